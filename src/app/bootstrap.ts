@@ -1,0 +1,54 @@
+// Opens the appliance's state for any command: data dir (0700), native addons, database (migrated), master key.
+import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import type { AppConfig, ConfigFlags } from '../config/config';
+import { loadConfig } from '../config/config';
+import { migrate, type MigrateResult } from '../db/migrate';
+import { openDatabase, type DB } from '../db/open';
+import { SecretBox, loadOrCreateMasterKey } from '../identity/secrets';
+import { prepareNativeAddons } from '../runtime/native';
+
+export interface Appliance {
+  config: Readonly<AppConfig>;
+  dataDir: string;
+  dbFile: string;
+  db: DB;
+  secrets: SecretBox;
+  migration: MigrateResult;
+  close(): void;
+}
+
+export const DB_FILE_NAME = 'confvault.db';
+
+export function ensureDataDir(dir: string): void {
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  // mkdir's mode is filtered by the umask and ignored for an existing folder.
+  if ((statSync(dir).mode & 0o777) !== 0o700) chmodSync(dir, 0o700);
+}
+
+export function openAppliance(flags: ConfigFlags, config: Readonly<AppConfig> = loadConfig(flags)): Appliance {
+  const dataDir = config.storage.data_dir;
+  ensureDataDir(dataDir);
+  prepareNativeAddons(dataDir);
+  const dbFile = path.join(dataDir, DB_FILE_NAME);
+  const db = openDatabase(dbFile);
+  let migration: MigrateResult;
+  try {
+    migration = migrate(db, dbFile);
+  } catch (err) {
+    db.close();
+    throw err;
+  }
+  const secrets = new SecretBox(loadOrCreateMasterKey(dataDir));
+  return {
+    config,
+    dataDir,
+    dbFile,
+    db,
+    secrets,
+    migration,
+    close: () => {
+      if (db.open) db.close();
+    },
+  };
+}

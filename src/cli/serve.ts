@@ -1,0 +1,61 @@
+// `confvault serve`: run the appliance (HTTP API, web interface, scheduler) until SIGTERM/SIGINT.
+import { openAppliance } from '../app/bootstrap';
+import { createLogger } from '../app/logger';
+import { loadConfig } from '../config/config';
+import { ensureFirstAdmin } from '../features/users/users.service';
+import { createApp } from '../http/app';
+import type { AppServices } from '../http/context';
+import { startServer } from '../http/server';
+import { VERSION } from '../version';
+import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'Run the appliance: API, web interface and backup schedule',
+  help: `Usage: confvault serve [--listen HOST:PORT]
+
+Starts the appliance. On first start it creates the database and the user "admin" and prints
+that user's random password once on stderr. Logs are JSON lines on stdout.
+SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed).
+
+  --listen HOST:PORT   address to listen on (or CONFVAULT_LISTEN; default 127.0.0.1:8080)
+
+${GLOBAL_OPTIONS_HELP}`,
+  async run(argv) {
+    const { values } = parse(argv, { listen: { type: 'string' } }, false);
+    const flags = flagsOf(values);
+    const config = loadConfig(flags);
+    const log = createLogger(config.log.level);
+    const a = openAppliance(flags, config);
+    if (a.migration.applied.length) {
+      log.info({ applied: a.migration.applied, backup: a.migration.backupFile }, 'database migrated');
+    }
+    const generated = await ensureFirstAdmin(a.db);
+    if (generated) {
+      err('');
+      err('  confvault: first start. Log in as "admin" with this password (shown only now):');
+      err(`    ${generated}`);
+      err('  You will be asked to change it at first login.');
+      err('');
+    }
+    const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir };
+    const app = createApp(services);
+    const server = await startServer(app, config);
+    log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
+
+    await new Promise<void>((resolve) => {
+      let stopping = false;
+      const stop = (signal: string) => {
+        if (stopping) return;
+        stopping = true;
+        log.info({ signal }, 'shutting down');
+        void server.close().then(resolve);
+      };
+      process.once('SIGTERM', () => stop('SIGTERM'));
+      process.once('SIGINT', () => stop('SIGINT'));
+    });
+    a.close();
+    log.info('stopped');
+    return 0;
+  },
+};

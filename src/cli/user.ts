@@ -1,0 +1,107 @@
+// `confvault user ...`: add, list, disable, enable, passwd, set role and scope of users.
+import { formatTimestamp } from '../lib/time';
+import { createUser, listUsers, setUserDisabled, setUserPassword, setUserRole, setUserScope } from '../features/users/users.service';
+import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, parseIdList, readStdinSecret, withAppliance, type Command } from './common';
+import { generatePassword } from '../identity/password';
+
+const HELP = `Usage:
+  confvault user add USERNAME --role ROLE [--groups ID,ID] [--timezone ZONE] [--password-stdin]
+  confvault user list
+  confvault user disable USERNAME
+  confvault user enable USERNAME
+  confvault user passwd USERNAME --password-stdin
+  confvault user set-role USERNAME ROLE
+  confvault user set-scope USERNAME (all | ID,ID)
+
+add        Creates a user. Without --password-stdin a random password is printed once on stdout.
+           --groups limits the user's device-group scope (each group includes its subgroups);
+           without it the scope is all devices.
+list       One line per user: id, username, role, scope, state, time zone, created.
+disable    The user can no longer log in, and their API keys stop working on the next request.
+
+${GLOBAL_OPTIONS_HELP}`;
+
+export const userCommand: Command = {
+  name: 'user',
+  summary: 'Manage users (add, list, disable, passwd, set-role, set-scope)',
+  help: HELP,
+  async run(argv) {
+    const { values, positionals } = parse(argv, {
+      role: { type: 'string' },
+      groups: { type: 'string' },
+      timezone: { type: 'string' },
+      'password-stdin': { type: 'boolean' },
+    });
+    const [sub, name, arg] = positionals;
+    const flags = flagsOf(values);
+    const need = (v: string | undefined, what: string): string => {
+      if (!v) throw new UsageError(`user ${sub}: missing ${what}`);
+      return v;
+    };
+    switch (sub) {
+      case 'add': {
+        const username = need(name, 'USERNAME');
+        const role = need(values.role, '--role ROLE');
+        const groups = values.groups ? parseIdList(values.groups, '--groups') : null;
+        const password = values['password-stdin'] ? await readStdinSecret('password') : generatePassword();
+        return withAppliance(flags, async (a) => {
+          const u = await createUser(a.db, { username, password, role, groups, timezone: values.timezone ?? null });
+          err(`user ${u.username} created (id ${u.id}, role ${u.role}, scope ${u.scope === 'all' ? 'all' : u.scope.join(',')})`);
+          if (!values['password-stdin']) {
+            err('Initial password, shown once:');
+            out(password);
+          }
+          return 0;
+        });
+      }
+      case 'list':
+        return withAppliance(flags, (a) => {
+          for (const u of listUsers(a.db)) {
+            const scope = u.scope === 'all' ? 'all' : u.scope.join(',') || 'none';
+            out([u.id, u.username, u.role, scope, u.disabled ? 'disabled' : 'active', u.timezone ?? '-', formatTimestamp(u.created_at, a.config.server.timezone)].join('\t'));
+          }
+          return 0;
+        });
+      case 'disable':
+      case 'enable': {
+        const username = need(name, 'USERNAME');
+        return withAppliance(flags, (a) => {
+          setUserDisabled(a.db, username, sub === 'disable');
+          err(`user ${username} ${sub}d`);
+          return 0;
+        });
+      }
+      case 'passwd': {
+        const username = need(name, 'USERNAME');
+        if (!values['password-stdin']) throw new UsageError('user passwd: --password-stdin is required (pipe the new password in)');
+        const password = await readStdinSecret('new password');
+        return withAppliance(flags, async (a) => {
+          await setUserPassword(a.db, username, password);
+          err(`password of ${username} changed`);
+          return 0;
+        });
+      }
+      case 'set-role': {
+        const username = need(name, 'USERNAME');
+        const role = need(arg, 'ROLE');
+        return withAppliance(flags, (a) => {
+          setUserRole(a.db, username, role);
+          err(`user ${username} now has role ${role}`);
+          return 0;
+        });
+      }
+      case 'set-scope': {
+        const username = need(name, 'USERNAME');
+        const scope = need(arg, 'scope (all or ID,ID)');
+        const groups = scope === 'all' ? null : parseIdList(scope, 'scope');
+        return withAppliance(flags, (a) => {
+          setUserScope(a.db, username, groups);
+          err(`user ${username} now has scope ${scope}`);
+          return 0;
+        });
+      }
+      default:
+        throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+    }
+  },
+};

@@ -1,0 +1,176 @@
+// Appliance settings, resolved once: defaults → config file → CONFVAULT_* environment → command-line flags, validated and frozen.
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse as parseToml } from 'smol-toml';
+import { z } from 'zod';
+
+const listenSchema = z
+  .string()
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 127.0.0.1:8080')
+  .refine((v) => {
+    const port = Number(v.slice(v.lastIndexOf(':') + 1));
+    return port >= 0 && port <= 65535;
+  }, 'port must be 0-65535');
+
+const timezoneSchema = z.string().refine(isValidTimeZone, 'unknown IANA time zone name');
+
+export function isValidTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+const cronSchema = z.string().min(1).max(128);
+
+export const configSchema = z
+  .object({
+    server: z
+      .object({
+        listen: listenSchema.default('127.0.0.1:8080'),
+        tls_cert: z.string().default(''),
+        tls_key: z.string().default(''),
+        timezone: timezoneSchema.default('UTC'),
+        trusted_proxies: z.array(z.string()).default([]),
+        max_body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+      })
+      .strict()
+      .prefault({}),
+    storage: z
+      .object({
+        data_dir: z.string().min(1).default('./data'),
+        compress_snapshots: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
+    backup: z
+      .object({
+        schedule: cronSchema.default('0 2 * * *'),
+        concurrency: z.number().int().min(1).max(512).default(16),
+        connect_timeout: z.number().int().min(1).max(600).default(10),
+        login_timeout: z.number().int().min(1).max(600).default(20),
+        command_timeout: z.number().int().min(1).max(3600).default(30),
+        device_timeout: z.number().int().min(1).max(7200).default(120),
+        max_output_mb: z.number().int().min(1).max(1024).default(32),
+        retries: z.number().int().min(0).max(10).default(2),
+        retry_backoff: z.number().int().min(0).max(3600).default(30),
+        jitter: z.number().int().min(0).max(3600).default(60),
+        reachability_interval: z.number().int().min(0).max(86400).default(300),
+        redact_secrets: z.boolean().default(false),
+      })
+      .strict()
+      .prefault({}),
+    retention: z
+      .object({
+        keep_days: z.number().int().min(0).max(36500).default(0),
+        keep_min_versions: z.number().int().min(1).max(100000).default(10),
+      })
+      .strict()
+      .prefault({}),
+    log: z
+      .object({
+        level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
+      })
+      .strict()
+      .prefault({}),
+  })
+  .strict();
+
+export type AppConfig = z.infer<typeof configSchema>;
+type RawConfig = Record<string, Record<string, unknown>>;
+
+/** CONFVAULT_* environment variables and the key each one sets. */
+export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool' | 'list']> = {
+  CONFVAULT_LISTEN: ['server', 'listen', 'string'],
+  CONFVAULT_TLS_CERT: ['server', 'tls_cert', 'string'],
+  CONFVAULT_TLS_KEY: ['server', 'tls_key', 'string'],
+  CONFVAULT_TIMEZONE: ['server', 'timezone', 'string'],
+  CONFVAULT_TRUSTED_PROXIES: ['server', 'trusted_proxies', 'list'],
+  CONFVAULT_DATA_DIR: ['storage', 'data_dir', 'string'],
+  CONFVAULT_BACKUP_SCHEDULE: ['backup', 'schedule', 'string'],
+  CONFVAULT_BACKUP_CONCURRENCY: ['backup', 'concurrency', 'int'],
+  CONFVAULT_LOG_LEVEL: ['log', 'level', 'string'],
+};
+
+export interface ConfigFlags {
+  config?: string;
+  dataDir?: string;
+  listen?: string;
+}
+
+export class ConfigError extends Error {}
+
+function setKey(raw: RawConfig, section: string, key: string, value: unknown): void {
+  raw[section] ??= {};
+  raw[section][key] = value;
+}
+
+function envValue(name: string, value: string, kind: 'string' | 'int' | 'bool' | 'list'): unknown {
+  if (kind === 'int') {
+    if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${name}: expected a whole number, got "${value}"`);
+    return Number(value);
+  }
+  if (kind === 'bool') return /^(1|true|yes|on)$/i.test(value);
+  if (kind === 'list') return value.split(',').map((s) => s.trim()).filter(Boolean);
+  return value;
+}
+
+/** Resolve the configuration; throws ConfigError with one line naming the key and the problem. */
+export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = process.env): Readonly<AppConfig> {
+  const raw: RawConfig = {};
+  const file = flags.config ?? env.CONFVAULT_CONFIG;
+  if (file) {
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (err) {
+      throw new ConfigError(`config file ${file}: cannot read (${(err as NodeJS.ErrnoException).code ?? 'error'})`);
+    }
+    try {
+      Object.assign(raw, parseToml(text) as RawConfig);
+    } catch (err) {
+      const msg = (err as Error).message.split('\n')[0];
+      throw new ConfigError(`config file ${file}: invalid TOML: ${msg}`);
+    }
+  }
+  for (const [name, [section, key, kind]] of Object.entries(ENV_KEYS)) {
+    const v = env[name];
+    if (v !== undefined && v !== '') setKey(raw, section, key, envValue(name, v, kind));
+  }
+  if (flags.dataDir) setKey(raw, 'storage', 'data_dir', flags.dataDir);
+  if (flags.listen) setKey(raw, 'server', 'listen', flags.listen);
+
+  const parsed = configSchema.safeParse(raw);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0];
+    let where = issue.path.join('.');
+    let message = issue.message;
+    if (issue.code === 'unrecognized_keys') {
+      where = [...issue.path, issue.keys[0]].join('.');
+      message = 'unknown key';
+    }
+    throw new ConfigError(`invalid configuration: ${where || '(top level)'}: ${message}`);
+  }
+  const cfg = parsed.data;
+  if (Boolean(cfg.server.tls_cert) !== Boolean(cfg.server.tls_key)) {
+    throw new ConfigError('invalid configuration: server.tls_cert and server.tls_key must be set together');
+  }
+  cfg.storage.data_dir = path.resolve(cfg.storage.data_dir);
+  return deepFreeze(cfg);
+}
+
+function deepFreeze<T>(o: T): Readonly<T> {
+  if (o && typeof o === 'object') {
+    for (const v of Object.values(o)) deepFreeze(v);
+    Object.freeze(o);
+  }
+  return o;
+}
+
+/** Split "HOST:PORT" (IPv6 in brackets) into its parts. */
+export function parseListen(listen: string): { host: string; port: number } {
+  const i = listen.lastIndexOf(':');
+  return { host: listen.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(listen.slice(i + 1)) };
+}

@@ -1,0 +1,79 @@
+// Applies the numbered SQL files of schema/ in order, each in its own transaction, recorded in schema_migrations.
+import { existsSync } from 'node:fs';
+import { listAssets, readAsset } from '../runtime/assets';
+import type { DB } from './open';
+
+export interface Migration {
+  version: number;
+  name: string;
+  sql: string;
+}
+
+export class DatabaseTooNewError extends Error {}
+
+export function loadMigrations(): Migration[] {
+  return listAssets('schema')
+    .filter((n) => /\/\d{4}_[a-z0-9_]+\.sql$/.test(n))
+    .map((n) => {
+      const base = n.slice(n.lastIndexOf('/') + 1);
+      return { version: Number(base.slice(0, 4)), name: base.slice(5, -4), sql: readAsset(n).toString('utf8') };
+    })
+    .sort((a, b) => a.version - b.version);
+}
+
+function appliedVersions(db: DB): number[] {
+  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
+  return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[]);
+}
+
+export interface MigrateResult {
+  applied: number[];
+  backupFile: string | null;
+}
+
+/**
+ * Bring the schema up to date. Before touching a database that already has a schema, a consistent
+ * copy is written next to it (<file>.pre-v<N>.bak). A database from a newer binary is refused.
+ */
+export function migrate(db: DB, file: string | null, migrations: Migration[] = loadMigrations()): MigrateResult {
+  const latest = migrations.at(-1)?.version ?? 0;
+  const done = appliedVersions(db);
+  const current = done.at(-1) ?? 0;
+  if (current > latest) {
+    throw new DatabaseTooNewError(
+      `database schema version ${current} is newer than this confvault (knows up to ${latest}); use a newer confvault or restore a backup`,
+    );
+  }
+  const pending = migrations.filter((m) => !done.includes(m.version));
+  if (pending.length === 0) return { applied: [], backupFile: null };
+
+  let backupFile: string | null = null;
+  if (current > 0 && file && file !== ':memory:') {
+    backupFile = `${file}.pre-v${pending[0].version}.bak`;
+    if (!existsSync(backupFile)) db.prepare('VACUUM INTO ?').run(backupFile);
+  }
+  const applied: number[] = [];
+  const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
+  for (const m of pending) {
+    // IMMEDIATE takes the write lock first, so a second process starting at the same moment waits and then skips.
+    db.exec('BEGIN IMMEDIATE');
+    try {
+      const already = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+      if (!already) {
+        db.exec(m.sql);
+        record.run(m.version, m.name, Date.now());
+        applied.push(m.version);
+      }
+      db.exec('COMMIT');
+    } catch (err) {
+      db.exec('ROLLBACK');
+      throw new Error(`migration ${String(m.version).padStart(4, '0')}_${m.name} failed: ${(err as Error).message}`);
+    }
+  }
+  return { applied, backupFile };
+}
+
+export function schemaVersion(db: DB): number {
+  return appliedVersions(db).at(-1) ?? 0;
+}

@@ -1,0 +1,118 @@
+// API keys: `cv_` + 32 random bytes, shown once; verified by one SHA-256 lookup (never argon2) on every request.
+import { createHash, randomBytes } from 'node:crypto';
+import type { DB } from '../../db/open';
+import { ApiError } from '../../errors';
+import { ADMINISTRATOR_ROLE, PERMISSIONS, type Permission } from '../../identity/permissions';
+import { SCOPE_ALL, type Principal, type Scope } from '../../identity/principal';
+import { listRolePermissions } from '../roles/roles.store';
+import { expandScopeGroupIds, getUserByUsername } from '../users/users.store';
+import { findKeyForAuth, getKeyRow, insertKey, listKeyRows, revokeKeyRow, touchKey, type ApiKeyListRow } from './apikeys.store';
+
+export const KEY_PREFIX = 'cv_';
+const DISPLAY_PREFIX_LENGTH = 10;
+const TOUCH_INTERVAL_MS = 60_000;
+const KEY_PATTERN = /^cv_[A-Za-z0-9_-]{43}$/;
+
+export type KeyState = 'active' | 'expired' | 'revoked';
+
+export interface ApiKeyInfo {
+  id: number;
+  name: string;
+  prefix: string;
+  owner: string;
+  created_at: number;
+  last_used_at: number | null;
+  expires_at: number | null;
+  revoked_at: number | null;
+  state: KeyState;
+}
+
+export function hashKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+function keyState(row: { revoked_at: number | null; expires_at: number | null }, now = Date.now()): KeyState {
+  if (row.revoked_at !== null) return 'revoked';
+  if (row.expires_at !== null && row.expires_at <= now) return 'expired';
+  return 'active';
+}
+
+function toInfo(row: ApiKeyListRow): ApiKeyInfo {
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    owner: row.username,
+    created_at: row.created_at,
+    last_used_at: row.last_used_at,
+    expires_at: row.expires_at,
+    revoked_at: row.revoked_at,
+    state: keyState(row),
+  };
+}
+
+export function createApiKey(
+  db: DB,
+  input: { username: string; name?: string; expiresInDays?: number | null },
+): { key: string; info: ApiKeyInfo } {
+  const user = getUserByUsername(db, input.username);
+  if (!user) throw ApiError.notFound(`user "${input.username}"`);
+  const days = input.expiresInDays ?? null;
+  if (days !== null && (!Number.isInteger(days) || days < 1 || days > 3650)) {
+    throw ApiError.validation([{ field: 'expires_in_days', message: 'must be a whole number of days, 1-3650' }], 'expiry must be 1-3650 days');
+  }
+  const name = (input.name ?? '').trim();
+  if (name.length > 128) throw ApiError.validation([{ field: 'name', message: 'at most 128 characters' }], 'key name too long');
+  const key = KEY_PREFIX + randomBytes(32).toString('base64url');
+  const now = Date.now();
+  const id = insertKey(db, {
+    key_hash: hashKey(key),
+    prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+    name,
+    user_id: user.id,
+    created_at: now,
+    expires_at: days === null ? null : now + days * 86_400_000,
+  });
+  return { key, info: toInfo(getKeyRow(db, id)!) };
+}
+
+export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
+  if (username === undefined) return listKeyRows(db).map(toInfo);
+  const user = getUserByUsername(db, username);
+  if (!user) throw ApiError.notFound(`user "${username}"`);
+  return listKeyRows(db, user.id).map(toInfo);
+}
+
+export function revokeApiKey(db: DB, id: number): ApiKeyInfo {
+  const row = getKeyRow(db, id);
+  if (!row) throw ApiError.notFound(`API key ${id}`);
+  revokeKeyRow(db, id, Date.now());
+  return toInfo(getKeyRow(db, id)!);
+}
+
+/** Build the principal for a user: role permissions and expanded device-group scope, read fresh every time. */
+export function loadPrincipal(
+  db: DB,
+  u: { user_id: number; username: string; role_id: number; role_name: string; role_builtin: number; scope_all: number; timezone: string | null },
+  apiKeyId: number | null,
+): Principal {
+  const permissions: ReadonlySet<Permission> =
+    u.role_builtin === 1 && u.role_name === ADMINISTRATOR_ROLE
+      ? new Set(PERMISSIONS)
+      : new Set(listRolePermissions(db, u.role_id) as Permission[]);
+  const scope: Scope = u.scope_all ? SCOPE_ALL : { all: false, groupIds: new Set(expandScopeGroupIds(db, u.user_id)) };
+  return { userId: u.user_id, username: u.username, roleName: u.role_name, permissions, scope, timezone: u.timezone, apiKeyId };
+}
+
+/**
+ * Verify a presented key. Returns the principal, or null for a key that is malformed, unknown, revoked,
+ * expired, or whose user is disabled. Every state is read from the database, so a change made by the CLI
+ * while the server runs takes effect on the next request.
+ */
+export function authenticateApiKey(db: DB, key: string, now = Date.now()): Principal | null {
+  if (!KEY_PATTERN.test(key)) return null;
+  const row = findKeyForAuth(db, hashKey(key));
+  if (!row || row.disabled === 1 || keyState(row, now) !== 'active') return null;
+  if (row.last_used_at === null || now - row.last_used_at >= TOUCH_INTERVAL_MS) touchKey(db, row.key_id, now);
+  return loadPrincipal(db, row, row.key_id);
+}

@@ -1,0 +1,76 @@
+// Queries for API keys: stored as SHA-256 digests only, looked up by that digest.
+import type { DB } from '../../db/open';
+
+export interface ApiKeyRow {
+  id: number;
+  key_hash: Buffer;
+  prefix: string;
+  name: string;
+  user_id: number;
+  created_at: number;
+  expires_at: number | null;
+  last_used_at: number | null;
+  revoked_at: number | null;
+}
+
+export interface ApiKeyListRow extends ApiKeyRow {
+  username: string;
+}
+
+/** The whole authentication lookup: key, owner and role in one indexed query. */
+export interface KeyAuthRow {
+  key_id: number;
+  expires_at: number | null;
+  revoked_at: number | null;
+  last_used_at: number | null;
+  user_id: number;
+  username: string;
+  disabled: number;
+  scope_all: number;
+  timezone: string | null;
+  role_id: number;
+  role_name: string;
+  role_builtin: number;
+}
+
+export function findKeyForAuth(db: DB, hash: Buffer): KeyAuthRow | undefined {
+  return db
+    .prepare(
+      `SELECT k.id AS key_id, k.expires_at, k.revoked_at, k.last_used_at,
+              u.id AS user_id, u.username, u.disabled, u.scope_all, u.timezone,
+              r.id AS role_id, r.name AS role_name, r.builtin AS role_builtin
+         FROM api_keys k JOIN users u ON u.id = k.user_id JOIN roles r ON r.id = u.role_id
+        WHERE k.key_hash = ?`,
+    )
+    .get(hash) as KeyAuthRow | undefined;
+}
+
+export function touchKey(db: DB, id: number, at: number): void {
+  db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id);
+}
+
+export function insertKey(db: DB, k: Omit<ApiKeyRow, 'id' | 'last_used_at' | 'revoked_at'>): number {
+  const info = db
+    .prepare('INSERT INTO api_keys (key_hash, prefix, name, user_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?)')
+    .run(k.key_hash, k.prefix, k.name, k.user_id, k.created_at, k.expires_at);
+  return Number(info.lastInsertRowid);
+}
+
+export function listKeyRows(db: DB, userId?: number): ApiKeyListRow[] {
+  const base = 'SELECT k.*, u.username FROM api_keys k JOIN users u ON u.id = k.user_id';
+  return (
+    userId === undefined
+      ? db.prepare(`${base} ORDER BY k.id`).all()
+      : db.prepare(`${base} WHERE k.user_id = ? ORDER BY k.id`).all(userId)
+  ) as ApiKeyListRow[];
+}
+
+export function getKeyRow(db: DB, id: number): ApiKeyListRow | undefined {
+  return db.prepare('SELECT k.*, u.username FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?').get(id) as
+    | ApiKeyListRow
+    | undefined;
+}
+
+export function revokeKeyRow(db: DB, id: number, at: number): boolean {
+  return db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes > 0;
+}

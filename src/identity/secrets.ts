@@ -1,0 +1,47 @@
+// The master key (a 0600 file in the data dir) and AES-256-GCM encryption of device secrets at rest.
+import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import path from 'node:path';
+
+export const MASTER_KEY_FILE = 'master.key';
+const VERSION = 1;
+
+export class SecretBox {
+  constructor(private readonly key: Buffer) {
+    if (key.length !== 32) throw new Error('master key must be 32 bytes');
+  }
+
+  /** Layout: version(1) | iv(12) | tag(16) | ciphertext. */
+  encrypt(plain: string): Buffer {
+    const iv = randomBytes(12);
+    const cipher = createCipheriv('aes-256-gcm', this.key, iv);
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return Buffer.concat([Buffer.from([VERSION]), iv, cipher.getAuthTag(), body]);
+  }
+
+  decrypt(blob: Buffer): string {
+    if (blob.length < 29 || blob[0] !== VERSION) throw new Error('unknown secret format');
+    const decipher = createDecipheriv('aes-256-gcm', this.key, blob.subarray(1, 13));
+    decipher.setAuthTag(blob.subarray(13, 29));
+    return Buffer.concat([decipher.update(blob.subarray(29)), decipher.final()]).toString('utf8');
+  }
+}
+
+/** Read the master key, creating it (mode 0600, exclusive create) on first start. */
+export function loadOrCreateMasterKey(dataDir: string): Buffer {
+  const file = path.join(dataDir, MASTER_KEY_FILE);
+  try {
+    const fd = openSync(file, 'wx', 0o600);
+    try {
+      writeSync(fd, randomBytes(32).toString('base64') + '\n');
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+  const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
+  if (key.length !== 32) throw new Error(`${file} is not a valid master key (expected 32 bytes, base64)`);
+  return key;
+}

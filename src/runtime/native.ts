@@ -1,0 +1,22 @@
+// Loads the native addons (SQLite, argon2): from node_modules in development, extracted from the executable's assets in production.
+import path from 'node:path';
+import { extractNativeAddon, isExecutable } from './assets';
+
+let sqliteBinding: object | undefined;
+
+/** Prepare native addons before the database or password hashing is used. Idempotent. */
+export function prepareNativeAddons(dataDir: string): void {
+  if (!isExecutable() || sqliteBinding) return;
+  const dir = process.env.CONFVAULT_NATIVE_DIR || path.join(dataDir, '.native');
+  const sqlitePath = extractNativeAddon('native/better_sqlite3.node', dir);
+  const mod = { exports: {} as object };
+  process.dlopen(mod, sqlitePath);
+  sqliteBinding = mod.exports;
+  // @node-rs/argon2 honours this variable before its own lookup.
+  process.env.NAPI_RS_NATIVE_LIBRARY_PATH = extractNativeAddon('native/argon2.linux-x64-gnu.node', dir);
+}
+
+/** The addon object to hand to better-sqlite3's nativeBinding option, or undefined to let it find its own. */
+export function sqliteNativeBinding(): object | undefined {
+  return sqliteBinding;
+}
