@@ -7,6 +7,7 @@ import { migrate, type MigrateResult } from '../db/migrate';
 import { openDatabase, type DB } from '../db/open';
 import { SecretBox, loadOrCreateMasterKey } from '../identity/secrets';
 import { prepareNativeAddons } from '../runtime/native';
+import { SnapshotStore } from '../store/snapshots';
 
 export interface Appliance {
   config: Readonly<AppConfig>;
@@ -14,6 +15,7 @@ export interface Appliance {
   dbFile: string;
   db: DB;
   secrets: SecretBox;
+  snapshots: SnapshotStore;
   migration: MigrateResult;
   close(): void;
 }
@@ -46,6 +48,7 @@ export function openAppliance(flags: ConfigFlags, config: Readonly<AppConfig> = 
     dbFile,
     db,
     secrets,
+    snapshots: new SnapshotStore(dataDir, config.storage.compress_snapshots),
     migration,
     close: () => {
       if (db.open) db.close();

@@ -38,7 +38,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       err('  You will be asked to change it at first login.');
       err('');
     }
-    const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir };
+    const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
     const app = createApp(services);
     const server = await startServer(app, config);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
 import type { SecretBox } from '../identity/secrets';
 import type { Principal } from '../identity/principal';
+import type { SnapshotStore } from '../store/snapshots';
 
 export interface AppServices {
   db: DB;
@@ -12,6 +13,7 @@ export interface AppServices {
   secrets: SecretBox;
   /** Absolute data directory (database, master key, snapshots). */
   dataDir: string;
+  snapshots: SnapshotStore;
 }
 
 export interface AppEnv {

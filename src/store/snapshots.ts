@@ -1,0 +1,114 @@
+// Content-addressed snapshot files: <data_dir>/snapshots/ab/<sha256>[.gz], written atomically, verified on read.
+import { createHash } from 'node:crypto';
+import { closeSync, existsSync, fsyncSync, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, writeSync } from 'node:fs';
+import path from 'node:path';
+import { gunzipSync, gzipSync, constants as zlib } from 'node:zlib';
+
+export interface SnapshotInfo {
+  hash: string;
+  size: number;
+  stored_size: number;
+  compressed: boolean;
+}
+
+export class SnapshotIntegrityError extends Error {}
+
+export function sha256Hex(text: string | Buffer): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+const HASH_RE = /^[0-9a-f]{64}$/;
+
+export class SnapshotStore {
+  readonly root: string;
+  constructor(dataDir: string, private readonly compress = true) {
+    this.root = path.join(dataDir, 'snapshots');
+  }
+
+  private dirFor(hash: string): string {
+    return path.join(this.root, hash.slice(0, 2));
+  }
+
+  /** Path of the stored file for a hash, whichever form it was stored in, or null. */
+  locate(hash: string): string | null {
+    if (!HASH_RE.test(hash)) return null;
+    const base = path.join(this.dirFor(hash), hash);
+    if (existsSync(base + '.gz')) return base + '.gz';
+    if (existsSync(base)) return base;
+    return null;
+  }
+
+  /**
+   * Store text under its SHA-256. Identical text is stored once. The file is complete on disk
+   * (temporary file, fsync, rename, fsync of the folder) before this returns, so a record that
+   * points at it can be committed safely afterwards.
+   */
+  put(text: string): SnapshotInfo {
+    const buf = Buffer.from(text, 'utf8');
+    const hash = sha256Hex(buf);
+    const existing = this.locate(hash);
+    if (existing) {
+      const stored = readFileSync(existing);
+      return { hash, size: buf.length, stored_size: stored.length, compressed: existing.endsWith('.gz') };
+    }
+    const body = this.compress ? gzipSync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
+    const dir = this.dirFor(hash);
+    mkdirSync(dir, { recursive: true, mode: 0o700 });
+    const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
+    const tmp = path.join(dir, `.${hash}.${process.pid}.${Date.now()}.tmp`);
+    const fd = openSync(tmp, 'w', 0o600);
+    try {
+      writeSync(fd, body);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(tmp, final);
+    const dfd = openSync(dir, 'r');
+    try {
+      fsyncSync(dfd);
+    } finally {
+      closeSync(dfd);
+    }
+    return { hash, size: buf.length, stored_size: body.length, compressed: this.compress };
+  }
+
+  /** Read and verify. Null when missing; SnapshotIntegrityError when the content does not match its name. */
+  read(hash: string): string | null {
+    const file = this.locate(hash);
+    if (!file) return null;
+    let buf = readFileSync(file);
+    if (file.endsWith('.gz')) {
+      try {
+        buf = gunzipSync(buf);
+      } catch {
+        throw new SnapshotIntegrityError(`snapshot ${hash} is not valid gzip`);
+      }
+    }
+    if (sha256Hex(buf) !== hash) throw new SnapshotIntegrityError(`snapshot ${hash} does not match its hash`);
+    return buf.toString('utf8');
+  }
+
+  remove(hash: string): void {
+    const file = this.locate(hash);
+    if (file) rmSync(file, { force: true });
+  }
+
+  /** Every stored hash, and leftover temporary files from an interrupted write. */
+  scan(): { hashes: string[]; temporary: string[] } {
+    const hashes: string[] = [];
+    const temporary: string[] = [];
+    if (!existsSync(this.root)) return { hashes, temporary };
+    for (const sub of readdirSync(this.root)) {
+      const dir = path.join(this.root, sub);
+      for (const f of readdirSync(dir)) {
+        if (f.endsWith('.tmp')) temporary.push(path.join(dir, f));
+        else {
+          const h = f.replace(/\.gz$/, '');
+          if (HASH_RE.test(h)) hashes.push(h);
+        }
+      }
+    }
+    return { hashes, temporary };
+  }
+}
