@@ -1,0 +1,183 @@
+// Backs up one device: connect, drive the CLI per its template, return store-ready text or a classified failure.
+import { CollectError, DEFAULT_LIMITS } from './types';
+import type { CollectLimits, CollectResult, CollectTarget } from './types';
+import type { TemplateSpec } from './templates/types';
+import { applyTemplate, cleanTerminalOutput } from './normalise';
+import { PromptSession, driveShell } from './session';
+import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
+import { connectTelnet, loginTelnet } from './transports/telnet';
+import { describeEndpoint, formatSeconds } from './transports/tcp';
+
+export interface CollectOptions {
+  /** Redact even when the template does not by default (redaction is on when either asks for it). */
+  redact?: boolean;
+  signal?: AbortSignal;
+}
+
+interface CollectState {
+  reachable: boolean;
+  host_key: string | null;
+}
+
+/**
+ * Collects one device's configuration. Never throws: every failure comes back as a CollectFailure with a
+ * FailureType and one sentence for a network engineer, never holding configuration text or secrets.
+ */
+export async function collectConfig(
+  target: CollectTarget,
+  template: TemplateSpec,
+  limits?: Partial<CollectLimits>,
+  opts?: CollectOptions,
+): Promise<CollectResult> {
+  const started = performance.now();
+  const lim = resolveLimits(limits);
+  const state: CollectState = { reachable: false, host_key: null };
+  const where = describeEndpoint(target.host, target.port);
+  const controller = new AbortController();
+  const overall = setTimeout(
+    () => controller.abort(new CollectError('TIMEOUT', `The backup of ${where} did not finish within ${formatSeconds(lim.overall_timeout_ms)} (overall time limit).`)),
+    lim.overall_timeout_ms,
+  );
+  const onCancel = () => controller.abort(new CollectError('INTERRUPTED', `The backup of ${where} was cancelled before it finished.`));
+  if (opts?.signal?.aborted) onCancel();
+  else opts?.signal?.addEventListener('abort', onCancel, { once: true });
+  const duration = () => Math.round(performance.now() - started);
+
+  try {
+    const raw =
+      target.protocol === 'telnet'
+        ? await collectTelnet(target, template, lim, controller.signal, state)
+        : await collectSsh(target, template, lim, controller.signal, state);
+    // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
+    if (controller.signal.aborted) throw controller.signal.reason;
+    const text = applyTemplate(raw, template, { redact: template.redact || opts?.redact === true });
+    // An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
+    if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
+    return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };
+  } catch (err) {
+    const failure = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
+    const e = failure instanceof CollectError ? failure : internalError(failure);
+    return {
+      ok: false,
+      failure: e.failure,
+      message: scrubSecrets(e.message, target),
+      reachable: e.reachable ?? state.reachable,
+      host_key: state.host_key,
+      duration_ms: duration(),
+    };
+  } finally {
+    clearTimeout(overall);
+    opts?.signal?.removeEventListener('abort', onCancel);
+  }
+}
+
+/** Defaults for every limit not given as a positive number (an explicit undefined must not mean "0 ms"). */
+function resolveLimits(limits: Partial<CollectLimits> | undefined): CollectLimits {
+  const out: CollectLimits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(out) as (keyof CollectLimits)[]) {
+    const v = limits?.[key];
+    if (typeof v === 'number' && Number.isFinite(v) && v > 0) out[key] = v;
+  }
+  return out;
+}
+
+function internalError(err: unknown): CollectError {
+  const detail = err instanceof Error ? err.message : String(err);
+  return new CollectError('INTERNAL', `Internal error in the collection engine (${detail.slice(0, 160)}).`);
+}
+
+/** Defence in depth: our messages are built from templates, but a secret must never leave in one. */
+function scrubSecrets(message: string, target: CollectTarget): string {
+  let out = message;
+  for (const secret of [target.password, target.enable_secret, target.passphrase]) {
+    if (secret && secret.length >= 3) out = out.split(secret).join('********');
+  }
+  return out;
+}
+
+async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: CollectLimits, signal: AbortSignal, state: CollectState): Promise<string> {
+  const conn = await connectSsh({
+    host: target.host,
+    port: target.port,
+    username: target.username,
+    password: target.password,
+    private_key: target.private_key,
+    passphrase: target.passphrase,
+    known_host_key: target.known_host_key,
+    accept_host_key_change: target.accept_host_key_change,
+    connect_timeout_ms: lim.connect_timeout_ms,
+    login_timeout_ms: lim.login_timeout_ms,
+    signal,
+    onReachable: () => {
+      state.reachable = true;
+    },
+    onHostKey: (fingerprint) => {
+      state.host_key = fingerprint;
+    },
+  });
+  try {
+    if (template.mode === 'exec') return await collectExec(conn, template, lim);
+    const stream = await conn.openShell();
+    const session = new PromptSession(stream, {
+      where: describeEndpoint(target.host, target.port),
+      newline: '\n',
+      login_timeout_ms: lim.login_timeout_ms,
+      command_timeout_ms: lim.command_timeout_ms,
+      max_output_bytes: lim.max_output_bytes,
+      signal,
+    });
+    return await driveShell(session, template, target.enable_secret);
+  } finally {
+    conn.close();
+  }
+}
+
+/** One exec channel per command, no prompt handling; pre-commands run too, their output and status ignored. */
+async function collectExec(conn: SshConnection, template: TemplateSpec, lim: CollectLimits): Promise<string> {
+  const budget: ByteBudget = { used: 0, max: lim.max_output_bytes };
+  for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
+  let out = '';
+  for (const command of template.commands) {
+    const result = await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
+    if (result.output.length === 0 && result.exit_code !== null && result.exit_code !== 0) {
+      throw new CollectError('COMMAND_FAILED', `'${command}' failed with exit status ${result.exit_code} and produced no output.`, true);
+    }
+    const text = cleanTerminalOutput(result.output.toString('utf8'));
+    if (text) out += text.endsWith('\n') ? text : text + '\n';
+  }
+  return out;
+}
+
+/** Telnet has no exec channel, so exec templates run through the prompt-driven shell too. */
+async function collectTelnet(target: CollectTarget, template: TemplateSpec, lim: CollectLimits, signal: AbortSignal, state: CollectState): Promise<string> {
+  const stream = await connectTelnet({
+    host: target.host,
+    port: target.port,
+    connect_timeout_ms: lim.connect_timeout_ms,
+    signal,
+    onReachable: () => {
+      state.reachable = true;
+    },
+  });
+  const session = new PromptSession(stream, {
+    where: describeEndpoint(target.host, target.port),
+    newline: '\r\n',
+    login_timeout_ms: lim.login_timeout_ms,
+    command_timeout_ms: lim.command_timeout_ms,
+    max_output_bytes: lim.max_output_bytes,
+    signal,
+  });
+  try {
+    await loginTelnet(session, {
+      host: target.host,
+      port: target.port,
+      username: target.username,
+      password: target.password,
+      template_prompt: template.prompt,
+      login_timeout_ms: lim.login_timeout_ms,
+    });
+    return await driveShell(session, template, target.enable_secret);
+  } finally {
+    session.close();
+  }
+}

@@ -1,0 +1,240 @@
+// Terminal clean-up of raw device output and turning captured text into the stored, fingerprinted configuration.
+import { createHash } from 'node:crypto';
+import type { TemplateSpec } from './templates/types';
+
+/**
+ * A one-line-at-a-time terminal model fed with decoded device output.
+ * Devices draw on a terminal, not into a file: pagers erase themselves with backspaces, `\r` or `ESC[K`,
+ * shells wrap echoes in bracketed-paste codes, BIRD pads with NUL. Emulating a cursor on the current line
+ * (and discarding everything else that cannot change text) recovers what a person would have seen.
+ */
+export class TerminalScreen {
+  /** Completed lines since the last takeLines(). */
+  private done: string[] = [];
+  private line = '';
+  private col = 0;
+  /** An escape sequence cut by a chunk boundary, completed by the next feed(). */
+  private pending = '';
+
+  feed(text: string): void {
+    const s = this.pending ? this.pending + text : text;
+    this.pending = '';
+    const special = /[\x00-\x08\x0a-\x1f\x7f]/g;
+    let pos = 0;
+    while (pos < s.length) {
+      special.lastIndex = pos;
+      const m = special.exec(s);
+      const end = m ? m.index : s.length;
+      if (end > pos) this.put(s.slice(pos, end));
+      if (!m) break;
+      pos = this.control(s, end);
+      if (pos < 0) {
+        // Incomplete escape sequence at the end of the chunk: keep it for the next one (bounded).
+        const rest = s.slice(end);
+        this.pending = rest.length <= 4096 ? rest : '';
+        break;
+      }
+    }
+  }
+
+  /** The line being drawn (where a prompt or pager sits). */
+  get current(): string {
+    return this.line;
+  }
+
+  /** Completed lines since the last takeLines(), without taking them. */
+  get lines(): readonly string[] {
+    return this.done;
+  }
+
+  /** Number of completed lines since the last takeLines(). */
+  get lineCount(): number {
+    return this.done.length;
+  }
+
+  /** Completed lines since the last call; the current line stays. */
+  takeLines(): string[] {
+    const out = this.done;
+    this.done = [];
+    return out;
+  }
+
+  /** Everything including the unfinished current line (for one-shot clean-up). */
+  finish(): string[] {
+    const out = this.takeLines();
+    if (this.line) out.push(this.line);
+    this.line = '';
+    this.col = 0;
+    return out;
+  }
+
+  private put(run: string): void {
+    if (this.col === this.line.length) this.line += run;
+    else if (this.col > this.line.length) this.line += ' '.repeat(this.col - this.line.length) + run;
+    else this.line = this.line.slice(0, this.col) + run + this.line.slice(this.col + run.length);
+    this.col += run.length;
+  }
+
+  private newline(): void {
+    this.done.push(this.line);
+    this.line = '';
+    this.col = 0;
+  }
+
+  /** Handles the control character at s[i]; returns the next position, or -1 when a sequence is cut off. */
+  private control(s: string, i: number): number {
+    const c = s.charCodeAt(i);
+    if (c === 0x0a) {
+      this.newline();
+      return i + 1;
+    }
+    if (c === 0x0d) {
+      this.col = 0; // bare CR returns to column 0; CRLF ends the line at the LF anyway
+      return i + 1;
+    }
+    if (c === 0x08) {
+      // Destructive at the end of the line: devices only send backspaces to erase what they drew.
+      if (this.col > 0) {
+        this.col--;
+        if (this.col === this.line.length - 1) this.line = this.line.slice(0, this.col);
+      }
+      return i + 1;
+    }
+    if (c === 0x09) {
+      this.put('\t');
+      return i + 1;
+    }
+    if (c === 0x1b) return this.escape(s, i);
+    return i + 1; // NUL padding, BEL, SO/SI and other controls draw nothing
+  }
+
+  private escape(s: string, i: number): number {
+    if (i + 1 >= s.length) return -1;
+    const kind = s[i + 1];
+    if (kind === '[') {
+      // Parameter and intermediate bytes are 0x20-0x3f; the final byte is 0x40-0x7e.
+      let j = i + 2;
+      while (j < s.length && s.charCodeAt(j) >= 0x20 && s.charCodeAt(j) <= 0x3f) j++;
+      if (j >= s.length) return j - i > 64 ? j : -1;
+      const final = s.charCodeAt(j);
+      if (final < 0x40 || final > 0x7e) return j; // malformed: drop what was read, keep the odd byte
+      this.csi(s.slice(i + 2, j), s[j]);
+      return j + 1;
+    }
+    if (kind === ']' || kind === 'P' || kind === 'X' || kind === '^' || kind === '_') {
+      // OSC/DCS strings (window titles and the like) end with BEL or ESC \.
+      for (let j = i + 2; j < s.length; j++) {
+        if (s[j] === '\x07') return j + 1;
+        if (s[j] === '\x1b' && j + 1 < s.length && s[j + 1] === '\\') return j + 2;
+      }
+      return -1;
+    }
+    if ('()*+#%'.includes(kind)) return i + 3 <= s.length ? i + 3 : -1; // charset selection
+    return i + 2; // ESC=, ESC>, ESC7, ESC8, ESCM ...
+  }
+
+  private csi(params: string, final: string): void {
+    const n = Number.parseInt(params.replace(/^\?/, ''), 10);
+    const count = Number.isFinite(n) && n > 0 ? n : 1;
+    switch (final) {
+      case 'K': // erase in line
+        if (params === '' || params === '0') this.line = this.line.slice(0, this.col);
+        else if (params === '1') this.line = ' '.repeat(Math.min(this.col, this.line.length)) + this.line.slice(this.col);
+        else if (params === '2') this.line = '';
+        return;
+      case 'C':
+        this.col += count;
+        return;
+      case 'D':
+        this.col = Math.max(0, this.col - count);
+        return;
+      case 'G':
+        this.col = count - 1;
+        return;
+      case 'P': // delete characters
+        this.line = this.line.slice(0, this.col) + this.line.slice(this.col + count);
+        return;
+      case 'X': // erase characters
+        if (this.col < this.line.length) {
+          const k = Math.min(count, this.line.length - this.col);
+          this.line = this.line.slice(0, this.col) + ' '.repeat(k) + this.line.slice(this.col + k);
+        }
+        return;
+      case 'H':
+      case 'f': {
+        // Cursor positioning: only the column survives in a one-line model.
+        const parts = params.split(';');
+        const colParam = Number.parseInt(parts[1] ?? '', 10);
+        this.col = Number.isFinite(colParam) && colParam > 0 ? colParam - 1 : 0;
+        return;
+      }
+      default:
+        return; // colours (m), modes (h/l, bracketed paste), scrolling, screen clears: nothing to keep
+    }
+  }
+}
+
+/** Cleans a complete raw terminal stream: escape codes, NUL, backspaces and bare CR resolved, LF line endings. */
+export function cleanTerminalOutput(raw: string): string {
+  const screen = new TerminalScreen();
+  screen.feed(raw);
+  const endsWithNewline = /\n$/.test(raw);
+  const lines = screen.finish();
+  return lines.join('\n') + (endsWithNewline && lines.length > 0 ? '\n' : '');
+}
+
+const patternCache = new Map<string, RegExp>();
+
+/** Compiles a template pattern (JavaScript regex source, applied per line); cached because templates repeat. */
+export function compilePattern(source: string, flags = ''): RegExp {
+  const key = `${flags}/${source}`;
+  let re = patternCache.get(key);
+  if (!re) {
+    re = new RegExp(source, flags);
+    patternCache.set(key, re);
+  }
+  return re;
+}
+
+function splitLines(text: string): string[] {
+  const plain = /[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, '\n')) ? cleanTerminalOutput(text) : text;
+  return plain.replace(/\r\n/g, '\n').split('\n');
+}
+
+function trimBlankEdges(lines: string[]): string[] {
+  let start = 0;
+  let end = lines.length;
+  while (start < end && lines[start] === '') start++;
+  while (end > start && lines[end - 1] === '') end--;
+  return lines.slice(start, end);
+}
+
+/**
+ * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
+ * (when `redact` is true), trailing whitespace removed per line, leading and trailing blank lines removed,
+ * LF line endings and exactly one trailing newline ("" when nothing is left).
+ */
+export function applyTemplate(
+  raw: string,
+  template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'>,
+  options: { redact: boolean },
+): string {
+  const strip = template.strip_patterns.map((p) => compilePattern(p));
+  const redact = options.redact ? template.redact_patterns.map((r) => ({ re: compilePattern(r.pattern, 'g'), to: r.replacement })) : [];
+  const kept: string[] = [];
+  for (const line of splitLines(raw)) {
+    if (strip.some((re) => re.test(line))) continue;
+    let out = line;
+    for (const r of redact) out = out.replace(r.re, r.to);
+    kept.push(out.trimEnd());
+  }
+  const lines = trimBlankEdges(kept);
+  return lines.length === 0 ? '' : lines.join('\n') + '\n';
+}
+
+/** sha256 (hex) of the stored text without the lines matching an ignore pattern: equal fingerprints mean "unchanged". */
+export function changeFingerprint(text: string, ignore_patterns: readonly string[]): string {
+  const ignore = ignore_patterns.map((p) => compilePattern(p));
+  const lines = text.replace(/\r\n/g, '\n').split('\n').filter((line) => !ignore.some((re) => re.test(line)));
+  return createHash('sha256').update(lines.join('\n')).digest('hex');
+}

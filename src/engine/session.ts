@@ -1,0 +1,399 @@
+// Prompt-driven conversation with a device CLI over any byte stream (SSH shell channel or Telnet socket).
+import { StringDecoder } from 'node:string_decoder';
+import { CollectError } from './types';
+import type { TemplateSpec } from './templates/types';
+import { TerminalScreen, compilePattern } from './normalise';
+import { formatSeconds } from './transports/tcp';
+
+/** The transport side of a session: SSH shell channel or Telnet socket with option negotiation already removed. */
+export interface TerminalStream {
+  write(text: string): void;
+  onData(listener: (chunk: Buffer) => void): void;
+  onClose(listener: () => void): void;
+  close(): void;
+}
+
+export interface SessionOptions {
+  /** "host:port", for messages. */
+  where: string;
+  /** What Enter sends: "\n" over an SSH PTY, "\r\n" over Telnet. */
+  newline: string;
+  login_timeout_ms: number;
+  command_timeout_ms: number;
+  max_output_bytes: number;
+  signal?: AbortSignal;
+  /** How long the line must stay quiet before a prompt that is not an exact match is believed. */
+  settle_ms?: number;
+  /** How long a quiet, unrecognised last line waits before Enter is sent to see whether it comes back. */
+  nudge_ms?: number;
+}
+
+/** One step of a wait: finished, look again after a delay, or wait for more data. */
+export type WaitStep<T> = { done: T } | { retry_ms: number } | null;
+
+export interface WaitOptions {
+  idle_ms: number;
+  total_ms?: number;
+  onIdle: () => CollectError;
+  onClose: () => CollectError;
+}
+
+/** Last line shaped like a CLI prompt: "core-sw1#", "bird> ", "<HUAWEI>", "user@host:~$ ", "[admin@MikroTik] > ". */
+export const GENERIC_PROMPT = /^\S.{0,150}?[\w)\]~\-*.]\s?[#>$%\]]$/;
+
+const PAGERS: { re: RegExp; key: string; quiet?: boolean }[] = [
+  { re: /^-+\s*\(?\s*more\b.{0,80}$/i, key: ' ' }, // --More--, ---- More ----, -- More --, ---(more 45%)---
+  { re: /^<--- ?more ?--->$/i, key: ' ' },
+  { re: /^(?:lines \d+-\d+ )?\(END\)$/, key: 'q' }, // less at the end of the text
+  { re: /press any key to continue/i, key: ' ' },
+  { re: /^:$/, key: ' ', quiet: true }, // less between pages: too short to trust without a quiet line
+];
+
+function escapeRegex(s: string): string {
+  return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+}
+
+/** A template regex, or the literal text when the regex does not compile (a template bug must not stop backups). */
+export function safePattern(source: string): RegExp {
+  try {
+    return compilePattern(source);
+  } catch {
+    return new RegExp(escapeRegex(source.trim()) + '\\s*$');
+  }
+}
+
+const PASSWORD_PROMPT = /(password|secret|passcode)\s*:?\s*$/i;
+
+export class PromptSession {
+  readonly options: Required<Omit<SessionOptions, 'signal'>> & { signal?: AbortSignal };
+  prompt = '';
+  private promptFamily: RegExp | null = null;
+  private readonly screen = new TerminalScreen();
+  private readonly decoder = new StringDecoder('utf8');
+  private received = 0;
+  private lastDataAt = Date.now();
+  private closed = false;
+  private failure: CollectError | null = null;
+  private notify: ((event: 'data' | 'close') => void) | null = null;
+
+  constructor(
+    private readonly stream: TerminalStream,
+    options: SessionOptions,
+  ) {
+    this.options = { settle_ms: 100, nudge_ms: 1500, ...options };
+    stream.onData((chunk) => this.receive(chunk));
+    stream.onClose(() => {
+      this.closed = true;
+      this.notify?.('close');
+    });
+    const signal = options.signal;
+    if (signal) {
+      const onAbort = () => this.abort(signal.reason instanceof CollectError ? signal.reason : new CollectError('INTERRUPTED', 'The backup was cancelled before it finished.'));
+      if (signal.aborted) onAbort();
+      else signal.addEventListener('abort', onAbort, { once: true });
+    }
+  }
+
+  /** Bytes received so far (raw, before clean-up). */
+  get bytes(): number {
+    return this.received;
+  }
+
+  /** The line being drawn, trimmed: where prompts, pagers and login questions sit. */
+  get currentLine(): string {
+    return this.screen.current.trim();
+  }
+
+  /** Completed lines since the last command was sent. */
+  get lineCount(): number {
+    return this.screen.lineCount;
+  }
+
+  get quietMs(): number {
+    return Date.now() - this.lastDataAt;
+  }
+
+  /** Sends raw keystrokes (pager answers). */
+  write(text: string): void {
+    if (!this.closed) this.stream.write(text);
+  }
+
+  /** Sends a line followed by Enter. */
+  sendLine(text: string): void {
+    this.write(text + this.options.newline);
+  }
+
+  abort(err: CollectError): void {
+    if (this.failure) return;
+    this.failure = err;
+    this.stream.close();
+    this.notify?.('close');
+  }
+
+  close(): void {
+    this.stream.close();
+  }
+
+  private receive(chunk: Buffer): void {
+    if (this.failure) return;
+    this.received += chunk.length;
+    this.lastDataAt = Date.now();
+    if (this.received > this.options.max_output_bytes) {
+      this.abort(
+        new CollectError(
+          'OUTPUT_TOO_LARGE',
+          `The device sent more than ${formatBytes(this.options.max_output_bytes)} of output; the backup was stopped.`,
+          true,
+        ),
+      );
+      return;
+    }
+    this.screen.feed(this.decoder.write(chunk));
+    this.notify?.('data');
+  }
+
+  /** Re-evaluates `check` on every chunk (and when it asks to) until it is done, the line goes idle, or the stream ends. */
+  waitFor<T>(check: () => WaitStep<T>, o: WaitOptions): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      let retryTimer: NodeJS.Timeout | undefined;
+      let totalTimer: NodeJS.Timeout | undefined;
+      let finished = false;
+      const finish = (err: unknown, value?: T) => {
+        if (finished) return;
+        finished = true;
+        clearTimeout(retryTimer);
+        clearTimeout(idleTimer);
+        clearTimeout(totalTimer);
+        this.notify = null;
+        if (err) reject(err);
+        else resolve(value as T);
+      };
+      const evaluate = () => {
+        if (this.failure) return finish(this.failure);
+        let step: WaitStep<T>;
+        try {
+          step = check();
+        } catch (err) {
+          return finish(err);
+        }
+        if (step && 'done' in step) return finish(null, step.done);
+        if (this.closed) return finish(o.onClose());
+        clearTimeout(retryTimer);
+        if (step) retryTimer = setTimeout(evaluate, step.retry_ms);
+      };
+      // The idle timer is checked lazily so a fast stream does not re-arm a timer on every chunk.
+      let idleTimer: NodeJS.Timeout;
+      const started = Date.now();
+      const onIdleTimer = () => {
+        const idle = Date.now() - Math.max(this.lastDataAt, started);
+        if (idle >= o.idle_ms) finish(o.onIdle());
+        else idleTimer = setTimeout(onIdleTimer, o.idle_ms - idle);
+      };
+      idleTimer = setTimeout(onIdleTimer, o.idle_ms);
+      if (o.total_ms !== undefined) totalTimer = setTimeout(() => finish(o.onIdle()), o.total_ms);
+      this.notify = () => evaluate();
+      evaluate();
+    });
+  }
+
+  private setPrompt(line: string): void {
+    this.prompt = line;
+    const m = /^(.*?)\s?[#>$%\]]$/.exec(line);
+    // Same host part, any mode suffix, any privilege marker: "sw1>" after "sw1#", "sw1(config)#".
+    this.promptFamily = m && m[1] ? new RegExp(`^${escapeRegex(m[1])}(?:\\([^)]*\\))?\\s?[#>$%\\]]$`) : null;
+  }
+
+  private promptKind(line: string): 'exact' | 'family' | null {
+    if (!line) return null;
+    if (line === this.prompt) return 'exact';
+    if (this.promptFamily?.test(line)) return 'family';
+    return null;
+  }
+
+  /** Answers a pager sitting on the current line; returns true when one was seen. */
+  private answerPager(line: string, answered: { at: number }): boolean {
+    for (const p of PAGERS) {
+      if (!p.re.test(line)) continue;
+      if (p.quiet && this.quietMs < this.options.settle_ms) return true;
+      if (answered.at !== this.received) {
+        answered.at = this.received;
+        this.write(p.key);
+      }
+      return true;
+    }
+    return false;
+  }
+
+  private settled<T>(value: T): WaitStep<T> {
+    const quiet = this.quietMs;
+    return quiet >= this.options.settle_ms ? { done: value } : { retry_ms: this.options.settle_ms - quiet };
+  }
+
+  /**
+   * Waits for the first prompt after login: the template's regex or a prompt-shaped last line once the output
+   * is quiet; failing that, a quiet last line that comes back unchanged when Enter is pressed.
+   */
+  async detectPrompt(templatePrompt: string | null): Promise<string> {
+    const custom = templatePrompt ? safePattern(templatePrompt) : null;
+    const pager = { at: -1 };
+    let nudge: { candidate: string; at: number } | null = null;
+    let nudges = 0;
+    const { login_timeout_ms, nudge_ms, where } = this.options;
+    const line = await this.waitFor<string>(
+      () => {
+        const cur = this.currentLine;
+        if (cur && this.answerPager(cur, pager)) return null;
+        if (cur && (custom ? custom.test(cur) || custom.test(this.screen.current) : GENERIC_PROMPT.test(cur))) return this.settled(cur);
+        if (nudge && this.received > nudge.at) {
+          if (cur && cur === nudge.candidate) return this.settled(cur);
+          nudge = null;
+        }
+        if (nudge || nudges >= 3) return null;
+        const quiet = this.quietMs;
+        if (quiet < nudge_ms) return { retry_ms: nudge_ms - quiet };
+        nudge = { candidate: cur, at: this.received };
+        nudges++;
+        this.sendLine('');
+        return null;
+      },
+      {
+        idle_ms: login_timeout_ms,
+        total_ms: login_timeout_ms,
+        onIdle: () => new CollectError('PROMPT_NOT_FOUND', `Logged in to ${where} but no CLI prompt was recognised within ${formatSeconds(login_timeout_ms)}.`, true),
+        onClose: () => new CollectError('DISCONNECTED', `${where} closed the session right after login, before showing a prompt.`, true),
+      },
+    );
+    this.screen.takeLines();
+    this.setPrompt(line);
+    return line;
+  }
+
+  /** Enters privileged mode; ENABLE_FAILED when the secret is refused. */
+  async enable(spec: NonNullable<TemplateSpec['enable']>, secret: string): Promise<void> {
+    const privileged = spec.prompt ? safePattern(spec.prompt) : /#$/;
+    if (privileged.test(this.prompt)) return;
+    const passwordPrompt = safePattern(spec.password_prompt);
+    const isPassword = (line: string) => passwordPrompt.test(line) || PASSWORD_PROMPT.test(line);
+    const isPromptLike = (line: string) => privileged.test(line) || GENERIC_PROMPT.test(line);
+    const { command_timeout_ms, where } = this.options;
+    const waitOptions = (what: string): WaitOptions => ({
+      idle_ms: command_timeout_ms,
+      onIdle: () => new CollectError('ENABLE_FAILED', `${where} did not answer ${what} within ${formatSeconds(command_timeout_ms)}.`, true),
+      onClose: () => new CollectError('ENABLE_FAILED', `${where} closed the connection while entering enable mode — check the enable secret.`, true),
+    });
+    /** After `echo` (or after the hidden secret when null): a password question, or a prompt once it is certain. */
+    const step = (echo: string | null) => {
+      let echoSeen = echo === null;
+      let scanned = 0;
+      return (): WaitStep<'password' | 'prompt'> => {
+        if (this.lineCount === 0) return null; // the answer always starts on a new line
+        const lines = this.screen.lines;
+        for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo ?? '');
+        const cur = this.currentLine;
+        if (isPassword(cur)) return { done: 'password' };
+        // Privileged and of the same host: no doubt. Anything else may be a reprinted prompt, so let it settle.
+        if (echoSeen && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
+        return isPromptLike(cur) || this.promptKind(cur) !== null ? this.settled<'prompt'>('prompt') : null;
+      };
+    };
+
+    this.screen.takeLines();
+    this.sendLine(spec.command);
+    let outcome = await this.waitFor(step(spec.command.trim()), waitOptions(`'${spec.command}'`));
+    if (outcome === 'password') {
+      this.screen.takeLines();
+      this.sendLine(secret);
+      outcome = await this.waitFor(step(null), waitOptions('the enable secret'));
+      if (outcome === 'password') {
+        this.write('\x03'); // leave the repeated password question before closing
+        throw new CollectError('ENABLE_FAILED', `${where} refused the enable secret — check the enable secret for this device.`, true);
+      }
+    }
+    const now = this.currentLine;
+    this.screen.takeLines();
+    if (!privileged.test(now)) {
+      throw new CollectError('ENABLE_FAILED', `Enable mode was not entered on ${where} (the prompt stayed unprivileged) — check the enable secret.`, true);
+    }
+    this.setPrompt(now);
+  }
+
+  /** Runs one command and returns its output without the echoed command and the closing prompt. */
+  async runCommand(command: string): Promise<string> {
+    const { command_timeout_ms } = this.options;
+    const pager = { at: -1 };
+    const echo = command.trim();
+    let echoSeen = false;
+    let scanned = 0;
+    this.screen.takeLines();
+    this.sendLine(command);
+    const next = await this.waitFor<string>(
+      () => {
+        if (this.lineCount === 0) return null; // still on the line holding the old prompt and the echo
+        // A prompt reprinted after an unsolicited log message can arrive before our echo: only a prompt that
+        // follows the echo is trusted at once; without an echo it must also be the last thing for a moment.
+        const lines = this.screen.lines;
+        for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo);
+        const cur = this.currentLine;
+        if (!cur || this.answerPager(cur, pager)) return null;
+        const kind = this.promptKind(cur);
+        if (kind === 'exact' && echoSeen) return { done: cur };
+        return kind ? this.settled(cur) : null;
+      },
+      {
+        idle_ms: command_timeout_ms,
+        onIdle: () => new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(command_timeout_ms)}).`, true),
+        onClose: () => new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true),
+      },
+    );
+    const lines = dropEcho(this.screen.takeLines(), this.prompt, command);
+    if (next !== this.prompt) this.setPrompt(next);
+    return lines.join('\n');
+  }
+
+  /** Leaves politely (when the template says how) and closes the stream. */
+  exit(exitCommand: string | null): void {
+    if (exitCommand) this.sendLine(exitCommand);
+    this.stream.close();
+  }
+}
+
+/**
+ * Removes the echoed command line, and anything the device printed before it (an unsolicited log message
+ * with a reprinted prompt), from the captured lines.
+ */
+export function dropEcho(lines: string[], prompt: string, command: string): string[] {
+  const cmd = command.trim();
+  for (let i = 0; i < Math.min(lines.length, 5); i++) {
+    const line = lines[i].trim();
+    if (!cmd) break;
+    if (line === cmd || (prompt && line.startsWith(prompt) && line.endsWith(cmd)) || (i === 0 && line.endsWith(cmd))) return lines.slice(i + 1);
+  }
+  if (lines.length === 0) return lines;
+  const first = lines[0].trim();
+  if (prompt && first.startsWith(prompt)) {
+    const rest = first.slice(prompt.length).trim();
+    if (rest === '') return lines.slice(1);
+    return [rest, ...lines.slice(1)]; // no echo: output began on the prompt line
+  }
+  return lines;
+}
+
+export function formatBytes(n: number): string {
+  if (n >= 1024 * 1024) return `${+(n / (1024 * 1024)).toFixed(1)} MiB`;
+  if (n >= 1024) return `${+(n / 1024).toFixed(1)} KiB`;
+  return `${n} bytes`;
+}
+
+/** Login prompt → enable → pre-commands → capture commands → exit; returns the captured output (LF, one newline per line). */
+export async function driveShell(session: PromptSession, template: TemplateSpec, enableSecret: string | null | undefined): Promise<string> {
+  await session.detectPrompt(template.prompt);
+  if (template.enable && enableSecret) await session.enable(template.enable, enableSecret);
+  for (const command of template.pre_commands) await session.runCommand(command);
+  let out = '';
+  for (const command of template.commands) {
+    const text = await session.runCommand(command);
+    if (text) out += text.endsWith('\n') ? text : text + '\n';
+  }
+  session.exit(template.exit_command);
+  return out;
+}

@@ -1,0 +1,30 @@
+// Built-in template: Fortinet FortiGate (FortiOS), configuration over an interactive shell.
+import type { TemplateSpec } from './types';
+
+export const fortinetFortios: TemplateSpec = {
+  name: 'fortinet-fortios',
+  vendor: 'Fortinet FortiOS',
+  description:
+    'FortiGate firewalls running FortiOS 6.x/7.x without VDOMs. FortiOS has no per-session pager switch: the ' +
+    'pre-commands set "config system console / set output standard / end", which is a persistent setting and ' +
+    'appears in the backup. Stores "show" (non-default settings, the same content as a configuration backup ' +
+    'file) rather than "show full-configuration", whose tens of thousands of default lines change with every ' +
+    'firmware release. With VDOMs enabled, copy this template and send "config global" first. The ' +
+    '"#conf_file_ver=" header changes on every save and is dropped. Values stored as "ENC <ciphertext>" are ' +
+    'encrypted with a fresh salt each time they are printed, so those lines are kept but not counted as a change.',
+  mode: 'shell',
+  // FGT-HQ # , FGT-HQ (console) # , FGT-HQ (global) # ; read-only admins get $
+  prompt: '(?:^|[\\r\\n])[\\w.\\-]+(?: \\([^()\\r\\n]*\\))? [#$] ?$',
+  pre_commands: ['config system console', 'set output standard', 'end'],
+  commands: ['show'],
+  enable: null,
+  strip_patterns: ['^#conf_file_ver=', '^show\\s*$'],
+  ignore_patterns: ['^\\s*set \\S+ ENC \\S+'],
+  redact_patterns: [
+    // set password ENC SH2..., set passwd ENC ..., set psksecret ENC ..., set secret ENC ..., set key ENC ...
+    { pattern: '^(\\s*set [\\w-]+ ENC) \\S+', replacement: '$1 <redacted>' },
+    { pattern: '^(#private-encryption-key=)\\S+', replacement: '$1<redacted>' },
+  ],
+  redact: false,
+  exit_command: 'exit',
+};

@@ -1,0 +1,273 @@
+// The built-in template library, registered by explicit import, and the rules every saved template must pass.
+import type { TemplateSpec } from './types';
+import { aristaEos } from './arista-eos';
+import { arubaProcurve } from './aruba-procurve';
+import { bird } from './bird';
+import { ciscoAsa } from './cisco-asa';
+import { ciscoIos } from './cisco-ios';
+import { ciscoNxos } from './cisco-nxos';
+import { fortinetFortios } from './fortinet-fortios';
+import { frr } from './frr';
+import { hpeComware } from './hpe-comware';
+import { huaweiVrp } from './huawei-vrp';
+import { juniperJunos } from './juniper-junos';
+import { linux } from './linux';
+import { mikrotikRouteros } from './mikrotik-routeros';
+import { paloaltoPanos } from './paloalto-panos';
+
+export type { RedactRule, TemplateSpec } from './types';
+
+export const BUILTIN_TEMPLATES: readonly TemplateSpec[] = Object.freeze([
+  ciscoIos,
+  ciscoNxos,
+  ciscoAsa,
+  aristaEos,
+  juniperJunos,
+  mikrotikRouteros,
+  huaweiVrp,
+  hpeComware,
+  arubaProcurve,
+  fortinetFortios,
+  paloaltoPanos,
+  frr,
+  bird,
+  linux,
+]);
+
+const BY_NAME: ReadonlyMap<string, TemplateSpec> = new Map(BUILTIN_TEMPLATES.map((t) => [t.name, t]));
+
+export function getBuiltinTemplate(name: string): TemplateSpec | undefined {
+  return BY_NAME.get(name);
+}
+
+export interface TemplateFieldError {
+  field: string;
+  message: string;
+}
+
+export const TEMPLATE_LIMITS = {
+  name_max: 64,
+  vendor_max: 128,
+  description_max: 2000,
+  pattern_max: 512,
+  patterns_per_list: 100,
+  command_max: 512,
+  commands_per_list: 100,
+} as const;
+
+const NAME_RE = /^[a-z0-9][a-z0-9._-]*$/;
+
+/**
+ * Checks a template before it is saved (custom templates through the API; built-ins in the tests).
+ * Returns one entry per problem, `field` being the dotted path ("strip_patterns.3", "enable.prompt");
+ * an empty list means the template is usable.
+ */
+export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
+  const errors: TemplateFieldError[] = [];
+  const add = (field: string, message: string) => errors.push({ field, message });
+  const t = spec as Partial<Record<keyof TemplateSpec, unknown>>;
+
+  if (typeof t.name !== 'string' || t.name.length < 1 || t.name.length > TEMPLATE_LIMITS.name_max) {
+    add('name', `must be 1-${TEMPLATE_LIMITS.name_max} characters`);
+  } else if (!NAME_RE.test(t.name)) {
+    add('name', 'must start with a lower-case letter or digit and use only a-z, 0-9, ".", "_" and "-"');
+  }
+  checkText(t.vendor, 'vendor', 1, TEMPLATE_LIMITS.vendor_max, add);
+  checkText(t.description, 'description', 0, TEMPLATE_LIMITS.description_max, add);
+  if (t.mode !== 'shell' && t.mode !== 'exec') add('mode', 'must be "shell" or "exec"');
+  if (t.prompt !== null) checkPromptPattern(t.prompt, 'prompt', add);
+
+  checkCommands(t.pre_commands, 'pre_commands', 0, add);
+  checkCommands(t.commands, 'commands', 1, add);
+
+  if (t.enable !== null) {
+    const e = t.enable as Partial<Record<'command' | 'password_prompt' | 'prompt', unknown>> | undefined;
+    if (typeof e !== 'object' || e === null) add('enable', 'must be null or an object with command, password_prompt and prompt');
+    else {
+      checkCommand(e.command, 'enable.command', add);
+      checkPromptPattern(e.password_prompt, 'enable.password_prompt', add);
+      if (e.prompt !== null) checkPromptPattern(e.prompt, 'enable.prompt', add);
+    }
+  }
+
+  for (const list of ['strip_patterns', 'ignore_patterns'] as const) {
+    const patterns = t[list];
+    if (!checkList(patterns, list, TEMPLATE_LIMITS.patterns_per_list, add)) continue;
+    patterns.forEach((p, i) => {
+      if (checkPattern(p, `${list}.${i}`, add) && matchesEveryLine(p as string)) {
+        add(`${list}.${i}`, 'matches every line (an empty or ".*"-like pattern would drop or hide the whole configuration)');
+      }
+    });
+  }
+
+  if (checkList(t.redact_patterns, 'redact_patterns', TEMPLATE_LIMITS.patterns_per_list, add)) {
+    t.redact_patterns.forEach((r, i) => {
+      const rule = r as { pattern?: unknown; replacement?: unknown } | null;
+      if (typeof rule !== 'object' || rule === null) return add(`redact_patterns.${i}`, 'must be an object with pattern and replacement');
+      if (checkPattern(rule.pattern, `redact_patterns.${i}.pattern`, add) && new RegExp(rule.pattern as string).test('')) {
+        add(`redact_patterns.${i}.pattern`, 'matches the empty string, so the replacement would be inserted between every character');
+      }
+      checkText(rule.replacement, `redact_patterns.${i}.replacement`, 0, TEMPLATE_LIMITS.pattern_max, add, true);
+    });
+  }
+
+  if (typeof t.redact !== 'boolean') add('redact', 'must be true or false');
+  if (t.exit_command !== null) checkCommand(t.exit_command, 'exit_command', add);
+  return errors;
+}
+
+type Add = (field: string, message: string) => void;
+
+function checkText(value: unknown, field: string, min: number, max: number, add: Add, singleLine = false): void {
+  if (typeof value !== 'string' || value.length < min || value.length > max) add(field, `must be a string of ${min}-${max} characters`);
+  else if (singleLine && /[\r\n]/.test(value)) add(field, 'must not contain a line break');
+}
+
+function checkList(value: unknown, field: string, max: number, add: Add): value is unknown[] {
+  if (!Array.isArray(value)) {
+    add(field, 'must be a list');
+    return false;
+  }
+  if (value.length > max) {
+    add(field, `must hold at most ${max} entries`);
+    return false;
+  }
+  return true;
+}
+
+function checkCommands(value: unknown, field: string, min: number, add: Add): void {
+  if (!checkList(value, field, TEMPLATE_LIMITS.commands_per_list, add)) return;
+  if (value.length < min) add(field, `must hold at least ${min} command`);
+  value.forEach((c, i) => checkCommand(c, `${field}.${i}`, add));
+}
+
+function checkCommand(value: unknown, field: string, add: Add): void {
+  if (typeof value !== 'string' || value.length < 1 || value.length > TEMPLATE_LIMITS.command_max) {
+    add(field, `must be a command of 1-${TEMPLATE_LIMITS.command_max} characters`);
+  } else if (/[\r\n]/.test(value)) {
+    add(field, 'must be a single line (no line breaks)');
+  } else if (value.trim() === '') {
+    add(field, 'must not be blank');
+  }
+}
+
+/** Adds an error and returns false unless `value` is a usable, size-limited, compilable, non-explosive regex. */
+function checkPattern(value: unknown, field: string, add: Add): boolean {
+  if (typeof value !== 'string' || value.length < 1 || value.length > TEMPLATE_LIMITS.pattern_max) {
+    add(field, `must be a regular expression of 1-${TEMPLATE_LIMITS.pattern_max} characters`);
+    return false;
+  }
+  try {
+    new RegExp(value, 'g');
+  } catch (err) {
+    add(field, `is not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`);
+    return false;
+  }
+  const nested = findNestedQuantifier(value);
+  if (nested !== null) {
+    add(
+      field,
+      `repeats a group that already repeats (near character ${nested + 1}), which can take exponential time; ` +
+        'write (a+)+ as a+, or bound the outer repeat, e.g. {0,4}',
+    );
+    return false;
+  }
+  return true;
+}
+
+function checkPromptPattern(value: unknown, field: string, add: Add): void {
+  if (checkPattern(value, field, add) && matchesEveryLine(value as string)) {
+    add(field, 'matches every line, so any output would be taken for the prompt');
+  }
+}
+
+/** A sample of unrelated lines: a pattern matching all of them matches every line. */
+const SAMPLE_LINES = ['', 'hostname core-sw1', ' ip address 10.0.0.1 255.255.255.0', '}', '#'];
+
+function matchesEveryLine(source: string): boolean {
+  const re = new RegExp(source);
+  return SAMPLE_LINES.every((line) => re.test(line));
+}
+
+/**
+ * The catastrophic-backtracking rule, kept simple on purpose: a group that contains an unbounded quantifier
+ * (*, +, {n,}) must not itself be followed by an unbounded quantifier. That rejects (a+)+, (\s*x)*, (.*,)+
+ * and other nested repeats; it also rejects some harmless ones such as (\([^)]*\))*, which can always be
+ * written with a bounded outer repeat. Overlapping alternation such as (a|a)* is not detected.
+ * Returns the index of the offending quantifier, or null.
+ */
+export function findNestedQuantifier(source: string): number | null {
+  const stack: boolean[] = [false]; // per open group: does it contain an unbounded quantifier?
+  let i = 0;
+  while (i < source.length) {
+    const c = source[i];
+    if (c === '\\') {
+      i += 2;
+      continue;
+    }
+    if (c === '[') {
+      i = skipClass(source, i);
+      continue;
+    }
+    if (c === '(') {
+      stack.push(false);
+      i++;
+      if (source[i] === '?') i = skipGroupPrefix(source, i);
+      continue;
+    }
+    if (c === ')') {
+      const inner = stack.length > 1 ? (stack.pop() as boolean) : false;
+      const q = readQuantifier(source, i + 1);
+      if (q && q.unbounded && inner) return i + 1;
+      if (inner || (q && q.unbounded)) stack[stack.length - 1] = true;
+      i = q ? q.end : i + 1;
+      continue;
+    }
+    const q = readQuantifier(source, i);
+    if (q) {
+      if (q.unbounded) stack[stack.length - 1] = true;
+      i = q.end;
+      continue;
+    }
+    i++;
+  }
+  return null;
+}
+
+function skipClass(source: string, start: number): number {
+  let i = start + 1;
+  while (i < source.length && source[i] !== ']') i += source[i] === '\\' ? 2 : 1;
+  return i + 1;
+}
+
+/** Skips "?:", "?=", "?!", "?<=", "?<!" and "?<name>" after an opening parenthesis. */
+function skipGroupPrefix(source: string, i: number): number {
+  if (source[i + 1] === '<' && source[i + 2] !== '=' && source[i + 2] !== '!') {
+    const close = source.indexOf('>', i);
+    return close < 0 ? i + 1 : close + 1;
+  }
+  return source[i + 1] === '<' ? i + 3 : i + 2;
+}
+
+/** A quantifier starting at i (with its lazy "?"), or null. */
+function readQuantifier(source: string, i: number): { end: number; unbounded: boolean } | null {
+  const c = source[i];
+  let end: number;
+  let unbounded: boolean;
+  if (c === '*' || c === '+') {
+    end = i + 1;
+    unbounded = true;
+  } else if (c === '?') {
+    end = i + 1;
+    unbounded = false;
+  } else if (c === '{') {
+    const m = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i));
+    if (!m) return null;
+    end = i + m[0].length;
+    unbounded = m[2] !== undefined && m[3] === '';
+  } else {
+    return null;
+  }
+  if (source[end] === '?') end++;
+  return { end, unbounded };
+}

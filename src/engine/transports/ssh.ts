@@ -1,0 +1,406 @@
+// SSH transport: connect and authenticate with ssh2, verify the host key, open PTY shells and exec channels.
+import { createHash } from 'node:crypto';
+import type { Socket } from 'node:net';
+import ssh2 from 'ssh2';
+import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
+import { CollectError } from '../types';
+import { formatBytes } from '../session';
+import type { TerminalStream } from '../session';
+import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
+
+// ssh2 is CommonJS without static named exports: take the namespace object (works under tsx and in the bundle).
+const { Client: SshClient, utils } = ssh2;
+
+export interface SshOptions {
+  host: string;
+  port: number;
+  username: string;
+  password?: string | null;
+  private_key?: string | null;
+  passphrase?: string | null;
+  known_host_key?: string | null;
+  accept_host_key_change?: boolean;
+  connect_timeout_ms: number;
+  /** Handshake plus authentication. */
+  login_timeout_ms: number;
+  signal?: AbortSignal;
+  /** Called once the device has answered at the SSH level (it is reachable even if login fails later). */
+  onReachable?: () => void;
+  /** Called with every host key fingerprint seen, so it can be reported even when the login fails. */
+  onHostKey?: (fingerprint: string) => void;
+}
+
+export interface ExecResult {
+  /** stdout only: stderr is counted against the limit but not kept. */
+  output: Buffer;
+  /** null when the device sent no exit status (many network OSes never do). */
+  exit_code: number | null;
+}
+
+/** Output allowance shared by all exec channels of one backup. */
+export interface ByteBudget {
+  used: number;
+  max: number;
+}
+
+export interface SshConnection {
+  readonly host_key: string;
+  /** True when the device only accepted the legacy algorithm set. */
+  readonly legacy_algorithms: boolean;
+  openShell(): Promise<TerminalStream>;
+  /** Runs one command on its own exec channel; bytes received are added to `budget.used`. */
+  exec(command: string, o: { idle_ms: number; budget: ByteBudget }): Promise<ExecResult>;
+  close(): void;
+}
+
+/** Modern first: ssh2's defaults without SHA-1 host key signatures. */
+const MODERN_ALGORITHMS: Algorithms = {
+  serverHostKey: { append: [], prepend: [], remove: ['ssh-rsa', 'ssh-dss'] },
+};
+
+/** Old switches: SHA-1 key exchange, ssh-rsa host keys, CBC ciphers. Offered after the modern set, never instead of it. */
+const LEGACY_ALGORITHMS: Algorithms = {
+  kex: { append: ['diffie-hellman-group14-sha1', 'diffie-hellman-group-exchange-sha1', 'diffie-hellman-group1-sha1'], prepend: [], remove: [] },
+  serverHostKey: { append: ['ssh-rsa', 'ssh-dss'], prepend: [], remove: [] },
+  cipher: { append: ['aes128-cbc', 'aes192-cbc', 'aes256-cbc', '3des-cbc'], prepend: [], remove: [] },
+};
+
+/** ssh2 takes `false` for "no more methods to try"; its typings do not say so. */
+const NO_MORE_METHODS = false as unknown as AnyAuthMethod;
+
+/** OpenSSH-style fingerprint of a host key blob: "SHA256:" + unpadded base64. */
+export function hostKeyFingerprint(key: Buffer): string {
+  return 'SHA256:' + createHash('sha256').update(key).digest('base64').replace(/=+$/, '');
+}
+
+interface SshError extends Error {
+  level?: string;
+  code?: string | number;
+}
+
+/** Raised by one connection attempt when the failure is about algorithms, so the caller can retry with legacy ones. */
+class AlgorithmError extends Error {
+  /** The device hung up during key exchange instead of saying what it lacks (old firmware does this). */
+  constructor(
+    message: string,
+    readonly closed = false,
+  ) {
+    super(message);
+  }
+}
+
+function parsePrivateKey(o: SshOptions): ParsedKey | null {
+  if (!o.private_key) return null;
+  const parsed = utils.parseKey(o.private_key, o.passphrase ?? undefined);
+  const key = Array.isArray(parsed) ? parsed[0] : parsed;
+  if (key instanceof Error || !key) {
+    const encrypted = /encrypted|passphrase|bad decrypt/i.test(key instanceof Error ? key.message : '');
+    throw new CollectError(
+      'AUTH_FAILED',
+      encrypted
+        ? `The private key for user ${o.username} could not be decrypted — check the passphrase.`
+        : `The private key for user ${o.username} could not be read (unsupported or damaged key format).`,
+      false,
+    );
+  }
+  return key;
+}
+
+function authMethods(o: SshOptions, key: ParsedKey | null): AnyAuthMethod[] {
+  const methods: AnyAuthMethod[] = [];
+  if (key) methods.push({ type: 'publickey', username: o.username, key });
+  const password = o.password;
+  if (password) {
+    methods.push({ type: 'password', username: o.username, password });
+    let answered = false;
+    methods.push({
+      type: 'keyboard-interactive',
+      username: o.username,
+      prompt: (_name: string, _instructions: string, _lang: string, prompts: Prompt[], finish: KeyboardInteractiveCallback) => {
+        // Answer the password questions once; a second round means the password was refused.
+        const answers = prompts.map((p) => (p.echo ? o.username : answered ? '' : password));
+        if (prompts.some((p) => !p.echo)) answered = true;
+        finish(answers);
+      },
+    });
+  }
+  if (methods.length === 0) methods.push({ type: 'none', username: o.username });
+  return methods;
+}
+
+function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): Promise<{ client: Client; host_key: string }> {
+  const where = describeEndpoint(o.host, o.port);
+  return connectTcp({ host: o.host, port: o.port, timeout_ms: o.connect_timeout_ms, service: 'SSH', signal: o.signal }).then(
+    (sock: Socket) =>
+      new Promise((resolve, reject) => {
+        const client = new SshClient();
+        let spoke = false;
+        let handshook = false;
+        let settled = false;
+        let hostKey: string | null = null;
+        let hostKeyRefused = false;
+        const tried: AuthenticationType[] = [];
+        let offered: AuthenticationType[] | null = null;
+
+        const settle = (err: unknown) => {
+          if (settled) return;
+          settled = true;
+          o.signal?.removeEventListener('abort', onAbort);
+          if (err) {
+            client.destroy();
+            reject(err);
+          } else {
+            resolve({ client, host_key: hostKey ?? '' });
+          }
+        };
+        const onAbort = () => settle(o.signal?.reason);
+        o.signal?.addEventListener('abort', onAbort, { once: true });
+        sock.once('data', () => {
+          spoke = true;
+          o.onReachable?.();
+        });
+
+        const methods = authMethods(o, key);
+        const authFailure = (extra: string) => {
+          const usable = methods.filter((m) => !offered || offered.includes(m.type));
+          if (offered && usable.length === 0) {
+            return new CollectError(
+              'AUTH_FAILED',
+              `${where} does not accept any configured login method for user ${o.username} (it offers ${offered.join(', ') || 'none'}).`,
+              true,
+            );
+          }
+          const list = tried.length ? tried.join(', ') : methods.map((m) => m.type).join(', ');
+          return new CollectError('AUTH_FAILED', `Authentication failed for user ${o.username} (${list})${extra}.`, true);
+        };
+
+        client.on('handshake', () => {
+          handshook = true;
+        });
+        client.on('ready', () => settle(null));
+        client.on('error', (err: SshError) => {
+          if (settled) return; // later errors surface as a closed channel
+          if (hostKeyRefused) {
+            settle(
+              new CollectError(
+                'HOST_KEY_CHANGED',
+                `The SSH host key of ${where} has changed (expected ${o.known_host_key}, got ${hostKey}) — accept the new key if the device was replaced or re-keyed.`,
+                true,
+              ),
+            );
+          } else if (err.level === 'client-authentication') {
+            settle(authFailure(''));
+          } else if (err.level === 'client-timeout') {
+            const secs = formatSeconds(o.login_timeout_ms);
+            if (!spoke) settle(new CollectError('TIMEOUT', `Connected to ${where} but no SSH greeting arrived within ${secs} — is this an SSH port?`, false));
+            else if (handshook) settle(new CollectError('TIMEOUT', `Login as ${o.username} on ${where} did not complete within ${secs}.`, true));
+            else settle(new CollectError('TIMEOUT', `The SSH handshake with ${where} did not complete within ${secs}.`, true));
+          } else if (err.level === 'handshake' && /no matching/i.test(err.message)) {
+            settle(new AlgorithmError(err.message.replace(/^Handshake failed:\s*/i, '')));
+          } else if (typeof err.code === 'number' && err.code === 3 && !handshook) {
+            settle(new AlgorithmError('the device ended the key exchange'));
+          } else if (typeof err.code === 'number') {
+            // An SSH DISCONNECT from the device; during login it is nearly always "too many failed attempts".
+            if (handshook) settle(authFailure(' — the device closed the connection during login'));
+            else settle(new CollectError('DISCONNECTED', `${where} ended the SSH connection during the handshake (${err.message}).`, true));
+          } else if (err.level === 'protocol') {
+            settle(new CollectError('DISCONNECTED', `${where} answered but not with a usable SSH protocol (${err.message}).`, spoke));
+          } else if (!handshook && spoke) {
+            settle(new AlgorithmError('connection lost during key exchange', true));
+          } else {
+            settle(new CollectError('DISCONNECTED', `The connection to ${where} failed during the SSH handshake (${err.message}).`, spoke));
+          }
+        });
+        client.on('close', () => {
+          if (settled) return;
+          if (handshook) settle(authFailure(' — the device closed the connection during login'));
+          else if (spoke) settle(new AlgorithmError('connection closed during key exchange', true));
+          else settle(new CollectError('DISCONNECTED', `${where} closed the connection before the SSH handshake.`, false));
+        });
+
+        const queue = [...methods];
+        client.connect({
+          sock,
+          username: o.username,
+          readyTimeout: o.login_timeout_ms,
+          algorithms,
+          keepaliveInterval: 15_000,
+          keepaliveCountMax: 4,
+          hostVerifier: (raw: Buffer) => {
+            hostKey = hostKeyFingerprint(raw);
+            o.onHostKey?.(hostKey);
+            if (o.known_host_key && o.known_host_key !== hostKey && !o.accept_host_key_change) {
+              hostKeyRefused = true;
+              return false;
+            }
+            return true;
+          },
+          authHandler: (authsLeft: AuthenticationType[] | null, _partial: boolean | null, next: NextAuthHandler) => {
+            if (authsLeft) offered = authsLeft;
+            for (let m = queue.shift(); m; m = queue.shift()) {
+              if (!authsLeft || authsLeft.includes(m.type)) {
+                tried.push(m.type);
+                next(m);
+                return;
+              }
+            }
+            next(NO_MORE_METHODS);
+          },
+        });
+      }),
+  );
+}
+
+function channelStream(channel: ClientChannel, client: Client): TerminalStream {
+  return {
+    write: (text) => {
+      if (channel.writable) channel.write(text);
+    },
+    onData: (listener) => {
+      channel.on('data', listener);
+      channel.stderr.on('data', listener);
+    },
+    onClose: (listener) => {
+      let called = false;
+      const once = () => {
+        if (!called) {
+          called = true;
+          listener();
+        }
+      };
+      channel.once('close', once);
+      client.once('close', once);
+    },
+    close: () => {
+      channel.end();
+      client.end();
+    },
+  };
+}
+
+/**
+ * Connects and logs in. Modern algorithms are offered first; when the device cannot agree on them, one more
+ * attempt offers the legacy set too. Rejects with a CollectError (or the signal's reason).
+ */
+export async function connectSsh(o: SshOptions): Promise<SshConnection> {
+  const key = parsePrivateKey(o);
+  const where = describeEndpoint(o.host, o.port);
+  let result: { client: Client; host_key: string };
+  let legacy = false;
+  try {
+    result = await attempt(o, MODERN_ALGORITHMS, key);
+  } catch (err) {
+    if (!(err instanceof AlgorithmError)) throw err;
+    legacy = true;
+    try {
+      result = await attempt(o, LEGACY_ALGORITHMS, key);
+    } catch (again) {
+      if (!(again instanceof AlgorithmError)) throw again;
+      if (again.closed) {
+        throw new CollectError('ALGORITHM_MISMATCH', `${where} hung up during the SSH key exchange, also when offered legacy algorithms — check its SSH algorithm settings.`, true);
+      }
+      throw new CollectError('ALGORITHM_MISMATCH', `No SSH algorithms in common with ${where} (${again.message}), even with legacy algorithms enabled.`, true);
+    }
+  }
+  const { client, host_key } = result;
+  // Errors after login surface as closed channels (the attempt's 'error' listener stays attached, so none is unhandled).
+  let closed = false;
+  client.on('close', () => {
+    closed = true;
+  });
+  const onAbort = () => client.destroy();
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+
+  return {
+    host_key,
+    legacy_algorithms: legacy,
+    openShell: () =>
+      new Promise((resolve, reject) => {
+        client.shell({ term: 'vt100', cols: 512, rows: 1000, width: 0, height: 0 }, (err, channel) => {
+          if (err && closed) reject(new CollectError('DISCONNECTED', `${where} closed the connection right after login.`, true));
+          else if (err) reject(new CollectError('COMMAND_FAILED', `${where} refused to open an interactive shell for user ${o.username}.`, true));
+          else resolve(channelStream(channel, client));
+        });
+      }),
+    exec: (command, limits) => runExec(client, command, limits, where, () => closed, o.signal),
+    close: () => {
+      o.signal?.removeEventListener('abort', onAbort);
+      client.end();
+    },
+  };
+}
+
+function runExec(
+  client: Client,
+  command: string,
+  limits: { idle_ms: number; budget: ByteBudget },
+  where: string,
+  isClosed: () => boolean,
+  signal?: AbortSignal,
+): Promise<ExecResult> {
+  return new Promise((resolve, reject) => {
+    if (signal?.aborted) return reject(signal.reason);
+    client.exec(command, (err, channel) => {
+      if (err) {
+        reject(new CollectError('COMMAND_FAILED', `${where} refused to run '${command}' over an SSH exec channel — try a shell-mode template.`, true));
+        return;
+      }
+      const chunks: Buffer[] = [];
+      let exitCode: number | null = null;
+      let lastData = Date.now();
+      let done = false;
+      const finish = (failure: unknown) => {
+        if (done) return;
+        done = true;
+        clearTimeout(idleTimer);
+        signal?.removeEventListener('abort', onAbort);
+        client.removeListener('close', onClientClose);
+        if (failure) {
+          channel.destroy();
+          reject(failure);
+        } else {
+          resolve({ output: Buffer.concat(chunks), exit_code: exitCode });
+        }
+      };
+      const onAbort = () => finish(signal?.reason);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      const count = (chunk: Buffer) => {
+        limits.budget.used += chunk.length;
+        lastData = Date.now();
+        if (limits.budget.used > limits.budget.max) {
+          finish(new CollectError('OUTPUT_TOO_LARGE', `The device sent more than ${formatBytes(limits.budget.max)} of output; the backup was stopped.`, true));
+          return false;
+        }
+        return true;
+      };
+      channel.on('data', (chunk: Buffer) => {
+        if (count(chunk)) chunks.push(chunk);
+      });
+      channel.stderr.on('data', (chunk: Buffer) => {
+        count(chunk);
+      });
+      channel.on('exit', (code: number | null) => {
+        if (typeof code === 'number') exitCode = code;
+      });
+      channel.on('close', () => {
+        // A channel closed by a dropped connection never reports an exit status.
+        if (isClosed() && exitCode === null) {
+          setImmediate(() => finish(new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true)));
+        } else {
+          finish(null);
+        }
+      });
+      const onClientClose = () => finish(exitCode === null ? new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true) : null);
+      client.once('close', onClientClose);
+      const onIdle = () => {
+        const idle = Date.now() - lastData;
+        if (idle >= limits.idle_ms) {
+          finish(new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(limits.idle_ms)}).`, true));
+        } else {
+          idleTimer = setTimeout(onIdle, limits.idle_ms - idle);
+        }
+      };
+      let idleTimer = setTimeout(onIdle, limits.idle_ms);
+    });
+  });
+}

@@ -1,0 +1,83 @@
+// Recorded vendor sessions that the simulators replay: the transcript format, its loader and checks.
+import { readFileSync } from 'node:fs';
+
+export interface TranscriptEnable {
+  unprivileged_prompt: string;
+  password: string;
+  password_prompt: string;
+}
+
+export interface TranscriptPaging {
+  page_lines: number;
+  more_prompt: string;
+  disable_commands: string[];
+  /** How the device wipes the more prompt after a key: backspaces (Cisco, default), "\r" + spaces, or "\r ESC[K". */
+  erase?: 'backspace' | 'cr' | 'ansi';
+}
+
+export interface Transcript {
+  template: string;
+  hostname: string;
+  banner?: string;
+  prompt: string;
+  enable?: TranscriptEnable | null;
+  paging?: TranscriptPaging | null;
+  /** Command → output, LF line endings. */
+  commands: Record<string, string>;
+  unknown_command: string;
+  exec?: boolean;
+  username: string;
+  password: string;
+}
+
+function fail(where: string, what: string): never {
+  throw new Error(`transcript ${where}: ${what}`);
+}
+
+function isRecord(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
+function str(o: Record<string, unknown>, key: string, where: string, optional = false): void {
+  const v = o[key];
+  if (v === undefined && optional) return;
+  if (typeof v !== 'string') fail(where, `"${key}" must be a string`);
+}
+
+/** Checks the shape of parsed JSON and returns it typed; errors name the file and the field. */
+export function validateTranscript(data: unknown, where = '<inline>'): Transcript {
+  if (!isRecord(data)) fail(where, 'top level must be an object');
+  for (const key of ['template', 'hostname', 'prompt', 'unknown_command', 'username', 'password']) str(data, key, where);
+  str(data, 'banner', where, true);
+  if (!isRecord(data.commands)) fail(where, '"commands" must be an object of command → output');
+  for (const [cmd, out] of Object.entries(data.commands)) {
+    if (typeof out !== 'string') fail(where, `output of "${cmd}" must be a string`);
+  }
+  if (data.enable != null) {
+    if (!isRecord(data.enable)) fail(where, '"enable" must be an object or null');
+    for (const key of ['unprivileged_prompt', 'password', 'password_prompt']) str(data.enable, key, `${where} enable`);
+  }
+  if (data.paging != null) {
+    const p = data.paging;
+    if (!isRecord(p)) fail(where, '"paging" must be an object or null');
+    if (typeof p.page_lines !== 'number' || p.page_lines < 1) fail(where, '"paging.page_lines" must be a positive number');
+    str(p, 'more_prompt', `${where} paging`);
+    if (!Array.isArray(p.disable_commands) || p.disable_commands.some((c) => typeof c !== 'string')) {
+      fail(where, '"paging.disable_commands" must be a list of strings');
+    }
+    if (p.erase !== undefined && !['backspace', 'cr', 'ansi'].includes(String(p.erase))) fail(where, '"paging.erase" must be backspace, cr or ansi');
+  }
+  if (data.exec !== undefined && typeof data.exec !== 'boolean') fail(where, '"exec" must be true or false');
+  return data as unknown as Transcript;
+}
+
+/** Reads and checks a transcript file (JSON). */
+export function loadTranscript(path: string): Transcript {
+  let data: unknown;
+  try {
+    data = JSON.parse(readFileSync(path, 'utf8'));
+  } catch (err) {
+    throw new Error(`transcript ${path}: ${(err as Error).message}`);
+  }
+  return validateTranscript(data, path);
+}
