@@ -13,7 +13,8 @@ const HELP = `Usage:
   confvault user set-role USERNAME ROLE
   confvault user set-scope USERNAME (all | ID,ID)
 
-add        Creates a user. Without --password-stdin a random password is printed once on stdout.
+add        Creates a user. Without --password-stdin a random password is printed once on stdout
+           and must be changed at first login.
            --groups limits the user's device-group scope (each group includes its subgroups);
            without it the scope is all devices.
 list       One line per user: id, username, role, scope, state, time zone, created.
@@ -45,7 +46,9 @@ export const userCommand: Command = {
         const groups = values.groups ? parseIdList(values.groups, '--groups') : null;
         const password = values['password-stdin'] ? await readStdinSecret('password') : generatePassword();
         return withAppliance(flags, async (a) => {
-          const u = await createUser(a.db, { username, password, role, groups, timezone: values.timezone ?? null });
+          // A generated password has been on a terminal: as with init's admin, it must be changed at first login.
+          const mustChange = !values['password-stdin'];
+          const u = await createUser(a.db, { username, password, role, groups, timezone: values.timezone ?? null, must_change_password: mustChange });
           err(`user ${u.username} created (id ${u.id}, role ${u.role}, scope ${u.scope === 'all' ? 'all' : u.scope.join(',')})`);
           if (!values['password-stdin']) {
             err('Initial password, shown once:');

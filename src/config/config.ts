@@ -104,12 +104,15 @@ export class ConfigError extends Error {}
 
 function setKey(raw: RawConfig, section: string, key: string, value: unknown): void {
   raw[section] ??= {};
-  raw[section][key] = value;
+  // A file with `server = 5` is reported by the schema ("server: expected object"), not by a TypeError here.
+  if (typeof raw[section] === 'object' && !Array.isArray(raw[section])) raw[section][key] = value;
 }
 
-function envValue(name: string, value: string, kind: 'string' | 'int' | 'bool' | 'list'): unknown {
+function envValue(name: string, where: string, value: string, kind: 'string' | 'int' | 'bool' | 'list'): unknown {
   if (kind === 'int') {
-    if (!/^-?\d+$/.test(value.trim())) throw new ConfigError(`${name}: expected a whole number, got "${value}"`);
+    if (!/^-?\d+$/.test(value.trim())) {
+      throw new ConfigError(`invalid configuration: ${where}: expected a whole number, got "${value}" (set by ${name})`);
+    }
     return Number(value);
   }
   if (kind === 'bool') return /^(1|true|yes|on)$/i.test(value);
@@ -132,15 +135,28 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
       Object.assign(raw, parseToml(text) as RawConfig);
     } catch (err) {
       const msg = (err as Error).message.split('\n')[0];
-      throw new ConfigError(`config file ${file}: invalid TOML: ${msg}`);
+      const { line, column } = err as { line?: number; column?: number };
+      const at = line ? ` (line ${line}, column ${column ?? 1})` : '';
+      throw new ConfigError(`config file ${file}: invalid TOML${at}: ${msg}`);
     }
   }
+  // Where a value came from when it was not the file, so an error points at the setting the operator wrote.
+  const source = new Map<string, string>();
   for (const [name, [section, key, kind]] of Object.entries(ENV_KEYS)) {
     const v = env[name];
-    if (v !== undefined && v !== '') setKey(raw, section, key, envValue(name, v, kind));
+    if (v !== undefined && v !== '') {
+      setKey(raw, section, key, envValue(name, `${section}.${key}`, v, kind));
+      source.set(`${section}.${key}`, name);
+    }
   }
-  if (flags.dataDir) setKey(raw, 'storage', 'data_dir', flags.dataDir);
-  if (flags.listen) setKey(raw, 'server', 'listen', flags.listen);
+  if (flags.dataDir) {
+    setKey(raw, 'storage', 'data_dir', flags.dataDir);
+    source.set('storage.data_dir', '--data-dir');
+  }
+  if (flags.listen) {
+    setKey(raw, 'server', 'listen', flags.listen);
+    source.set('server.listen', '--listen');
+  }
 
   const parsed = configSchema.safeParse(raw);
   if (!parsed.success) {
@@ -151,7 +167,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
       where = [...issue.path, issue.keys[0]].join('.');
       message = 'unknown key';
     }
-    throw new ConfigError(`invalid configuration: ${where || '(top level)'}: ${message}`);
+    const from = source.get(where);
+    throw new ConfigError(`invalid configuration: ${where || '(top level)'}: ${message}${from ? ` (set by ${from})` : ''}`);
   }
   const cfg = parsed.data;
   if (Boolean(cfg.server.tls_cert) !== Boolean(cfg.server.tls_key)) {

@@ -4,8 +4,9 @@ import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors';
 import type { AppEnv, AppServices } from './context';
 import { errorResponse, toApiError, validationHook } from './errors';
-import { apiKeyAuth, requestTimezone, requireJsonBody } from './middleware';
+import { apiKeyAuth, refuseKeyInQuery, requestTimezone, requireJsonBody } from './middleware';
 import { API_ROUTE_MODULES } from './api-v1.routes';
+import { registerDocs } from './docs';
 
 /** Paths under /api/v1 reachable without a key: the interface description itself. */
 const PUBLIC_PATHS = new Set(['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/docs/']);
@@ -21,6 +22,8 @@ export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
       },
     }),
   );
+  // Even on the public paths: a key in a URL is a leak the caller must learn about.
+  api.use('*', refuseKeyInQuery());
   api.use('*', async (c, next) => {
     if (PUBLIC_PATHS.has(c.req.path) || c.req.path.startsWith('/api/v1/docs/')) return next();
     return apiKeyAuth()(c, next);
@@ -35,6 +38,8 @@ export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
     description: 'An API key (`cv_…`) created on the API Key page or with `confvault apikey create`. Never in the URL.',
   });
   for (const mod of API_ROUTE_MODULES) mod.register(api, app);
+  // After the route modules: the document describes every route registered before it.
+  registerDocs(api, app);
 
   api.notFound((c) => errorResponse(c, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${c.req.method} ${c.req.path}`)));
   api.onError((err, c) => errorResponse(c, toApiError(c, err)));

@@ -16,6 +16,9 @@ export function requestId(app: AppServices): MiddlewareHandler<AppEnv> {
     const id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     c.set('requestId', id);
     c.set('app', app);
+    // Set before the handler so it is part of the response's own headers: a HEAD answer is a copy of the GET
+    // response made from those, and loses anything added afterwards. Set again after, for raw Responses.
+    c.header('X-Request-ID', id);
     await next();
     c.res.headers.set('X-Request-ID', id);
   };
@@ -46,7 +49,7 @@ const KEYLIKE_PARAM = /^(x[-_]?)?api[-_]?key$|^key$|^token$|^access[-_]?token$/i
  * /api/v1 authenticates only by the X-API-Key header. Cookies are never consulted; a key in the query
  * string is refused outright so that integrations learn not to leak keys into URLs and logs.
  */
-export function apiKeyAuth(): MiddlewareHandler<AppEnv> {
+export function refuseKeyInQuery(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     const url = new URL(c.req.url);
     for (const [name, value] of url.searchParams) {
@@ -54,6 +57,12 @@ export function apiKeyAuth(): MiddlewareHandler<AppEnv> {
         throw new ApiError('UNAUTHORIZED', 'API keys are accepted only in the X-API-Key header, never in the URL');
       }
     }
+    await next();
+  };
+}
+
+export function apiKeyAuth(): MiddlewareHandler<AppEnv> {
+  return async (c, next) => {
     const key = c.req.header('X-API-Key');
     if (!key) throw new ApiError('UNAUTHORIZED', 'Missing X-API-Key header');
     const principal = authenticateApiKey(c.get('app').db, key.trim());
@@ -89,13 +98,21 @@ export function requirePermission(permission: Permission): MiddlewareHandler<App
   };
 }
 
-/** Bodies of state-changing requests must be JSON. */
+/**
+ * Bodies of state-changing requests must be well-formed JSON, checked here for every path so that a
+ * malformed body is a 422 whatever the route. Hono caches the parsed body for the route's validator.
+ */
 export function requireJsonBody(): MiddlewareHandler<AppEnv> {
   return async (c, next) => {
     if (c.req.method === 'POST' || c.req.method === 'PUT' || c.req.method === 'PATCH') {
       const type = c.req.header('Content-Type') ?? '';
       if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
         throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON with Content-Type: application/json');
+      }
+      try {
+        await c.req.json();
+      } catch {
+        throw ApiError.validation([{ field: 'body', message: 'malformed JSON' }], 'Request body is not valid JSON');
       }
     }
     await next();

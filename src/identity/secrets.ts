@@ -1,6 +1,6 @@
 // The master key (a 0600 file in the data dir) and AES-256-GCM encryption of device secrets at rest.
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, openSync, readFileSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export const MASTER_KEY_FILE = 'master.key';
@@ -41,6 +41,8 @@ export function loadOrCreateMasterKey(dataDir: string): Buffer {
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
   }
+  // A key restored with cp or tar may have come back group- or world-readable: tighten it, as the data dir is.
+  if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   const key = Buffer.from(readFileSync(file, 'utf8').trim(), 'base64');
   if (key.length !== 32) throw new Error(`${file} is not a valid master key (expected 32 bytes, base64)`);
   return key;

@@ -33,20 +33,42 @@ export function formatNullable(ms: number | null, tz: string): string | null {
 
 /**
  * Parse "YYYY-MM-DD HH:MM:SS" as a wall-clock time in `tz`; returns UTC milliseconds, or null when malformed.
- * Wall times in a DST gap resolve to the later offset.
+ * In every zone alike: a wall time repeated by a fall-back is its earlier instant, and one skipped by a
+ * spring-forward is moved forward by the gap (02:30 becomes 03:30), as java.time and Temporal do.
  */
 export function parseLocalTimestamp(text: string, tz: string): number | null {
   const m = /^(\d{4})-(\d{2})-(\d{2})[ T](\d{2}):(\d{2}):(\d{2})$/.exec(text.trim());
   if (!m) return null;
   const [y, mo, d, h, mi, s] = m.slice(1).map(Number);
-  const asUtc = Date.UTC(y, mo - 1, d, h, mi, s);
-  if (Number.isNaN(asUtc) || new Date(asUtc).getUTCDate() !== d) return null;
-  // Two passes of "what offset does tz have at this instant" converge for every real zone.
-  let guess = asUtc;
-  for (let i = 0; i < 2; i++) {
-    const shown = formatTimestamp(guess, tz);
-    const [sy, smo, sd, sh, smi, ss] = shown.split(/[- :]/).map(Number);
-    guess += asUtc - Date.UTC(sy, smo - 1, sd, sh, smi, ss);
+  const asUtc = utcMillis(y, mo, d, h, mi, s);
+  // Date arithmetic rolls out-of-range fields over (month 13, hour 24, 30 February): refuse instead.
+  const back = new Date(asUtc);
+  if (
+    back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d ||
+    back.getUTCHours() !== h || back.getUTCMinutes() !== mi || back.getUTCSeconds() !== s
+  ) {
+    return null;
   }
-  return guess;
+  // The zone's offsets a day either side; no real zone changes offset twice within a day.
+  const before = offsetAt(asUtc - DAY_MS, tz);
+  const after = offsetAt(asUtc + DAY_MS, tz);
+  const text24 = formatTimestamp(asUtc, 'UTC');
+  const candidates = [asUtc - before, asUtc - after].filter((t) => formatTimestamp(t, tz) === text24).sort((a, b) => a - b);
+  return candidates[0] ?? asUtc - before;
+}
+
+const DAY_MS = 86_400_000;
+
+/** How far ahead of UTC the zone's wall clock is at this instant, in milliseconds. */
+function offsetAt(ms: number, tz: string): number {
+  const [y, mo, d, h, mi, s] = formatTimestamp(ms, tz).split(/[- :]/).map(Number);
+  return utcMillis(y, mo, d, h, mi, s) - Math.floor(ms / 1000) * 1000;
+}
+
+/** Date.UTC without its mapping of years 0-99 to 1900-1999. */
+function utcMillis(y: number, mo: number, d: number, h: number, mi: number, s: number): number {
+  const date = new Date(0);
+  date.setUTCFullYear(y, mo - 1, d);
+  date.setUTCHours(h, mi, s, 0);
+  return date.getTime();
 }

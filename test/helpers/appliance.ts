@@ -3,6 +3,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { createLogger } from '../../src/app/logger';
 import { loadConfig } from '../../src/config/config';
@@ -16,6 +17,10 @@ import type { Permission } from '../../src/identity/permissions';
 import { repoRoot } from '../../src/runtime/assets';
 
 export const REPO_ROOT = repoRoot();
+
+/** tsx's loader by absolute URL: a bare `--import tsx` resolves from the child's cwd and fails outside the repo. */
+const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+const MAIN = path.join(REPO_ROOT, 'src/main.ts');
 
 export function tempDir(prefix = 'confvault-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
@@ -87,7 +92,7 @@ export async function startTestAppliance(overrides: Record<string, string> = {})
 
 /** The CLI as a child process, exactly as an operator runs it (through tsx in development). */
 export function runCli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), ...args], {
+  return spawnSync(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     input: opts.input ?? '',
     env: { ...process.env, CONFVAULT_LOG_LEVEL: 'silent', ...opts.env },
@@ -96,10 +101,45 @@ export function runCli(args: string[], opts: { input?: string; env?: NodeJS.Proc
   });
 }
 
-/** Start `confvault serve` as a child process; resolves once /healthz answers. */
-export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}) {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), 'serve', ...args], {
-    cwd: REPO_ROOT,
+export interface CliResult {
+  status: number | null;
+  signal: NodeJS.Signals | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** runCli without blocking the event loop, so that several commands (or an in-process server) run at once. */
+export function runCliAsync(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
+    env: { ...process.env, CONFVAULT_LOG_LEVEL: 'silent', ...opts.env },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (stdout += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  // A command that exits before reading its input (a usage error) must not fail the test with EPIPE.
+  child.stdin.on('error', () => {});
+  child.stdin.end(opts.input ?? '');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+  return new Promise((resolve, reject) => {
+    child.once('error', reject);
+    child.once('close', (status, signal) => {
+      clearTimeout(timer);
+      resolve({ status, signal, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * Start `confvault serve` as a child process; resolves once it logs its URL.
+ * `opts.imports` are extra modules loaded first (`--import`), `opts.cwd` its working directory.
+ */
+export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, opts: { imports?: string[]; cwd?: string } = {}) {
+  const imports = (opts.imports ?? []).flatMap((m) => ['--import', path.isAbsolute(m) ? pathToFileURL(m).href : m]);
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, ...imports, MAIN, 'serve', ...args], {
+    cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
@@ -108,7 +148,10 @@ export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}) {
   child.stdout.on('data', (d) => (stdout += d));
   child.stderr.on('data', (d) => (stderr += d));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}\n${stdout}`)), 30_000);
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`serve did not start:\n${stderr}\n${stdout}`));
+    }, 30_000);
     child.stdout.on('data', () => {
       const m = /"url":"(https?:\/\/[^"]+)"/.exec(stdout);
       if (m) {

@@ -26,6 +26,7 @@ export function checkDatabase(db: DB): CheckReport {
 /**
  * Copy the live database to `dest` while the server keeps writing. The copy is taken in one backup step
  * (a single read transaction, which WAL lets writers run beside), then checked with integrity_check.
+ * The copy is a single file in rollback-journal mode.
  */
 export async function backupDatabase(db: DB, dest: string): Promise<{ file: string; bytes: number; pages: number }> {
   const file = path.resolve(dest);
@@ -33,8 +34,11 @@ export async function backupDatabase(db: DB, dest: string): Promise<{ file: stri
   if (!existsSync(path.dirname(file))) throw new Error(`folder ${path.dirname(file)} does not exist`);
   const result = await db.backup(file, { progress: () => 0x7fffffff });
   chmodSync(file, 0o600);
-  const copy = openDatabase(file, { readonly: true });
+  // The copy inherits WAL mode; switch it to a self-contained rollback-journal file so that it leaves
+  // no -wal/-shm files beside it and opens read-only anywhere it is restored from.
+  const copy = openDatabase(file);
   try {
+    copy.pragma('journal_mode = DELETE');
     const report = checkDatabase(copy);
     if (!report.ok) throw new Error(`the copy failed its integrity check: ${report.lines.join('; ')}`);
   } finally {

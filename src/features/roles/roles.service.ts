@@ -27,8 +27,12 @@ function toRole(db: DB, row: RoleRow): Role {
 
 /** Create the administrator role if missing. Its permissions are implicit (always the whole catalogue). */
 export function ensureBuiltinRoles(db: DB): void {
-  if (!getRoleByName(db, ADMINISTRATOR_ROLE)) {
+  if (getRoleByName(db, ADMINISTRATOR_ROLE)) return;
+  try {
     insertRole(db, { name: ADMINISTRATOR_ROLE, description: 'Every permission', builtin: true });
+  } catch (err) {
+    // Another process (init and serve starting together) created it between our check and insert.
+    if (!isUniqueViolation(err)) throw err;
   }
 }
 

@@ -2,7 +2,7 @@
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
 import { ADMINISTRATOR_ROLE } from '../../identity/permissions';
-import { MIN_PASSWORD_LENGTH, generatePassword, hashPassword } from '../../identity/password';
+import { MIN_PASSWORD_LENGTH, generatePassword, hashPassword, verifyPassword } from '../../identity/password';
 import { getRoleById, getRoleByName } from '../roles/roles.store';
 import { ensureBuiltinRoles } from '../roles/roles.service';
 import { isValidTimeZone } from '../../config/config';
@@ -161,4 +161,33 @@ export async function ensureFirstAdmin(db: DB, password?: string): Promise<strin
     throw err;
   }
   return pw;
+}
+
+export function setUserTimezone(db: DB, username: string, timezone: string | null): User {
+  const row = requireUser(db, username);
+  if (timezone && !isValidTimeZone(timezone)) {
+    throw ApiError.validation([{ field: 'timezone', message: 'unknown IANA time zone' }], 'unknown time zone');
+  }
+  updateUserFields(db, row.id, { timezone: timezone || null });
+  return toUser(db, { ...row, timezone: timezone || null });
+}
+
+// Verified when the username is unknown, so that a wrong name takes as long as a wrong password.
+let dummyHash: Promise<string> | undefined;
+
+export type PasswordCheck =
+  | { result: 'ok'; userId: number; username: string; mustChangePassword: boolean }
+  | { result: 'disabled'; userId: number; username: string }
+  | { result: 'bad' };
+
+/** Check a username and password (web login). A disabled user is told so only after giving the right password. */
+export async function checkUserPassword(db: DB, username: string, password: string): Promise<PasswordCheck> {
+  const row = username.length <= 64 ? getUserByUsername(db, username.trim()) : undefined;
+  if (!row || password.length > 1024) {
+    await verifyPassword(await (dummyHash ??= hashPassword(generatePassword())), password.slice(0, 1024));
+    return { result: 'bad' };
+  }
+  if (!(await verifyPassword(row.password_hash, password))) return { result: 'bad' };
+  if (row.disabled === 1) return { result: 'disabled', userId: row.id, username: row.username };
+  return { result: 'ok', userId: row.id, username: row.username, mustChangePassword: row.must_change_password === 1 };
 }

@@ -1,0 +1,16 @@
+// Loaded into `confvault serve` by tests (--import): an /api/v1 route guarded by devices.view that reports its caller,
+// so tests can watch permission changes made from the CLI take effect on a running server, and one that fails.
+import { API_ROUTE_MODULES } from '../../src/http/api-v1.routes';
+import { requirePermission } from '../../src/http/middleware';
+
+API_ROUTE_MODULES.push({
+  register(api) {
+    api.get('/test-probe', requirePermission('devices.view'), (c) => {
+      const p = c.get('principal');
+      return c.json({ username: p.username, role: p.roleName, api_key_id: p.apiKeyId });
+    });
+    api.get('/test-probe/fail', () => {
+      throw new Error('internal detail: /srv/secret/path.ts:42 password=hunter2');
+    });
+  },
+});
