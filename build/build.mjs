@@ -1,0 +1,185 @@
+// Builds dist/confvault: one Node.js Single Executable Application (esbuild bundle + SEA blob with assets, injected into a copy of node).
+import { execFileSync } from 'node:child_process';
+import { createRequire } from 'node:module';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import * as esbuild from 'esbuild';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const TMP = path.join(ROOT, 'build/.tmp'); // intermediates; ignored by git (".tmp/"), removed after a good build
+const EXE = path.join(ROOT, 'dist/confvault');
+const SEA_FUSE = 'NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2';
+const started = Date.now();
+const rel = (p) => path.relative(ROOT, p);
+const step = (msg) => console.log(`[build ${((Date.now() - started) / 1000).toFixed(1)}s] ${msg}`);
+
+// ---------------------------------------------------------------------------------------------
+// THE ASSET LIST: every file the executable carries, keyed as src/runtime/assets.ts reads it
+// (readAsset / listAssets). Add new shipped files or folders here and nowhere else.
+const ASSET_FILES = {
+  'native/better_sqlite3.node': 'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
+  'native/argon2.linux-x64-gnu.node': 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node',
+  'node_modules/@scalar/api-reference/dist/browser/standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
+};
+// Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]
+const ASSET_FOLDERS = [
+  ['schema', true],
+  ['src/web/static', false], // the web interface's CSS/JS, once it exists
+];
+// ---------------------------------------------------------------------------------------------
+
+function walk(dir) {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) =>
+    e.isDirectory() ? walk(path.join(dir, e.name)) : e.isFile() ? [path.join(dir, e.name)] : [],
+  );
+}
+
+/** key -> absolute file, plus manifest.json (the sorted list of all keys, itself included). */
+function collectAssets() {
+  const assets = {};
+  for (const [key, file] of Object.entries(ASSET_FILES)) assets[key] = path.join(ROOT, file);
+  for (const [folder, required] of ASSET_FOLDERS) {
+    const dir = path.join(ROOT, folder);
+    if (!existsSync(dir)) {
+      if (required) throw new Error(`asset folder ${folder}/ is missing`);
+      continue;
+    }
+    // Keys use "/" whatever the platform, as assets.ts builds them.
+    for (const file of walk(dir)) assets[rel(file).split(path.sep).join('/')] = file;
+  }
+  for (const [key, file] of Object.entries(assets)) {
+    if (!existsSync(file)) throw new Error(`asset ${key}: ${rel(file)} not found (did npm ci run its install scripts?)`);
+  }
+  const manifest = path.join(TMP, 'manifest.json');
+  writeFileSync(manifest, JSON.stringify([...Object.keys(assets), 'manifest.json'].sort(), null, 1));
+  assets['manifest.json'] = manifest;
+  return assets;
+}
+
+// Optional native/platform packages the bundle must not contain and must never load from the target's disk:
+// argon2's per-platform packages (the executable sets NAPI_RS_NATIVE_LIBRARY_PATH instead), ssh2's optional
+// cpu-features and sshcrypto.node (both required in try/catch; ssh2 falls back to pure JS). Each becomes a
+// module that throws, which is exactly what those try/catch blocks expect when the package is absent.
+const absentNative = {
+  name: 'absent-native',
+  setup(b) {
+    b.onResolve({ filter: /^@node-rs\/argon2-|^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
+    b.onLoad({ filter: /.*/, namespace: 'absent-native' }, (a) => ({
+      contents: `throw Object.assign(new Error(${JSON.stringify(`${a.path} is not part of the confvault executable`)}), { code: 'MODULE_NOT_FOUND' });`,
+      loader: 'js',
+    }));
+  },
+};
+
+// In a SEA the main script's `require` only loads built-in modules. esbuild's CJS output calls the enclosing
+// `require` for everything it leaves unbundled (built-ins, and argon2's require(process.env.NAPI_RS_NATIVE_LIBRARY_PATH)),
+// so the bundle shadows it with a full require. `var` may redeclare the wrapper's `require` parameter (also in strict
+// mode) and keeps its value, so the right-hand side still sees the SEA's require. Absolute paths resolve from any base.
+const REQUIRE_SHIM = "var require = require('node:module').createRequire(process.execPath);";
+
+async function bundle(version, outfile) {
+  const result = await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src/main.ts')],
+    write: false,
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    tsconfig: path.join(ROOT, 'tsconfig.json'), // strict mode, JSX (hono/jsx) settings
+    define: { __CONFVAULT_VERSION__: JSON.stringify(version) },
+    plugins: [absentNative],
+    legalComments: 'none',
+    logLevel: 'warning', // prints warnings (e.g. import.meta in CJS output, with the file that uses it)
+  });
+  if (result.warnings.length) step(`esbuild: ${result.warnings.length} warning(s) above`);
+  // The shim goes after esbuild's "use strict" directive, not before it as a banner would: a directive
+  // that is not the first statement is ignored and the whole bundle would run in sloppy mode.
+  const code = result.outputFiles[0].text;
+  const directive = /^"use strict";\n/.exec(code)?.[0] ?? '';
+  writeFileSync(outfile, `${directive}// confvault ${version}\n${REQUIRE_SHIM}\n${code.slice(directive.length)}`);
+}
+
+/** Strip a copy of node before injecting (stripping after injection could drop or move the blob's note). */
+function tryStrip(file) {
+  if (process.env.CONFVAULT_NO_STRIP === '1') return 'skipped (CONFVAULT_NO_STRIP=1)';
+  try {
+    execFileSync('strip', [file], { stdio: 'pipe' });
+    return 'stripped';
+  } catch (e) {
+    return e.code === 'ENOENT' ? 'not stripped (strip is not installed)' : `not stripped (${String(e.stderr || e.message).trim()})`;
+  }
+}
+
+/** postject as a child: its ELF writer prints a harmless "Can't find string offset for section name '.note…'" per note. */
+function inject(exe, blob) {
+  const cli = createRequire(import.meta.url).resolve('postject/dist/cli.js');
+  const args = [cli, exe, 'NODE_SEA_BLOB', blob, '--sentinel-fuse', SEA_FUSE]; // no Mach-O segment on Linux
+  try {
+    const r = execFileSync(process.execPath, args, { encoding: 'utf8', stdio: ['ignore', 'pipe', 'pipe'] });
+    step(`postject: ${r.includes('Injection done') ? 'blob injected' : r.trim()}`);
+  } catch (e) {
+    throw new Error(`postject failed:\n${e.stdout ?? ''}${e.stderr ?? ''}`);
+  }
+}
+
+async function main() {
+  if (process.platform !== 'linux') throw new Error('this build script targets Linux only');
+  const version = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+  rmSync(TMP, { recursive: true, force: true });
+  mkdirSync(TMP, { recursive: true });
+  mkdirSync(path.dirname(EXE), { recursive: true });
+
+  const bundleFile = path.join(TMP, 'confvault.cjs');
+  await bundle(version, bundleFile);
+  step(`bundled src/main.ts -> ${rel(bundleFile)} (${(statSync(bundleFile).size / 1e6).toFixed(1)} MB)`);
+
+  const assets = collectAssets();
+  const blob = path.join(TMP, 'confvault.blob');
+  const seaConfig = path.join(TMP, 'sea-config.json');
+  writeFileSync(
+    seaConfig,
+    JSON.stringify(
+      {
+        main: bundleFile,
+        output: blob,
+        disableExperimentalSEAWarning: true,
+        // V8 code cache of the bundle, measured: spawn to first /healthz answer ~100-180 ms instead of
+        // ~180-280 ms, --version ~110 ms instead of ~300 ms. It is valid because it runs on this very node.
+        useCodeCache: process.env.CONFVAULT_NO_CODE_CACHE !== '1',
+        assets,
+      },
+      null,
+      1,
+    ),
+  );
+  execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { cwd: TMP, stdio: ['ignore', 'ignore', 'inherit'] });
+  step(`SEA blob with ${Object.keys(assets).length} assets (${(statSync(blob).size / 1e6).toFixed(1)} MB)`);
+
+  // The executable is node itself: the same binary that the native addons were built against.
+  const partial = `${EXE}.partial`;
+  rmSync(partial, { force: true });
+  copyFileSync(process.execPath, partial);
+  chmodSync(partial, 0o755);
+  step(`copied ${process.execPath} (node ${process.version}); ${tryStrip(partial)}`);
+
+  inject(partial, blob);
+  chmodSync(partial, 0o755);
+  // Rename last, so an interrupted build never leaves a dist/confvault that looks up to date.
+  renameSync(partial, EXE);
+
+  // A first sign of life. The real checks (alone in an empty folder, clean environment) are build/smoke.sh.
+  const out = execFileSync(EXE, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim();
+  if (out !== `confvault ${version}`) throw new Error(`dist/confvault --version printed "${out}"`);
+
+  if (process.env.CONFVAULT_KEEP_BUILD_TMP !== '1') rmSync(TMP, { recursive: true, force: true });
+  const mb = (statSync(EXE).size / 1e6).toFixed(1);
+  step(`done: ${rel(EXE)} ${mb} MB, "${out}", built in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+}
+
+main().catch((e) => {
+  rmSync(`${EXE}.partial`, { force: true });
+  console.error(`build failed: ${e?.stack || e}`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,100 @@
+// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, SIGTERM.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, spawnSync } from 'node:child_process';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+// Not the shared helpers: they load the whole app into this process, which this test never uses.
+const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
+
+const EXE = path.join(REPO_ROOT, 'dist/confvault');
+const VERSION = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
+
+function newestMtime(p: string): number {
+  const st = statSync(p);
+  if (!st.isDirectory()) return st.mtimeMs;
+  return Math.max(st.mtimeMs, ...readdirSync(p).map((f) => newestMtime(path.join(p, f))));
+}
+
+/** Build unless dist/confvault is newer than every source that goes into it. */
+function ensureBuilt(): void {
+  const inputs = ['src', 'schema', 'build/build.mjs', 'package.json'].map((p) => path.join(REPO_ROOT, p)).filter(existsSync);
+  if (existsSync(EXE) && statSync(EXE).mtimeMs > Math.max(...inputs.map(newestMtime))) return;
+  const t0 = performance.now();
+  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'build/build.mjs')], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 300_000 });
+  assert.equal(r.status, 0, `npm run build failed:\n${r.stdout}\n${r.stderr}`);
+  console.log(`dist/confvault was stale or missing: rebuilt in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
+}
+
+test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM', { timeout: 600_000 }, async () => {
+  ensureBuilt();
+  const dir = mkdtempSync(path.join(tmpdir(), 'confvault-exe-'));
+  const exe = path.join(dir, 'confvault');
+  copyFileSync(EXE, exe); // alone: no node_modules next to it or above it
+  // A clean environment, as under systemd: no NODE_OPTIONS, NODE_PATH or npm variables.
+  const env = { PATH: '/usr/bin:/bin', HOME: dir, CONFVAULT_LOG_LEVEL: 'info' };
+  const run = (args: string[]) => spawnSync(exe, args, { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
+  const data = path.join(dir, 'data');
+  let child: ReturnType<typeof spawn> | undefined;
+  try {
+    const v = run(['--version']);
+    assert.equal(v.status, 0, v.stderr);
+    assert.equal(v.stdout.trim(), `confvault ${VERSION}`);
+
+    const init = run(['init', '--data-dir', data]);
+    assert.equal(init.status, 0, init.stderr);
+    assert.ok(init.stdout.trim().length >= 12, 'init prints the admin password');
+    assert.equal(statSync(data).mode & 0o777, 0o700);
+    assert.ok(existsSync(path.join(data, 'confvault.db')));
+    assert.equal(statSync(path.join(data, 'master.key')).mode & 0o777, 0o600);
+
+    const t0 = performance.now();
+    const proc = spawn(exe, ['serve', '--data-dir', data, '--listen', '127.0.0.1:0'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    child = proc;
+    let stdout = '';
+    let stderr = '';
+    proc.stderr.on('data', (d) => (stderr += d));
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
+      proc.stdout.on('data', (d) => {
+        stdout += d;
+        const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+        if (m) {
+          clearTimeout(timer);
+          resolve(m[1]);
+        }
+      });
+      proc.once('exit', (code) => {
+        clearTimeout(timer);
+        reject(new Error(`serve exited with ${code}:\n${stderr}\n${stdout}`));
+      });
+    });
+    const health = await fetch(`${url}/healthz`);
+    const firstAnswerMs = performance.now() - t0;
+    assert.equal(health.status, 200);
+    console.log(`dist/confvault: spawn to first /healthz answer ${firstAnswerMs.toFixed(0)} ms`);
+
+    // A key made by the executable's own CLI while the server holds the database open.
+    const created = run(['apikey', 'create', 'admin', '--data-dir', data]);
+    assert.equal(created.status, 0, created.stderr);
+    const key = created.stdout.trim().split('\n').pop() ?? '';
+    assert.match(key, /^cv_/);
+    assert.equal((await fetch(`${url}/api/v1/exe-auth-check`)).status, 401);
+    const authed = await fetch(`${url}/api/v1/exe-auth-check`, { headers: { 'X-API-Key': key } });
+    assert.notEqual(authed.status, 401, 'the key from the CLI authenticates against the running server');
+
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    proc.kill('SIGTERM');
+    let timer: NodeJS.Timeout | undefined;
+    const code = await Promise.race([exited, new Promise<string>((r) => (timer = setTimeout(() => r('timeout after 10 s'), 10_000)))]);
+    clearTimeout(timer); // a pending timer would keep the test process alive
+    assert.equal(code, 0, `exit after SIGTERM: ${code}\n${stderr}`);
+    child = undefined;
+  } finally {
+    if (child && child.exitCode === null) child.kill('SIGKILL');
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
