@@ -1,5 +1,5 @@
 // Opens the appliance's state for any command: data dir (0700), native addons, database (migrated), master key.
-import { chmodSync, mkdirSync, statSync } from 'node:fs';
+import { chmodSync, existsSync, mkdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { AppConfig, ConfigFlags } from '../config/config';
 import { loadConfig } from '../config/config';
@@ -8,6 +8,7 @@ import { openDatabase, type DB } from '../db/open';
 import { SecretBox, loadOrCreateMasterKey } from '../identity/secrets';
 import { prepareNativeAddons } from '../runtime/native';
 import { SnapshotStore } from '../store/snapshots';
+import { syncBuiltinTemplates } from '../features/templates/templates.service';
 
 export interface Appliance {
   config: Readonly<AppConfig>;
@@ -34,9 +35,18 @@ export function openAppliance(flags: ConfigFlags, config: Readonly<AppConfig> = 
   prepareNativeAddons(dataDir);
   const dbFile = path.join(dataDir, DB_FILE_NAME);
   const db = openDatabase(dbFile);
+  // Device secrets are encrypted, but configuration metadata is still nobody else's business.
+  for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) {
+    try {
+      if (existsSync(f) && (statSync(f).mode & 0o077) !== 0) chmodSync(f, 0o600);
+    } catch {
+      /* not ours to change (e.g. another user's file read by an operator); the 0700 data dir still guards it */
+    }
+  }
   let migration: MigrateResult;
   try {
     migration = migrate(db, dbFile);
+    syncBuiltinTemplates(db);
   } catch (err) {
     db.close();
     throw err;

@@ -1,9 +1,22 @@
 // The route modules of the public API, registered by explicit import (one per feature).
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv, AppServices } from './context';
+import * as credentialRoutes from '../features/credentials/credentials.routes';
+import * as templateRoutes from '../features/templates/templates.routes';
+import * as deviceRoutes from '../features/devices/devices.routes';
+import * as groupRoutes from '../features/groups/groups.routes';
+import * as backupRoutes from '../features/backups/backups.routes';
+import * as statsRoutes from '../features/stats/stats.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
 }
 
-export const API_ROUTE_MODULES: RouteModule[] = [];
+export const API_ROUTE_MODULES: RouteModule[] = [
+  credentialRoutes,
+  templateRoutes,
+  deviceRoutes,
+  groupRoutes,
+  backupRoutes,
+  statsRoutes,
+];

@@ -4,13 +4,22 @@ import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { FailureType } from '../../engine/types';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
+import { ApiError } from '../../errors';
+import { inScope, type Scope } from '../../identity/principal';
 import {
+  countDeviceBackups,
   getBackupRow,
+  getDeviceScopeRow,
   insertBackup,
+  listDeviceBackupPage,
+  listDeviceHistoryRows,
+  listLatestSnapshotRows,
+  type LatestSnapshotRow,
   latestSuccessfulFingerprint,
   setDeviceLastBackup,
   updateFinishedBackup,
   upsertSnapshot,
+  type BackupListRow,
   type BackupRow,
   type BackupTrigger,
 } from './backups.store';
@@ -74,7 +83,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
   let changed = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id);
+    const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
     changed = previous !== null && previous !== outcome.fingerprint;
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
@@ -112,3 +121,59 @@ export function readBackupText(db: DB, store: SnapshotStore, log: Logger | null,
 }
 
 export { getBackupRow };
+
+/**
+ * One page of a device's history for the public API (spec 4.3). Missing device: BACKUP_DEVICE_NOT_FOUND;
+ * outside the scope: BACKUP_DEVICE_FORBIDDEN. Total and page come from one read transaction, so a
+ * backup finishing in between cannot make them disagree.
+ */
+export function listDeviceBackups(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupListRow[]; total: number } {
+  return db.transaction(() => {
+    const device = getDeviceScopeRow(db, deviceId);
+    if (!device) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
+    if (!inScope(scope, device.group_id)) {
+      throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
+    }
+    const total = countDeviceBackups(db, deviceId);
+    return { items: listDeviceBackupPage(db, deviceId, (page - 1) * limit, limit, total), total };
+  })();
+}
+
+/**
+ * The configuration text of a backup for the public API (spec 4.4), or null when the record has no usable
+ * text. Missing record: BACKUP_NOT_FOUND; owning device outside the scope: BACKUP_DEVICE_FORBIDDEN.
+ */
+export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, backupId: string): string | null {
+  const row = getBackupRow(db, backupId);
+  if (!row) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} does not exist`);
+  if (!inScope(scope, row.group_id)) {
+    throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `The device of backup ${backupId} is outside your device-group scope`);
+  }
+  return readBackupText(db, store, log, row);
+}
+
+/** Like listDeviceBackups, with every column of the records (the web interface's history table). */
+export function listDeviceHistory(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupRow[]; total: number } {
+  return db.transaction(() => {
+    const device = getDeviceScopeRow(db, deviceId);
+    if (!device) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
+    if (!inScope(scope, device.group_id)) throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
+    return { items: listDeviceHistoryRows(db, deviceId, (page - 1) * limit, limit), total: countDeviceBackups(db, deviceId) };
+  })();
+}
+
+/**
+ * A backup record of a given device, with its text (null when it has none). The record must belong to that
+ * device and the device must be in the scope: a diff or view can never reach another device's text by id.
+ */
+export function getDeviceBackup(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, deviceId: number, backupId: string): { row: BackupRow; text: string | null } {
+  const row = getBackupRow(db, backupId);
+  if (!row || row.device_id !== deviceId) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} of device ${deviceId} does not exist`);
+  if (!inScope(scope, row.group_id)) throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `The device of backup ${backupId} is outside your device-group scope`);
+  return { row, text: readBackupText(db, store, log, row) };
+}
+
+/** Newest successful backup of every device in the scope, for configuration search. */
+export function listLatestSnapshots(db: DB, scope: Scope): LatestSnapshotRow[] {
+  return listLatestSnapshotRows(db, scope.all ? null : [...scope.groupIds]);
+}

@@ -25,6 +25,35 @@ export type BackupListRow = Pick<BackupRow, 'id' | 'started_at' | 'finished_at' 
 
 const LIST_COLUMNS = 'id, started_at, finished_at, success, error_message, config_snapshot_hash';
 
+/** The statements of the public API's read paths, prepared once per database handle (they run on every request). */
+function prepareReadStatements(db: DB) {
+  return {
+    pageNewest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`),
+    pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?`),
+    deviceTotal: db.prepare('SELECT total FROM device_backup_counts WHERE device_id = ?').pluck(),
+    backupWithGroup: db.prepare('SELECT b.*, d.group_id FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.id = ?'),
+    deviceGroup: db.prepare('SELECT id, group_id FROM devices WHERE id = ?'),
+  };
+}
+
+// A closed handle's entry goes with it.
+const readStatementCache = new WeakMap<DB, ReturnType<typeof prepareReadStatements>>();
+function readStatements(db: DB) {
+  let s = readStatementCache.get(db);
+  if (!s) readStatementCache.set(db, (s = prepareReadStatements(db)));
+  return s;
+}
+
+/** The device a history request names, with the group its scope check needs. */
+export interface DeviceScopeRow {
+  id: number;
+  group_id: number | null;
+}
+
+export function getDeviceScopeRow(db: DB, deviceId: number): DeviceScopeRow | undefined {
+  return readStatements(db).deviceGroup.get(deviceId) as DeviceScopeRow | undefined;
+}
+
 export function insertBackup(db: DB, r: Omit<BackupRow, 'changed'> & { changed?: number }): void {
   db.prepare(
     `INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type,
@@ -48,13 +77,12 @@ export function updateFinishedBackup(
 }
 
 export function getBackupRow(db: DB, id: string): (BackupRow & { group_id: number | null }) | undefined {
-  return db
-    .prepare('SELECT b.*, d.group_id FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.id = ?')
-    .get(id) as (BackupRow & { group_id: number | null }) | undefined;
+  return readStatements(db).backupWithGroup.get(id) as (BackupRow & { group_id: number | null }) | undefined;
 }
 
+/** Records of a device, from the counter the 0002 triggers keep (counting 100,000 index entries takes milliseconds). */
 export function countDeviceBackups(db: DB, deviceId: number): number {
-  return db.prepare('SELECT count(*) FROM backups WHERE device_id = ?').pluck().get(deviceId) as number;
+  return (readStatements(db).deviceTotal.get(deviceId) as number | undefined) ?? 0;
 }
 
 /**
@@ -63,28 +91,23 @@ export function countDeviceBackups(db: DB, deviceId: number): number {
  */
 export function listDeviceBackupPage(db: DB, deviceId: number, offset: number, limit: number, total: number): BackupListRow[] {
   if (offset >= total) return [];
-  if (offset * 2 <= total) {
-    return db
-      .prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`)
-      .all(deviceId, limit, offset) as BackupListRow[];
-  }
+  if (offset * 2 <= total) return readStatements(db).pageNewest.all(deviceId, limit, offset) as BackupListRow[];
   const take = Math.min(limit, total - offset);
   const fromEnd = total - offset - take;
-  const rows = db
-    .prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?`)
-    .all(deviceId, take, fromEnd) as BackupListRow[];
+  const rows = readStatements(db).pageOldest.all(deviceId, take, fromEnd) as BackupListRow[];
   return rows.reverse();
 }
 
-export function latestSuccessfulFingerprint(db: DB, deviceId: number, excludeId: string): string | null {
+/** Fingerprint of the newest successful backup that started before `before` (the one a new version is compared with). */
+export function latestSuccessfulFingerprint(db: DB, deviceId: number, excludeId: string, before: number): string | null {
   const v = db
     .prepare(
       `SELECT change_fingerprint FROM backups
-        WHERE device_id = ? AND success = 1 AND id <> ? AND finished_at IS NOT NULL
+        WHERE device_id = ? AND success = 1 AND id <> ? AND finished_at IS NOT NULL AND started_at <= ?
         ORDER BY started_at DESC, id DESC LIMIT 1`,
     )
     .pluck()
-    .get(deviceId, excludeId) as string | null | undefined;
+    .get(deviceId, excludeId, before) as string | null | undefined;
   return v ?? null;
 }
 
@@ -103,14 +126,49 @@ export function runningBackupForDevice(db: DB, deviceId: number): string | undef
   return db.prepare('SELECT id FROM backups WHERE device_id = ? AND finished_at IS NULL').pluck().get(deviceId) as string | undefined;
 }
 
-/** Close records a crash left running; returns how many. */
-export function closeInterruptedBackups(db: DB, at: number): number {
+/** Close records a crash left running (those started before `startedBefore`); returns how many. */
+export function closeInterruptedBackups(db: DB, at: number, startedBefore = at): number {
   return db
     .prepare(
       `UPDATE backups SET finished_at = @at, success = 0, failure_type = 'INTERRUPTED',
               error_message = 'Interrupted: the appliance stopped before this backup finished',
               duration_ms = @at - started_at
-        WHERE finished_at IS NULL`,
+        WHERE finished_at IS NULL AND started_at <= @before`,
     )
-    .run({ at }).changes;
+    .run({ at, before: startedBefore }).changes;
+}
+
+/** One page of a device's history with every column the web interface shows (trigger, failure type, change flag), newest first. */
+export function listDeviceHistoryRows(db: DB, deviceId: number, offset: number, limit: number): BackupRow[] {
+  return db
+    .prepare('SELECT * FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?')
+    .all(deviceId, limit, offset) as BackupRow[];
+}
+
+/** The newest successful backup of each device in `deviceIds` (a JSON array), with its snapshot hash. */
+export interface LatestSnapshotRow {
+  device_id: number;
+  device_name: string;
+  backup_id: string;
+  started_at: number;
+  config_snapshot_hash: string;
+}
+
+/**
+ * The newest successful backup of every device in the scope (null groupIds: all devices), by name. Each device
+ * reads the head of its backups_device_history range until its first success, so the cost follows the device count.
+ */
+export function listLatestSnapshotRows(db: DB, groupIds: readonly number[] | null): LatestSnapshotRow[] {
+  const scoped = groupIds !== null;
+  return db
+    .prepare(
+      `SELECT x.device_id, x.device_name, b.id AS backup_id, b.started_at, b.config_snapshot_hash
+         FROM (SELECT d.id AS device_id, d.name AS device_name,
+                      (SELECT b.id FROM backups b WHERE b.device_id = d.id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
+                        ORDER BY b.started_at DESC, b.id DESC LIMIT 1) AS backup_id
+                 FROM devices d ${scoped ? 'WHERE d.group_id IN (SELECT value FROM json_each(?))' : ''}) x
+         JOIN backups b ON b.id = x.backup_id
+        ORDER BY x.device_name`,
+    )
+    .all(...(scoped ? [JSON.stringify(groupIds)] : [])) as LatestSnapshotRow[];
 }

@@ -1,0 +1,128 @@
+// Public API v1 credential endpoints: list, read, create, update, delete. Permission checks only (spec 4.6 rule 4).
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv, AppServices } from '../../http/context';
+import { requirePermission } from '../../http/middleware';
+import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
+import {
+  CredentialCreateSchema,
+  CredentialListQuery,
+  CredentialPageSchema,
+  CredentialSchema,
+  CredentialUpdateSchema,
+  toCredentialDto,
+} from './credentials.schemas';
+import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential } from './credentials.service';
+
+const tags = ['Credentials'];
+const security = [{ ApiKeyAuth: [] }];
+const params = z.object({ credential_id: IntIdParam('credential_id').openapi({ description: 'Credential id' }) });
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/credentials',
+  operationId: 'listCredentials',
+  tags,
+  summary: 'List credentials',
+  description: 'Credentials ordered by id, paged. Secrets are never returned, only `has_*` flags.',
+  security,
+  middleware: [requirePermission('credentials.view')] as const,
+  request: { query: CredentialListQuery },
+  responses: {
+    200: jsonResponse(CredentialPageSchema, 'One page of credentials'),
+    ...errorResponses('PERMISSION_DENIED'),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/credentials/{credential_id}',
+  operationId: 'getCredential',
+  tags,
+  summary: 'Read a credential',
+  security,
+  middleware: [requirePermission('credentials.view')] as const,
+  request: { params },
+  responses: {
+    200: jsonResponse(CredentialSchema, 'The credential'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND'),
+  },
+});
+
+const createCredentialRoute = createRoute({
+  method: 'post',
+  path: '/credentials',
+  operationId: 'createCredential',
+  tags,
+  summary: 'Create a credential',
+  description: 'Secrets are encrypted at rest and write-only. A private key is checked (it must parse and its passphrase must open it).',
+  security,
+  middleware: [requirePermission('credentials.create')] as const,
+  request: { body: jsonBody(CredentialCreateSchema) },
+  responses: {
+    201: jsonResponse(CredentialSchema, 'The created credential'),
+    ...errorResponses('PERMISSION_DENIED', 'CREDENTIAL_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
+});
+
+const updateRoute = createRoute({
+  method: 'put',
+  path: '/credentials/{credential_id}',
+  operationId: 'updateCredential',
+  tags,
+  summary: 'Update a credential',
+  description: 'Changes the given fields only. An omitted secret keeps the stored one; null clears it.',
+  security,
+  middleware: [requirePermission('credentials.update')] as const,
+  request: { params, body: jsonBody(CredentialUpdateSchema) },
+  responses: {
+    200: jsonResponse(CredentialSchema, 'The updated credential'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CREDENTIAL_NAME_EXISTS', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/credentials/{credential_id}',
+  operationId: 'deleteCredential',
+  tags,
+  summary: 'Delete a credential',
+  description: 'Refused with `RESOURCE_CREDENTIAL_IN_USE` while any device uses the credential.',
+  security,
+  middleware: [requirePermission('credentials.delete')] as const,
+  request: { params },
+  responses: {
+    200: jsonResponse(SuccessStatusSchema, 'Deleted'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'RESOURCE_CREDENTIAL_IN_USE'),
+  },
+});
+
+export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
+  api.openapi(listRoute, (c) => {
+    const { page, limit, q } = c.req.valid('query');
+    const { items, total } = listCredentials(app.db, { page, limit, q });
+    const tz = c.get('timezone');
+    return c.json({ items: items.map((i) => toCredentialDto(i, tz)), pagination: pagination(page, limit, total) }, 200);
+  });
+
+  api.openapi(getRoute, (c) => {
+    const { credential_id } = c.req.valid('param');
+    return c.json(toCredentialDto(getCredential(app.db, credential_id), c.get('timezone')), 200);
+  });
+
+  api.openapi(createCredentialRoute, (c) => {
+    const created = createCredential(app.db, app.secrets, c.req.valid('json'));
+    return c.json(toCredentialDto(created, c.get('timezone')), 201);
+  });
+
+  api.openapi(updateRoute, (c) => {
+    const { credential_id } = c.req.valid('param');
+    const updated = updateCredential(app.db, app.secrets, credential_id, c.req.valid('json'));
+    return c.json(toCredentialDto(updated, c.get('timezone')), 200);
+  });
+
+  api.openapi(deleteRoute, (c) => {
+    const { credential_id } = c.req.valid('param');
+    deleteCredential(app.db, credential_id);
+    return c.json({ status: 'success' as const }, 200);
+  });
+}

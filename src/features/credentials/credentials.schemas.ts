@@ -1,0 +1,110 @@
+// Request and response schemas of the credential endpoints (the OpenAPI components), and the response converter.
+import { z } from '@hono/zod-openapi';
+import { paginationQuery, pagedSchema } from '../../http/openapi';
+import { formatTimestamp } from '../../lib/time';
+import type { Credential } from './credentials.store';
+
+const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
+
+const name = z
+  .string()
+  .trim()
+  .min(1)
+  .max(128)
+  .regex(NO_CONTROL, 'must not contain control characters')
+  .openapi({ description: 'Unique name, compared case-insensitively. Leading and trailing spaces are removed.', example: 'core-switches' });
+const username = z
+  .string()
+  .max(128)
+  .regex(NO_CONTROL, 'must not contain control characters')
+  .openapi({ description: 'Login name on the device. May be empty for devices that only ask for a password.', example: 'backup' });
+const description = z.string().max(2000).openapi({ description: 'Free text for operators', example: 'Read-only backup account' });
+
+/** A write-only secret: a value sets it, null clears it; on update, leaving it out keeps the stored one. */
+const secret = (max: number, what: string, example: string) =>
+  z
+    .string()
+    .min(1, 'must not be empty; use null to clear it')
+    .max(max)
+    .nullable()
+    .optional()
+    .openapi({
+      description: `${what} Write-only: stored encrypted (AES-256-GCM) and never returned; responses show only the matching \`has_*\` flag. null clears it; on update an omitted field keeps the stored value.`,
+      writeOnly: true,
+      example,
+    });
+
+const secretFields = {
+  password: secret(1024, 'Login password.', 'correct horse battery staple'),
+  private_key: secret(
+    32_768,
+    'SSH private key, OpenSSH ("BEGIN OPENSSH PRIVATE KEY") or PEM text. Must parse as exactly one private key, opened by `passphrase` when it is encrypted, otherwise 422.',
+    '-----BEGIN OPENSSH PRIVATE KEY-----\n...\n-----END OPENSSH PRIVATE KEY-----\n',
+  ),
+  passphrase: secret(
+    1024,
+    'Passphrase of an encrypted private_key; only allowed with a private key. Clearing the private key without naming the passphrase clears it too.',
+    'key passphrase',
+  ),
+  enable_secret: secret(1024, 'Secret for privileged mode (e.g. Cisco "enable"), used by templates that define an enable step.', 'enable-secret'),
+};
+
+export const CredentialCreateSchema = z
+  .object({ name, username: username.default(''), description: description.default(''), ...secretFields })
+  .strict()
+  .openapi('CredentialCreate', { description: 'A new credential. Unknown fields are refused (422).' });
+
+export const CredentialUpdateSchema = z
+  .object({ name: name.optional(), username: username.optional(), description: description.optional(), ...secretFields })
+  .strict()
+  .openapi('CredentialUpdate', {
+    description: 'Fields to change; omitted fields keep their value. A secret set to null is cleared. Unknown fields are refused (422).',
+  });
+
+const timestamp = (what: string) =>
+  z.string().openapi({ description: `${what}, "YYYY-MM-DD HH:MM:SS" in the request time zone`, example: '2025-03-01 14:05:09' });
+
+export const CredentialSchema = z
+  .object({
+    id: z.number().int().openapi({ example: 3 }),
+    name: z.string().openapi({ example: 'core-switches' }),
+    username: z.string().openapi({ example: 'backup' }),
+    description: z.string().openapi({ example: 'Read-only backup account' }),
+    has_password: z.boolean().openapi({ description: 'A password is stored' }),
+    has_private_key: z.boolean().openapi({ description: 'A private key is stored' }),
+    has_passphrase: z.boolean().openapi({ description: 'A private-key passphrase is stored' }),
+    has_enable_secret: z.boolean().openapi({ description: 'An enable secret is stored' }),
+    device_count: z.number().int().openapi({ description: 'Devices that use this credential', example: 12 }),
+    created_at: timestamp('Creation time'),
+    updated_at: timestamp('Last change'),
+  })
+  .openapi('Credential', { description: 'A login for devices. Secrets are never returned, only whether each one is set.' });
+
+export const CredentialPageSchema = pagedSchema(CredentialSchema, 'CredentialPage');
+
+export const CredentialListQuery = z.object({
+  ...paginationQuery(50, 100),
+  q: z
+    .string()
+    .max(128)
+    .optional()
+    .openapi({ param: { name: 'q', in: 'query' }, description: 'Only credentials whose name contains this text (ASCII case-insensitive)', example: 'core' }),
+});
+
+export type CredentialDto = z.infer<typeof CredentialSchema>;
+
+export function toCredentialDto(c: Credential, tz: string): CredentialDto {
+  return {
+    id: c.id,
+    name: c.name,
+    username: c.username,
+    description: c.description,
+    has_password: c.has_password,
+    has_private_key: c.has_private_key,
+    has_passphrase: c.has_passphrase,
+    has_enable_secret: c.has_enable_secret,
+    device_count: c.device_count,
+    created_at: formatTimestamp(c.created_at, tz),
+    updated_at: formatTimestamp(c.updated_at, tz),
+  };
+}

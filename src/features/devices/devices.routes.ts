@@ -1,0 +1,154 @@
+// Public API routes for devices: list, unreachable list, detail, create, update, delete, under the device-group scope (spec 4.6).
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../../http/context';
+import { requirePermission } from '../../http/middleware';
+import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
+import {
+  DeviceCreateSchema,
+  DeviceListQuerySchema,
+  DevicePageQuerySchema,
+  DevicePageSchema,
+  DeviceSchema,
+  DeviceUpdateSchema,
+  toDeviceDto,
+} from './devices.schemas';
+import { createDevice, deleteDevice, getDevice, listDevices, updateDevice, type Device } from './devices.service';
+
+const tags = ['Devices'];
+const security = [{ ApiKeyAuth: [] }];
+const DeviceIdParams = z.object({ device_id: IntIdParam('device_id') });
+const SCOPE_LIST = 'Only devices inside the key owner’s device-group scope are listed and counted; ungrouped devices need scope "all".';
+const SCOPE_ONE = 'A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`.';
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/devices',
+  operationId: 'listDevices',
+  tags,
+  summary: 'List devices',
+  description: `Paged list of devices ordered by name, with optional filters (combined with AND). ${SCOPE_LIST}`,
+  security,
+  middleware: [requirePermission('devices.view')] as const,
+  request: { query: DeviceListQuerySchema },
+  responses: { 200: jsonResponse(DevicePageSchema, 'One page of devices'), ...errorResponses('PERMISSION_DENIED') },
+});
+
+const unreachableRoute = createRoute({
+  method: 'get',
+  path: '/devices/unreachable',
+  operationId: 'listUnreachableDevices',
+  tags,
+  summary: 'List unreachable devices',
+  description: `Paged list, ordered by name, of the devices whose last backup or probe could not reach them. ${SCOPE_LIST}`,
+  security,
+  middleware: [requirePermission('devices.view')] as const,
+  request: { query: DevicePageQuerySchema },
+  responses: { 200: jsonResponse(DevicePageSchema, 'One page of unreachable devices'), ...errorResponses('PERMISSION_DENIED') },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/devices/{device_id}',
+  operationId: 'getDevice',
+  tags,
+  summary: 'Get a device',
+  description: SCOPE_ONE,
+  security,
+  middleware: [requirePermission('devices.view')] as const,
+  request: { params: DeviceIdParams },
+  responses: { 200: jsonResponse(DeviceSchema, 'The device'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
+});
+
+const createDeviceRoute = createRoute({
+  method: 'post',
+  path: '/devices',
+  operationId: 'createDevice',
+  tags,
+  summary: 'Create a device',
+  description:
+    'Needs only `devices.create`: the `group_id` is not checked against the caller’s scope (spec 4.6 rule 3), so a scoped caller may ' +
+    'create a device it cannot then see. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field.',
+  security,
+  middleware: [requirePermission('devices.create')] as const,
+  request: { body: jsonBody(DeviceCreateSchema) },
+  responses: {
+    201: jsonResponse(DeviceSchema, 'The created device'),
+    ...errorResponses('PERMISSION_DENIED', 'DEVICE_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
+});
+
+const updateRoute = createRoute({
+  method: 'put',
+  path: '/devices/{device_id}',
+  operationId: 'updateDevice',
+  tags,
+  summary: 'Update a device',
+  description: [
+    'Partial update: only the fields in the body change (`{}` changes nothing); send `null` to clear `group_id` or `schedule`.',
+    `${SCOPE_ONE} A scoped caller also gets 403 when moving the device to a group outside its scope, or to no group.`,
+    'Changing the protocol without a port moves a default port (22/23) to the new protocol’s default; a custom port is kept.',
+    'Changing hostname, port or protocol resets reachability to unknown. The recorded host key is kept: set `accept_host_key_change` when the new address presents another key.',
+  ].join('\n\n'),
+  security,
+  middleware: [requirePermission('devices.update')] as const,
+  request: { params: DeviceIdParams, body: jsonBody(DeviceUpdateSchema) },
+  responses: {
+    200: jsonResponse(DeviceSchema, 'The updated device'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'DEVICE_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/devices/{device_id}',
+  operationId: 'deleteDevice',
+  tags,
+  summary: 'Delete a device',
+  description: `Deletes the device and all its backup records. ${SCOPE_ONE}`,
+  security,
+  middleware: [requirePermission('devices.delete')] as const,
+  request: { params: DeviceIdParams },
+  responses: { 200: jsonResponse(SuccessStatusSchema, 'The device was deleted'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
+});
+
+export function register(api: OpenAPIHono<AppEnv>): void {
+  const page = (items: Device[], tz: string, p: number, limit: number, total: number) => ({
+    items: items.map((d) => toDeviceDto(d, tz)),
+    pagination: pagination(p, limit, total),
+  });
+
+  api.openapi(listRoute, (c) => {
+    const { page: p, limit, ...filter } = c.req.valid('query');
+    const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, filter, p, limit);
+    return c.json(page(items, c.get('timezone'), p, limit, total), 200);
+  });
+
+  // Before /devices/{device_id}, which would otherwise take "unreachable" as a (malformed) id.
+  api.openapi(unreachableRoute, (c) => {
+    const { page: p, limit } = c.req.valid('query');
+    const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, { reachability: 'unreachable' }, p, limit);
+    return c.json(page(items, c.get('timezone'), p, limit, total), 200);
+  });
+
+  api.openapi(getRoute, (c) => {
+    const { device_id } = c.req.valid('param');
+    return c.json(toDeviceDto(getDevice(c.get('app').db, c.get('principal').scope, device_id), c.get('timezone')), 200);
+  });
+
+  api.openapi(createDeviceRoute, (c) => {
+    const device = createDevice(c.get('app').db, c.req.valid('json'));
+    return c.json(toDeviceDto(device, c.get('timezone')), 201);
+  });
+
+  api.openapi(updateRoute, (c) => {
+    const { device_id } = c.req.valid('param');
+    const device = updateDevice(c.get('app').db, c.get('principal').scope, device_id, c.req.valid('json'));
+    return c.json(toDeviceDto(device, c.get('timezone')), 200);
+  });
+
+  api.openapi(deleteRoute, (c) => {
+    const { device_id } = c.req.valid('param');
+    deleteDevice(c.get('app').db, c.get('principal').scope, device_id);
+    return c.json({ status: 'success' as const }, 200);
+  });
+}

@@ -1,0 +1,238 @@
+// Queries for devices: scoped, filtered pages in SQL; single rows; writes; what the backup runner records about a device.
+import type { DB } from '../../db/open';
+import type { Scope } from '../../identity/principal';
+import { containsPattern, prepareCached } from './sql';
+
+export type Protocol = 'ssh' | 'telnet';
+export type Reachability = 'reachable' | 'unreachable' | 'unknown';
+
+export interface DeviceRow {
+  id: number;
+  name: string;
+  hostname: string;
+  port: number;
+  protocol: Protocol;
+  group_id: number | null;
+  credential_id: number;
+  template_id: number;
+  enabled: number;
+  description: string;
+  schedule: string | null;
+  host_key: string | null;
+  accept_host_key_change: number;
+  reachability: Reachability;
+  reachability_checked_at: number | null;
+  reachability_error: string | null;
+  last_backup_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** A device row with the summary of its last backup (null columns when there is none or it was pruned). */
+export interface DeviceViewRow extends DeviceRow {
+  last_backup_started_at: number | null;
+  last_backup_success: number | null;
+}
+
+export interface Device {
+  id: number;
+  name: string;
+  hostname: string;
+  port: number;
+  protocol: Protocol;
+  group_id: number | null;
+  credential_id: number;
+  template_id: number;
+  enabled: boolean;
+  description: string;
+  schedule: string | null;
+  accept_host_key_change: boolean;
+  host_key: string | null;
+  reachability: { status: Reachability; checked_at: number | null; error: string | null };
+  last_backup: { id: string; started_at: number; success: boolean } | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export function toDevice(row: DeviceViewRow): Device {
+  return {
+    id: row.id,
+    name: row.name,
+    hostname: row.hostname,
+    port: row.port,
+    protocol: row.protocol,
+    group_id: row.group_id,
+    credential_id: row.credential_id,
+    template_id: row.template_id,
+    enabled: row.enabled === 1,
+    description: row.description,
+    schedule: row.schedule,
+    accept_host_key_change: row.accept_host_key_change === 1,
+    host_key: row.host_key,
+    reachability: { status: row.reachability, checked_at: row.reachability_checked_at, error: row.reachability_error },
+    last_backup:
+      row.last_backup_id !== null && row.last_backup_started_at !== null
+        ? { id: row.last_backup_id, started_at: row.last_backup_started_at, success: row.last_backup_success === 1 }
+        : null,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+export interface DeviceFilter {
+  /** Case-insensitive substring of the name or hostname. */
+  q?: string;
+  /** This group and all its subgroups. */
+  group_id?: number;
+  enabled?: boolean;
+  protocol?: Protocol;
+  reachability?: Reachability;
+}
+
+/**
+ * WHERE clause of a device list, built only from fixed fragments (so each combination of filters is one cached
+ * statement). The scope is applied here, in SQL, so neither a page nor its total can include a device outside it.
+ */
+function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: string; params: Record<string, unknown> } {
+  const conds: string[] = [];
+  const params: Record<string, unknown> = {};
+  let withSql = '';
+  if (!scope.all) {
+    // Ungrouped devices (group_id NULL) never match IN, as spec 4.6 wants for scoped users.
+    conds.push('d.group_id IN (SELECT value FROM json_each(@scope_groups))');
+    params.scope_groups = JSON.stringify([...scope.groupIds]);
+  }
+  if (f.group_id !== undefined) {
+    withSql = `WITH RECURSIVE subgroups(id) AS (
+      SELECT @group_id UNION SELECT g.id FROM device_groups g JOIN subgroups s ON g.parent_id = s.id)`;
+    conds.push('d.group_id IN (SELECT id FROM subgroups)');
+    params.group_id = f.group_id;
+  }
+  if (f.q) {
+    conds.push(`(d.name LIKE @q ESCAPE '\\' OR d.hostname LIKE @q ESCAPE '\\')`);
+    params.q = containsPattern(f.q);
+  }
+  if (f.enabled !== undefined) {
+    conds.push('d.enabled = @enabled');
+    params.enabled = f.enabled ? 1 : 0;
+  }
+  if (f.protocol !== undefined) {
+    conds.push('d.protocol = @protocol');
+    params.protocol = f.protocol;
+  }
+  if (f.reachability !== undefined) {
+    conds.push('d.reachability = @reachability');
+    params.reachability = f.reachability;
+  }
+  return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
+}
+
+const VIEW_COLUMNS = 'd.*, b.started_at AS last_backup_started_at, b.success AS last_backup_success';
+
+export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
+  const { withSql, where, params } = filterSql(scope, f);
+  return (prepareCached(db, `${withSql} SELECT count(*) AS n FROM devices d ${where}`).get(params) as { n: number }).n;
+}
+
+/**
+ * One page of devices in the scope matching the filter, ordered by name (NOCASE, as the column is declared).
+ * The page is cut on ids alone, then joined: when the plan has to sort (a scoped or filtered list) it sorts
+ * (name, id) pairs rather than whole rows, which halves deep-page cost at 10,000 devices, and only the page's
+ * rows look up their last backup.
+ */
+export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number): DeviceViewRow[] {
+  const { withSql, where, params } = filterSql(scope, f);
+  const sql = `${withSql}
+    SELECT ${VIEW_COLUMNS}
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name LIMIT @limit OFFSET @offset) p
+      JOIN devices d ON d.id = p.id
+      LEFT JOIN backups b ON b.id = d.last_backup_id
+     ORDER BY d.name`;
+  return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+}
+
+/** One device with its last-backup summary, regardless of scope (callers check it). */
+export function getDeviceViewRow(db: DB, id: number): DeviceViewRow | undefined {
+  return prepareCached(db, `SELECT ${VIEW_COLUMNS} FROM devices d LEFT JOIN backups b ON b.id = d.last_backup_id WHERE d.id = ?`).get(id) as
+    | DeviceViewRow
+    | undefined;
+}
+
+/** The device's own row (for the backup runner and checks), regardless of scope. */
+export function getDeviceRow(db: DB, id: number): DeviceRow | undefined {
+  return prepareCached(db, 'SELECT * FROM devices WHERE id = ?').get(id) as DeviceRow | undefined;
+}
+
+export type DeviceWritable = Pick<
+  DeviceRow,
+  'name' | 'hostname' | 'port' | 'protocol' | 'group_id' | 'credential_id' | 'template_id' | 'enabled' | 'description' | 'schedule' | 'accept_host_key_change'
+>;
+
+const WRITABLE: readonly (keyof DeviceWritable)[] = [
+  'name',
+  'hostname',
+  'port',
+  'protocol',
+  'group_id',
+  'credential_id',
+  'template_id',
+  'enabled',
+  'description',
+  'schedule',
+  'accept_host_key_change',
+];
+
+export function insertDevice(db: DB, d: DeviceWritable, now = Date.now()): number {
+  const info = prepareCached(
+    db,
+    `INSERT INTO devices (${WRITABLE.join(', ')}, created_at, updated_at)
+     VALUES (${WRITABLE.map((c) => `@${c}`).join(', ')}, @now, @now)`,
+  ).run({ ...d, now });
+  return Number(info.lastInsertRowid);
+}
+
+/** Set the given columns. `resetReachability` marks the device unknown again (its address changed). */
+export function updateDeviceFields(db: DB, id: number, patch: Partial<DeviceWritable>, opts: { resetReachability?: boolean } = {}, now = Date.now()): void {
+  // Column names come from the fixed list above, never from input.
+  const cols = WRITABLE.filter((c) => patch[c] !== undefined);
+  if (cols.length === 0) return;
+  const set = cols.map((c) => `${c} = @${c}`);
+  if (opts.resetReachability) set.push(`reachability = 'unknown', reachability_checked_at = NULL, reachability_error = NULL`);
+  const params: Record<string, unknown> = { id, now };
+  for (const c of cols) params[c] = patch[c];
+  prepareCached(db, `UPDATE devices SET ${set.join(', ')}, updated_at = @now WHERE id = @id`).run(params);
+}
+
+/** Deletes the device; its backup records go with it (ON DELETE CASCADE). Snapshot files are shared and stay. */
+export function deleteDeviceRow(db: DB, id: number): boolean {
+  return prepareCached(db, 'DELETE FROM devices WHERE id = ?').run(id).changes > 0;
+}
+
+export function credentialExists(db: DB, id: number): boolean {
+  return prepareCached(db, 'SELECT 1 AS one FROM credentials WHERE id = ?').get(id) !== undefined;
+}
+
+export function templateExists(db: DB, id: number): boolean {
+  return prepareCached(db, 'SELECT 1 AS one FROM templates WHERE id = ?').get(id) !== undefined;
+}
+
+/**
+ * Record the outcome of a contact attempt (backup or probe). `error` is kept only for `unreachable`.
+ * Does not touch updated_at, which tracks configuration edits, not observations.
+ */
+export function setDeviceReachability(db: DB, id: number, status: Reachability, error: string | null, at: number): void {
+  prepareCached(db, 'UPDATE devices SET reachability = ?, reachability_error = ?, reachability_checked_at = ? WHERE id = ?').run(
+    status,
+    status === 'unreachable' ? error : null,
+    at,
+    id,
+  );
+}
+
+/**
+ * Record the SSH host key fingerprint the device presented, and clear accept_host_key_change: an accepted
+ * change is accepted once. The caller decides when a key may be recorded (first contact, or an accepted change).
+ */
+export function setDeviceHostKey(db: DB, id: number, fingerprint: string): void {
+  prepareCached(db, 'UPDATE devices SET host_key = ?, accept_host_key_change = 0 WHERE id = ?').run(fingerprint, id);
+}

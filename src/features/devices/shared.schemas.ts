@@ -1,0 +1,66 @@
+// Field schemas shared by the device and group APIs: names, descriptions, cron schedules, ids, query filters.
+import { z } from '@hono/zod-openapi';
+import { Cron } from 'croner';
+
+export const TimestampSchema = z.string().openapi({
+  description: '`YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)',
+  example: '2024-05-01 02:00:13',
+});
+
+export const NameSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty')
+  .max(128, 'at most 128 characters')
+  .regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
+
+export const DescriptionSchema = z.string().max(2000, 'at most 2000 characters');
+
+/** Id of another record given in a body; whether it exists is checked by the service (422 naming the field). */
+export const RefIdSchema = z.number().int().min(1);
+
+/**
+ * Why a schedule is unusable, or null. A bare date string is refused although croner would take it as a
+ * one-off run: a schedule must repeat. A pattern that never fires (31 February) is refused too.
+ */
+export function scheduleProblem(expr: string): string | null {
+  if (!/^@\w+$/.test(expr) && !/\s/.test(expr)) return 'must be a cron expression (5 to 7 fields) or a nickname such as @daily';
+  try {
+    const cron = new Cron(expr, { paused: true });
+    const next = cron.nextRun();
+    cron.stop();
+    return next ? null : 'never fires';
+  } catch (err) {
+    return `invalid cron expression: ${(err as Error).message.replace(/^CronPattern: /, '')}`;
+  }
+}
+
+export const ScheduleSchema = z
+  .string()
+  .trim()
+  .min(1, 'must not be empty; use null for no override')
+  .max(128, 'at most 128 characters')
+  .superRefine((v, ctx) => {
+    const problem = scheduleProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: problem });
+  })
+  .openapi({ description: 'Cron expression (minute hour day month weekday, optional seconds first) or a nickname such as @daily', example: '0 3 * * *' });
+
+/** An optional positive integer query parameter. */
+export const IntQuery = (name: string) =>
+  z
+    .string()
+    .regex(/^\d{1,15}$/, `${name} must be a positive integer`)
+    .transform(Number)
+    .optional()
+    .openapi({ type: 'integer', minimum: 1 });
+
+/** An optional boolean query parameter written `true` or `false`. */
+export const BoolQuery = () =>
+  z
+    .enum(['true', 'false'])
+    .transform((v) => v === 'true')
+    .optional()
+    .openapi({ type: 'boolean' });
+
+export const SearchQuery = z.string().max(128, 'at most 128 characters').optional();

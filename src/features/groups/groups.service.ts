@@ -1,0 +1,136 @@
+// Device groups: list, tree, create, update (rename, move with cycle check), delete (only when empty).
+import type { DB } from '../../db/open';
+import { ApiError, isUniqueViolation } from '../../errors';
+import type { Scope } from '../../identity/principal';
+import {
+  countGroups,
+  deleteGroupRow,
+  directDeviceCounts,
+  getGroupRow,
+  getGroupViewRow,
+  groupExists,
+  hasChildGroups,
+  hasDirectDevices,
+  insertGroup,
+  isSelfOrAncestor,
+  listGroupTreeRows,
+  listGroupViewRows,
+  toGroup,
+  updateGroupFields,
+  type Group,
+  type GroupFilter,
+  type GroupPatch,
+} from './groups.store';
+
+export type { Group, GroupFilter };
+
+export interface GroupTreeNode {
+  id: number;
+  name: string;
+  description: string;
+  /** Devices in this group and all its subgroups (within the caller's scope). */
+  device_count: number;
+  children: GroupTreeNode[];
+}
+
+export interface GroupInput {
+  name: string;
+  parent_id: number | null;
+  description: string;
+  schedule: string | null;
+}
+
+/**
+ * Groups are never filtered by the caller's device-group scope (spec 4.6 rule 4); `scope` only limits which
+ * devices their device_count includes, so a count never reveals devices the caller cannot list.
+ */
+export function listGroups(db: DB, scope: Scope, filter: GroupFilter, page: number, limit: number): { items: Group[]; total: number } {
+  // One read transaction, so the page and its total agree with each other.
+  return db.transaction(() => {
+    const total = countGroups(db, filter);
+    const offset = (page - 1) * limit;
+    // Past the end there is nothing to read; skipping the query also keeps absurd page numbers cheap.
+    const items = offset < total ? listGroupViewRows(db, scope, filter, offset, limit).map(toGroup) : [];
+    return { items, total };
+  })();
+}
+
+export function getGroup(db: DB, scope: Scope, id: number): Group {
+  const row = getGroupViewRow(db, scope, id);
+  if (!row) throw ApiError.notFound(`group ${id}`);
+  return toGroup(row);
+}
+
+/** The whole hierarchy, siblings ordered by name; each node counts the devices (in `scope`) of its whole subtree. */
+export function getGroupTree(db: DB, scope: Scope): GroupTreeNode[] {
+  const { rows, direct } = db.transaction(() => ({ rows: listGroupTreeRows(db), direct: directDeviceCounts(db, scope) }))();
+  const nodes = new Map<number, GroupTreeNode>();
+  for (const r of rows) nodes.set(r.id, { id: r.id, name: r.name, description: r.description, device_count: direct.get(r.id) ?? 0, children: [] });
+  const roots: GroupTreeNode[] = [];
+  for (const r of rows) {
+    const parent = r.parent_id === null ? undefined : nodes.get(r.parent_id);
+    (parent ? parent.children : roots).push(nodes.get(r.id)!);
+  }
+  const rollUp = (n: GroupTreeNode): number => {
+    for (const c of n.children) n.device_count += rollUp(c);
+    return n.device_count;
+  };
+  roots.forEach(rollUp);
+  return roots;
+}
+
+function requireParent(db: DB, parentId: number | null): void {
+  if (parentId !== null && !groupExists(db, parentId)) {
+    throw ApiError.validation([{ field: 'parent_id', message: `group ${parentId} does not exist` }], `parent group ${parentId} does not exist`);
+  }
+}
+
+function nameExists(name: string): ApiError {
+  return new ApiError('GROUP_NAME_EXISTS', `a group named "${name}" already exists under the same parent`);
+}
+
+export function createGroup(db: DB, scope: Scope, input: GroupInput): Group {
+  const id = db
+    .transaction(() => {
+      requireParent(db, input.parent_id);
+      try {
+        return insertGroup(db, input);
+      } catch (err) {
+        if (isUniqueViolation(err)) throw nameExists(input.name);
+        throw err;
+      }
+    })
+    .immediate();
+  return getGroup(db, scope, id);
+}
+
+/** Partial update: only the given fields change. Moving under itself or a descendant is refused. */
+export function updateGroup(db: DB, scope: Scope, id: number, patch: GroupPatch): Group {
+  db.transaction(() => {
+    const row = getGroupRow(db, id);
+    if (!row) throw ApiError.notFound(`group ${id}`);
+    if (patch.parent_id !== undefined && patch.parent_id !== null) {
+      requireParent(db, patch.parent_id);
+      if (isSelfOrAncestor(db, id, patch.parent_id)) {
+        throw new ApiError('GROUP_PARENT_INVALID', 'a group cannot be moved under itself or one of its descendants', { parent_id: patch.parent_id });
+      }
+    }
+    try {
+      updateGroupFields(db, id, patch);
+    } catch (err) {
+      if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
+      throw err;
+    }
+  }).immediate();
+  return getGroup(db, scope, id);
+}
+
+/** Only an empty group can go: subgroups and devices are never deleted or re-parented implicitly. */
+export function deleteGroup(db: DB, id: number): void {
+  db.transaction(() => {
+    if (!getGroupRow(db, id)) throw ApiError.notFound(`group ${id}`);
+    if (hasChildGroups(db, id)) throw new ApiError('GROUP_HAS_CHILDREN', 'the group has subgroups; move or delete them first');
+    if (hasDirectDevices(db, id)) throw new ApiError('GROUP_HAS_DEVICES', 'the group holds devices; move or delete them first');
+    deleteGroupRow(db, id);
+  }).immediate();
+}

@@ -1,0 +1,29 @@
+// Public API route for system statistics (spec section 4: GET /stats, dashboard.view; permission only, spec 4.6 rule 4).
+import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv } from '../../http/context';
+import { requirePermission } from '../../http/middleware';
+import { errorResponses, jsonResponse } from '../../http/openapi';
+import { StatisticsSchema, toStatisticsDto } from './stats.schemas';
+import { getStatistics } from './stats.service';
+
+const statsRoute = createRoute({
+  method: 'get',
+  path: '/stats',
+  operationId: 'getStatistics',
+  tags: ['Statistics'],
+  summary: 'System statistics',
+  description:
+    'Counts of devices, groups, credentials and templates, backup outcomes of the last 24 hours, running backups and snapshot ' +
+    'storage. Permission: `dashboard.view`, checked alone: the figures cover the whole appliance whatever the device-group ' +
+    'scope of the key’s user.',
+  security: [{ ApiKeyAuth: [] }],
+  middleware: [requirePermission('dashboard.view')] as const,
+  responses: { 200: jsonResponse(StatisticsSchema, 'The statistics'), ...errorResponses('PERMISSION_DENIED') },
+});
+
+export function register(api: OpenAPIHono<AppEnv>): void {
+  api.openapi(statsRoute, (c) => {
+    c.header('Cache-Control', 'no-store');
+    return c.json(toStatisticsDto(getStatistics(c.get('app').db)), 200);
+  });
+}

@@ -1,0 +1,151 @@
+// Queries behind the statistics endpoint: counters kept by triggers (0001, 0002) and index-only counts, never a scan of backups.
+import type { DB } from '../../db/open';
+
+/** Width of the started_at buckets of backup_outcome_buckets (schema 0002). */
+export const OUTCOME_BUCKET_MS = 600_000;
+
+export interface InventoryCounts {
+  devices: number;
+  devices_enabled: number;
+  devices_unreachable: number;
+  groups: number;
+  credentials: number;
+  templates: number;
+}
+
+export interface BackupCounters {
+  total: number;
+  bytes_before_dedup: number;
+  running: number;
+  snapshot_files: number;
+  bytes_stored: number;
+}
+
+export interface OutcomeCounts {
+  succeeded: number;
+  failed: number;
+}
+
+function prepareStatements(db: DB) {
+  return {
+    // Devices are few (10,000 scan in about a millisecond); unreachable uses devices_reachability.
+    inventory: db.prepare(
+      `SELECT (SELECT count(*) FROM devices) AS devices,
+              (SELECT count(*) FROM devices WHERE enabled = 1) AS devices_enabled,
+              (SELECT count(*) FROM devices WHERE reachability = 'unreachable') AS devices_unreachable,
+              (SELECT count(*) FROM device_groups) AS groups,
+              (SELECT count(*) FROM credentials) AS credentials,
+              (SELECT count(*) FROM templates) AS templates`,
+    ),
+    // Running backups come from the partial index backups_running, which holds only them.
+    counters: db.prepare(
+      `SELECT t.total, t.bytes_before_dedup,
+              (SELECT count(*) FROM backups WHERE finished_at IS NULL) AS running,
+              s.files AS snapshot_files, s.bytes_stored
+         FROM backup_totals t, snapshot_totals s
+        WHERE t.id = 1 AND s.id = 1`,
+    ),
+    bucketSums: db.prepare(
+      'SELECT ifnull(sum(succeeded), 0) AS succeeded, ifnull(sum(failed), 0) AS failed FROM backup_outcome_buckets WHERE bucket >= ?',
+    ),
+    // At most one bucket's worth of records, found through backups_started.
+    exactRange: db.prepare(
+      `SELECT ifnull(sum(success), 0) AS succeeded, ifnull(sum(1 - success), 0) AS failed
+         FROM backups WHERE started_at >= ? AND started_at < ? AND finished_at IS NOT NULL`,
+    ),
+  };
+}
+
+// Prepared once per database handle; a closed handle's entry goes with it.
+const cache = new WeakMap<DB, ReturnType<typeof prepareStatements>>();
+function stmts(db: DB) {
+  let s = cache.get(db);
+  if (!s) cache.set(db, (s = prepareStatements(db)));
+  return s;
+}
+
+export function getInventoryCounts(db: DB): InventoryCounts {
+  return stmts(db).inventory.get() as InventoryCounts;
+}
+
+export function getBackupCounters(db: DB): BackupCounters {
+  return stmts(db).counters.get() as BackupCounters;
+}
+
+/**
+ * Finished records that started at or after `since`, by outcome: whole buckets from the counters, plus an
+ * exact count of the records in the part of the first bucket that lies inside the window.
+ */
+export function countOutcomesSince(db: DB, since: number): OutcomeCounts {
+  const firstWhole = Math.ceil(since / OUTCOME_BUCKET_MS);
+  const whole = stmts(db).bucketSums.get(firstWhole) as OutcomeCounts;
+  const edge = stmts(db).exactRange.get(since, firstWhole * OUTCOME_BUCKET_MS) as OutcomeCounts;
+  return { succeeded: whole.succeeded + edge.succeeded, failed: whole.failed + edge.failed };
+}
+
+// ---- The web dashboard: the same figures limited to a device-group scope (null: every device). ----
+
+const scopeCond = (groupIds: readonly number[] | null) => (groupIds === null ? '' : 'AND d.group_id IN (SELECT value FROM json_each(@groups))');
+const scopeParams = (groupIds: readonly number[] | null) => (groupIds === null ? {} : { groups: JSON.stringify(groupIds) });
+
+export function countScopedDevices(db: DB, groupIds: readonly number[] | null): { total: number; enabled: number; unreachable: number } {
+  return db
+    .prepare(
+      `SELECT count(*) AS total, ifnull(sum(d.enabled), 0) AS enabled, ifnull(sum(d.reachability = 'unreachable'), 0) AS unreachable
+         FROM devices d WHERE 1 = 1 ${scopeCond(groupIds)}`,
+    )
+    .get(scopeParams(groupIds)) as { total: number; enabled: number; unreachable: number };
+}
+
+export interface OutcomeBucketRow {
+  bucket: number;
+  succeeded: number;
+  failed: number;
+}
+
+/** Finished backups per 10-minute bucket since `since`: from the counters for every device, else from the records of the scope's devices. */
+export function listOutcomeBuckets(db: DB, groupIds: readonly number[] | null, since: number): OutcomeBucketRow[] {
+  if (groupIds === null) {
+    return db.prepare('SELECT bucket, succeeded, failed FROM backup_outcome_buckets WHERE bucket >= ? ORDER BY bucket').all(Math.floor(since / OUTCOME_BUCKET_MS)) as OutcomeBucketRow[];
+  }
+  return db
+    .prepare(
+      `SELECT b.started_at / ${OUTCOME_BUCKET_MS} AS bucket, sum(b.success) AS succeeded, sum(1 - b.success) AS failed
+         FROM devices d JOIN backups b ON b.device_id = d.id
+        WHERE b.started_at >= @since AND b.finished_at IS NOT NULL ${scopeCond(groupIds)}
+        GROUP BY bucket ORDER BY bucket`,
+    )
+    .all({ since, ...scopeParams(groupIds) }) as OutcomeBucketRow[];
+}
+
+/** Start times of changed versions since `since` (read through the partial index of schema 0003). */
+export function listChangeTimes(db: DB, groupIds: readonly number[] | null, since: number): number[] {
+  return (
+    db
+      .prepare(
+        `SELECT b.started_at AS t FROM backups b JOIN devices d ON d.id = b.device_id
+          WHERE b.changed = 1 AND b.started_at >= @since ${scopeCond(groupIds)}`,
+      )
+      .all({ since, ...scopeParams(groupIds) }) as { t: number }[]
+  ).map((r) => r.t);
+}
+
+export interface FailureRow {
+  backup_id: string;
+  device_id: number;
+  device_name: string;
+  started_at: number;
+  failure_type: string | null;
+  error_message: string | null;
+}
+
+export function listRecentFailures(db: DB, groupIds: readonly number[] | null, since: number, limit: number): FailureRow[] {
+  return db
+    .prepare(
+      `SELECT b.id AS backup_id, d.id AS device_id, d.name AS device_name, b.started_at, b.failure_type, b.error_message
+         FROM backups b JOIN devices d ON d.id = b.device_id
+        WHERE b.started_at >= @since AND b.finished_at IS NOT NULL AND b.success = 0 ${scopeCond(groupIds)}
+        ORDER BY b.started_at DESC LIMIT @limit`,
+    )
+    .all({ since, limit, ...scopeParams(groupIds) }) as FailureRow[];
+}

@@ -1,0 +1,131 @@
+// Public API v1 backup-template endpoints: list, read, create, update, delete. Permission checks only (spec 4.6 rule 4).
+import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
+import type { AppEnv, AppServices } from '../../http/context';
+import { requirePermission } from '../../http/middleware';
+import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
+import { TemplateCreateSchema, TemplateListQuery, TemplatePageSchema, TemplateSchema, TemplateUpdateSchema, toTemplateDto } from './templates.schemas';
+import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from './templates.service';
+
+const tags = ['Backup templates'];
+const security = [{ ApiKeyAuth: [] }];
+const params = z.object({ template_id: IntIdParam('template_id').openapi({ description: 'Template id' }) });
+
+const listRoute = createRoute({
+  method: 'get',
+  path: '/templates',
+  operationId: 'listTemplates',
+  tags,
+  summary: 'List backup templates',
+  description: 'Built-in and custom templates ordered by id, paged, with optional filters.',
+  security,
+  middleware: [requirePermission('templates.view')] as const,
+  request: { query: TemplateListQuery },
+  responses: {
+    200: jsonResponse(TemplatePageSchema, 'One page of templates'),
+    ...errorResponses('PERMISSION_DENIED'),
+  },
+});
+
+const getRoute = createRoute({
+  method: 'get',
+  path: '/templates/{template_id}',
+  operationId: 'getTemplate',
+  tags,
+  summary: 'Read a backup template',
+  security,
+  middleware: [requirePermission('templates.view')] as const,
+  request: { params },
+  responses: {
+    200: jsonResponse(TemplateSchema, 'The template'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND'),
+  },
+});
+
+const createTemplateRoute = createRoute({
+  method: 'post',
+  path: '/templates',
+  operationId: 'createTemplate',
+  tags,
+  summary: 'Create a custom backup template',
+  description:
+    'Patterns are checked before saving: each must compile, must not nest unbounded repeats (catastrophic backtracking), ' +
+    'strip/ignore patterns must not match every line and redact patterns must not match the empty string. ' +
+    'Each problem is one entry of `error.details.errors`, e.g. `{ "field": "strip_patterns.2", "message": "..." }`.',
+  security,
+  middleware: [requirePermission('templates.create')] as const,
+  request: { body: jsonBody(TemplateCreateSchema) },
+  responses: {
+    201: jsonResponse(TemplateSchema, 'The created template'),
+    ...errorResponses('PERMISSION_DENIED', 'TEMPLATE_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
+});
+
+const updateRoute = createRoute({
+  method: 'put',
+  path: '/templates/{template_id}',
+  operationId: 'updateTemplate',
+  tags,
+  summary: 'Update a custom backup template',
+  description: 'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409).',
+  security,
+  middleware: [requirePermission('templates.update')] as const,
+  request: { params, body: jsonBody(TemplateUpdateSchema) },
+  responses: {
+    200: jsonResponse(TemplateSchema, 'The updated template'),
+    ...errorResponses(
+      'PERMISSION_DENIED',
+      'RESOURCE_NOT_FOUND',
+      'TEMPLATE_NAME_EXISTS',
+      'TEMPLATE_BUILTIN_READONLY',
+      'UNSUPPORTED_MEDIA_TYPE',
+      'PAYLOAD_TOO_LARGE',
+    ),
+  },
+});
+
+const deleteRoute = createRoute({
+  method: 'delete',
+  path: '/templates/{template_id}',
+  operationId: 'deleteTemplate',
+  tags,
+  summary: 'Delete a custom backup template',
+  description: 'Built-ins cannot be deleted; a template used by a device cannot be deleted. Backup records keep their history.',
+  security,
+  middleware: [requirePermission('templates.delete')] as const,
+  request: { params },
+  responses: {
+    200: jsonResponse(SuccessStatusSchema, 'Deleted'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'TEMPLATE_BUILTIN_READONLY', 'TEMPLATE_IN_USE'),
+  },
+});
+
+export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
+  api.openapi(listRoute, (c) => {
+    const query = c.req.valid('query');
+    const { items, total } = listTemplates(app.db, query);
+    const tz = c.get('timezone');
+    return c.json({ items: items.map((t) => toTemplateDto(t, tz)), pagination: pagination(query.page, query.limit, total) }, 200);
+  });
+
+  api.openapi(getRoute, (c) => {
+    const { template_id } = c.req.valid('param');
+    return c.json(toTemplateDto(getTemplate(app.db, template_id), c.get('timezone')), 200);
+  });
+
+  api.openapi(createTemplateRoute, (c) => {
+    const created = createTemplate(app.db, c.req.valid('json'));
+    return c.json(toTemplateDto(created, c.get('timezone')), 201);
+  });
+
+  api.openapi(updateRoute, (c) => {
+    const { template_id } = c.req.valid('param');
+    const updated = updateTemplate(app.db, template_id, c.req.valid('json'));
+    return c.json(toTemplateDto(updated, c.get('timezone')), 200);
+  });
+
+  api.openapi(deleteRoute, (c) => {
+    const { template_id } = c.req.valid('param');
+    deleteTemplate(app.db, template_id);
+    return c.json({ status: 'success' as const }, 200);
+  });
+}

@@ -1,0 +1,167 @@
+// Request and response schemas of the backup-template endpoints (the OpenAPI components), and the response converter.
+import { z } from '@hono/zod-openapi';
+import { TEMPLATE_LIMITS } from '../../engine/templates/index';
+import { paginationQuery, pagedSchema } from '../../http/openapi';
+import { formatTimestamp } from '../../lib/time';
+import type { Template } from './templates.store';
+
+const L = TEMPLATE_LIMITS;
+
+// Shapes and sizes are checked here; regex syntax, catastrophic backtracking and match-everything patterns are
+// checked by the engine's validateTemplate, whose errors come back as the same 422 field list.
+const pattern = (description: string, example: string) =>
+  z.string().min(1).max(L.pattern_max).openapi({ description: `${description} (JavaScript regular expression source)`, example });
+const command = (description: string, example: string) =>
+  z.string().min(1).max(L.command_max).openapi({ description, example });
+
+const EnableSchema = z
+  .object({
+    command: command('Command that enters privileged mode', 'enable'),
+    password_prompt: pattern('Matches the password prompt after the command', '[Pp]assword: ?$'),
+    prompt: pattern('Prompt in privileged mode; null: any prompt ending in "#"', '[\\w.-]+# ?$').nullable(),
+  })
+  .strict();
+
+const RedactRuleSchema = z
+  .object({
+    pattern: pattern('Matched against each line', '^(snmp-server community) \\S+'),
+    replacement: z.string().max(L.pattern_max).openapi({ description: 'Replacement text; $1 etc. refer to groups', example: '$1 <redacted>' }),
+  })
+  .strict()
+  .openapi('RedactRule');
+
+const fields = {
+  name: z
+    .string()
+    .min(1)
+    .max(L.name_max)
+    .openapi({
+      description: 'Unique name (case-insensitive): lower-case letters, digits, ".", "_", "-". Built-in names are reserved.',
+      example: 'cisco-ios-acme',
+    }),
+  vendor: z.string().min(1).max(L.vendor_max).openapi({ description: 'Vendor / platform label', example: 'Cisco IOS / IOS-XE' }),
+  description: z.string().max(L.description_max).openapi({ description: 'Free text', example: 'IOS with the ACME banner stripped' }),
+  mode: z.enum(['shell', 'exec']).openapi({
+    description: '"shell": interactive session driven by the prompt; "exec": one SSH exec channel per command (SSH only)',
+    example: 'shell',
+  }),
+  prompt: pattern('Device prompt at the end of the output; null detects it after login', '[\\w.-]+[#>] ?$').nullable(),
+  pre_commands: z
+    .array(command('Command', 'terminal length 0'))
+    .max(L.commands_per_list)
+    .openapi({ description: 'Commands sent first, output discarded (paging off)', example: ['terminal length 0'] }),
+  commands: z
+    .array(command('Command', 'show running-config'))
+    .min(1)
+    .max(L.commands_per_list)
+    .openapi({ description: 'Commands whose concatenated output is the configuration; at least one', example: ['show running-config'] }),
+  // Inline rather than a named component: the generator drops the null of a nullable $ref.
+  enable: EnableSchema.nullable().openapi({
+    description: 'Privileged-mode step, run when the credential has an enable secret; null for none',
+    example: { command: 'enable', password_prompt: '[Pp]assword: ?$', prompt: null },
+  }),
+  strip_patterns: z
+    .array(pattern('Line pattern', '^! Last configuration change at '))
+    .max(L.patterns_per_list)
+    .openapi({ description: 'Lines matching any of these are dropped before storing', example: ['^! Last configuration change at '] }),
+  ignore_patterns: z
+    .array(pattern('Line pattern', '^ntp clock-period '))
+    .max(L.patterns_per_list)
+    .openapi({ description: 'Lines matching any of these are stored but do not count as a change', example: [] }),
+  redact_patterns: z
+    .array(RedactRuleSchema)
+    .max(L.patterns_per_list)
+    .openapi({ description: 'Secret-masking rules, applied when redaction is on' }),
+  redact: z.boolean().openapi({ description: 'Whether this template redacts by default', example: false }),
+  exit_command: command('Sent to close a shell session politely; null sends nothing', 'exit').nullable(),
+};
+
+export const TemplateCreateSchema = z
+  .object({
+    ...fields,
+    description: fields.description.default(''),
+    mode: fields.mode.default('shell'),
+    prompt: fields.prompt.default(null),
+    pre_commands: fields.pre_commands.default([]),
+    enable: fields.enable.default(null),
+    strip_patterns: fields.strip_patterns.default([]),
+    ignore_patterns: fields.ignore_patterns.default([]),
+    redact_patterns: fields.redact_patterns.default([]),
+    redact: fields.redact.default(false),
+    exit_command: fields.exit_command.default(null),
+  })
+  .strict()
+  .openapi('TemplateCreate', {
+    description: 'A new custom template. Only name, vendor and commands are required. Unknown fields are refused (422).',
+  });
+
+export const TemplateUpdateSchema = z
+  .object(fields)
+  .partial()
+  .strict()
+  .openapi('TemplateUpdate', {
+    description:
+      'Fields to change; omitted fields keep their value and the result is validated as a whole. Built-in templates cannot be updated (409).',
+  });
+
+const timestamp = (what: string) =>
+  z.string().openapi({ description: `${what}, "YYYY-MM-DD HH:MM:SS" in the request time zone`, example: '2025-03-01 14:05:09' });
+
+export const TemplateSchema = z
+  .object({
+    id: z.number().int().openapi({ example: 15 }),
+    ...fields,
+    builtin: z.boolean().openapi({ description: 'Shipped with the appliance; read-only', example: false }),
+    device_count: z.number().int().openapi({ description: 'Devices that use this template', example: 4 }),
+    created_at: timestamp('Creation time'),
+    updated_at: timestamp('Last change (for built-ins: last change shipped by an upgrade)'),
+  })
+  .openapi('Template', { description: 'A backup template: how to pull and clean one platform’s configuration.' });
+
+export const TemplatePageSchema = pagedSchema(TemplateSchema, 'TemplatePage');
+
+const boolParam = z
+  .enum(['true', 'false'])
+  .optional()
+  .transform((v) => (v === undefined ? undefined : v === 'true'))
+  .openapi({ param: { name: 'builtin', in: 'query' }, type: 'boolean', description: 'true: built-ins only; false: custom templates only' });
+
+export const TemplateListQuery = z.object({
+  ...paginationQuery(50, 100),
+  vendor: z
+    .string()
+    .max(L.vendor_max)
+    .optional()
+    .openapi({ param: { name: 'vendor', in: 'query' }, description: 'Exact vendor label, case-insensitive', example: 'Cisco IOS / IOS-XE' }),
+  builtin: boolParam,
+  q: z
+    .string()
+    .max(L.name_max)
+    .optional()
+    .openapi({ param: { name: 'q', in: 'query' }, description: 'Only templates whose name contains this text (case-insensitive)', example: 'cisco' }),
+});
+
+export type TemplateDto = z.infer<typeof TemplateSchema>;
+
+export function toTemplateDto(t: Template, tz: string): TemplateDto {
+  return {
+    id: t.id,
+    name: t.name,
+    vendor: t.vendor,
+    description: t.description,
+    builtin: t.builtin,
+    mode: t.mode,
+    prompt: t.prompt,
+    pre_commands: t.pre_commands,
+    commands: t.commands,
+    enable: t.enable,
+    strip_patterns: t.strip_patterns,
+    ignore_patterns: t.ignore_patterns,
+    redact_patterns: t.redact_patterns,
+    redact: t.redact,
+    exit_command: t.exit_command,
+    device_count: t.device_count,
+    created_at: formatTimestamp(t.created_at, tz),
+    updated_at: formatTimestamp(t.updated_at, tz),
+  };
+}

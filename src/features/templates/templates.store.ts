@@ -1,0 +1,161 @@
+// Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
+import type { DB } from '../../db/open';
+import type { TemplateSpec } from '../../engine/templates/types';
+
+export interface TemplateRow {
+  id: number;
+  name: string;
+  vendor: string;
+  description: string;
+  builtin: number;
+  spec: string;
+  device_count: number;
+  created_at: number;
+  updated_at: number;
+}
+
+/** The settings stored as JSON: everything in TemplateSpec except the identity columns. */
+export type TemplateSettings = Omit<TemplateSpec, 'name' | 'vendor' | 'description'>;
+
+export type Template = TemplateSpec & {
+  id: number;
+  builtin: boolean;
+  device_count: number;
+  created_at: number;
+  updated_at: number;
+};
+
+const DEFAULT_SETTINGS: TemplateSettings = {
+  mode: 'shell',
+  prompt: null,
+  pre_commands: [],
+  commands: [],
+  enable: null,
+  strip_patterns: [],
+  ignore_patterns: [],
+  redact_patterns: [],
+  redact: false,
+  exit_command: null,
+};
+
+/** Settings JSON with a fixed key order, so equal specs give equal text (built-in sync compares the text). */
+export function settingsJson(spec: TemplateSpec): string {
+  const s: TemplateSettings = {
+    mode: spec.mode,
+    prompt: spec.prompt,
+    pre_commands: spec.pre_commands,
+    commands: spec.commands,
+    enable: spec.enable && { command: spec.enable.command, password_prompt: spec.enable.password_prompt, prompt: spec.enable.prompt },
+    strip_patterns: spec.strip_patterns,
+    ignore_patterns: spec.ignore_patterns,
+    redact_patterns: spec.redact_patterns.map((r) => ({ pattern: r.pattern, replacement: r.replacement })),
+    redact: spec.redact,
+    exit_command: spec.exit_command,
+  };
+  return JSON.stringify(s);
+}
+
+export function toTemplateSpec(row: Pick<TemplateRow, 'name' | 'vendor' | 'description' | 'spec'>): TemplateSpec {
+  const settings = JSON.parse(row.spec) as Partial<TemplateSettings>;
+  return { ...DEFAULT_SETTINGS, ...settings, name: row.name, vendor: row.vendor, description: row.description };
+}
+
+export function toTemplate(row: TemplateRow): Template {
+  return {
+    id: row.id,
+    ...toTemplateSpec(row),
+    builtin: row.builtin === 1,
+    device_count: row.device_count,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+  };
+}
+
+// device_count uses the devices_template index: one index probe per listed template.
+const COLUMNS = `t.id, t.name, t.vendor, t.description, t.builtin, t.spec,
+  (SELECT count(*) FROM devices d WHERE d.template_id = t.id) AS device_count, t.created_at, t.updated_at`;
+
+// Filters are bound, never spliced. The table holds the built-ins plus a few custom templates, so a scan is
+// cheaper than maintaining indexes for vendor/builtin; the name filter is a substring match no index serves.
+const FILTER = `(@vendor IS NULL OR t.vendor = @vendor COLLATE NOCASE)
+  AND (@builtin IS NULL OR t.builtin = @builtin)
+  AND (@q IS NULL OR instr(lower(t.name), @q) > 0)`;
+
+function prepareStatements(db: DB) {
+  return {
+    count: db.prepare(`SELECT count(*) FROM templates t WHERE ${FILTER}`).pluck(),
+    page: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE ${FILTER} ORDER BY t.id LIMIT @limit OFFSET @offset`),
+    get: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE t.id = ?`),
+    spec: db.prepare('SELECT name, vendor, description, spec FROM templates WHERE id = ?'),
+    all: db.prepare('SELECT id, name, vendor, description, builtin, spec FROM templates'),
+    insert: db.prepare(
+      `INSERT INTO templates (name, vendor, description, builtin, spec, created_at, updated_at)
+       VALUES (@name, @vendor, @description, @builtin, @spec, @now, @now)`,
+    ),
+    update: db.prepare(
+      'UPDATE templates SET name = @name, vendor = @vendor, description = @description, spec = @spec, updated_at = @now WHERE id = @id',
+    ),
+    remove: db.prepare('DELETE FROM templates WHERE id = ?'),
+  };
+}
+
+// Prepared once per database handle; a closed handle's entry goes with it.
+const cache = new WeakMap<DB, ReturnType<typeof prepareStatements>>();
+function stmts(db: DB) {
+  let s = cache.get(db);
+  if (!s) cache.set(db, (s = prepareStatements(db)));
+  return s;
+}
+
+export interface TemplateFilter {
+  vendor: string | null;
+  builtin: boolean | null;
+  /** Lower-cased name substring. */
+  q: string | null;
+}
+
+function bind(f: TemplateFilter) {
+  return { vendor: f.vendor, builtin: f.builtin === null ? null : f.builtin ? 1 : 0, q: f.q };
+}
+
+export function countTemplateRows(db: DB, f: TemplateFilter): number {
+  return stmts(db).count.get(bind(f)) as number;
+}
+
+export function listTemplateRows(db: DB, f: TemplateFilter, offset: number, limit: number): TemplateRow[] {
+  return stmts(db).page.all({ ...bind(f), limit, offset }) as TemplateRow[];
+}
+
+export function getTemplateRow(db: DB, id: number): TemplateRow | undefined {
+  return stmts(db).get.get(id) as TemplateRow | undefined;
+}
+
+export function getTemplateSpecRow(db: DB, id: number): Pick<TemplateRow, 'name' | 'vendor' | 'description' | 'spec'> | undefined {
+  return stmts(db).spec.get(id) as Pick<TemplateRow, 'name' | 'vendor' | 'description' | 'spec'> | undefined;
+}
+
+export type TemplateSyncRow = Pick<TemplateRow, 'id' | 'name' | 'vendor' | 'description' | 'builtin' | 'spec'>;
+
+export function listTemplateSyncRows(db: DB): TemplateSyncRow[] {
+  return stmts(db).all.all() as TemplateSyncRow[];
+}
+
+export function insertTemplateRow(db: DB, spec: TemplateSpec, builtin: boolean, now: number): number {
+  const info = stmts(db).insert.run({
+    name: spec.name,
+    vendor: spec.vendor,
+    description: spec.description,
+    builtin: builtin ? 1 : 0,
+    spec: settingsJson(spec),
+    now,
+  });
+  return Number(info.lastInsertRowid);
+}
+
+export function updateTemplateRow(db: DB, id: number, spec: TemplateSpec, now: number): void {
+  stmts(db).update.run({ id, name: spec.name, vendor: spec.vendor, description: spec.description, spec: settingsJson(spec), now });
+}
+
+export function deleteTemplateRow(db: DB, id: number): number {
+  return stmts(db).remove.run(id).changes;
+}

@@ -1,0 +1,163 @@
+// Device endpoints × permissions (with and without), and the device-group scope matrix of spec 4.6.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createDevice, type Device, type DeviceInput } from '../../src/features/devices/devices.service';
+import { getDeviceRow, setDeviceReachability } from '../../src/features/devices/devices.store';
+import { createGroup } from '../../src/features/groups/groups.service';
+import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { SCOPE_ALL } from '../../src/identity/principal';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+
+let t: TestAppliance;
+let refs: { credential_id: number; template_id: number };
+const g: Record<string, number> = {};
+const dev: Record<string, Device> = {};
+let seq = 0;
+
+type Json = Record<string, any> & { error?: { code: string; message: string; request_id: string } };
+
+async function call(k: string | undefined, method: string, path: string, json?: unknown) {
+  const res = await t.api(`/api/v1${path}`, { method, key: k, json });
+  const body = (await res.json()) as Json;
+  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), `request_id on ${method} ${path}`);
+  return { status: res.status, body };
+}
+
+function expectDenied(r: { status: number; body: Json }, what: string) {
+  assert.equal(r.status, 403, `${what}: ${JSON.stringify(r.body)}`);
+  assert.equal(r.body.error?.code, 'PERMISSION_DENIED', what);
+}
+
+function seed(name: string, extra: Partial<DeviceInput> = {}) {
+  return createDevice(t.services.db, {
+    name, hostname: '192.0.2.1', protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
+    accept_host_key_change: false, ...refs, ...extra,
+  });
+}
+
+const names = (r: { body: Json }) => r.body.items.map((d: { name: string }) => d.name).sort();
+
+before(async () => {
+  t = await startTestAppliance();
+  const db = t.services.db;
+  const now = Date.now();
+  refs = {
+    credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
+    template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
+  };
+  const group = (name: string, parent: string | null) =>
+    (g[name] = createGroup(db, SCOPE_ALL, { name, parent_id: parent ? g[parent] : null, description: '', schedule: null }).id);
+  group('A', null);
+  group('A1', 'A');
+  group('B', null);
+  dev.a = seed('dev-a', { group_id: g.A });
+  dev.a1 = seed('dev-a1', { group_id: g.A1 });
+  dev.b = seed('dev-b', { group_id: g.B });
+  dev.none = seed('dev-none');
+  for (const d of Object.values(dev)) setDeviceReachability(db, d.id, 'unreachable', 'timeout', now);
+});
+after(() => t.close());
+
+describe('permissions', () => {
+  const endpoints: { perm: Permission; method: string; label: string; path: () => string; json?: () => unknown; ok: number }[] = [
+    { perm: 'devices.view', method: 'GET', label: '/devices', path: () => '/devices', ok: 200 },
+    { perm: 'devices.view', method: 'GET', label: '/devices/unreachable', path: () => '/devices/unreachable', ok: 200 },
+    { perm: 'devices.view', method: 'GET', label: '/devices/{id}', path: () => `/devices/${dev.a.id}`, ok: 200 },
+    { perm: 'devices.create', method: 'POST', label: '/devices', path: () => '/devices', json: () => ({ name: `perm-${++seq}`, hostname: 'h', ...refs }), ok: 201 },
+    { perm: 'devices.update', method: 'PUT', label: '/devices/{id}', path: () => `/devices/${dev.a.id}`, json: () => ({ description: `d${++seq}` }), ok: 200 },
+    { perm: 'devices.delete', method: 'DELETE', label: '/devices/{id}', path: () => `/devices/${seed(`victim-${++seq}`).id}`, ok: 200 },
+  ];
+
+  for (const e of endpoints) {
+    test(`${e.method} ${e.label}: needs ${e.perm}`, async () => {
+      const holder = await t.keyFor({ permissions: [e.perm] });
+      const others = await t.keyFor({ permissions: PERMISSIONS.filter((p) => p !== e.perm) });
+      const ok = await call(holder, e.method, e.path(), e.json?.());
+      assert.equal(ok.status, e.ok, JSON.stringify(ok.body));
+      const denied = await call(others, e.method, e.path(), e.json?.());
+      expectDenied(denied, `${e.method} without ${e.perm}`);
+      assert.match(denied.body.error!.message, new RegExp(e.perm.replace('.', '\\.')));
+      // An invalid body or id does not get past the guard either: permission is checked first.
+      if (e.method !== 'GET') expectDenied(await call(others, e.method, e.method === 'POST' ? '/devices' : '/devices/abc', { bogus: 1 }), 'guard first');
+      const anonymous = await call(undefined, e.method, e.path(), e.json?.());
+      assert.equal(anonymous.status, 401);
+      assert.equal(anonymous.body.error?.code, 'UNAUTHORIZED');
+    });
+  }
+});
+
+describe('device-group scope', () => {
+  const all: Permission[] = ['devices.view', 'devices.create', 'devices.update', 'devices.delete'];
+
+  test('lists and counts show only devices in scope (subgroups included, ungrouped only for "all")', async () => {
+    const cases: [number[] | null, string[]][] = [
+      [null, ['dev-a', 'dev-a1', 'dev-b', 'dev-none']],
+      [[g.A], ['dev-a', 'dev-a1']],
+      [[g.A1], ['dev-a1']],
+      [[g.B], ['dev-b']],
+      [[], []],
+    ];
+    for (const [groups, expected] of cases) {
+      const k = await t.keyFor({ permissions: all, groups });
+      for (const path of ['/devices?q=dev-', '/devices/unreachable']) {
+        const r = await call(k, 'GET', path);
+        assert.deepEqual(names(r), expected, `${path} for scope ${JSON.stringify(groups)}`);
+        assert.equal(r.body.pagination.total, expected.length);
+        assert.equal(r.body.pagination.total_pages, 1);
+      }
+      // A filter pointing outside the scope cannot widen it.
+      const outside = await call(k, 'GET', `/devices?group_id=${g.B}`);
+      assert.equal(outside.body.pagination.total, expected.filter((n) => n === 'dev-b').length);
+    }
+  });
+
+  test('detail, update and delete outside the scope: 403 that says nothing about the device', async () => {
+    const k = await t.keyFor({ permissions: all, groups: [g.A] });
+    for (const d of [dev.b, dev.none]) {
+      const get = await call(k, 'GET', `/devices/${d.id}`);
+      expectDenied(get, 'get');
+      assert.ok(!JSON.stringify(get.body).includes(d.name));
+      // A rename that would collide is still a 403: the scope is checked before anything else.
+      expectDenied(await call(k, 'PUT', `/devices/${d.id}`, { name: 'dev-a' }), 'put');
+      expectDenied(await call(k, 'PUT', `/devices/${d.id}`, { description: 'hijacked', group_id: g.A }), 'put into own scope');
+      expectDenied(await call(k, 'DELETE', `/devices/${d.id}`), 'delete');
+      const row = getDeviceRow(t.services.db, d.id);
+      assert.ok(row, 'still there');
+      assert.deepEqual([row.description, row.group_id, row.name], ['', d.group_id, d.name]);
+    }
+    assert.equal((await call(k, 'GET', `/devices/${dev.a1.id}`)).status, 200);
+    expectDenied(await call(await t.keyFor({ permissions: all, groups: [] }), 'GET', `/devices/${dev.a.id}`), 'empty scope');
+  });
+
+  test('a scoped user cannot move a device out of its scope or make it ungrouped', async () => {
+    const k = await t.keyFor({ permissions: all, groups: [g.A] });
+    const d = seed(`mover-${++seq}`, { group_id: g.A });
+    expectDenied(await call(k, 'PUT', `/devices/${d.id}`, { group_id: g.B }), 'to B');
+    expectDenied(await call(k, 'PUT', `/devices/${d.id}`, { group_id: null }), 'to ungrouped');
+    assert.equal(getDeviceRow(t.services.db, d.id)?.group_id, g.A);
+    const moved = await call(k, 'PUT', `/devices/${d.id}`, { group_id: g.A1 });
+    assert.equal(moved.status, 200);
+    assert.equal(moved.body.group_id, g.A1);
+    const unchanged = await call(k, 'PUT', `/devices/${d.id}`, { group_id: g.A1, description: 'same group' });
+    assert.equal(unchanged.status, 200);
+    const admin = await t.keyFor({ permissions: all });
+    assert.equal((await call(admin, 'PUT', `/devices/${d.id}`, { group_id: null })).status, 200);
+  });
+
+  test('POST checks only devices.create: any group, even one outside the scope (rule 3)', async () => {
+    const k = await t.keyFor({ permissions: all, groups: [g.A] });
+    for (const group_id of [g.B, null]) {
+      const r = await call(k, 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs });
+      assert.equal(r.status, 201);
+      assert.equal(r.body.group_id, group_id);
+      expectDenied(await call(k, 'GET', `/devices/${r.body.id}`), 'created outside scope is then invisible');
+    }
+  });
+
+  test('a scoped delete inside the scope works', async () => {
+    const k = await t.keyFor({ permissions: all, groups: [g.A] });
+    const d = seed(`del-${++seq}`, { group_id: g.A1 });
+    assert.deepEqual((await call(k, 'DELETE', `/devices/${d.id}`)).body, { status: 'success' });
+    assert.equal(getDeviceRow(t.services.db, d.id), undefined);
+  });
+});

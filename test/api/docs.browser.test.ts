@@ -1,0 +1,155 @@
+// The docs page in headless Chromium: it renders the operations and every request it makes goes to the appliance (works on a LAN without internet).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawnSync } from 'node:child_process';
+import { existsSync, mkdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+
+const CHROMIUM = '/usr/bin/chromium';
+const ARTIFACT = path.join(REPO_ROOT, 'test/.artifacts/docs.png');
+
+/**
+ * Install Debian's chromium when it is missing. Only root can; two test files may get here at once, so the
+ * check and the install run under one file lock (apt's own lock would make the second fail, not wait).
+ * Returns a reason to skip, or null when the browser is there.
+ */
+function ensureChromium(): string | null {
+  if (existsSync(CHROMIUM)) return null;
+  if (process.getuid?.() !== 0) {
+    if (!process.env.CI) return `${CHROMIUM} is missing and installing it (apt-get install chromium) needs root; set CI=1 to make this a failure`;
+    throw new Error(`${CHROMIUM} is missing and this CI run is not root, so it cannot be installed`);
+  }
+  const script = `test -x ${CHROMIUM} || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }`;
+  const r = spawnSync('flock', ['-w', '1800', path.join(tmpdir(), 'confvault-chromium-install.lock'), 'sh', '-c', script], {
+    encoding: 'utf8',
+    timeout: 1_800_000,
+  });
+  if (r.status !== 0 || !existsSync(CHROMIUM)) throw new Error(`installing chromium failed (${r.status ?? r.signal}):\n${r.stderr}\n${r.stdout.slice(-2000)}`);
+  return null;
+}
+
+/** Every request a page makes, also those Playwright's page events leave out (the favicon), through the DevTools network domain. */
+async function watchNetwork(page: Page) {
+  const cdp = await page.context().newCDPSession(page);
+  await cdp.send('Network.enable');
+  const w = { requested: [] as string[], failed: [] as string[], problems: [] as string[], headers: new Map<string, Record<string, string>>() };
+  const pending = new Set<string>();
+  let lastActivity = performance.now();
+  cdp.on('Network.requestWillBeSent', (e: { requestId: string; request: { url: string; headers: Record<string, string> } }) => {
+    w.requested.push(e.request.url);
+    w.headers.set(e.request.url, e.request.headers);
+    pending.add(e.requestId);
+    lastActivity = performance.now();
+  });
+  cdp.on('Network.loadingFinished', (e: { requestId: string }) => {
+    pending.delete(e.requestId);
+    lastActivity = performance.now();
+  });
+  cdp.on('Network.loadingFailed', (e: { requestId: string; errorText: string; blockedReason?: string }) => {
+    pending.delete(e.requestId);
+    w.failed.push(`${e.errorText} ${e.blockedReason ?? ''}`);
+  });
+  page.on('request', (r) => w.requested.push(r.url()));
+  page.on('requestfailed', (r) => w.failed.push(`${r.url()} ${r.failure()?.errorText}`));
+  page.on('pageerror', (e) => w.problems.push(`page error: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error' || /Content Security Policy/i.test(m.text())) w.problems.push(`console ${m.type()}: ${m.text()}`);
+  });
+  return {
+    ...w,
+    /** Quiet for 2 s with nothing in flight: late calls (telemetry, fonts, an agent) would have started by then. */
+    async settle(): Promise<void> {
+      const deadline = performance.now() + 30_000;
+      while (pending.size > 0 || performance.now() - lastActivity < 2_000) {
+        assert.ok(performance.now() < deadline, `requests still in flight: ${pending.size}`);
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    },
+    /** Network URLs (not data:, blob:, about:) whose origin is not `origin`. */
+    foreign(origin: string): string[] {
+      return w.requested.filter((u) => !/^(data|blob|about):/.test(u)).filter((u) => new URL(u).origin !== origin);
+    },
+  };
+}
+
+describe('docs page in headless Chromium', () => {
+  let t: TestAppliance | undefined;
+  let browser: Browser | undefined;
+  let skip: string | null = null;
+
+  before(async () => {
+    skip = ensureChromium();
+    if (skip) return;
+    t = await startTestAppliance();
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    });
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  test('renders the operations using only the appliance’s own origin', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const origin = new URL(t!.url).origin;
+    const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
+    const net = await watchNetwork(page);
+
+    const response = await page.goto(`${t!.url}/api/v1/docs`);
+    assert.equal(response?.status(), 200);
+    // The reference has fetched /api/v1/openapi.json and rendered the operations of every area.
+    await page.getByText('Backup content').first().waitFor({ timeout: 60_000 });
+    for (const summary of ['Device backup history', 'System statistics', 'List devices']) {
+      await page.getByText(summary).first().waitFor({ timeout: 10_000 });
+    }
+    // The authentication panel offers the X-API-Key header.
+    await page.getByText('X-API-Key').first().waitFor({ timeout: 10_000 });
+    await net.settle();
+    mkdirSync(path.dirname(ARTIFACT), { recursive: true });
+    await page.screenshot({ path: ARTIFACT, animations: 'disabled' });
+
+    assert.deepEqual(net.foreign(origin), [], 'requests to other hosts');
+    assert.ok(net.requested.some((u) => u.startsWith(`${origin}/api/v1/docs/scalar.js`)), 'bundle from the appliance');
+    assert.ok(net.requested.some((u) => u === `${origin}/api/v1/openapi.json`), 'document from the appliance');
+    assert.deepEqual(net.failed, [], 'failed requests');
+    assert.deepEqual(net.problems, [], 'errors and CSP violations in the page');
+    ctx.diagnostic(`${new Set(net.requested).size} distinct URLs, all on ${origin}; screenshot ${path.relative(REPO_ROOT, ARTIFACT)}`);
+
+    // The page itself holds no credentials: a call from it without a key is refused.
+    const status = await page.evaluate(async () => (await fetch('/api/v1/stats')).status);
+    assert.equal(status, 401);
+    await page.close();
+  });
+
+  test('"Test Request" calls the appliance directly (no proxy) with the X-API-Key typed in, and does not keep it', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const origin = new URL(t!.url).origin;
+    const key = await t!.keyFor({ permissions: ['dashboard.view'] });
+    const page = await browser!.newPage({ viewport: { width: 1400, height: 900 } });
+    const net = await watchNetwork(page);
+    await page.goto(`${t!.url}/api/v1/docs#tag/statistics/get/stats`);
+    await page.getByText('System statistics').first().waitFor({ timeout: 60_000 });
+    const open = page.getByRole('button', { name: /test request/i }).last();
+    await open.scrollIntoViewIfNeeded();
+    await open.click();
+    const dialog = page.getByRole('dialog');
+    await dialog.getByLabel('Value').first().fill(key);
+    await dialog.getByRole('button', { name: /^send/i }).first().click();
+    await dialog.getByText('"total_devices"').first().waitFor({ timeout: 30_000 });
+    await net.settle();
+
+    assert.deepEqual(net.foreign(origin), [], 'requests to other hosts (a request proxy would show here)');
+    assert.equal(net.headers.get(`${origin}/api/v1/stats`)?.['x-api-key'], key, 'the key travels in the X-API-Key header');
+    assert.ok(!net.requested.some((u) => u.includes(key)), 'never in a URL');
+    assert.deepEqual(net.failed, []);
+    assert.deepEqual(net.problems, []);
+    const stored = await page.evaluate(() => JSON.stringify({ ...localStorage }) + JSON.stringify({ ...sessionStorage }) + document.cookie);
+    assert.ok(!stored.includes(key), 'the key is not persisted in the browser');
+    await page.close();
+  });
+});

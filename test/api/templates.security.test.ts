@@ -1,0 +1,125 @@
+// Template endpoints × permissions: each needs exactly its own permission; no device-group scope applies (spec 4.6 rule 4).
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { createTemplate } from '../../src/features/templates/templates.service';
+import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+
+let t: TestAppliance;
+let seq = 0;
+/** Per permission: a key holding only it, and a key holding every other permission (argon2 makes users slow to create). */
+const keys = new Map<Permission, { only: string; allBut: string }>();
+
+const fresh = () =>
+  createTemplate(t.services.db, {
+    name: `sec-${++seq}`,
+    vendor: 'ACME',
+    description: '',
+    mode: 'shell',
+    prompt: null,
+    pre_commands: [],
+    commands: ['show config'],
+    enable: null,
+    strip_patterns: [],
+    ignore_patterns: [],
+    redact_patterns: [],
+    redact: false,
+    exit_command: null,
+  }).id;
+
+interface Endpoint {
+  label: string;
+  permission: Permission;
+  method: string;
+  /** Builds a fresh target so that a successful call (e.g. a delete) does not disturb the next. */
+  request(): { path: string; json?: unknown };
+  ok: number;
+}
+
+const ENDPOINTS: Endpoint[] = [
+  { label: 'GET /templates', permission: 'templates.view', method: 'GET', request: () => ({ path: '/templates' }), ok: 200 },
+  { label: 'GET /templates/{id}', permission: 'templates.view', method: 'GET', request: () => ({ path: `/templates/${fresh()}` }), ok: 200 },
+  {
+    label: 'POST /templates',
+    permission: 'templates.create',
+    method: 'POST',
+    request: () => ({ path: '/templates', json: { name: `new-${++seq}`, vendor: 'ACME', commands: ['show config'] } }),
+    ok: 201,
+  },
+  {
+    label: 'PUT /templates/{id}',
+    permission: 'templates.update',
+    method: 'PUT',
+    request: () => ({ path: `/templates/${fresh()}`, json: { description: 'x' } }),
+    ok: 200,
+  },
+  { label: 'DELETE /templates/{id}', permission: 'templates.delete', method: 'DELETE', request: () => ({ path: `/templates/${fresh()}` }), ok: 200 },
+];
+
+async function call(key: string | undefined, method: string, path: string, json?: unknown) {
+  const res = await t.api(`/api/v1${path}`, { method, key, json });
+  const body = (await res.json()) as { error?: { code: string; request_id: string } };
+  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'));
+  return { status: res.status, body };
+}
+
+before(async () => {
+  t = await startTestAppliance();
+  for (const p of new Set(ENDPOINTS.map((e) => e.permission))) {
+    keys.set(p, { only: await t.keyFor({ permissions: [p] }), allBut: await t.keyFor({ permissions: PERMISSIONS.filter((q) => q !== p) }) });
+  }
+});
+after(() => t.close());
+
+describe('templates security', () => {
+  for (const e of ENDPOINTS) {
+    test(`${e.label}: allowed with ${e.permission}, 403 with every other permission`, async () => {
+      const { only, allBut } = keys.get(e.permission)!;
+      const { path, json } = e.request();
+      const denied = await call(allBut, e.method, path, json);
+      assert.equal(denied.status, 403);
+      assert.equal(denied.body.error?.code, 'PERMISSION_DENIED');
+      const allowed = await call(only, e.method, path, json);
+      assert.equal(allowed.status, e.ok, JSON.stringify(allowed.body));
+    });
+
+    test(`${e.label}: 401 without a key, with a bad key, or with the key in the URL`, async () => {
+      const { path, json } = e.request();
+      for (const key of [undefined, 'cv_not-a-real-key']) {
+        const r = await call(key, e.method, path, json);
+        assert.equal(r.status, 401);
+        assert.equal(r.body.error?.code, 'UNAUTHORIZED');
+      }
+      const inUrl = await call(undefined, e.method, `${path}?api_key=${keys.get(e.permission)!.only}`, json);
+      assert.equal(inUrl.status, 401);
+    });
+  }
+
+  test('the permission check comes before validation and before the built-in rule', async () => {
+    const reader = await t.keyFor({ permissions: ['templates.view'] });
+    assert.equal((await call(reader, 'POST', '/templates', { nonsense: true })).status, 403);
+    assert.equal((await call(reader, 'PUT', '/templates/1', { description: 'x' })).status, 403);
+    assert.equal((await call(reader, 'DELETE', '/templates/not-a-number')).status, 403);
+  });
+
+  test('scope does not apply: a user limited to one device group sees and changes every template', async () => {
+    const db = t.services.db;
+    const now = Date.now();
+    const groupA = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('tsec-a', ?, ?)").run(now, now).lastInsertRowid);
+    const groupB = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('tsec-b', ?, ?)").run(now, now).lastInsertRowid);
+    const used = fresh();
+    const credentialId = Number(db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('tsec-cred', ?, ?)").run(now, now).lastInsertRowid);
+    db.prepare(
+      `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, created_at, updated_at)
+       VALUES ('tsec-dev-b', '192.0.2.9', 22, 'ssh', ?, ?, ?, ?, ?)`,
+    ).run(groupB, credentialId, used, now, now);
+
+    const scoped = await t.keyFor({ permissions: ['templates.view', 'templates.update'], groups: [groupA] });
+    const list = await t.api('/api/v1/templates?limit=100', { key: scoped });
+    const body = (await list.json()) as { items: { id: number; device_count: number }[]; pagination: { total: number } };
+    assert.equal(body.pagination.total, db.prepare('SELECT count(*) FROM templates').pluck().get());
+    assert.equal(body.items.find((i) => i.id === used)?.device_count, 1, 'counts devices outside the scope too');
+    assert.equal((await call(scoped, 'GET', `/templates/${used}`)).status, 200);
+    assert.equal((await call(scoped, 'PUT', `/templates/${used}`, { description: 'scoped edit' })).status, 200);
+  });
+});
