@@ -1,23 +1,27 @@
 // CLI entry of the confvault executable: dispatches to one module per subcommand.
-import { apikeyCommand } from './cli/apikey';
 import { runCommand, type Command } from './cli/common';
-import { dbCommand } from './cli/db';
-import { initCommand } from './cli/init';
-import { roleCommand } from './cli/role';
-import { serveCommand } from './cli/serve';
-import { userCommand } from './cli/user';
 import { VERSION } from './version';
 
-const COMMANDS: Command[] = [serveCommand, initCommand, userCommand, roleCommand, apikeyCommand, dbCommand];
+// Loaded on demand: `confvault user list` need not load the HTTP server, the engine and every route (half its start-up time).
+const COMMANDS: Record<string, () => Promise<Command>> = {
+  serve: async () => (await import('./cli/serve')).serveCommand,
+  init: async () => (await import('./cli/init')).initCommand,
+  user: async () => (await import('./cli/user')).userCommand,
+  role: async () => (await import('./cli/role')).roleCommand,
+  apikey: async () => (await import('./cli/apikey')).apikeyCommand,
+  backup: async () => (await import('./cli/backup')).backupCommand,
+  db: async () => (await import('./cli/db')).dbCommand,
+};
 
-function usage(): string {
-  const width = Math.max(...COMMANDS.map((c) => c.name.length));
+async function usage(): Promise<string> {
+  const commands = await Promise.all(Object.values(COMMANDS).map((load) => load()));
+  const width = Math.max(...commands.map((c) => c.name.length));
   return `confvault ${VERSION}: backs up the configuration of network devices.
 
 Usage: confvault <command> [options]
 
 Commands:
-${COMMANDS.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
+${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
 Every command takes --config FILE and --data-dir DIR, and --help.
   confvault --version     print the version
@@ -27,19 +31,19 @@ Environment: CONFVAULT_CONFIG, CONFVAULT_DATA_DIR, CONFVAULT_LISTEN, CONFVAULT_L
 export async function main(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
-    process.stdout.write(usage() + '\n');
+    process.stdout.write((await usage()) + '\n');
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-V' || name === 'version') {
     process.stdout.write(`confvault ${VERSION}\n`);
     return 0;
   }
-  const cmd = COMMANDS.find((c) => c.name === name);
-  if (!cmd) {
-    process.stderr.write(`confvault: unknown command "${name}"\n\n${usage()}\n`);
+  const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;
+  if (!load) {
+    process.stderr.write(`confvault: unknown command "${name}"\n\n${await usage()}\n`);
     return 2;
   }
-  return runCommand(cmd, rest);
+  return runCommand(await load(), rest);
 }
 
 main(process.argv.slice(2)).then(

@@ -1,16 +1,17 @@
 // `confvault db ...`: online backup of the database and integrity checks.
-import { backupDatabase, checkDatabase, type ExtraCheck } from '../features/maintenance/maintenance.service';
+import { backupDatabase, checkDatabase } from '../features/maintenance/maintenance.service';
+import { pruneBackups } from '../features/maintenance/retention.service';
+import { checkSnapshots } from '../features/maintenance/snapshots-check';
 import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, withAppliance, type Command } from './common';
-
-/** Checks contributed by other parts (snapshot store) to `db check`. */
-export const EXTRA_CHECKS: ExtraCheck[] = [];
 
 export const dbCommand: Command = {
   name: 'db',
-  summary: 'Database backup and integrity check',
+  summary: 'Database backup, integrity check and retention',
   help: `Usage:
   confvault db backup DEST     consistent copy of the live database, safe while the server runs
-  confvault db check           integrity check; exits 1 when anything is wrong
+  confvault db check           database integrity, every referenced snapshot present and matching
+                               its hash, orphan files reported; exits 1 when anything is damaged
+  confvault db prune           apply [retention] now: old records, then unreferenced snapshot files
 
 backup uses SQLite's online backup API, so the appliance keeps serving and backing up devices
 while the copy is made; the copy is verified with integrity_check before the command succeeds.
@@ -33,12 +34,18 @@ ${GLOBAL_OPTIONS_HELP}`,
         });
       case 'check':
         return withAppliance(flags, async (a) => {
-          const reports = [checkDatabase(a.db)];
-          for (const check of EXTRA_CHECKS) reports.push(await check(a.db, a.dataDir));
+          const reports = [checkDatabase(a.db), checkSnapshots(a.db, a.snapshots)];
           for (const r of reports) for (const l of r.lines) out(l);
           const ok = reports.every((r) => r.ok);
           out(ok ? 'check: ok' : 'check: FAILED');
           return ok ? 0 : 1;
+        });
+      case 'prune':
+        return withAppliance(flags, (a) => {
+          const r = pruneBackups(a.db, a.snapshots, a.config.retention.keep_days, a.config.retention.keep_min_versions);
+          out(`records\t${r.records}`);
+          out(`snapshots\t${r.snapshots}`);
+          return 0;
         });
       default:
         throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');

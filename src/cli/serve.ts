@@ -5,8 +5,12 @@ import { loadConfig } from '../config/config';
 import { ensureFirstAdmin } from '../features/users/users.service';
 import { createApp } from '../http/app';
 import type { AppServices } from '../http/context';
-import { startServer } from '../http/server';
+import { loadTls, startServer } from '../http/server';
 import { VERSION } from '../version';
+import { closeInterruptedBackups } from '../features/backups/backups.store';
+import { startRetention } from '../features/maintenance/retention.service';
+import { BackupRunner } from '../engine/runner';
+import { startScheduler } from '../engine/scheduler';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
 export const serveCommand: Command = {
@@ -25,6 +29,8 @@ ${GLOBAL_OPTIONS_HELP}`,
     const { values } = parse(argv, { listen: { type: 'string' } }, false);
     const flags = flagsOf(values);
     const config = loadConfig(flags);
+    // Unusable TLS files are a configuration error: report them before anything is created.
+    loadTls(config);
     const log = createLogger(config.log.level);
     const a = openAppliance(flags, config);
     if (a.migration.applied.length) {
@@ -38,22 +44,27 @@ ${GLOBAL_OPTIONS_HELP}`,
       err('  You will be asked to change it at first login.');
       err('');
     }
+    // Signals are caught from here on, so a stop that arrives during start-up still ends cleanly.
+    let signalled: (signal: string) => void = () => undefined;
+    const stopRequested = new Promise<string>((resolve) => (signalled = resolve));
+    process.once('SIGTERM', () => signalled('SIGTERM'));
+    process.once('SIGINT', () => signalled('SIGINT'));
+
+    const closed = closeInterruptedBackups(a.db, Date.now());
+    if (closed) log.warn({ count: closed }, 'closed backups left running by an earlier stop as interrupted');
     const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
-    const app = createApp(services);
-    const server = await startServer(app, config);
+    const runner = new BackupRunner(services);
+    services.runner = runner;
+    const scheduler = startScheduler(services, runner);
+    const retention = startRetention(a.db, a.snapshots, config, log);
+    const server = await startServer(createApp(services), config);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
-    await new Promise<void>((resolve) => {
-      let stopping = false;
-      const stop = (signal: string) => {
-        if (stopping) return;
-        stopping = true;
-        log.info({ signal }, 'shutting down');
-        void server.close().then(resolve);
-      };
-      process.once('SIGTERM', () => stop('SIGTERM'));
-      process.once('SIGINT', () => stop('SIGINT'));
-    });
+    const signal = await stopRequested;
+    log.info({ signal }, 'shutting down');
+    clearInterval(retention);
+    // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
+    await Promise.all([server.close(), scheduler.stop()]);
     a.close();
     log.info('stopped');
     return 0;

@@ -5,6 +5,7 @@ import type { DB } from '../db/open';
 import type { SecretBox } from '../identity/secrets';
 import type { Principal } from '../identity/principal';
 import type { SnapshotStore } from '../store/snapshots';
+import type { BackupRunner } from '../engine/runner';
 
 export interface AppServices {
   db: DB;
@@ -14,6 +15,8 @@ export interface AppServices {
   /** Absolute data directory (database, master key, snapshots). */
   dataDir: string;
   snapshots: SnapshotStore;
+  /** The process's backup runner (set by `serve`): manual backups share its one-backup-per-device guard. */
+  runner?: BackupRunner;
 }
 
 export interface AppEnv {

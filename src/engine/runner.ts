@@ -1,0 +1,157 @@
+// Runs device backups: a bounded worker pool, one backup per device at a time, retries with backoff, results recorded.
+import type { Logger } from 'pino';
+import type { AppConfig } from '../config/config';
+import type { DB } from '../db/open';
+import { finishBackup, startBackup, type StartedBackup } from '../features/backups/backups.service';
+import { runningBackupForDevice, type BackupTrigger } from '../features/backups/backups.store';
+import type { SecretBox } from '../identity/secrets';
+import type { SnapshotStore } from '../store/snapshots';
+import { collectConfig } from './collect';
+import { loadBackupJob, recordDeviceContact } from './jobs';
+import { changeFingerprint } from './normalise';
+import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
+
+export interface RunnerDeps {
+  db: DB;
+  secrets: SecretBox;
+  snapshots: SnapshotStore;
+  config: Readonly<AppConfig>;
+  log?: Logger | null;
+}
+
+export interface DeviceRunResult {
+  deviceId: number;
+  deviceName: string;
+  backupId: string | null;
+  success: boolean;
+  changed: boolean;
+  failure: FailureType | 'SKIPPED' | null;
+  message: string | null;
+  attempts: number;
+  durationMs: number;
+}
+
+export interface RunOptions {
+  trigger: BackupTrigger;
+  /** Spread start times over 0..jitter ms so a whole fleet does not connect in the same second. */
+  jitterMs?: number;
+  signal?: AbortSignal;
+  onResult?: (r: DeviceRunResult, done: number, total: number) => void;
+}
+
+export function limitsFromConfig(config: Readonly<AppConfig>): CollectLimits {
+  const b = config.backup;
+  return {
+    connect_timeout_ms: b.connect_timeout * 1000,
+    login_timeout_ms: b.login_timeout * 1000,
+    command_timeout_ms: b.command_timeout * 1000,
+    overall_timeout_ms: b.device_timeout * 1000,
+    max_output_bytes: b.max_output_mb * 1024 * 1024,
+  };
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const t = setTimeout(resolve, ms);
+    signal?.addEventListener('abort', () => {
+      clearTimeout(t);
+      resolve();
+    }, { once: true });
+  });
+
+export class BackupRunner {
+  /** Devices being backed up by this process right now. */
+  private readonly active = new Set<number>();
+  private readonly limits: CollectLimits;
+
+  constructor(private readonly deps: RunnerDeps) {
+    this.limits = limitsFromConfig(deps.config);
+  }
+
+  isRunning(deviceId: number): boolean {
+    return this.active.has(deviceId);
+  }
+
+  /** Back up the given devices with the configured concurrency; resolves when all are done. */
+  async run(deviceIds: readonly number[], opts: RunOptions): Promise<DeviceRunResult[]> {
+    const queue = [...new Set(deviceIds)];
+    const results: DeviceRunResult[] = [];
+    const workers = Math.max(1, Math.min(this.deps.config.backup.concurrency, queue.length));
+    let next = 0;
+    const worker = async () => {
+      while (next < queue.length && !opts.signal?.aborted) {
+        const id = queue[next++];
+        if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), opts.signal);
+        const r = await this.backupDevice(id, opts);
+        results.push(r);
+        opts.onResult?.(r, results.length, queue.length);
+      }
+    };
+    await Promise.all(Array.from({ length: workers }, worker));
+    return results;
+  }
+
+  /** One device, with retries for transient failures. Never throws; a failure is a recorded result. */
+  async backupDevice(deviceId: number, opts: RunOptions): Promise<DeviceRunResult> {
+    const { db, secrets, snapshots, config, log } = this.deps;
+    const begun = Date.now();
+    const job = loadBackupJob(db, secrets, deviceId);
+    const base = { deviceId, deviceName: job?.deviceName ?? String(deviceId), backupId: null, changed: false, attempts: 0 };
+    if (!job) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
+    if (this.active.has(deviceId) || runningBackupForDevice(db, deviceId)) {
+      return { ...base, success: false, failure: 'SKIPPED', message: 'A backup of this device is already running.', durationMs: 0 };
+    }
+    this.active.add(deviceId);
+    let started: StartedBackup | null = null;
+    try {
+      started = startBackup(db, deviceId, job.templateId, opts.trigger);
+      let result: CollectResult;
+      let attempts = 0;
+      for (;;) {
+        attempts++;
+        result = await collectConfig(job.target, job.template, this.limits, { redact: config.backup.redact_secrets, signal: opts.signal });
+        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > config.backup.retries || opts.signal?.aborted) break;
+        const backoff = config.backup.retry_backoff * 1000 * 2 ** (attempts - 1);
+        log?.warn({ device_id: deviceId, failure: result.failure, attempt: attempts, retry_in_ms: backoff }, 'backup attempt failed, retrying');
+        await sleep(backoff, opts.signal);
+      }
+      const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
+      recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key });
+      const done = finishBackup(
+        db,
+        snapshots,
+        started,
+        result.ok
+          ? { ok: true, text: result.text, fingerprint: changeFingerprint(result.text, job.template.ignore_patterns) }
+          : { ok: false, failure: result.failure, message: result.message },
+      );
+      log?.info(
+        { device_id: deviceId, backup_id: done.id, success: done.success, changed: done.changed, failure: result.ok ? undefined : result.failure, attempts, trigger: opts.trigger },
+        'backup finished',
+      );
+      return {
+        ...base,
+        backupId: done.id,
+        success: done.success,
+        changed: done.changed,
+        failure: result.ok ? null : result.failure,
+        message: result.ok ? null : result.message,
+        attempts,
+        durationMs: Date.now() - begun,
+      };
+    } catch (err) {
+      log?.error({ err, device_id: deviceId }, 'backup crashed');
+      if (started) {
+        try {
+          finishBackup(db, snapshots, started, { ok: false, failure: 'INTERNAL', message: 'Internal error while recording the backup.' });
+        } catch {
+          /* the start-up sweep closes it as interrupted */
+        }
+      }
+      return { ...base, success: false, failure: 'INTERNAL', message: 'Internal error while recording the backup.', durationMs: Date.now() - begun };
+    } finally {
+      this.active.delete(deviceId);
+    }
+  }
+}

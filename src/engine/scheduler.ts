@@ -1,0 +1,135 @@
+// The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
+import { Cron } from 'croner';
+import type { DB } from '../db/open';
+import { setDeviceReachability } from '../features/devices/devices.store';
+import type { BackupRunner, RunnerDeps } from './runner';
+import { connectTcp } from './transports/tcp';
+import { CollectError } from './types';
+
+/** Each enabled device's effective schedule: its own, else the nearest group's up the tree, else the global one. */
+export function effectiveSchedules(db: DB, globalSchedule: string): Map<string, number[]> {
+  const rows = db
+    .prepare(
+      `WITH RECURSIVE chain(device_id, group_id, depth, schedule) AS (
+         SELECT d.id, d.group_id, 0, d.schedule FROM devices d WHERE d.enabled = 1
+         UNION ALL
+         SELECT c.device_id, g.parent_id, c.depth + 1, g.schedule
+           FROM chain c JOIN device_groups g ON g.id = c.group_id
+          WHERE c.schedule IS NULL)
+       SELECT device_id, schedule FROM chain WHERE schedule IS NOT NULL
+       UNION ALL
+       SELECT device_id, NULL FROM chain GROUP BY device_id HAVING count(schedule) = 0`,
+    )
+    .all() as { device_id: number; schedule: string | null }[];
+  const bySchedule = new Map<string, number[]>();
+  for (const r of rows) {
+    const expr = r.schedule ?? globalSchedule;
+    bySchedule.set(expr, [...(bySchedule.get(expr) ?? []), r.device_id]);
+  }
+  return bySchedule;
+}
+
+export interface SchedulerHandle {
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the schedule: one cron job per distinct expression, re-read from the database every minute so
+ * schedule changes made in the API or UI apply without a restart. Runs go through the shared runner, which
+ * never backs up one device twice at once.
+ */
+export function startScheduler(deps: RunnerDeps, runner: BackupRunner): SchedulerHandle {
+  const { db, config, log } = deps;
+  const jobs = new Map<string, Cron>();
+  const controller = new AbortController();
+  const inFlight = new Set<Promise<unknown>>();
+  const track = (p: Promise<unknown>) => {
+    inFlight.add(p);
+    void p.finally(() => inFlight.delete(p));
+  };
+
+  const fire = (expr: string) => {
+    const ids = effectiveSchedules(db, config.backup.schedule).get(expr) ?? [];
+    const todo = ids.filter((id) => !runner.isRunning(id));
+    if (todo.length === 0) return;
+    log?.info({ schedule: expr, devices: todo.length }, 'scheduled backup run');
+    track(runner.run(todo, { trigger: 'schedule', jitterMs: config.backup.jitter * 1000, signal: controller.signal }));
+  };
+
+  const sync = () => {
+    let wanted: Set<string>;
+    try {
+      // The appliance's own schedule always runs: a device added later (even the first one) is picked up at
+      // its next firing, not only after the next re-read. Overrides still wait for the re-read.
+      wanted = new Set([config.backup.schedule, ...effectiveSchedules(db, config.backup.schedule).keys()]);
+    } catch (err) {
+      log?.error({ err }, 'cannot read schedules');
+      return;
+    }
+    for (const [expr, job] of jobs) {
+      if (!wanted.has(expr)) {
+        job.stop();
+        jobs.delete(expr);
+      }
+    }
+    for (const expr of wanted) {
+      if (jobs.has(expr)) continue;
+      try {
+        jobs.set(expr, new Cron(expr, { protect: true, timezone: config.server.timezone }, () => fire(expr)));
+      } catch (err) {
+        log?.warn({ schedule: expr, problem: (err as Error).message }, 'invalid schedule ignored');
+      }
+    }
+  };
+  sync();
+  const resync = setInterval(sync, 60_000);
+  resync.unref();
+
+  let probe: NodeJS.Timeout | null = null;
+  if (config.backup.reachability_interval > 0) {
+    probe = setInterval(() => track(probeReachability(deps, runner, controller.signal)), config.backup.reachability_interval * 1000);
+    probe.unref();
+  }
+
+  return {
+    async stop() {
+      clearInterval(resync);
+      if (probe) clearInterval(probe);
+      for (const job of jobs.values()) job.stop();
+      controller.abort();
+      await Promise.allSettled([...inFlight]);
+    },
+  };
+}
+
+/**
+ * Between backups, a TCP connect to each enabled device's management port keeps reachability fresh.
+ * Devices being backed up are skipped: the backup itself will tell.
+ */
+export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, signal?: AbortSignal): Promise<number> {
+  const { db, config } = deps;
+  const devices = db.prepare('SELECT id, hostname, port, protocol FROM devices WHERE enabled = 1').all() as {
+    id: number;
+    hostname: string;
+    port: number;
+    protocol: string;
+  }[];
+  let next = 0;
+  const worker = async () => {
+    while (next < devices.length && !signal?.aborted) {
+      const d = devices[next++];
+      if (runner.isRunning(d.id)) continue;
+      try {
+        const sock = await connectTcp({ host: d.hostname, port: d.port, timeout_ms: config.backup.connect_timeout * 1000, service: d.protocol === 'ssh' ? 'SSH' : 'Telnet', signal });
+        sock.destroy();
+        setDeviceReachability(db, d.id, 'reachable', null, Date.now());
+      } catch (err) {
+        if (signal?.aborted) return;
+        const message = err instanceof CollectError ? err.message : 'Connection failed.';
+        setDeviceReachability(db, d.id, 'unreachable', message, Date.now());
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(32, devices.length) }, worker));
+  return devices.length;
+}
