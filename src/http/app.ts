@@ -5,6 +5,7 @@ import { createApiV1 } from './api-v1';
 import type { AppEnv, AppServices } from './context';
 import { errorResponse, toApiError } from './errors';
 import { accessLog, requestId } from './middleware';
+import { createWeb } from '../web/web';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>();
@@ -22,6 +23,7 @@ export function createApp(app: AppServices): Hono<AppEnv> {
   });
 
   root.route('/api/v1', createApiV1(app));
+  root.route('/', createWeb(app));
 
   root.notFound((c) => {
     if (c.req.path.startsWith('/api/')) return errorResponse(c, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${c.req.method} ${c.req.path}`));

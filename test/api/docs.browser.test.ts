@@ -1,35 +1,13 @@
 // The docs page in headless Chromium: it renders the operations and every request it makes goes to the appliance (works on a LAN without internet).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
-import { existsSync, mkdirSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { CHROMIUM, CHROMIUM_ARGS, ensureChromium } from '../helpers/browser';
 
-const CHROMIUM = '/usr/bin/chromium';
 const ARTIFACT = path.join(REPO_ROOT, 'test/.artifacts/docs.png');
-
-/**
- * Install Debian's chromium when it is missing. Only root can; two test files may get here at once, so the
- * check and the install run under one file lock (apt's own lock would make the second fail, not wait).
- * Returns a reason to skip, or null when the browser is there.
- */
-function ensureChromium(): string | null {
-  if (existsSync(CHROMIUM)) return null;
-  if (process.getuid?.() !== 0) {
-    if (!process.env.CI) return `${CHROMIUM} is missing and installing it (apt-get install chromium) needs root; set CI=1 to make this a failure`;
-    throw new Error(`${CHROMIUM} is missing and this CI run is not root, so it cannot be installed`);
-  }
-  const script = `test -x ${CHROMIUM} || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }`;
-  const r = spawnSync('flock', ['-w', '1800', path.join(tmpdir(), 'confvault-chromium-install.lock'), 'sh', '-c', script], {
-    encoding: 'utf8',
-    timeout: 1_800_000,
-  });
-  if (r.status !== 0 || !existsSync(CHROMIUM)) throw new Error(`installing chromium failed (${r.status ?? r.signal}):\n${r.stderr}\n${r.stdout.slice(-2000)}`);
-  return null;
-}
 
 /** Every request a page makes, also those Playwright's page events leave out (the favicon), through the DevTools network domain. */
 async function watchNetwork(page: Page) {
@@ -86,7 +64,7 @@ describe('docs page in headless Chromium', () => {
     t = await startTestAppliance();
     browser = await chromium.launch({
       executablePath: CHROMIUM,
-      args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+      args: CHROMIUM_ARGS,
     });
   });
   after(async () => {
@@ -105,10 +83,10 @@ describe('docs page in headless Chromium', () => {
     // The reference has fetched /api/v1/openapi.json and rendered the operations of every area.
     await page.getByText('Backup content').first().waitFor({ timeout: 60_000 });
     for (const summary of ['Device backup history', 'System statistics', 'List devices']) {
-      await page.getByText(summary).first().waitFor({ timeout: 10_000 });
+      await page.getByText(summary).first().waitFor({ timeout: 30_000 });
     }
     // The authentication panel offers the X-API-Key header.
-    await page.getByText('X-API-Key').first().waitFor({ timeout: 10_000 });
+    await page.getByText('X-API-Key').first().waitFor({ timeout: 30_000 });
     await net.settle();
     mkdirSync(path.dirname(ARTIFACT), { recursive: true });
     await page.screenshot({ path: ARTIFACT, animations: 'disabled' });

@@ -2,10 +2,11 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { ensureBuilt } from '../helpers/browser';
 
 // Not the shared helpers: they load the whole app into this process, which this test never uses.
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -13,21 +14,6 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXE = path.join(REPO_ROOT, 'dist/confvault');
 const VERSION = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 
-function newestMtime(p: string): number {
-  const st = statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return Math.max(st.mtimeMs, ...readdirSync(p).map((f) => newestMtime(path.join(p, f))));
-}
-
-/** Build unless dist/confvault is newer than every source that goes into it. */
-function ensureBuilt(): void {
-  const inputs = ['src', 'schema', 'build/build.mjs', 'package.json'].map((p) => path.join(REPO_ROOT, p)).filter(existsSync);
-  if (existsSync(EXE) && statSync(EXE).mtimeMs > Math.max(...inputs.map(newestMtime))) return;
-  const t0 = performance.now();
-  const r = spawnSync(process.execPath, [path.join(REPO_ROOT, 'build/build.mjs')], { cwd: REPO_ROOT, encoding: 'utf8', timeout: 300_000 });
-  assert.equal(r.status, 0, `npm run build failed:\n${r.stdout}\n${r.stderr}`);
-  console.log(`dist/confvault was stale or missing: rebuilt in ${((performance.now() - t0) / 1000).toFixed(1)} s`);
-}
 
 test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM', { timeout: 600_000 }, async () => {
   ensureBuilt();

@@ -1,0 +1,58 @@
+// "Back up now" from the web: one job per click, run by the process's BackupRunner, polled by the page until it finishes.
+import { randomUUID } from 'node:crypto';
+import { BackupRunner, type DeviceRunResult } from '../engine/runner';
+import type { AppServices } from '../http/context';
+
+export interface BackupJob {
+  id: string;
+  deviceId: number;
+  userId: number;
+  startedAt: number;
+  finishedAt: number | null;
+  result: DeviceRunResult | null;
+}
+
+// Finished jobs are kept long enough for the page to pick up the result, then dropped.
+const KEEP_FINISHED_MS = 15 * 60_000;
+const jobs = new Map<string, BackupJob>();
+
+function runnerFor(app: AppServices): BackupRunner {
+  // In tests `serve` has not set one; a runner made here is kept so its one-backup-per-device guard is shared.
+  app.runner ??= new BackupRunner(app);
+  return app.runner;
+}
+
+/** Start a manual backup of a device (the caller has checked permission and scope). */
+export function startBackupJob(app: AppServices, deviceId: number, userId: number, onDone?: (r: DeviceRunResult) => void): BackupJob {
+  const now = Date.now();
+  for (const [id, j] of jobs) if (j.finishedAt !== null && now - j.finishedAt > KEEP_FINISHED_MS) jobs.delete(id);
+  const job: BackupJob = { id: randomUUID(), deviceId, userId, startedAt: now, finishedAt: null, result: null };
+  jobs.set(job.id, job);
+  void runnerFor(app)
+    .backupDevice(deviceId, { trigger: 'manual' })
+    .then((r) => {
+      job.result = r;
+      job.finishedAt = Date.now();
+      onDone?.(r);
+    });
+  return job;
+}
+
+/** A job of this user only: job ids are not capabilities to be shared. */
+export function getBackupJob(id: string, userId: number): BackupJob | undefined {
+  const j = jobs.get(id);
+  return j && j.userId === userId ? j : undefined;
+}
+
+export function jobView(j: BackupJob) {
+  return {
+    id: j.id,
+    device_id: j.deviceId,
+    state: j.finishedAt === null ? 'running' : j.result?.success ? 'succeeded' : j.result?.failure === 'SKIPPED' ? 'skipped' : 'failed',
+    elapsed_ms: (j.finishedAt ?? Date.now()) - j.startedAt,
+    backup_id: j.result?.backupId ?? null,
+    changed: j.result?.changed ?? false,
+    failure: j.result?.failure ?? null,
+    message: j.result?.message ?? null,
+  };
+}

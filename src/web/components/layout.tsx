@@ -1,0 +1,108 @@
+// The page frame: head (CSS, script, CSRF token for scripts), navigation limited to what the user may use, flash message.
+import type { Child } from 'hono/jsx';
+import type { Permission } from '../../identity/permissions';
+import type { Principal } from '../../identity/principal';
+import { staticUrl } from '../static';
+
+interface NavItem {
+  href: string;
+  label: string;
+  perms: Permission[];
+}
+
+const NAV: NavItem[] = [
+  { href: '/', label: 'Dashboard', perms: ['dashboard.view'] },
+  { href: '/devices', label: 'Devices', perms: ['devices.view'] },
+  { href: '/search', label: 'Search', perms: ['devices.view', 'backups.view'] },
+  { href: '/groups', label: 'Groups', perms: ['groups.view'] },
+  { href: '/credentials', label: 'Credentials', perms: ['credentials.view'] },
+  { href: '/templates', label: 'Templates', perms: ['templates.view'] },
+  { href: '/api-keys', label: 'API keys', perms: ['api_keys.view'] },
+  { href: '/audit', label: 'Audit log', perms: ['audit.view'] },
+];
+
+export interface LayoutProps {
+  title: string;
+  principal?: Principal;
+  csrf?: string;
+  /** The current section, to mark it in the navigation. */
+  active?: string;
+  flash?: { kind: 'ok' | 'error'; text: string } | null;
+  /** Password change is forced: no navigation until it is done. */
+  restricted?: boolean;
+  children?: Child;
+}
+
+export function Layout(props: LayoutProps) {
+  const p = props.principal;
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        {props.csrf ? <meta name="csrf-token" content={props.csrf} /> : null}
+        <title>{`${props.title} · confvault`}</title>
+        <link rel="stylesheet" href={staticUrl('app.css')} />
+        <script src={staticUrl('app.js')} defer></script>
+      </head>
+      <body>
+        <header class="top">
+          <a class="brand" href="/">confvault</a>
+          {p && !props.restricted ? (
+            <nav class="nav" aria-label="Main">
+              {NAV.filter((n) => n.perms.every((x) => p.permissions.has(x))).map((n) => (
+                <a href={n.href} class={props.active === n.href ? 'active' : undefined} aria-current={props.active === n.href ? 'page' : undefined}>
+                  {n.label}
+                </a>
+              ))}
+            </nav>
+          ) : null}
+          {p ? (
+            <div class="me">
+              {props.restricted ? null : <a href="/account">{p.username}</a>}
+              <form method="post" action="/logout" class="inline">
+                <input type="hidden" name="_csrf" value={props.csrf} />
+                <button type="submit" class="link">Log out</button>
+              </form>
+            </div>
+          ) : null}
+        </header>
+        <main>
+          {props.flash ? <p class={`flash ${props.flash.kind}`} role={props.flash.kind === 'error' ? 'alert' : 'status'}>{props.flash.text}</p> : null}
+          {props.children}
+        </main>
+      </body>
+    </html>
+  );
+}
+
+/** A hidden CSRF field for a form. */
+export function Csrf({ token }: { token: string }) {
+  return <input type="hidden" name="_csrf" value={token} />;
+}
+
+/** The message of one field's error, placed right after its input. */
+export function FieldError({ errors, name }: { errors?: Record<string, string> | null; name: string }) {
+  const m = errors?.[name];
+  return m ? <span class="field-error" id={`${name}-error`} role="alert">{m}</span> : null;
+}
+
+/** Previous/next links keeping the other query parameters. */
+export function Pager({ base, params, page, limit, total }: { base: string; params: Record<string, string | undefined>; page: number; limit: number; total: number }) {
+  const pages = Math.max(1, Math.ceil(total / limit));
+  const href = (n: number) => {
+    const q = new URLSearchParams();
+    for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
+    q.set('page', String(n));
+    return `${base}?${q}`;
+  };
+  return (
+    <nav class="pager" aria-label="Pages">
+      {page > 1 ? <a href={href(page - 1)} rel="prev">← Previous</a> : <span />}
+      <span>
+        Page {page} of {pages} · {total} in all
+      </span>
+      {page < pages ? <a href={href(page + 1)} rel="next">Next →</a> : <span />}
+    </nav>
+  );
+}

@@ -1,0 +1,143 @@
+// API Key page: create a key for oneself (shown once, with a copy button), list own keys, revoke; data-safety advice.
+import type { Hono } from 'hono';
+import { ApiError } from '../../errors';
+import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../features/apikeys/apikeys.service';
+import { Csrf, FieldError } from '../components/layout';
+import { redirectWith, render } from '../render';
+import { audit, can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
+
+export function registerApiKeys(web: Hono<WebEnv>): void {
+  web.get('/api-keys', need('api_keys.view'), (c) => keysPage(c, {}));
+
+  web.post('/api-keys', need('api_keys.create'), async (c) => {
+    const f = await formFields(c);
+    const days = (f.expires_in_days ?? '').trim();
+    const expiresInDays = days === '' ? null : Number(days);
+    if (expiresInDays !== null && !Number.isInteger(expiresInDays)) {
+      return keysPage(c, { errors: { expires_in_days: 'must be a whole number of days, 1-3650' }, values: f }, 422);
+    }
+    try {
+      const { key, info } = createApiKey(c.get('app').db, { username: c.get('principal').username, name: f.name, expiresInDays });
+      audit(c, 'apikey.create', `key ${info.id}`, { prefix: info.prefix, name: info.name, expires_at: info.expires_at });
+      return keysPage(c, { created: { key, info } }, 201);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return keysPage(c, { errors, values: f }, 422);
+      throw err;
+    }
+  });
+
+  web.post('/api-keys/:id/revoke', need('api_keys.delete'), (c) => {
+    const id = intParam(c, 'id');
+    const db = c.get('app').db;
+    // Only one's own keys: the list below shows no one else's, and a forged id must not reach them either.
+    const own = listApiKeys(db, c.get('principal').username).find((k) => k.id === id);
+    if (!own) throw ApiError.notFound(`API key ${id}`);
+    const info = revokeApiKey(db, id);
+    audit(c, 'apikey.revoke', `key ${id}`, { prefix: info.prefix });
+    return redirectWith(c, '/api-keys', `Key ${info.prefix}… revoked: it is refused from now on.`);
+  });
+}
+
+interface KeysPageState {
+  created?: { key: string; info: ApiKeyInfo };
+  errors?: Record<string, string> | null;
+  values?: Record<string, string>;
+}
+
+function keysPage(c: WebContext, s: KeysPageState, status = 200) {
+  const p = c.get('principal');
+  const tz = c.get('timezone');
+  const keys = listApiKeys(c.get('app').db, p.username).reverse();
+  const csrf = c.get('session').csrfToken;
+  return render(
+    c,
+    { title: 'API keys', active: '/api-keys', status },
+    <>
+      <h1>API keys</h1>
+      <p>
+        Keys let scripts and monitoring use the public API as <strong>{p.username}</strong>, with your permissions and device groups.
+        Send a key in the <code>X-API-Key</code> header. <a href="/api/v1/docs">API documentation</a>
+      </p>
+      <aside class="advice" aria-label="Data safety">
+        <strong>Data safety.</strong> Backup configuration text may contain public addresses, account references, SNMP strings and other sensitive data.
+        For reading backups, use a key whose user holds only the <code>backups.view</code> permission, and keep configuration text out of logs,
+        monitoring labels and tickets.
+      </aside>
+      {s.created ? (
+        <section class="card created" aria-live="polite">
+          <h2>New key “{s.created.info.name || s.created.info.prefix}”</h2>
+          <p class="warning" role="alert">Copy this key now. It is shown only once and cannot be recovered; if you lose it, revoke it and create another.</p>
+          <div class="copy-row">
+            <input id="new-key" class="mono" readonly value={s.created.key} aria-label="New API key" />
+            <button type="button" class="primary" data-copy="#new-key">Copy</button>
+          </div>
+        </section>
+      ) : null}
+      {can(c, 'api_keys.create') ? (
+        <section class="card">
+          <h2>Create a key</h2>
+          {s.errors?._form ? <p class="flash error" role="alert">{s.errors._form}</p> : null}
+          <form method="post" action="/api-keys" class="row">
+            <Csrf token={csrf} />
+            <label>
+              Name
+              <input name="name" maxlength={128} placeholder="monitoring" value={s.values?.name ?? ''} />
+              <FieldError errors={s.errors} name="name" />
+            </label>
+            <label>
+              Expires in (days, empty: never)
+              <input name="expires_in_days" inputmode="numeric" pattern="[0-9]*" value={s.values?.expires_in_days ?? '90'} />
+              <FieldError errors={s.errors} name="expires_in_days" />
+            </label>
+            <button type="submit" class="primary">Create key</button>
+          </form>
+        </section>
+      ) : null}
+      <section>
+        <h2>Your keys</h2>
+        {keys.length === 0 ? (
+          <p>No keys yet.</p>
+        ) : (
+          <div class="table-wrap">
+            <table class="list" id="keys">
+              <thead>
+                <tr>
+                  <th>Name</th>
+                  <th>Prefix</th>
+                  <th>Created</th>
+                  <th>Last used</th>
+                  <th>Expires</th>
+                  <th>State</th>
+                  <th></th>
+                </tr>
+              </thead>
+              <tbody>
+                {keys.map((k) => (
+                  <tr data-key-id={String(k.id)}>
+                    <td>{k.name || '—'}</td>
+                    <td class="mono">{k.prefix}…</td>
+                    <td>{formatTime(k.created_at, tz)}</td>
+                    <td>{k.last_used_at ? formatTime(k.last_used_at, tz) : 'never'}</td>
+                    <td>{k.expires_at ? formatTime(k.expires_at, tz) : 'never'}</td>
+                    <td>
+                      <span class={`badge ${k.state}`}>{k.state}</span>
+                    </td>
+                    <td>
+                      {k.state === 'active' && can(c, 'api_keys.delete') ? (
+                        <form method="post" action={`/api-keys/${k.id}/revoke`} class="inline" data-confirm={`Revoke key ${k.prefix}…? Scripts using it will stop working.`}>
+                          <Csrf token={csrf} />
+                          <button type="submit" class="danger">Revoke</button>
+                        </form>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>,
+  );
+}

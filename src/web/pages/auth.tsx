@@ -1,0 +1,213 @@
+// Login (throttled, CSRF-protected by a pre-session cookie), logout, password change (forced for the first admin) and own profile.
+import type { Hono } from 'hono';
+import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
+import { getConnInfo } from '@hono/node-server/conninfo';
+import { ApiError } from '../../errors';
+import { checkUserPassword, getUser, setUserPassword, setUserTimezone, validatePassword } from '../../features/users/users.service';
+import { insertAudit } from '../audit.store';
+import { Csrf, FieldError } from '../components/layout';
+import { redirectWith, render } from '../render';
+import { SESSION_COOKIE, createSession, endOtherSessions, endSession, newToken, tokensEqual } from '../session/sessions.service';
+import type { LoginThrottle } from '../session/throttle';
+import { audit, fieldErrors, formFields, type WebContext, type WebEnv } from '../web-context';
+
+const LOGIN_CSRF_COOKIE = 'confvault_login';
+
+export function clientAddress(c: WebContext): string {
+  try {
+    return getConnInfo(c).remote.address ?? 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
+function secure(c: WebContext): boolean {
+  return new URL(c.req.url).protocol === 'https:' || Boolean(c.get('app').config.server.tls_cert);
+}
+
+/** Only same-site paths: `next` must never send the user to another host after login. */
+function safeNext(next: string | undefined): string {
+  return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) && !next.startsWith('/login') ? next : '/';
+}
+
+function LoginForm(props: { token: string; next: string; username?: string; error?: string }) {
+  return (
+    <section class="card narrow">
+      <h1>Log in</h1>
+      {props.error ? <p class="flash error" role="alert">{props.error}</p> : null}
+      <form method="post" action="/login" class="stack">
+        <input type="hidden" name="_csrf" value={props.token} />
+        <input type="hidden" name="next" value={props.next} />
+        <label>
+          Username
+          <input name="username" autocomplete="username" required autofocus value={props.username ?? ''} />
+        </label>
+        <label>
+          Password
+          <input name="password" type="password" autocomplete="current-password" required />
+        </label>
+        <button type="submit" class="primary">Log in</button>
+      </form>
+    </section>
+  );
+}
+
+export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
+  web.get('/login', async (c) => {
+    // Reused while valid: a second tab (or any request bounced here) must not invalidate the form already shown.
+    const current = getCookie(c, LOGIN_CSRF_COOKIE);
+    const token = current && /^[A-Za-z0-9_-]{43}$/.test(current) ? current : newToken();
+    setCookie(c, LOGIN_CSRF_COOKIE, token, { path: '/login', httpOnly: true, sameSite: 'Strict', secure: secure(c), maxAge: 3600 });
+    return render(c, { title: 'Log in' }, <LoginForm token={token} next={safeNext(c.req.query('next'))} />);
+  });
+
+  web.post('/login', async (c) => {
+    const f = await formFields(c);
+    const expected = getCookie(c, LOGIN_CSRF_COOKIE);
+    if (!expected || !tokensEqual(expected, f._csrf)) throw new ApiError('PERMISSION_DENIED', 'The login form expired or came from another site; reload the page and try again');
+    const username = (f.username ?? '').trim();
+    const address = clientAddress(c);
+    const next = safeNext(f.next);
+    const again = async (error: string, status: number) => {
+      const token = newToken();
+      setCookie(c, LOGIN_CSRF_COOKIE, token, { path: '/login', httpOnly: true, sameSite: 'Strict', secure: secure(c), maxAge: 3600 });
+      return render(c, { title: 'Log in', status }, <LoginForm token={token} next={next} username={username} error={error} />);
+    };
+    const wait = throttle.retryAfter(username, address);
+    if (wait > 0) {
+      c.header('Retry-After', String(Math.ceil(wait / 1000)));
+      return again(`Too many failed attempts. Try again in ${Math.ceil(wait / 1000)} seconds.`, 429);
+    }
+    const db = c.get('app').db;
+    const check = await checkUserPassword(db, username, f.password ?? '');
+    if (check.result === 'bad') {
+      throttle.recordFailure(username, address);
+      insertAudit(db, { userId: null, actor: username.slice(0, 64) || '(empty)', action: 'login.failure', target: address });
+      return again('Wrong username or password.', 401);
+    }
+    if (check.result === 'disabled') {
+      insertAudit(db, { userId: check.userId, actor: check.username, action: 'login.refused_disabled', target: address });
+      return again('This account is disabled. Ask an administrator to enable it.', 403);
+    }
+    throttle.recordSuccess(username);
+    const id = createSession(db, check.userId, { address, userAgent: c.req.header('User-Agent') ?? '' });
+    insertAudit(db, { userId: check.userId, actor: check.username, action: 'login.success', target: address });
+    deleteCookie(c, LOGIN_CSRF_COOKIE, { path: '/login' });
+    // No maxAge: a browser session cookie; the server enforces idle and absolute expiry.
+    setCookie(c, SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'Lax', secure: secure(c) });
+    return c.redirect(check.mustChangePassword ? '/account/password' : next, 303);
+  });
+}
+
+/** Routes behind the session: logout and the user's own account. */
+export function registerAccount(web: Hono<WebEnv>): void {
+  web.post('/logout', (c) => {
+    audit(c, 'logout');
+    endSession(c.get('app').db, c.get('session').idHash);
+    deleteCookie(c, SESSION_COOKIE, { path: '/' });
+    return c.redirect('/login', 303);
+  });
+
+  web.get('/account/password', (c) => passwordPage(c, null));
+  web.post('/account/password', async (c) => {
+    const f = await formFields(c);
+    const p = c.get('principal');
+    const db = c.get('app').db;
+    const check = await checkUserPassword(db, p.username, f.current ?? '');
+    if (check.result !== 'ok') return passwordPage(c, { current: 'The current password is not right.' }, 422);
+    if (f.password !== f.confirm) return passwordPage(c, { confirm: 'The two new passwords differ.' }, 422);
+    if (f.password === f.current) return passwordPage(c, { password: 'Choose a password different from the current one.' }, 422);
+    try {
+      validatePassword(f.password ?? '');
+      await setUserPassword(db, p.username, f.password ?? '');
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return passwordPage(c, errors, 422);
+      throw err;
+    }
+    // Anyone else holding a session of this user (a stolen cookie, another browser) must log in again.
+    endOtherSessions(db, p.userId, c.get('session').idHash);
+    audit(c, 'user.password_change', p.username);
+    return redirectWith(c, '/', 'Your password has been changed.');
+  });
+
+  web.get('/account', (c) => accountPage(c, null));
+  web.post('/account', async (c) => {
+    const f = await formFields(c);
+    try {
+      setUserTimezone(c.get('app').db, c.get('principal').username, (f.timezone ?? '').trim() || null);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return accountPage(c, errors, 422);
+      throw err;
+    }
+    audit(c, 'user.profile_update', c.get('principal').username, { timezone: f.timezone || null });
+    return redirectWith(c, '/account', 'Profile saved.');
+  });
+}
+
+function passwordPage(c: WebContext, errors: Record<string, string> | null, status = 200) {
+  const forced = c.get('session').mustChangePassword;
+  return render(
+    c,
+    { title: 'Change password', status },
+    <section class="card narrow">
+      <h1>Change password</h1>
+      {forced ? <p class="flash error" role="alert">This is your first login with a generated password: choose your own password to continue.</p> : null}
+      {errors?._form ? <p class="flash error" role="alert">{errors._form}</p> : null}
+      <form method="post" action="/account/password" class="stack">
+        <Csrf token={c.get('session').csrfToken} />
+        {/* For password managers: which account the new password belongs to. */}
+        <input type="text" name="username" autocomplete="username" value={c.get('principal').username} hidden readonly />
+        <label>
+          Current password
+          <input name="current" type="password" autocomplete="current-password" required />
+          <FieldError errors={errors} name="current" />
+        </label>
+        <label>
+          New password (at least 10 characters)
+          <input name="password" type="password" autocomplete="new-password" required minlength={10} />
+          <FieldError errors={errors} name="password" />
+        </label>
+        <label>
+          New password again
+          <input name="confirm" type="password" autocomplete="new-password" required minlength={10} />
+          <FieldError errors={errors} name="confirm" />
+        </label>
+        <button type="submit" class="primary">Change password</button>
+      </form>
+    </section>,
+  );
+}
+
+function accountPage(c: WebContext, errors: Record<string, string> | null, status = 200) {
+  const p = c.get('principal');
+  const user = getUser(c.get('app').db, p.username);
+  return render(
+    c,
+    { title: 'Your account', status },
+    <section class="card narrow">
+      <h1>Your account</h1>
+      <dl class="facts">
+        <dt>User</dt>
+        <dd>{p.username}</dd>
+        <dt>Role</dt>
+        <dd>{p.roleName}</dd>
+        <dt>Device groups</dt>
+        <dd>{p.scope.all ? 'all' : `${p.scope.groupIds.size} group(s) and their subgroups`}</dd>
+      </dl>
+      <form method="post" action="/account" class="stack">
+        <Csrf token={c.get('session').csrfToken} />
+        <label>
+          Time zone (IANA name, empty: the appliance's, {c.get('app').config.server.timezone})
+          <input name="timezone" value={user?.timezone ?? ''} placeholder="Europe/Berlin" />
+          <FieldError errors={errors} name="timezone" />
+        </label>
+        <button type="submit" class="primary">Save</button>
+      </form>
+      <p>
+        <a href="/account/password">Change password</a>
+      </p>
+    </section>,
+  );
+}

@@ -1,0 +1,166 @@
+// Credentials: list, create, edit, delete. Secrets are write-only: the page shows only whether each one is set.
+import type { Hono } from 'hono';
+import { CredentialCreateSchema } from '../../features/credentials/credentials.schemas';
+import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential, type Credential } from '../../features/credentials/credentials.service';
+import { zodFieldErrors } from '../../http/errors';
+import { Csrf, FieldError } from '../components/layout';
+import { redirectWith, render } from '../render';
+import { audit, can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
+
+const SECRETS = [
+  ['password', 'Password'],
+  ['private_key', 'SSH private key'],
+  ['passphrase', 'Key passphrase'],
+  ['enable_secret', 'Enable secret'],
+] as const;
+
+/** Form → the API's input: an empty secret field means "keep" (edit) or "none" (create); a ticked "clear" box clears it. */
+function parseCredential(f: Record<string, string>, editing: boolean) {
+  const body: Record<string, unknown> = { name: f.name ?? '', username: f.username ?? '', description: f.description ?? '' };
+  for (const [k] of SECRETS) {
+    if (f[`clear_${k}`] === 'on') body[k] = null;
+    else if ((f[k] ?? '') !== '') body[k] = k === 'private_key' ? f[k].replace(/\r\n/g, '\n') : f[k];
+    else if (!editing) body[k] = undefined;
+  }
+  const r = CredentialCreateSchema.safeParse(body);
+  if (r.success) return { ok: true as const, input: r.data };
+  const errors: Record<string, string> = {};
+  for (const e of zodFieldErrors(r.error, 'json')) errors[e.field] ??= e.message;
+  return { ok: false as const, errors };
+}
+
+export function registerCredentials(web: Hono<WebEnv>): void {
+  web.get('/credentials', need('credentials.view'), (c) => listPage(c));
+  web.get('/credentials/new', need('credentials.create'), (c) => formPage(c, null));
+  web.post('/credentials', need('credentials.create'), async (c) => {
+    const f = await formFields(c);
+    const p = parseCredential(f, false);
+    if (!p.ok) return formPage(c, null, f, p.errors);
+    try {
+      const cr = createCredential(c.get('app').db, c.get('app').secrets, p.input);
+      audit(c, 'credential.create', `credential ${cr.id}`, { name: cr.name });
+      return redirectWith(c, '/credentials', `Credential ${cr.name} created.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return formPage(c, null, f, errors);
+      throw err;
+    }
+  });
+  web.get('/credentials/:id/edit', need('credentials.update'), (c) => formPage(c, intParam(c, 'id')));
+  web.post('/credentials/:id/edit', need('credentials.update'), async (c) => {
+    const id = intParam(c, 'id');
+    const f = await formFields(c);
+    getCredential(c.get('app').db, id);
+    const p = parseCredential(f, true);
+    if (!p.ok) return formPage(c, id, f, p.errors);
+    try {
+      const cr = updateCredential(c.get('app').db, c.get('app').secrets, id, p.input);
+      // Which secrets changed, never their values.
+      audit(c, 'credential.update', `credential ${id}`, { name: cr.name, secrets_changed: SECRETS.map(([k]) => k).filter((k) => p.input[k] !== undefined) });
+      return redirectWith(c, '/credentials', `Credential ${cr.name} saved.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return formPage(c, id, f, errors);
+      throw err;
+    }
+  });
+  web.post('/credentials/:id/delete', need('credentials.delete'), (c) => {
+    const id = intParam(c, 'id');
+    const cr = getCredential(c.get('app').db, id);
+    try {
+      deleteCredential(c.get('app').db, id);
+    } catch (err) {
+      if (fieldErrors(err)) return redirectWith(c, '/credentials', (err as Error).message, 'error');
+      throw err;
+    }
+    audit(c, 'credential.delete', `credential ${id}`, { name: cr.name });
+    return redirectWith(c, '/credentials', `Credential ${cr.name} deleted.`);
+  });
+}
+
+function isSet(cr: Credential, k: (typeof SECRETS)[number][0]): boolean {
+  return Boolean((cr as unknown as Record<string, unknown>)[`has_${k}`]);
+}
+
+function listPage(c: WebContext) {
+  const items = listCredentials(c.get('app').db, { page: 1, limit: 1000 }).items;
+  return render(
+    c,
+    { title: 'Credentials', active: '/credentials' },
+    <>
+      <div class="title-row">
+        <h1>Credentials</h1>
+        {can(c, 'credentials.create') ? <a class="button primary" href="/credentials/new">Add credential</a> : null}
+      </div>
+      {items.length === 0 ? <p class="empty">No credentials yet.</p> : (
+        <div class="table-wrap">
+          <table class="list" id="credentials">
+            <thead>
+              <tr><th>Name</th><th>Username</th><th>Secrets set</th><th>Devices</th></tr>
+            </thead>
+            <tbody>
+              {items.map((cr) => (
+                <tr>
+                  <td>{can(c, 'credentials.update') ? <a href={`/credentials/${cr.id}/edit`}>{cr.name}</a> : cr.name}</td>
+                  <td>{cr.username || '—'}</td>
+                  <td>{SECRETS.filter(([k]) => isSet(cr, k)).map(([, l]) => l).join(', ') || 'none'}</td>
+                  <td>{String(cr.device_count)}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </>,
+  );
+}
+
+function formPage(c: WebContext, id: number | null, values?: Record<string, string>, errors?: Record<string, string> | null) {
+  const cr = id === null ? undefined : getCredential(c.get('app').db, id);
+  const v = (k: string, d: string) => values?.[k] ?? d;
+  const csrf = c.get('session').csrfToken;
+  return render(
+    c,
+    { title: cr ? `Edit ${cr.name}` : 'Add credential', active: '/credentials', status: errors ? 422 : 200 },
+    <>
+      <h1>{cr ? `Edit ${cr.name}` : 'Add credential'}</h1>
+      <section class="card">
+        <form method="post" action={cr ? `/credentials/${cr.id}/edit` : '/credentials'} class="grid-form" novalidate autocomplete="off">
+          <Csrf token={csrf} />
+          {errors?._form ? <p class="flash error full" role="alert">{errors._form}</p> : null}
+          <label>
+            Name <input name="name" required maxlength={128} value={v('name', cr?.name ?? '')} />
+            <FieldError errors={errors} name="name" />
+          </label>
+          <label>
+            Username <input name="username" maxlength={128} value={v('username', cr?.username ?? '')} autocomplete="off" />
+            <FieldError errors={errors} name="username" />
+          </label>
+          {SECRETS.map(([k, label]) => (
+            <label class={k === 'private_key' ? 'full' : undefined}>
+              {label} {cr ? <span class="muted">({isSet(cr, k) ? 'set — leave empty to keep' : 'not set'})</span> : null}
+              {k === 'private_key' ? <textarea name={k} rows={4} class="mono" autocomplete="off"></textarea> : <input name={k} type="password" autocomplete="new-password" />}
+              {cr && isSet(cr, k) ? (
+                <span class="check"><input type="checkbox" name={`clear_${k}`} /> clear</span>
+              ) : null}
+              <FieldError errors={errors} name={k} />
+            </label>
+          ))}
+          <label class="full">
+            Description <input name="description" value={v('description', cr?.description ?? '')} />
+          </label>
+          <div class="full actions">
+            <button type="submit" class="primary">{cr ? 'Save credential' : 'Create credential'}</button>
+            <a href="/credentials">Cancel</a>
+          </div>
+        </form>
+      </section>
+      {cr && can(c, 'credentials.delete') ? (
+        <form method="post" action={`/credentials/${cr.id}/delete`} class="inline" data-confirm={`Delete credential ${cr.name}?`}>
+          <Csrf token={csrf} />
+          <button type="submit" class="danger">Delete credential</button>
+        </form>
+      ) : null}
+    </>,
+  );
+}

@@ -1,0 +1,181 @@
+// Devices: the scoped list (search, group and reachability filters, paging), create, edit, delete.
+import type { Hono } from 'hono';
+import { ApiError } from '../../errors';
+import { createDevice, deleteDevice, getDevice, listDevices, updateDevice, type DeviceFilter } from '../../features/devices/devices.service';
+import { Csrf, Pager } from '../components/layout';
+import { redirectWith, render } from '../render';
+import { audit, can, fieldErrors, formFields, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
+import { DeviceForm, parseDeviceForm } from './device-form';
+import { groupOptions, groupPaths } from './groups-options';
+
+const PAGE_SIZE = 50;
+const REACH = ['reachable', 'unreachable', 'unknown'] as const;
+
+export function registerDevices(web: Hono<WebEnv>): void {
+  web.get('/devices', need('devices.view'), (c) => listPage(c));
+  web.get('/devices/new', need('devices.create'), (c) => formPage(c, null));
+  web.post('/devices', need('devices.create'), async (c) => {
+    const f = await formFields(c);
+    const parsed = parseDeviceForm(f);
+    if (!parsed.ok) return formPage(c, null, f, parsed.errors);
+    try {
+      const d = createDevice(c.get('app').db, parsed.input);
+      audit(c, 'device.create', `device ${d.id}`, { name: d.name });
+      return redirectWith(c, `/devices/${d.id}`, `Device ${d.name} created.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return formPage(c, null, f, errors);
+      throw err;
+    }
+  });
+  web.get('/devices/:id/edit', need('devices.view', 'devices.update'), (c) => formPage(c, intParam(c, 'id')));
+  web.post('/devices/:id/edit', need('devices.view', 'devices.update'), async (c) => {
+    const id = intParam(c, 'id');
+    const f = await formFields(c);
+    const db = c.get('app').db;
+    const scope = c.get('principal').scope;
+    getDevice(db, scope, id); // 404/403 before anything is said about the form
+    const parsed = parseDeviceForm(f);
+    if (!parsed.ok) return formPage(c, id, f, parsed.errors);
+    try {
+      // The form shows every field, so an empty port means "the protocol's default", as on creation.
+      const d = updateDevice(db, scope, id, { ...parsed.input, port: parsed.input.port ?? (parsed.input.protocol === 'telnet' ? 23 : 22) });
+      audit(c, 'device.update', `device ${id}`, { name: d.name });
+      return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return formPage(c, id, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
+      throw err;
+    }
+  });
+  web.post('/devices/:id/delete', need('devices.view', 'devices.delete'), (c) => {
+    const id = intParam(c, 'id');
+    const db = c.get('app').db;
+    const d = getDevice(db, c.get('principal').scope, id);
+    deleteDevice(db, c.get('principal').scope, id);
+    audit(c, 'device.delete', `device ${id}`, { name: d.name });
+    return redirectWith(c, '/devices', `Device ${d.name} and its backup records deleted.`);
+  });
+}
+
+function listPage(c: WebContext) {
+  const db = c.get('app').db;
+  const p = c.get('principal');
+  const tz = c.get('timezone');
+  const q = (c.req.query('q') ?? '').trim().slice(0, 128);
+  const groupId = intQuery(c, 'group_id', 0);
+  const reach = REACH.find((r) => r === c.req.query('reachability'));
+  const page = intQuery(c, 'page', 1, 100_000);
+  const filter: DeviceFilter = { q: q || undefined, group_id: groupId || undefined, reachability: reach };
+  const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE);
+  const groups = groupOptions(db, p.scope);
+  const paths = groupPaths(groups);
+  return render(
+    c,
+    { title: 'Devices', active: '/devices' },
+    <>
+      <div class="title-row">
+        <h1>Devices</h1>
+        {can(c, 'devices.create') ? <a class="button primary" href="/devices/new">Add device</a> : null}
+      </div>
+      <form method="get" action="/devices" class="row filters" role="search">
+        <label>
+          Search
+          <input name="q" type="search" value={q} placeholder="name or address" />
+        </label>
+        <label>
+          Group
+          <select name="group_id">
+            <option value="">All groups</option>
+            {groups.map((g) => (
+              <option value={String(g.id)} selected={g.id === groupId}>{g.label}</option>
+            ))}
+          </select>
+        </label>
+        <label>
+          Reachability
+          <select name="reachability">
+            <option value="">Any</option>
+            {REACH.map((r) => (
+              <option value={r} selected={r === reach}>{r}</option>
+            ))}
+          </select>
+        </label>
+        <button type="submit">Filter</button>
+      </form>
+      {items.length === 0 ? (
+        <p class="empty">No devices{q || groupId || reach ? ' match these filters' : ' yet'}.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="list" id="devices">
+            <thead>
+              <tr>
+                <th>Name</th>
+                <th>Address</th>
+                <th>Group</th>
+                <th>Reachability</th>
+                <th>Last backup</th>
+              </tr>
+            </thead>
+            <tbody>
+              {items.map((d) => (
+                <tr>
+                  <td>
+                    <a href={`/devices/${d.id}`}>{d.name}</a>
+                    {d.enabled ? null : <span class="badge muted">disabled</span>}
+                  </td>
+                  <td class="mono">{`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span></td>
+                  <td>{d.group_id ? paths.get(d.group_id) ?? d.group_id : '—'}</td>
+                  <td>
+                    <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>{d.reachability.status}</span>
+                  </td>
+                  <td>
+                    {d.last_backup ? (
+                      <>
+                        <span class={`badge ${d.last_backup.success ? 'ok' : 'failed'}`}>{d.last_backup.success ? 'ok' : 'failed'}</span>{' '}
+                        {formatTime(d.last_backup.started_at, tz)}
+                      </>
+                    ) : (
+                      'never'
+                    )}
+                  </td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+      <Pager base="/devices" params={{ q, group_id: groupId ? String(groupId) : undefined, reachability: reach }} page={page} limit={PAGE_SIZE} total={total} />
+    </>,
+  );
+}
+
+function formPage(c: WebContext, id: number | null, values?: Record<string, string>, errors?: Record<string, string> | null) {
+  const db = c.get('app').db;
+  const scope = c.get('principal').scope;
+  const device = id === null ? undefined : getDevice(db, scope, id);
+  return render(
+    c,
+    { title: device ? `Edit ${device.name}` : 'Add device', active: '/devices', status: errors ? 422 : 200 },
+    <>
+      <h1>{device ? `Edit ${device.name}` : 'Add device'}</h1>
+      <section class="card">
+        <DeviceForm
+          db={db}
+          csrf={c.get('session').csrfToken}
+          action={device ? `/devices/${device.id}/edit` : '/devices'}
+          groups={groupOptions(db, scope)}
+          device={device}
+          values={values}
+          errors={errors}
+        />
+      </section>
+      {device && can(c, 'devices.delete') ? (
+        <form method="post" action={`/devices/${device.id}/delete`} class="inline" data-confirm={`Delete ${device.name} and all its backup records?`}>
+          <Csrf token={c.get('session').csrfToken} />
+          <button type="submit" class="danger">Delete device</button>
+        </form>
+      ) : null}
+    </>,
+  );
+}

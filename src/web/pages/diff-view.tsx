@@ -1,0 +1,57 @@
+// Rendering a diff: a side-by-side table (folded unchanged stretches) or unified hunks.
+import type { DiffResult } from '../diff';
+
+export function DiffView({ result, view }: { result: DiffResult; view: 'split' | 'unified' }) {
+  if (result.identical) return <p class="flash ok" id="diff-identical">The two versions are identical.</p>;
+  return (
+    <>
+      <p class="diff-stat">
+        <span class="add">+{result.added}</span> <span class="del">−{result.removed}</span> lines
+      </p>
+      {view === 'split' ? (
+        <div class="table-wrap">
+          <table class="diff split" id="diff">
+            {/* Fixed layout takes widths from the columns, not from a first row that may be a folded stretch. */}
+            <colgroup>
+              <col class="ln-col" />
+              <col />
+              <col class="ln-col" />
+              <col />
+            </colgroup>
+            <tbody>
+              {result.rows.map((r) =>
+                r.kind === 'skip' ? (
+                  <tr class="skip">
+                    <td colspan={4}>… {r.skipped} unchanged lines …</td>
+                  </tr>
+                ) : (
+                  <tr class={r.kind}>
+                    <td class="ln">{r.left?.n ?? ''}</td>
+                    <td class={`code ${r.left && r.kind !== 'same' ? 'del' : ''}`}>{r.left?.text ?? ''}</td>
+                    <td class="ln">{r.right?.n ?? ''}</td>
+                    <td class={`code ${r.right && r.kind !== 'same' ? 'add' : ''}`}>{r.right?.text ?? ''}</td>
+                  </tr>
+                ),
+              )}
+            </tbody>
+          </table>
+        </div>
+      ) : (
+        <pre class="diff unified" id="diff">
+          {result.hunks.map((h) => (
+            <>
+              <span class="hunk">{h.header}</span>
+              {'\n'}
+              {h.lines.map((l) => (
+                <>
+                  <span class={l.kind}>{(l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : ' ') + l.text}</span>
+                  {'\n'}
+                </>
+              ))}
+            </>
+          ))}
+        </pre>
+      )}
+    </>
+  );
+}

@@ -1,0 +1,165 @@
+// Groups as a tree: create, rename, move, delete (only when empty), with the public API's validation.
+import type { Hono } from 'hono';
+import { GroupCreateSchema } from '../../features/groups/groups.schemas';
+import { createGroup, deleteGroup, getGroup, getGroupTree, updateGroup, type GroupTreeNode } from '../../features/groups/groups.service';
+import { zodFieldErrors } from '../../http/errors';
+import { Csrf, FieldError } from '../components/layout';
+import { redirectWith, render } from '../render';
+import { audit, can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
+import { groupOptions } from './groups-options';
+
+function parseGroup(f: Record<string, string>) {
+  const parent = (f.parent_id ?? '').trim();
+  const r = GroupCreateSchema.safeParse({ name: f.name ?? '', parent_id: parent === '' ? null : Number(parent), description: f.description ?? '' });
+  if (r.success) return { ok: true as const, input: { ...r.data, schedule: r.data.schedule ?? null } };
+  const errors: Record<string, string> = {};
+  for (const e of zodFieldErrors(r.error, 'json')) errors[e.field] ??= e.message;
+  return { ok: false as const, errors };
+}
+
+export function registerGroups(web: Hono<WebEnv>): void {
+  web.get('/groups', need('groups.view'), (c) => groupsPage(c));
+  web.post('/groups', need('groups.create'), async (c) => {
+    const f = await formFields(c);
+    const p = parseGroup(f);
+    if (!p.ok) return groupsPage(c, { errors: p.errors, values: f });
+    try {
+      const g = createGroup(c.get('app').db, c.get('principal').scope, p.input);
+      audit(c, 'group.create', `group ${g.id}`, { name: g.name, parent_id: g.parent_id });
+      return redirectWith(c, '/groups', `Group ${g.name} created.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return groupsPage(c, { errors, values: f });
+      throw err;
+    }
+  });
+  web.post('/groups/:id/edit', need('groups.update'), async (c) => {
+    const id = intParam(c, 'id');
+    const f = await formFields(c);
+    const db = c.get('app').db;
+    const before = getGroup(db, c.get('principal').scope, id);
+    const p = parseGroup(f);
+    if (!p.ok) return redirectWith(c, '/groups', Object.values(p.errors).join('; '), 'error');
+    try {
+      const g = updateGroup(db, c.get('principal').scope, id, { name: p.input.name, parent_id: p.input.parent_id });
+      audit(c, 'group.update', `group ${id}`, { from: { name: before.name, parent_id: before.parent_id }, to: { name: g.name, parent_id: g.parent_id } });
+      return redirectWith(c, '/groups', `Group ${g.name} saved.`);
+    } catch (err) {
+      if (fieldErrors(err)) return redirectWith(c, '/groups', (err as Error).message, 'error');
+      throw err;
+    }
+  });
+  web.post('/groups/:id/delete', need('groups.delete'), (c) => {
+    const id = intParam(c, 'id');
+    const db = c.get('app').db;
+    const g = getGroup(db, c.get('principal').scope, id);
+    try {
+      deleteGroup(db, id);
+    } catch (err) {
+      if (fieldErrors(err)) return redirectWith(c, '/groups', (err as Error).message, 'error');
+      throw err;
+    }
+    audit(c, 'group.delete', `group ${id}`, { name: g.name });
+    return redirectWith(c, '/groups', `Group ${g.name} deleted.`);
+  });
+}
+
+function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; values?: Record<string, string> } = {}) {
+  const db = c.get('app').db;
+  const scope = c.get('principal').scope;
+  const tree = getGroupTree(db, scope);
+  const options = groupOptions(db, scope);
+  const csrf = c.get('session').csrfToken;
+  const Node = ({ n }: { n: GroupTreeNode }) => (
+    <li>
+      <details>
+        <summary>
+          <strong>{n.name}</strong> <span class="muted">{n.device_count} device(s)</span> <a href={`/devices?group_id=${n.id}`}>devices</a>
+        </summary>
+        {can(c, 'groups.update') ? (
+          <form method="post" action={`/groups/${n.id}/edit`} class="row">
+            <Csrf token={csrf} />
+            <label>
+              Name <input name="name" value={n.name} required maxlength={128} />
+            </label>
+            <label>
+              Parent
+              <select name="parent_id">
+                <option value="">(top level)</option>
+                {options.filter((o) => o.id !== n.id).map((o) => (
+                  <option value={String(o.id)} selected={tree && parentOf(tree, n.id) === o.id}>{o.label}</option>
+                ))}
+              </select>
+            </label>
+            <button type="submit">Rename / move</button>
+          </form>
+        ) : null}
+        {can(c, 'groups.delete') ? (
+          <form method="post" action={`/groups/${n.id}/delete`} class="inline" data-confirm={`Delete group ${n.name}?`}>
+            <Csrf token={csrf} />
+            <button type="submit" class="danger">Delete</button>
+          </form>
+        ) : null}
+      </details>
+      {n.children.length ? (
+        <ul class="tree">
+          {n.children.map((ch) => (
+            <Node n={ch} />
+          ))}
+        </ul>
+      ) : null}
+    </li>
+  );
+  return render(
+    c,
+    { title: 'Groups', active: '/groups', status: s.errors ? 422 : 200 },
+    <>
+      <h1>Device groups</h1>
+      {tree.length === 0 ? <p class="empty">No groups yet.</p> : (
+        <ul class="tree" id="group-tree">
+          {tree.map((n) => (
+            <Node n={n} />
+          ))}
+        </ul>
+      )}
+      {can(c, 'groups.create') ? (
+        <section class="card">
+          <h2>New group</h2>
+          {s.errors?._form ? <p class="flash error" role="alert">{s.errors._form}</p> : null}
+          <form method="post" action="/groups" class="row">
+            <Csrf token={csrf} />
+            <label>
+              Name
+              <input name="name" required maxlength={128} value={s.values?.name ?? ''} />
+              <FieldError errors={s.errors} name="name" />
+            </label>
+            <label>
+              Parent
+              <select name="parent_id">
+                <option value="">(top level)</option>
+                {options.map((o) => (
+                  <option value={String(o.id)} selected={s.values?.parent_id === String(o.id)}>{o.label}</option>
+                ))}
+              </select>
+              <FieldError errors={s.errors} name="parent_id" />
+            </label>
+            <label>
+              Description
+              <input name="description" value={s.values?.description ?? ''} />
+            </label>
+            <button type="submit" class="primary">Create group</button>
+          </form>
+        </section>
+      ) : null}
+    </>,
+  );
+}
+
+function parentOf(nodes: GroupTreeNode[], id: number, parent: number | null = null): number | null | undefined {
+  for (const n of nodes) {
+    if (n.id === id) return parent;
+    const r = parentOf(n.children, id, n.id);
+    if (r !== undefined) return r;
+  }
+  return undefined;
+}

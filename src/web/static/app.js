@@ -1,0 +1,79 @@
+// confvault web interface: progressive enhancement only (every page works without it). Loaded with defer; no inline script (CSP).
+(function () {
+  'use strict';
+  var csrf = (document.querySelector('meta[name="csrf-token"]') || {}).content || '';
+
+  // Confirmation before destructive form submissions.
+  document.addEventListener('submit', function (e) {
+    var form = e.target;
+    var msg = form.getAttribute && form.getAttribute('data-confirm');
+    if (msg && !window.confirm(msg)) e.preventDefault();
+  });
+
+  // Copy buttons: data-copy="#selector" of an input.
+  document.addEventListener('click', function (e) {
+    var btn = e.target.closest && e.target.closest('[data-copy]');
+    if (!btn) return;
+    var input = document.querySelector(btn.getAttribute('data-copy'));
+    if (!input) return;
+    var done = function () {
+      btn.textContent = 'Copied';
+      setTimeout(function () { btn.textContent = 'Copy'; }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(input.value).then(done, function () { input.select(); document.execCommand('copy'); done(); });
+    } else {
+      input.select();
+      document.execCommand('copy');
+      done();
+    }
+  });
+
+  // "Back up now": start through the internal API, show progress, then reload the page with the job's result.
+  function poll(deviceId, jobId, status) {
+    var started = Date.now();
+    var tick = function () {
+      fetch('/api/backup-jobs/' + encodeURIComponent(jobId), { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
+        .then(function (r) { return r.json(); })
+        .then(function (j) {
+          if (j.state === 'running') {
+            status.className = 'job running';
+            status.textContent = 'Backup running… ' + Math.round((Date.now() - started) / 1000) + ' s';
+            setTimeout(tick, 1000);
+          } else {
+            window.location.assign('/devices/' + deviceId + '?job=' + encodeURIComponent(jobId));
+          }
+        })
+        .catch(function () { setTimeout(tick, 2000); });
+    };
+    tick();
+  }
+
+  var form = document.querySelector('form[data-backup-now]');
+  var status = document.getElementById('backup-status');
+  if (form && status) {
+    var deviceId = form.getAttribute('data-backup-now');
+    form.addEventListener('submit', function (e) {
+      e.preventDefault();
+      var button = form.querySelector('button');
+      button.disabled = true;
+      status.className = 'job running';
+      status.textContent = 'Starting backup…';
+      fetch('/api/devices/' + deviceId + '/backups', { method: 'POST', headers: { 'X-CSRF-Token': csrf, Accept: 'application/json' }, credentials: 'same-origin' })
+        .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+        .then(function (res) {
+          if (!res.ok) {
+            status.className = 'job failed';
+            status.textContent = (res.body.error && res.body.error.message) || 'Could not start the backup';
+            button.disabled = false;
+            return;
+          }
+          poll(deviceId, res.body.id, status);
+        })
+        .catch(function () { status.className = 'job failed'; status.textContent = 'Could not reach the appliance'; button.disabled = false; });
+    });
+    // A page loaded while a job runs (no-script fallback, or a reload) keeps following it.
+    var running = status.getAttribute('data-job');
+    if (running) poll(deviceId, running, status);
+  }
+})();

@@ -1,0 +1,127 @@
+// The web interface: security headers, static files, login, then the session + CSRF gate in front of every page and internal /api/ route.
+import { Hono, type MiddlewareHandler } from 'hono';
+import { deleteCookie, getCookie } from 'hono/cookie';
+import { matchedRoutes } from 'hono/route';
+import { ApiError } from '../errors';
+import type { AppServices } from '../http/context';
+import { errorResponse, toApiError } from '../http/errors';
+import { registerApiKeys } from './pages/apikeys';
+import { registerAccount, registerAuth } from './pages/auth';
+import { registerAudit } from './pages/audit';
+import { registerDashboard } from './pages/dashboard';
+import { registerDevices } from './pages/devices';
+import { registerDeviceHistory } from './pages/device-history';
+import { registerInternalApi } from './pages/internal-api';
+import { registerSearch } from './pages/search';
+import { registerAdminPages } from './pages/admin';
+import { render } from './render';
+import { SESSION_COOKIE, resolveSession, tokensEqual } from './session/sessions.service';
+import { LoginThrottle } from './session/throttle';
+import { registerStatic } from './static';
+import type { WebContext, WebEnv } from './web-context';
+
+const CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+/** Paths that belong to the rest of the appliance: the web layer never touches them (no cookies, no CSP of ours). */
+function isForeignPath(path: string): boolean {
+  return path === '/healthz' || path === '/api/v1' || path.startsWith('/api/v1/');
+}
+
+const isApi = (c: WebContext) => c.req.path.startsWith('/api/');
+const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+export function createWeb(app: AppServices): Hono<WebEnv> {
+  const web = new Hono<WebEnv>();
+  const throttle = new LoginThrottle();
+
+  web.use('*', async (c, next) => {
+    if (isForeignPath(c.req.path)) return next();
+    await next();
+    c.res.headers.set('Content-Security-Policy', CSP);
+    c.res.headers.set('X-Frame-Options', 'DENY');
+    c.res.headers.set('Cross-Origin-Opener-Policy', 'same-origin');
+  });
+
+  registerStatic(web);
+  // Browsers ask for it on every site; without this it would bounce through the login page.
+  web.get('/favicon.ico', (c) => c.body(null, 204));
+  registerAuth(web, throttle);
+
+  const gate: MiddlewareHandler<WebEnv> = async (c, next) => {
+    if (isForeignPath(c.req.path) || c.req.path.startsWith('/static/') || c.req.path === '/login' || c.req.path === '/favicon.ico') return next();
+    // A path no page answers is a plain 404 for everyone (not a detour through the login page).
+    if (!matchedRoutes(c).some((r) => r.method !== 'ALL')) return next();
+    const session = resolveSession(app.db, getCookie(c, SESSION_COOKIE));
+    if (!session) {
+      if (getCookie(c, SESSION_COOKIE)) deleteCookie(c, SESSION_COOKIE, { path: '/' });
+      if (isApi(c)) throw new ApiError('UNAUTHORIZED', 'Not logged in, or the session has expired');
+      if (c.req.method !== 'GET') return c.redirect('/login', 303);
+      return c.redirect(`/login?next=${encodeURIComponent(c.req.path + (new URL(c.req.url).search || ''))}`, 303);
+    }
+    c.set('session', session);
+    c.set('principal', session.principal);
+    c.set('timezone', session.principal.timezone || app.config.server.timezone);
+    if (UNSAFE.has(c.req.method)) {
+      // Same-origin check first (cheap, and it stops a request before its body is read), then the token. Under the
+      // appliance's Referrer-Policy: no-referrer, browsers send "Origin: null" on form posts: that says nothing, so
+      // only a named other origin, or the browser's own verdict in Sec-Fetch-Site, refuses here.
+      const origin = c.req.header('Origin');
+      const crossOrigin = origin && origin !== 'null' && origin !== new URL(c.req.url).origin;
+      if (crossOrigin || c.req.header('Sec-Fetch-Site') === 'cross-site') throw new ApiError('PERMISSION_DENIED', 'Cross-site request refused');
+      let presented = c.req.header('X-CSRF-Token');
+      if (!presented) {
+        const type = c.req.header('Content-Type') ?? '';
+        if (/^(application\/x-www-form-urlencoded|multipart\/form-data)/i.test(type)) {
+          const body = await c.req.parseBody();
+          presented = typeof body._csrf === 'string' ? body._csrf : undefined;
+        }
+      }
+      if (!tokensEqual(session.csrfToken, presented)) throw new ApiError('PERMISSION_DENIED', 'Missing or wrong CSRF token; reload the page and try again');
+    }
+    const passwordPaths = c.req.path === '/account/password' || c.req.path === '/logout';
+    if (session.mustChangePassword && !passwordPaths) {
+      if (isApi(c)) throw new ApiError('PERMISSION_DENIED', 'Change your password first');
+      return c.redirect('/account/password', 303);
+    }
+    await next();
+  };
+  web.use('*', gate);
+
+  registerAccount(web);
+  registerDashboard(web);
+  registerApiKeys(web);
+  registerDevices(web);
+  registerDeviceHistory(web);
+  registerSearch(web);
+  registerAdminPages(web);
+  registerAudit(web);
+  registerInternalApi(web);
+
+  web.onError((err, c) => {
+    const e = toApiError(c as never, err);
+    if (isApi(c) || isForeignPath(c.req.path)) return errorResponse(c as never, e);
+    const title = e.status === 403 ? 'Not allowed' : e.status === 404 ? 'Not found' : e.status === 401 ? 'Not logged in' : 'Error';
+    return render(
+      c,
+      { title, status: e.status },
+      <section class="card narrow">
+        <h1>{title}</h1>
+        <p>{e.status >= 500 ? `Something went wrong (request ${c.get('requestId')}).` : e.message}</p>
+        <p>
+          <a href="/">Back to the start page</a>
+        </p>
+      </section>,
+    );
+  });
+  return web;
+}
