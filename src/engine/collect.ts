@@ -3,7 +3,8 @@ import { CollectError, DEFAULT_LIMITS } from './types';
 import type { CollectLimits, CollectResult, CollectTarget } from './types';
 import type { TemplateSpec } from './templates/types';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
-import { PromptSession, driveShell } from './session';
+import { PromptSession, commandRejected, driveShell } from './session';
+import { isCommandRejected } from './command-errors';
 import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
 import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
@@ -132,7 +133,11 @@ async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: Co
   }
 }
 
-/** One exec channel per command, no prompt handling; pre-commands run too, their output and status ignored. */
+/**
+ * One exec channel per command, no prompt handling; pre-commands run too, their output and status ignored.
+ * A capture command's output is kept even with a non-zero exit status, unless it is only the CLI refusing
+ * the command (vtysh: "% Unknown command: ...", exit 1), which must not be stored as a configuration.
+ */
 async function collectExec(conn: SshConnection, template: TemplateSpec, lim: CollectLimits): Promise<string> {
   const budget: ByteBudget = { used: 0, max: lim.max_output_bytes };
   for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
@@ -143,6 +148,7 @@ async function collectExec(conn: SshConnection, template: TemplateSpec, lim: Col
       throw new CollectError('COMMAND_FAILED', `'${command}' failed with exit status ${result.exit_code} and produced no output.`, true);
     }
     const text = cleanTerminalOutput(result.output.toString('utf8'));
+    if (isCommandRejected(text)) throw commandRejected(command);
     if (text) out += text.endsWith('\n') ? text : text + '\n';
   }
   return out;

@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CollectError } from './types';
 import type { TemplateSpec } from './templates/types';
 import { TerminalScreen, compilePattern } from './normalise';
+import { isCommandRejected } from './command-errors';
 import { formatSeconds } from './transports/tcp';
 
 /** The transport side of a session: SSH shell channel or Telnet socket with option negotiation already removed. */
@@ -210,13 +211,17 @@ export class PromptSession {
     return null;
   }
 
-  /** Answers a pager sitting on the current line; returns true when one was seen. */
-  private answerPager(line: string, answered: { at: number }): boolean {
+  /**
+   * Answers a pager sitting on the current line; returns true when one was seen. One key per pager prompt:
+   * a prompt redrawn in pieces (less sends "(END)", then ESC[K) is still the same prompt, and a second key
+   * would land at the CLI prompt once the pager has quit. A new pager prompt follows new output lines.
+   */
+  private answerPager(line: string, answered: { lines: number }): boolean {
     for (const p of PAGERS) {
       if (!p.re.test(line)) continue;
       if (p.quiet && this.quietMs < this.options.settle_ms) return true;
-      if (answered.at !== this.received) {
-        answered.at = this.received;
+      if (answered.lines !== this.screen.lineCount) {
+        answered.lines = this.screen.lineCount;
         this.write(p.key);
       }
       return true;
@@ -235,7 +240,7 @@ export class PromptSession {
    */
   async detectPrompt(templatePrompt: string | null): Promise<string> {
     const custom = templatePrompt ? safePattern(templatePrompt) : null;
-    const pager = { at: -1 };
+    const pager = { lines: -1 };
     let nudge: { candidate: string; at: number } | null = null;
     let nudges = 0;
     const { login_timeout_ms, nudge_ms, where } = this.options;
@@ -320,7 +325,7 @@ export class PromptSession {
   /** Runs one command and returns its output without the echoed command and the closing prompt. */
   async runCommand(command: string): Promise<string> {
     const { command_timeout_ms } = this.options;
-    const pager = { at: -1 };
+    const pager = { lines: -1 };
     const echo = command.trim();
     let echoSeen = false;
     let scanned = 0;
@@ -392,8 +397,17 @@ export async function driveShell(session: PromptSession, template: TemplateSpec,
   let out = '';
   for (const command of template.commands) {
     const text = await session.runCommand(command);
+    if (isCommandRejected(text)) {
+      session.exit(template.exit_command);
+      throw commandRejected(command);
+    }
     if (text) out += text.endsWith('\n') ? text : text + '\n';
   }
   session.exit(template.exit_command);
   return out;
+}
+
+/** The failure for a capture command the device refused: an error message must not become a stored configuration. */
+export function commandRejected(command: string): CollectError {
+  return new CollectError('COMMAND_FAILED', `The device rejected '${command}' as an unknown or invalid command — check the template's commands for this platform.`, true);
 }

@@ -175,9 +175,9 @@ describe('session failures', () => {
     assert.match(r.message, /returned no configuration text/);
   });
 
-  it('keeps a failed command’s output when there is some (exec)', async () => {
-    const r = await collect(target(sim.port, { username: 'core-sw1' }), { ...IOS_EXEC_TEMPLATE, commands: ['show nonsense'] });
-    assert.equal(r.ok, true);
+  it('COMMAND_FAILED when the device refuses a capture command: its error message is not a configuration (exec)', async () => {
+    const r = failure(await collect(target(sim.port, { username: 'core-sw1' }), { ...IOS_EXEC_TEMPLATE, commands: ['show nonsense'] }), 'COMMAND_FAILED', true);
+    assert.match(r.message, /rejected 'show nonsense'/);
   });
 });
 

@@ -26,6 +26,7 @@ shopt -s nullglob
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB=/tmp/confvault-lab
 LOCK=/tmp/confvault-lab.lock          # outside $LAB: "down" removes $LAB while others may wait on the lock
+TESTS_LOCK=/tmp/confvault-lab-tests.lock   # held by the test file using the lab (acquireLabLock in lab.ts)
 BRIDGE=cvlab0
 BRIDGE_IP=10.201.0.1/24
 LAB_NET_PREFIX=10.201.0.              # forwards into it are ours (used to recognise leftovers)
@@ -64,6 +65,16 @@ cd /
 # Serialise up/ensure/down/rekey across processes. Every process started while the lock is held
 # gets "9>&-": a daemon holding fd 9 would hold the lock for ever.
 take_lock() { exec 9>>"$LOCK"; flock -w 900 9 || die "timed out waiting for $LOCK"; }
+# "up" and "down" by hand or from test/run.sh wait until no test file (of this or another run) uses the lab.
+# A test file that holds the tests lock itself and stops the lab says so, or it would wait for itself.
+# "down" keeps the lock until it is done (it starts no daemon); "up" lets it go at once, as its daemons
+# would inherit the descriptor and hold the lock for ever.
+wait_for_tests() { # wait_for_tests keep|release
+  [ "${CONFVAULT_LAB_TESTS_LOCK_HELD:-}" = 1 ] && return 0
+  exec 8>>"$TESTS_LOCK"
+  flock -w 900 8 || die "a test file still uses the lab ($(cat "$TESTS_LOCK" 2>/dev/null || true)); not stopping it"
+  [ "$1" = keep ] || exec 8>&-
+}
 
 find_device() { # find_device <name>: prints the device's table line
   local l
@@ -463,9 +474,9 @@ status() {
 
 [ "$(id -u)" = 0 ] || die "must run as root"
 case "${1:-}" in
-  up) take_lock; up; status ;;
+  up) wait_for_tests release; take_lock; up; status ;;
   ensure) take_lock; ensure ;;
-  down) take_lock; down; log "lab is down" ;;
+  down) wait_for_tests keep; take_lock; down; log "lab is down" ;;
   status) status ;;
   rekey) take_lock; rekey "${2:-}" ;;
   *) die "usage: lab.sh up|ensure|down|status|rekey DEVICE" ;;

@@ -1,5 +1,5 @@
 // Smoke tests of the device lab itself, over real SSH and Telnet: logins, seeded configs, the helpers other tests use, rekey.
-import { test, before } from 'node:test';
+import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -10,6 +10,7 @@ import {
   LAB_KEY_ENC_PATH,
   LAB_KEY_PASSPHRASE,
   LAB_KEY_PATH,
+  acquireLabLock,
   ensureLab,
   labAvailable,
   rekey,
@@ -25,9 +26,14 @@ const availability = labAvailable();
 // Outside CI a machine without root or namespaces skips; in CI the lab must come up or everything fails.
 const skip = !availability.ok && !process.env.CI ? availability.reason : false;
 
+// Other lab test files must not run at the same time: this one rekeys r1 and changes r2's config.
+let releaseLab: (() => void) | undefined;
 before(async () => {
-  if (!skip) await ensureLab();
-}, { timeout: 15 * 60_000 });
+  if (skip) return;
+  releaseLab = await acquireLabLock();
+  await ensureLab();
+}, { timeout: 30 * 60_000 }); // waits for other lab test files, and a first lab start installs packages
+after(() => releaseLab?.());
 
 const r1 = LAB_DEVICES.r1;
 const r2 = LAB_DEVICES.r2;

@@ -1,6 +1,6 @@
 // Device lab for tests: the lab's devices and logins, bringing the lab up once (test/lab/lab.sh), and acting inside its devices.
 import { execFile, spawn, spawnSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -73,6 +73,70 @@ function probe(cmd: string, args: string[]): string | null {
   return null;
 }
 
+/** Held by one test file at a time (see acquireLabLock); not lab.sh's own lock, which guards only start and stop. */
+export const LAB_TEST_LOCK = '/tmp/confvault-lab-tests.lock';
+let locksHeld = 0;
+
+/**
+ * Waits for exclusive use of the lab across processes (test files run two at a time, and some rekey a device
+ * or change its config) and resolves with the function that gives it back. Call it in `before` and release
+ * in `after`. The lock is held by a child `flock` whose stdin is a pipe from this process: releasing closes
+ * the pipe, and so does this process dying, so a crashed or killed test file never leaves the lab locked.
+ */
+export async function acquireLabLock(opts: { timeoutMs?: number } = {}): Promise<() => void> {
+  const timeoutMs = opts.timeoutMs ?? UP_TIMEOUT_MS + 5 * 60_000;
+  // `read` returns at EOF: when we close its stdin, or when this process exits for any reason.
+  const child = spawn('flock', ['--exclusive', LAB_TEST_LOCK, 'sh', '-c', 'echo locked; read _ignored'], { stdio: ['pipe', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (stderr += d));
+  try {
+    await new Promise<void>((resolve, reject) => {
+      let out = '';
+      const timer = setTimeout(() => reject(new Error(`no exclusive use of the device lab within ${timeoutMs / 1000} s; last taken by ${lockHolder()}`)), timeoutMs);
+      child.stdout.setEncoding('utf8').on('data', (d: string) => {
+        out += d;
+        if (out.includes('locked\n')) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      child.once('error', (err) => {
+        clearTimeout(timer);
+        reject(new Error(`cannot take the lab lock with flock(1): ${err.message}`));
+      });
+      child.once('exit', (code, signal) => {
+        clearTimeout(timer);
+        reject(new Error(`flock ${LAB_TEST_LOCK} ended before taking the lock (${signal ?? `exit ${code}`}): ${stderr.trim()}`));
+      });
+    });
+  } catch (err) {
+    // still waiting in flock(1), which has not started the holder yet: stopping it gives up the wait
+    child.kill('SIGTERM');
+    throw err;
+  }
+  // For the message of whoever waits next; writing the file does not touch the lock on it.
+  writeFileSync(LAB_TEST_LOCK, `pid ${process.pid} (${process.argv.slice(1).join(' ')})\n`);
+  // A file that forgets to release can still exit, and exiting releases the lock.
+  child.unref();
+  for (const s of [child.stdin, child.stdout, child.stderr] as unknown as { unref?: () => void }[]) s.unref?.();
+  locksHeld++;
+  let released = false;
+  return () => {
+    if (released) return;
+    released = true;
+    locksHeld--;
+    child.stdin.destroy();
+  };
+}
+
+function lockHolder(): string {
+  try {
+    return readFileSync(LAB_TEST_LOCK, 'utf8').trim() || 'unknown';
+  } catch {
+    return 'unknown';
+  }
+}
+
 let ensuring: Promise<void> | undefined;
 
 /**
@@ -92,9 +156,10 @@ export function rekey(device: LabDeviceName): Promise<void> {
   return runLabScript(['rekey', labDevice(device).name], COMMAND_TIMEOUT_MS);
 }
 
-/** Stops the whole lab and removes its state. Other test processes lose their lab too. */
+/** Stops the whole lab and removes its state, once no other test file holds the lab lock. */
 export function stopLab(): Promise<void> {
-  return runLabScript(['down'], COMMAND_TIMEOUT_MS);
+  // lab.sh down waits for the tests lock: not for the one this process holds
+  return runLabScript(['down'], COMMAND_TIMEOUT_MS, locksHeld > 0 ? { CONFVAULT_LAB_TESTS_LOCK_HELD: '1' } : {});
 }
 
 /**
@@ -111,6 +176,12 @@ export async function vtysh(device: FrrDeviceName, ...commands: string[]): Promi
 /** What `show running-config` prints on the device right now (LF line endings, as without a PTY). */
 export function showRunningConfig(device: FrrDeviceName): Promise<string> {
   return vtysh(device, 'show running-config');
+}
+
+/** Runs a program as root inside a lab device (its namespaces, its /etc), e.g. `onDevice('srv1', 'cat', '/etc/hosts')`; resolves with stdout. */
+export function onDevice(device: LabDeviceName, ...argv: string[]): Promise<string> {
+  if (argv.length === 0) throw new Error('onDevice: no command given');
+  return runInDevice(labDevice(device).name, argv);
 }
 
 function labDevice(name: string): Readonly<LabDevice> {
@@ -146,7 +217,7 @@ function runInDevice(device: LabDeviceName, argv: string[]): Promise<string> {
 }
 
 /** Runs lab.sh with its output in a temporary log file (daemons it starts must not hold a pipe of ours). */
-async function runLabScript(args: string[], timeoutMs: number): Promise<void> {
+async function runLabScript(args: string[], timeoutMs: number, env: Record<string, string> = {}): Promise<void> {
   const available = labAvailable();
   if (!available.ok) throw new Error(`device lab cannot run here: ${available.reason}`);
   const dir = mkdtempSync(join(tmpdir(), 'confvault-lab-run-'));
@@ -154,7 +225,7 @@ async function runLabScript(args: string[], timeoutMs: number): Promise<void> {
   const fd = openSync(logPath, 'w');
   try {
     const outcome = await new Promise<string>((resolve, reject) => {
-      const child = spawn('bash', [LAB_SCRIPT, ...args], { stdio: ['ignore', fd, fd] });
+      const child = spawn('bash', [LAB_SCRIPT, ...args], { stdio: ['ignore', fd, fd], env: { ...process.env, ...env } });
       const timer = setTimeout(() => child.kill('SIGTERM'), timeoutMs);
       child.on('error', (err) => {
         clearTimeout(timer);
