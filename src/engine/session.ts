@@ -200,8 +200,9 @@ export class PromptSession {
   private setPrompt(line: string): void {
     this.prompt = line;
     const m = /^(.*?)\s?[#>$%\]]$/.exec(line);
-    // Same host part, any mode suffix, any privilege marker: "sw1>" after "sw1#", "sw1(config)#".
-    this.promptFamily = m && m[1] ? new RegExp(`^${escapeRegex(m[1])}(?:\\([^)]*\\))?\\s?[#>$%\\]]$`) : null;
+    // Same host part, any mode suffix, any privilege marker: "sw1>" after "sw1#", "sw1(config)#", and
+    // FortiOS' "FGT1 (console) #" after "FGT1 #" (a space before the mode).
+    this.promptFamily = m && m[1] ? new RegExp(`^${escapeRegex(m[1])}\\s?(?:\\([^)]*\\))?\\s?[#>$%\\]]$`) : null;
   }
 
   private promptKind(line: string): 'exact' | 'family' | null {
