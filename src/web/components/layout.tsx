@@ -17,6 +17,8 @@ const NAV: NavItem[] = [
   { href: '/groups', label: 'Groups', perms: ['groups.view'] },
   { href: '/credentials', label: 'Credentials', perms: ['credentials.view'] },
   { href: '/templates', label: 'Templates', perms: ['templates.view'] },
+  { href: '/users', label: 'Users', perms: ['users.view'] },
+  { href: '/roles', label: 'Roles', perms: ['roles.view'] },
   { href: '/api-keys', label: 'API keys', perms: ['api_keys.view'] },
   { href: '/audit', label: 'Audit log', perms: ['audit.view'] },
 ];

@@ -1,7 +1,7 @@
-// Groups as a tree: create, rename, move, delete (only when empty), with the public API's validation.
+// Groups as a tree: create, rename, move, set a schedule override, delete (only when empty), with the public API's validation.
 import type { Hono } from 'hono';
 import { GroupCreateSchema } from '../../features/groups/groups.schemas';
-import { createGroup, deleteGroup, getGroup, getGroupTree, updateGroup, type GroupTreeNode } from '../../features/groups/groups.service';
+import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup, type GroupTreeNode } from '../../features/groups/groups.service';
 import { zodFieldErrors } from '../../http/errors';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
@@ -10,7 +10,9 @@ import { groupOptions } from './groups-options';
 
 function parseGroup(f: Record<string, string>) {
   const parent = (f.parent_id ?? '').trim();
-  const r = GroupCreateSchema.safeParse({ name: f.name ?? '', parent_id: parent === '' ? null : Number(parent), description: f.description ?? '' });
+  // An empty schedule field means "inherit" (the API's null); anything else goes through the API's cron check.
+  const schedule = (f.schedule ?? '').trim();
+  const r = GroupCreateSchema.safeParse({ name: f.name ?? '', parent_id: parent === '' ? null : Number(parent), description: f.description ?? '', schedule: schedule === '' ? null : schedule });
   if (r.success) return { ok: true as const, input: { ...r.data, schedule: r.data.schedule ?? null } };
   const errors: Record<string, string> = {};
   for (const e of zodFieldErrors(r.error, 'json')) errors[e.field] ??= e.message;
@@ -25,7 +27,7 @@ export function registerGroups(web: Hono<WebEnv>): void {
     if (!p.ok) return groupsPage(c, { errors: p.errors, values: f });
     try {
       const g = createGroup(c.get('app').db, c.get('principal').scope, p.input);
-      audit(c, 'group.create', `group ${g.id}`, { name: g.name, parent_id: g.parent_id });
+      audit(c, 'group.create', `group ${g.id}`, { name: g.name, parent_id: g.parent_id, schedule: g.schedule });
       return redirectWith(c, '/groups', `Group ${g.name} created.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -41,8 +43,11 @@ export function registerGroups(web: Hono<WebEnv>): void {
     const p = parseGroup(f);
     if (!p.ok) return redirectWith(c, '/groups', Object.values(p.errors).join('; '), 'error');
     try {
-      const g = updateGroup(db, c.get('principal').scope, id, { name: p.input.name, parent_id: p.input.parent_id });
-      audit(c, 'group.update', `group ${id}`, { from: { name: before.name, parent_id: before.parent_id }, to: { name: g.name, parent_id: g.parent_id } });
+      const g = updateGroup(db, c.get('principal').scope, id, { name: p.input.name, parent_id: p.input.parent_id, schedule: p.input.schedule });
+      audit(c, 'group.update', `group ${id}`, {
+        from: { name: before.name, parent_id: before.parent_id, schedule: before.schedule },
+        to: { name: g.name, parent_id: g.parent_id, schedule: g.schedule },
+      });
       return redirectWith(c, '/groups', `Group ${g.name} saved.`);
     } catch (err) {
       if (fieldErrors(err)) return redirectWith(c, '/groups', (err as Error).message, 'error');
@@ -69,6 +74,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
   const scope = c.get('principal').scope;
   const tree = getGroupTree(db, scope);
   const options = groupOptions(db, scope);
+  const schedules = new Map(listGroups(db, scope, {}, 1, Math.max(1, options.length)).items.map((g) => [g.id, g.schedule]));
   const csrf = c.get('session').csrfToken;
   const Node = ({ n }: { n: GroupTreeNode }) => (
     <li>
@@ -91,7 +97,10 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
                 ))}
               </select>
             </label>
-            <button type="submit">Rename / move</button>
+            <label>
+              Schedule <input name="schedule" class="mono" maxlength={128} placeholder="inherit" value={schedules.get(n.id) ?? ''} />
+            </label>
+            <button type="submit">Save</button>
           </form>
         ) : null}
         {can(c, 'groups.delete') ? (
@@ -146,6 +155,11 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
             <label>
               Description
               <input name="description" value={s.values?.description ?? ''} />
+            </label>
+            <label>
+              Schedule (cron)
+              <input name="schedule" class="mono" maxlength={128} placeholder="inherit" value={s.values?.schedule ?? ''} />
+              <FieldError errors={s.errors} name="schedule" />
             </label>
             <button type="submit" class="primary">Create group</button>
           </form>

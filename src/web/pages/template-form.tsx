@@ -1,0 +1,206 @@
+// The template page: form ⇄ TemplateSpec (lists as one-per-line textareas), built-ins shown read-only, "Try on device" results.
+import { TemplateCreateSchema } from '../../features/templates/templates.schemas';
+import { getTemplate, type Template } from '../../features/templates/templates.service';
+import { listDevices } from '../../features/devices/devices.service';
+import type { TemplateSpec } from '../../engine/templates/types';
+import type { CollectResult } from '../../engine/types';
+import { zodFieldErrors } from '../../http/errors';
+import { Csrf, FieldError } from '../components/layout';
+import { render } from '../render';
+import { can, type WebContext } from '../web-context';
+
+const LIST_FIELDS = ['pre_commands', 'commands', 'strip_patterns', 'ignore_patterns'] as const;
+const ARROW = ' => ';
+
+/** Lines of a textarea; blank lines are dropped, other lines kept as typed (a leading space can matter in a pattern). */
+function lines(v: string | undefined): string[] {
+  return (v ?? '').split(/\r?\n/).filter((l) => l.trim() !== '');
+}
+
+/**
+ * A form's fields as a whole TemplateSpec, checked with the API's request schema (the engine's own checks follow in the
+ * service). `enable` is not on the form: it keeps the stored value. Field errors are keyed by the top-level field.
+ */
+export function parseTemplateForm(f: Record<string, string>, base: TemplateSpec | null): { ok: true; spec: TemplateSpec } | { ok: false; errors: Record<string, string> } {
+  const errors: Record<string, string> = {};
+  const redact_patterns = lines(f.redact_patterns).map((l, i) => {
+    const at = l.lastIndexOf(ARROW);
+    if (at < 0) errors.redact_patterns ??= `line ${i + 1}: write each rule as "pattern${ARROW}replacement"`;
+    return at < 0 ? { pattern: l, replacement: '' } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
+  });
+  const body = {
+    name: (f.name ?? '').trim(),
+    vendor: (f.vendor ?? '').trim(),
+    description: f.description ?? '',
+    mode: f.mode,
+    prompt: (f.prompt ?? '').trim() === '' ? null : f.prompt,
+    pre_commands: lines(f.pre_commands).map((l) => l.trim()),
+    commands: lines(f.commands).map((l) => l.trim()),
+    enable: base?.enable ?? null,
+    strip_patterns: lines(f.strip_patterns),
+    ignore_patterns: lines(f.ignore_patterns),
+    redact_patterns,
+    redact: f.redact === 'on',
+    exit_command: (f.exit_command ?? '').trim() === '' ? null : (f.exit_command ?? '').trim(),
+  };
+  const r = TemplateCreateSchema.safeParse(body);
+  if (!r.success) for (const e of zodFieldErrors(r.error, 'json')) errors[e.field.split('.')[0]] ??= e.message;
+  if (Object.keys(errors).length || !r.success) return { ok: false, errors };
+  return { ok: true, spec: r.data };
+}
+
+/** A spec as form values (the inverse of parseTemplateForm). */
+export function specValues(t: TemplateSpec): Record<string, string> {
+  const out: Record<string, string> = {
+    name: t.name,
+    vendor: t.vendor,
+    description: t.description,
+    mode: t.mode,
+    prompt: t.prompt ?? '',
+    redact_patterns: t.redact_patterns.map((r) => `${r.pattern}${ARROW}${r.replacement}`).join('\n'),
+    redact: t.redact ? 'on' : '',
+    exit_command: t.exit_command ?? '',
+  };
+  for (const k of LIST_FIELDS) out[k] = t[k].join('\n');
+  return out;
+}
+
+export interface Trial {
+  deviceId: number;
+  deviceName: string;
+  result: CollectResult;
+}
+
+export interface TemplatePageState {
+  values?: Record<string, string>;
+  errors?: Record<string, string> | null;
+  trial?: Trial;
+  deviceId?: number;
+}
+
+/** The new/edit/view page of a template (`id` null: a new one). Built-ins render read-only. */
+export function templatePage(c: WebContext, id: number | null, s: TemplatePageState = {}) {
+  const t: Template | null = id === null ? null : getTemplate(c.get('app').db, id);
+  const readOnly = t?.builtin === true || (t !== null && !can(c, 'templates.update'));
+  const v = s.values ?? (t ? specValues(t) : { mode: 'shell' });
+  const e = s.errors;
+  const csrf = c.get('session').csrfToken;
+  const canTry = can(c, 'templates.update') && can(c, 'backups.run');
+  const devices = canTry ? listDevices(c.get('app').db, c.get('principal').scope, {}, 1, 1000).items : [];
+  const base = t ? `/templates/${t.id}` : '/templates/new';
+  const title = t ? `Template ${t.name}` : 'New template';
+  const area = (name: string, label: string, hint: string) => (
+    <label class="full">
+      {label} <span class="muted small">{hint}</span>
+      <textarea name={name} rows={4} class="mono" readonly={readOnly}>{v[name] ?? ''}</textarea>
+      <FieldError errors={e} name={name} />
+    </label>
+  );
+  const tryControls = canTry ? (
+    <div class="full row" id="try">
+      <label>
+        Device
+        <select name="device_id">
+          {devices.map((d) => (
+            <option value={String(d.id)} selected={s.deviceId === d.id}>{`${d.name} (${d.hostname})`}</option>
+          ))}
+        </select>
+        <FieldError errors={e} name="device_id" />
+      </label>
+      <button type="submit" formaction={`${base}/try`} disabled={devices.length === 0}>Try on device</button>
+      <span class="muted small">Runs the template as shown here; nothing is stored.</span>
+    </div>
+  ) : null;
+  return render(
+    c,
+    { title, active: '/templates', status: e ? 422 : 200 },
+    <>
+      <h1>{title} {t?.builtin ? <span class="badge muted">built-in</span> : null}</h1>
+      {t?.builtin ? <p class="advice">Built-in templates are read-only; create a custom template to change these settings.</p> : null}
+      <section class="card">
+        <form method="post" action={t ? `${base}/edit` : '/templates'} class="grid-form" novalidate>
+          <Csrf token={csrf} />
+          {e?._form ? <p class="flash error full" role="alert">{e._form}</p> : null}
+          <label>
+            Name <input name="name" required value={v.name ?? ''} readonly={readOnly} />
+            <FieldError errors={e} name="name" />
+          </label>
+          <label>
+            Vendor <input name="vendor" required value={v.vendor ?? ''} readonly={readOnly} />
+            <FieldError errors={e} name="vendor" />
+          </label>
+          <label>
+            Mode
+            <select name="mode" disabled={readOnly}>
+              <option value="shell" selected={v.mode !== 'exec'}>shell (interactive, prompt-driven)</option>
+              <option value="exec" selected={v.mode === 'exec'}>exec (one SSH exec per command)</option>
+            </select>
+            <FieldError errors={e} name="mode" />
+          </label>
+          <label>
+            Prompt <input name="prompt" class="mono" placeholder="detected after login" value={v.prompt ?? ''} readonly={readOnly} />
+            <FieldError errors={e} name="prompt" />
+          </label>
+          <label>
+            Exit command <input name="exit_command" class="mono" value={v.exit_command ?? ''} readonly={readOnly} />
+            <FieldError errors={e} name="exit_command" />
+          </label>
+          <label class="check">
+            <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets by default
+          </label>
+          <label class="full">
+            Description <input name="description" value={v.description ?? ''} readonly={readOnly} />
+            <FieldError errors={e} name="description" />
+          </label>
+          {area('pre_commands', 'Pre-commands', 'one per line; output discarded')}
+          {area('commands', 'Commands', 'one per line; their output is the configuration')}
+          {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
+          {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
+          {area('redact_patterns', 'Redact rules', `one per line: pattern${ARROW}replacement`)}
+          {readOnly ? null : (
+            <div class="full actions">
+              <button type="submit" class="primary">{t ? 'Save template' : 'Create template'}</button>
+              <a href="/templates">Cancel</a>
+            </div>
+          )}
+          {tryControls}
+        </form>
+      </section>
+      {t && !t.builtin && can(c, 'templates.delete') ? (
+        <form method="post" action={`${base}/delete`} class="inline" data-confirm={`Delete template ${t.name}?`}>
+          <Csrf token={csrf} />
+          <button type="submit" class="danger">Delete template</button>
+        </form>
+      ) : null}
+      {s.trial ? <TrialView trial={s.trial} /> : null}
+    </>,
+  );
+}
+
+function TrialView({ trial }: { trial: Trial }) {
+  const r = trial.result;
+  return (
+    <section class="card" id="trial">
+      <h2>Try on {trial.deviceName}</h2>
+      {r.ok ? (
+        <>
+          <p class="muted">Collected in {String(r.duration_ms)} ms. Nothing was stored.</p>
+          <div class="charts">
+            <div>
+              <h3>Raw output</h3>
+              <pre class="config" id="trial-raw">{r.raw}</pre>
+            </div>
+            <div>
+              <h3>Cleaned (as it would be stored)</h3>
+              <pre class="config" id="trial-text">{r.text}</pre>
+            </div>
+          </div>
+        </>
+      ) : (
+        <p class="flash error" role="alert" id="trial-failure">
+          <strong>{r.failure}</strong>: {r.message}
+        </p>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,291 @@
+// Users: list, create (password to be changed at first login), edit role and device-group scope, disable/enable, reset password.
+import type { Hono } from 'hono';
+import { ApiError } from '../../errors';
+import { listRoles } from '../../features/roles/roles.service';
+import { createUser, getUser, listUsers, setUserDisabled, setUserPassword, setUserRole, setUserScope, type User } from '../../features/users/users.service';
+import { Csrf, FieldError } from '../components/layout';
+import { redirectWith, render } from '../render';
+import { endOtherSessions } from '../session/sessions.service';
+import { audit, can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
+import { groupOptions, groupPaths } from './groups-options';
+
+/** The scope chosen in a form: "all", or the ticked groups (checkboxes named `groups`, several values). */
+async function scopeOf(c: WebContext, f: Record<string, string>): Promise<number[] | null> {
+  if (f.scope !== 'groups') return null;
+  const body = await c.req.parseBody({ all: true });
+  const raw = body.groups;
+  const list = (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).filter((v): v is string => typeof v === 'string');
+  const ids = list.map(Number);
+  if (ids.length === 0 || ids.some((n) => !Number.isSafeInteger(n) || n < 1)) {
+    throw ApiError.validation([{ field: 'groups', message: 'tick at least one group, or choose "all groups"' }]);
+  }
+  return [...new Set(ids)];
+}
+
+/**
+ * No one hands out more than they hold: the role's permissions must all be the actor's own, and a scoped actor
+ * can grant only groups inside their scope (never "all"). Without this, users.update would be a path to administrator.
+ */
+function assertGrantable(c: WebContext, roleName: string | undefined, groups: number[] | null): void {
+  const actor = c.get('principal');
+  const role = listRoles(c.get('app').db).find((r) => r.name === roleName);
+  if (!role) throw ApiError.validation([{ field: 'role', message: `role "${roleName ?? ''}" does not exist` }]);
+  const missing = role.permissions.filter((p) => !actor.permissions.has(p));
+  if (missing.length) {
+    throw ApiError.validation([{ field: 'role', message: `you cannot grant permissions you do not hold: ${missing.join(', ')}` }]);
+  }
+  if (!actor.scope.all) {
+    const inside = actor.scope.groupIds;
+    if (groups === null || groups.some((g) => !inside.has(g))) {
+      throw ApiError.validation([{ field: 'groups', message: 'you can only grant groups inside your own scope' }]);
+    }
+  }
+}
+
+function userOr404(c: WebContext): User {
+  const username = c.req.param('username') ?? '';
+  const u = getUser(c.get('app').db, username);
+  if (!u) throw ApiError.notFound(`user "${username}"`);
+  return u;
+}
+
+export function registerUsers(web: Hono<WebEnv>): void {
+  web.get('/users', need('users.view'), (c) => listPage(c));
+  web.get('/users/new', need('users.create'), (c) => createPage(c));
+  web.post('/users', need('users.create'), async (c) => {
+    const f = await formFields(c);
+    try {
+      const groups = await scopeOf(c, f);
+      assertGrantable(c, f.role, groups);
+      const u = await createUser(c.get('app').db, {
+        username: f.username ?? '',
+        password: f.password ?? '',
+        role: f.role ?? '',
+        groups,
+        timezone: (f.timezone ?? '').trim() || null,
+        must_change_password: true,
+      });
+      audit(c, 'user.create', u.username, { role: u.role, scope: u.scope, timezone: u.timezone });
+      return redirectWith(c, '/users', `User ${u.username} created; they must change the password at first login.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return createPage(c, f, errors);
+      throw err;
+    }
+  });
+  web.get('/users/:username/edit', need('users.update'), (c) => editPage(c, userOr404(c)));
+  web.post('/users/:username/edit', need('users.update'), async (c) => {
+    const before = userOr404(c);
+    const f = await formFields(c);
+    const db = c.get('app').db;
+    try {
+      const groups = await scopeOf(c, f);
+      // Both checks before either write, so a bad scope does not leave a half-applied change.
+      assertGrantable(c, f.role, groups);
+      db.transaction(() => {
+        setUserRole(db, before.username, f.role);
+        setUserScope(db, before.username, groups);
+      })();
+      audit(c, 'user.update', before.username, { from: { role: before.role, scope: before.scope }, to: { role: f.role, scope: groups ?? 'all' } });
+      return redirectWith(c, '/users', `User ${before.username} saved.`);
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return editPage(c, before, f, errors);
+      throw err;
+    }
+  });
+  web.post('/users/:username/disable', need('users.update'), (c) => toggle(c, true));
+  web.post('/users/:username/enable', need('users.update'), (c) => toggle(c, false));
+  web.post('/users/:username/password', need('users.update'), async (c) => {
+    const u = userOr404(c);
+    const f = await formFields(c);
+    const db = c.get('app').db;
+    if ((f.password ?? '') !== (f.confirm ?? '')) return editPage(c, u, f, { password: 'The two passwords differ.' });
+    try {
+      await setUserPassword(db, u.username, f.password ?? '', { mustChange: true });
+    } catch (err) {
+      const errors = fieldErrors(err);
+      if (errors) return editPage(c, u, f, errors);
+      throw err;
+    }
+    // Whoever held the old password (or a session opened with it) must log in with the new one.
+    endOtherSessions(db, u.id, u.id === c.get('principal').userId ? c.get('session').idHash : null);
+    audit(c, 'user.password_reset', u.username);
+    return redirectWith(c, '/users', `Password of ${u.username} reset; they must change it at the next login.`);
+  });
+}
+
+function toggle(c: WebContext, disabled: boolean) {
+  const u = userOr404(c);
+  // Disabling oneself would end this session at once and could leave the appliance without an administrator.
+  if (disabled && u.id === c.get('principal').userId) return redirectWith(c, '/users', 'You cannot disable your own account.', 'error');
+  setUserDisabled(c.get('app').db, u.username, disabled);
+  audit(c, disabled ? 'user.disable' : 'user.enable', u.username);
+  return redirectWith(c, '/users', `User ${u.username} ${disabled ? 'disabled' : 'enabled'}.`);
+}
+
+function scopeLabel(u: User, paths: Map<number, string>): string {
+  return u.scope === 'all' ? 'all groups' : u.scope.map((g) => paths.get(g) ?? `group ${g}`).join(', ');
+}
+
+function listPage(c: WebContext) {
+  const db = c.get('app').db;
+  const paths = groupPaths(groupOptions(db, c.get('principal').scope));
+  const users = listUsers(db);
+  const csrf = c.get('session').csrfToken;
+  const tz = c.get('timezone');
+  return render(
+    c,
+    { title: 'Users', active: '/users' },
+    <>
+      <div class="title-row">
+        <h1>Users</h1>
+        {can(c, 'users.create') ? <a class="button primary" href="/users/new">Add user</a> : null}
+      </div>
+      <div class="table-wrap">
+        <table class="list" id="users">
+          <thead>
+            <tr><th>Username</th><th>Role</th><th>Scope</th><th>State</th><th>Time zone</th>{can(c, 'users.update') ? <th>Actions</th> : null}</tr>
+          </thead>
+          <tbody>
+            {users.map((u) => (
+              <tr data-user={u.username}>
+                <td>{can(c, 'users.update') ? <a href={`/users/${encodeURIComponent(u.username)}/edit`}>{u.username}</a> : u.username}</td>
+                <td>{u.role}</td>
+                <td>{scopeLabel(u, paths)}</td>
+                <td>
+                  {u.disabled ? <span class="badge failed">disabled</span> : <span class="badge active">active</span>}
+                  {u.must_change_password ? <span class="badge muted">must change password</span> : null}
+                </td>
+                <td>{u.timezone ?? `appliance (${tz})`}</td>
+                {can(c, 'users.update') ? (
+                  <td>
+                    <form method="post" action={`/users/${encodeURIComponent(u.username)}/${u.disabled ? 'enable' : 'disable'}`} class="inline">
+                      <Csrf token={csrf} />
+                      <button type="submit" class={u.disabled ? undefined : 'danger'}>{u.disabled ? 'Enable' : 'Disable'}</button>
+                    </form>
+                  </td>
+                ) : null}
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </>,
+  );
+}
+
+/** Role select and scope choice, shared by the create and edit forms. */
+function RoleAndScope(props: { c: WebContext; role: string; scope: 'all' | number[]; errors?: Record<string, string> | null }) {
+  const db = props.c.get('app').db;
+  const roles = listRoles(db);
+  const options = groupOptions(db, props.c.get('principal').scope);
+  const ticked = new Set(props.scope === 'all' ? [] : props.scope);
+  return (
+    <>
+      <label>
+        Role
+        <select name="role" required>
+          {roles.map((r) => (
+            <option value={r.name} selected={r.name === props.role}>{r.name}</option>
+          ))}
+        </select>
+        <FieldError errors={props.errors} name="role" />
+      </label>
+      <fieldset class="full">
+        <legend>Device-group scope</legend>
+        <label class="check"><input type="radio" name="scope" value="all" checked={props.scope === 'all'} /> All groups (and ungrouped devices)</label>
+        <label class="check"><input type="radio" name="scope" value="groups" checked={props.scope !== 'all'} /> Only these groups and their subgroups:</label>
+        {options.length === 0 ? <p class="muted">No groups yet.</p> : options.map((o) => (
+          <label class="check"><input type="checkbox" name="groups" value={String(o.id)} checked={ticked.has(o.id)} /> {o.label}</label>
+        ))}
+        <FieldError errors={props.errors} name="groups" />
+      </fieldset>
+    </>
+  );
+}
+
+/** The scope a re-shown form had, so a refused submission keeps the ticks. */
+async function scopeValues(c: WebContext, f?: Record<string, string>): Promise<'all' | number[] | undefined> {
+  if (!f) return undefined;
+  if (f.scope !== 'groups') return 'all';
+  const raw = (await c.req.parseBody({ all: true })).groups;
+  return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(Number).filter(Number.isSafeInteger);
+}
+
+async function createPage(c: WebContext, f?: Record<string, string>, errors?: Record<string, string> | null) {
+  const scope = (await scopeValues(c, f)) ?? 'all';
+  return render(
+    c,
+    { title: 'Add user', active: '/users', status: errors ? 422 : 200 },
+    <>
+      <h1>Add user</h1>
+      <section class="card">
+        <form method="post" action="/users" class="grid-form" autocomplete="off">
+          <Csrf token={c.get('session').csrfToken} />
+          {errors?._form ? <p class="flash error full" role="alert">{errors._form}</p> : null}
+          <label>
+            Username <input name="username" required maxlength={64} value={f?.username ?? ''} />
+            <FieldError errors={errors} name="username" />
+          </label>
+          <label>
+            Initial password <input name="password" type="password" required minlength={10} autocomplete="new-password" />
+            <span class="muted small">The user must change it at first login.</span>
+            <FieldError errors={errors} name="password" />
+          </label>
+          <label>
+            Time zone <input name="timezone" placeholder="appliance default" value={f?.timezone ?? ''} />
+            <FieldError errors={errors} name="timezone" />
+          </label>
+          <RoleAndScope c={c} role={f?.role ?? ''} scope={scope} errors={errors} />
+          <div class="full actions">
+            <button type="submit" class="primary">Create user</button>
+            <a href="/users">Cancel</a>
+          </div>
+        </form>
+      </section>
+    </>,
+  );
+}
+
+async function editPage(c: WebContext, u: User, f?: Record<string, string>, errors?: Record<string, string> | null) {
+  const scope = (await scopeValues(c, f?.role !== undefined ? f : undefined)) ?? u.scope;
+  const csrf = c.get('session').csrfToken;
+  const base = `/users/${encodeURIComponent(u.username)}`;
+  return render(
+    c,
+    { title: `User ${u.username}`, active: '/users', status: errors ? 422 : 200 },
+    <>
+      <h1>User {u.username}</h1>
+      {errors?._form ? <p class="flash error" role="alert">{errors._form}</p> : null}
+      <section class="card">
+        <h2>Role and scope</h2>
+        <form method="post" action={`${base}/edit`} class="grid-form">
+          <Csrf token={csrf} />
+          <RoleAndScope c={c} role={f?.role ?? u.role} scope={scope} errors={errors} />
+          <div class="full actions">
+            <button type="submit" class="primary">Save</button>
+            <a href="/users">Cancel</a>
+          </div>
+        </form>
+      </section>
+      <section class="card">
+        <h2>Reset password</h2>
+        <form method="post" action={`${base}/password`} class="grid-form" autocomplete="off">
+          <Csrf token={csrf} />
+          <label>
+            New password <input name="password" type="password" required minlength={10} autocomplete="new-password" />
+            <FieldError errors={errors} name="password" />
+          </label>
+          <label>
+            Repeat <input name="confirm" type="password" required autocomplete="new-password" />
+          </label>
+          <div class="full actions">
+            <button type="submit">Reset password</button>
+            <span class="muted">The user's sessions end and they must choose a new password at the next login.</span>
+          </div>
+        </form>
+      </section>
+    </>,
+  );
+}
