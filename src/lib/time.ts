@@ -20,11 +20,40 @@ function formatter(tz: string): Intl.DateTimeFormat {
   return f;
 }
 
-export function formatTimestamp(ms: number, tz: string): string {
-  if (tz === 'UTC') return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+function formatExact(ms: number, tz: string): string {
   const p: Record<string, string> = {};
   for (const part of formatter(tz).formatToParts(ms)) p[part.type] = part.value;
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
+}
+
+function formatUtc(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+}
+
+const QUARTER_HOUR = 900_000;
+const MAX_CACHED_OFFSETS = 50_000;
+/** Per zone: UTC offset (ms) of each quarter hour seen, so that a page of timestamps costs one Intl call, not twenty. */
+const offsets = new Map<string, Map<number, number>>();
+
+function exactOffset(ms: number, tz: string): number {
+  const [y, mo, d, h, mi, s] = formatExact(ms, tz).split(/[- :]/).map(Number);
+  return utcMillis(y, mo, d, h, mi, s) - Math.floor(ms / 1000) * 1000;
+}
+
+export function formatTimestamp(ms: number, tz: string): string {
+  if (tz === 'UTC') return formatUtc(ms);
+  let zone = offsets.get(tz);
+  if (!zone) offsets.set(tz, (zone = new Map()));
+  const bucket = Math.floor(ms / QUARTER_HOUR);
+  let offset = zone.get(bucket);
+  if (offset === undefined) {
+    const start = exactOffset(bucket * QUARTER_HOUR, tz);
+    // Zone rules change on quarter-hour instants in practice; when a bucket holds a change anyway, stay exact.
+    if (start !== exactOffset(bucket * QUARTER_HOUR + QUARTER_HOUR - 1000, tz)) return formatExact(ms, tz);
+    if (zone.size >= MAX_CACHED_OFFSETS) zone.clear();
+    zone.set(bucket, (offset = start));
+  }
+  return formatUtc(ms + offset);
 }
 
 export function formatNullable(ms: number | null, tz: string): string | null {
