@@ -13,15 +13,14 @@ const PUBLIC_PATHS = new Set(['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/d
 
 export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
-  api.use(
-    '*',
-    bodyLimit({
-      maxSize: app.config.server.max_body_bytes,
-      onError: () => {
-        throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${app.config.server.max_body_bytes} bytes`);
-      },
-    }),
-  );
+  const limitBody = bodyLimit({
+    maxSize: app.config.server.max_body_bytes,
+    onError: () => {
+      throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${app.config.server.max_body_bytes} bytes`);
+    },
+  });
+  // Only requests that carry a body pay for the limit (it wraps the request body stream).
+  api.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
   // Even on the public paths: a key in a URL is a leak the caller must learn about.
   api.use('*', refuseKeyInQuery());
   api.use('*', async (c, next) => {

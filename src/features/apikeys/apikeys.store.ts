@@ -33,20 +33,34 @@ export interface KeyAuthRow {
   role_builtin: number;
 }
 
-export function findKeyForAuth(db: DB, hash: Buffer): KeyAuthRow | undefined {
-  return db
-    .prepare(
+/** The statements of the per-request authentication path, prepared once per database handle. */
+function prepareAuthStatements(db: DB) {
+  return {
+    findKey: db.prepare(
       `SELECT k.id AS key_id, k.expires_at, k.revoked_at, k.last_used_at,
               u.id AS user_id, u.username, u.disabled, u.scope_all, u.timezone,
               r.id AS role_id, r.name AS role_name, r.builtin AS role_builtin
          FROM api_keys k JOIN users u ON u.id = k.user_id JOIN roles r ON r.id = u.role_id
         WHERE k.key_hash = ?`,
-    )
-    .get(hash) as KeyAuthRow | undefined;
+    ),
+    touch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+  };
+}
+
+// A closed handle's entry goes with it.
+const authStatementCache = new WeakMap<DB, ReturnType<typeof prepareAuthStatements>>();
+function authStatements(db: DB) {
+  let s = authStatementCache.get(db);
+  if (!s) authStatementCache.set(db, (s = prepareAuthStatements(db)));
+  return s;
+}
+
+export function findKeyForAuth(db: DB, hash: Buffer): KeyAuthRow | undefined {
+  return authStatements(db).findKey.get(hash) as KeyAuthRow | undefined;
 }
 
 export function touchKey(db: DB, id: number, at: number): void {
-  db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?').run(at, id);
+  authStatements(db).touch.run(at, id);
 }
 
 export function insertKey(db: DB, k: Omit<ApiKeyRow, 'id' | 'last_used_at' | 'revoked_at'>): number {

@@ -126,14 +126,18 @@ export function runningBackupForDevice(db: DB, deviceId: number): string | undef
   return db.prepare('SELECT id FROM backups WHERE device_id = ? AND finished_at IS NULL').pluck().get(deviceId) as string | undefined;
 }
 
-/** Close records a crash left running (those started before `startedBefore`); returns how many. */
+/**
+ * Close records a crash left running (those started before `startedBefore`); returns how many. The unary `+`
+ * keeps SQLite off backups_started, which it otherwise picks for the range: that walks every record
+ * (350 ms under the write lock at 1.1 M records) where the partial index backups_running holds only the open ones.
+ */
 export function closeInterruptedBackups(db: DB, at: number, startedBefore = at): number {
   return db
     .prepare(
       `UPDATE backups SET finished_at = @at, success = 0, failure_type = 'INTERRUPTED',
               error_message = 'Interrupted: the appliance stopped before this backup finished',
               duration_ms = @at - started_at
-        WHERE finished_at IS NULL AND started_at <= @before`,
+        WHERE finished_at IS NULL AND +started_at <= @before`,
     )
     .run({ at, before: startedBefore }).changes;
 }

@@ -1,27 +1,5 @@
-// SQL helpers shared by the device and group stores: a per-handle statement cache and LIKE pattern escaping.
-import type Database from 'better-sqlite3';
-import type { DB } from '../../db/open';
-
-const caches = new WeakMap<DB, Map<string, Database.Statement>>();
-
-/**
- * `db.prepare(sql)`, memoised per handle and SQL text. Only for SQL built from fixed fragments: the number of
- * distinct texts must stay small (values are always bound, never part of the text). Never call `.pluck()` or
- * `.raw()` on the result: those modes stick to the shared statement and would change it for every caller.
- */
-export function prepareCached(db: DB, sql: string): Database.Statement {
-  let cache = caches.get(db);
-  if (!cache) {
-    cache = new Map();
-    caches.set(db, cache);
-  }
-  let stmt = cache.get(sql);
-  if (!stmt) {
-    stmt = db.prepare(sql);
-    cache.set(sql, stmt);
-  }
-  return stmt;
-}
+// SQL helpers shared by the device and group stores: the per-handle statement cache and LIKE pattern escaping.
+export { prepareCached } from '../../db/statements';
 
 /** A LIKE pattern matching `text` anywhere, with its wildcards escaped (use with `ESCAPE '\\'`). */
 export function containsPattern(text: string): string {

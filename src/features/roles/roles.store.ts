@@ -1,5 +1,6 @@
 // Queries for roles and their permissions.
 import type { DB } from '../../db/open';
+import { prepareCached } from '../../db/statements';
 
 export interface RoleRow {
   id: number;
@@ -29,7 +30,9 @@ export function insertRole(db: DB, r: { name: string; description: string; built
 }
 
 export function listRolePermissions(db: DB, roleId: number): string[] {
-  return db.prepare('SELECT permission FROM role_permissions WHERE role_id = ? ORDER BY permission').pluck().all(roleId) as string[];
+  // Runs on every API request: prepared once per handle.
+  const rows = prepareCached(db, 'SELECT permission FROM role_permissions WHERE role_id = ? ORDER BY permission').all(roleId) as { permission: string }[];
+  return rows.map((r) => r.permission);
 }
 
 export function replaceRolePermissions(db: DB, roleId: number, permissions: readonly string[]): void {

@@ -1,5 +1,6 @@
 // Queries for users, their device-group scope, and the recursive expansion of a scope to subgroups.
 import type { DB } from '../../db/open';
+import { prepareCached } from '../../db/statements';
 
 export interface UserRow {
   id: number;
@@ -70,15 +71,15 @@ export function replaceScopeGroups(db: DB, userId: number, groupIds: readonly nu
 
 /** The user's scope groups and all their descendants. */
 export function expandScopeGroupIds(db: DB, userId: number): number[] {
-  return db
-    .prepare(
-      `WITH RECURSIVE s(id) AS (
-         SELECT group_id FROM user_scope_groups WHERE user_id = ?
-         UNION SELECT g.id FROM device_groups g JOIN s ON g.parent_id = s.id)
-       SELECT id FROM s`,
-    )
-    .pluck()
-    .all(userId) as number[];
+  // Runs on every API request of a scoped user: prepared once per handle.
+  const rows = prepareCached(
+    db,
+    `WITH RECURSIVE s(id) AS (
+       SELECT group_id FROM user_scope_groups WHERE user_id = ?
+       UNION SELECT g.id FROM device_groups g JOIN s ON g.parent_id = s.id)
+     SELECT id FROM s`,
+  ).all(userId) as { id: number }[];
+  return rows.map((r) => r.id);
 }
 
 export function existingGroupIds(db: DB, ids: readonly number[]): Set<number> {

@@ -1,0 +1,24 @@
+// A per-handle cache of prepared statements, for queries on a request's hot path.
+import type Database from 'better-sqlite3';
+import type { DB } from './open';
+
+const caches = new WeakMap<DB, Map<string, Database.Statement>>();
+
+/**
+ * `db.prepare(sql)`, memoised per handle and SQL text. Only for SQL built from fixed fragments: the number of
+ * distinct texts must stay small (values are always bound, never part of the text). Never call `.pluck()` or
+ * `.raw()` on the result: those modes stick to the shared statement and would change it for every caller.
+ */
+export function prepareCached(db: DB, sql: string): Database.Statement {
+  let cache = caches.get(db);
+  if (!cache) {
+    cache = new Map();
+    caches.set(db, cache);
+  }
+  let stmt = cache.get(sql);
+  if (!stmt) {
+    stmt = db.prepare(sql);
+    cache.set(sql, stmt);
+  }
+  return stmt;
+}
