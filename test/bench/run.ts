@@ -3,6 +3,7 @@ import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { runApiBench } from './api-bench';
+import { runSearchBench } from './search-bench';
 import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './common';
 import { runEngineBench } from './engine-bench';
 import { printSection, printSummary, writeReport } from './report';
@@ -75,6 +76,7 @@ async function main(): Promise<number> {
     say('');
     say('-- public API');
     const quick = values.quick === true;
+    sections.push(runSearchBench(seeded, say));
     sections.push(...(await runApiBench(seeded, say, { connections: 64, seconds: quick ? 4 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 2, iterations: quick ? 100 : 300, cpuProfileDir: values.profile ? PROFILE_DIR : undefined })));
   }
   if (values.only !== 'api') {
