@@ -213,6 +213,14 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     const denied = await bob.goto(`${url}/devices/${otherId}`);
     assert.equal(denied?.status(), 403);
     assert.equal(await bob.getByRole('link', { name: 'Audit log' }).count(), 0);
+    // And on a 1920 px screen: the same pages lay out without horizontal scrolling.
+    const wide = await newPage(1920, 1080);
+    await login(wide, 'bob', 'bob-password-123');
+    await wide.waitForURL(`${url}/`);
+    for (const p of ['/', '/devices', '/search?q=hostname']) {
+      await wide.goto(`${url}${p}`);
+      assert.ok(await wide.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), `no horizontal scrolling at 1920 px on ${p}`);
+    }
 
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
   });

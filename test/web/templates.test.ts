@@ -106,6 +106,7 @@ describe('web templates', () => {
     const page = await admin.get(`/templates/${ids.custom}`);
     assert.match(page.html, /Save template/);
     assert.match(page.html, /Try on device/);
+    assert.match(page.html, /data-busy="Connecting to the device/, "the long operation announces its progress");
   });
 
   test('edit and delete a custom template, audit-logged', async () => {

@@ -107,7 +107,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
         </select>
         <FieldError errors={e} name="device_id" />
       </label>
-      <button type="submit" formaction={`${base}/try`} disabled={devices.length === 0}>Try on device</button>
+      <button type="submit" formaction={`${base}/try`} disabled={devices.length === 0} data-busy="Connecting to the device and collecting its configuration">Try on device</button>
       <span class="muted small">Runs the template as shown here; nothing is stored.</span>
     </div>
   ) : null;

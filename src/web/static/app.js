@@ -10,6 +10,25 @@
     if (msg && !window.confirm(msg)) e.preventDefault();
   });
 
+  // Long form operations (data-busy on the submit button): say what is happening and for how long, and
+  // keep a second click from starting it twice. The page itself answers when the work is done.
+  var busy = false;
+  document.addEventListener('submit', function (e) {
+    var btn = e.submitter;
+    var text = btn && btn.getAttribute && btn.getAttribute('data-busy');
+    if (!text || e.defaultPrevented) return;
+    if (busy) { e.preventDefault(); return; }
+    busy = true;
+    var note = document.createElement('span');
+    note.className = 'busy';
+    note.setAttribute('role', 'status');
+    btn.insertAdjacentElement('afterend', note);
+    var started = Date.now();
+    var tick = function () { note.textContent = ' ' + text + '… ' + Math.round((Date.now() - started) / 1000) + ' s'; };
+    tick();
+    setInterval(tick, 1000);
+  });
+
   // Copy buttons: data-copy="#selector" of an input.
   document.addEventListener('click', function (e) {
     var btn = e.target.closest && e.target.closest('[data-copy]');
