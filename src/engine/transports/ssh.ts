@@ -1,5 +1,4 @@
 // SSH transport: connect and authenticate with ssh2, verify the host key, open PTY shells and exec channels.
-import { createHash } from 'node:crypto';
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
@@ -7,9 +6,10 @@ import { CollectError } from '../types';
 import { formatBytes } from '../session';
 import type { TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
+import { hostKeyFingerprint, parsePrivateKey } from './ssh-keys';
 
 // ssh2 is CommonJS without static named exports: take the namespace object (works under tsx and in the bundle).
-const { Client: SshClient, utils } = ssh2;
+const { Client: SshClient } = ssh2;
 
 export interface SshOptions {
   host: string;
@@ -68,11 +68,6 @@ const LEGACY_ALGORITHMS: Algorithms = {
 /** ssh2 takes `false` for "no more methods to try"; its typings do not say so. */
 const NO_MORE_METHODS = false as unknown as AnyAuthMethod;
 
-/** OpenSSH-style fingerprint of a host key blob: "SHA256:" + unpadded base64. */
-export function hostKeyFingerprint(key: Buffer): string {
-  return 'SHA256:' + createHash('sha256').update(key).digest('base64').replace(/=+$/, '');
-}
-
 interface SshError extends Error {
   level?: string;
   code?: string | number;
@@ -87,23 +82,6 @@ class AlgorithmError extends Error {
   ) {
     super(message);
   }
-}
-
-function parsePrivateKey(o: SshOptions): ParsedKey | null {
-  if (!o.private_key) return null;
-  const parsed = utils.parseKey(o.private_key, o.passphrase ?? undefined);
-  const key = Array.isArray(parsed) ? parsed[0] : parsed;
-  if (key instanceof Error || !key) {
-    const encrypted = /encrypted|passphrase|bad decrypt/i.test(key instanceof Error ? key.message : '');
-    throw new CollectError(
-      'AUTH_FAILED',
-      encrypted
-        ? `The private key for user ${o.username} could not be decrypted — check the passphrase.`
-        : `The private key for user ${o.username} could not be read (unsupported or damaged key format).`,
-      false,
-    );
-  }
-  return key;
 }
 
 function authMethods(o: SshOptions, key: ParsedKey | null): AnyAuthMethod[] {

@@ -4,6 +4,7 @@ import { TEMPLATE_LIMITS } from '../../engine/templates/index';
 import { paginationQuery, pagedSchema } from '../../http/openapi';
 import { formatTimestamp } from '../../lib/time';
 import type { Template } from './templates.store';
+import { specFields } from './templates.service';
 
 const L = TEMPLATE_LIMITS;
 
@@ -146,20 +147,8 @@ export type TemplateDto = z.infer<typeof TemplateSchema>;
 export function toTemplateDto(t: Template, tz: string): TemplateDto {
   return {
     id: t.id,
-    name: t.name,
-    vendor: t.vendor,
-    description: t.description,
+    ...specFields(t),
     builtin: t.builtin,
-    mode: t.mode,
-    prompt: t.prompt,
-    pre_commands: t.pre_commands,
-    commands: t.commands,
-    enable: t.enable,
-    strip_patterns: t.strip_patterns,
-    ignore_patterns: t.ignore_patterns,
-    redact_patterns: t.redact_patterns,
-    redact: t.redact,
-    exit_command: t.exit_command,
     device_count: t.device_count,
     created_at: formatTimestamp(t.created_at, tz),
     updated_at: formatTimestamp(t.updated_at, tz),

@@ -52,7 +52,7 @@ export function getTemplateSpec(db: DB, id: number): TemplateSpec | undefined {
 }
 
 export function createTemplate(db: DB, input: TemplateInput): Template {
-  const spec = normalise(input);
+  const spec = specFields(input);
   checkSpec(spec, null);
   const id = withNameCheck(spec.name, () => insertTemplateRow(db, spec, false, Date.now()));
   return getTemplate(db, id);
@@ -64,7 +64,7 @@ export function updateTemplate(db: DB, id: number, patch: TemplatePatch): Templa
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
-    const spec = normalise({ ...toTemplateSpec(row), ...definedOnly(patch) });
+    const spec = specFields({ ...toTemplateSpec(row), ...definedOnly(patch) });
     checkSpec(spec, row.name);
     withNameCheck(spec.name, () => updateTemplateRow(db, id, spec, Date.now()));
   }).immediate();
@@ -137,7 +137,7 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
 }
 
 /** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts). */
-function normalise(t: TemplateSpec): TemplateSpec {
+export function specFields(t: TemplateSpec): TemplateSpec {
   return {
     name: t.name,
     vendor: t.vendor,
