@@ -1,4 +1,4 @@
-// Telnet: option refusal and IAC removal, in-band login, capture and its failures.
+// Telnet: option negotiation and IAC removal, in-band login, capture and its failures.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -19,13 +19,30 @@ describe('TelnetFilter', () => {
     return { data, replies };
   }
 
-  it('refuses DO with WONT and WILL with DONT, and says nothing to WONT/DONT', () => {
-    const r = run([[255, 253, 24, 255, 251, 1, 255, 252, 3, 255, 254, 5, 65]]);
+  it('accepts the device echoing and suppressing go-ahead (character mode), refuses every other option', () => {
+    // DO TERMINAL-TYPE, WILL ECHO, WILL SGA, DO SGA, DO NAWS, WILL STATUS, then data
+    const r = run([[255, 253, 24, 255, 251, 1, 255, 251, 3, 255, 253, 3, 255, 253, 31, 255, 251, 5, 65]]);
     assert.deepEqual(r.replies, [
-      [255, 252, 24],
-      [255, 254, 1],
+      [255, 252, 24], // WONT TERMINAL-TYPE
+      [255, 253, 1], // DO ECHO
+      [255, 253, 3], // DO SGA
+      [255, 251, 3], // WILL SGA
+      [255, 252, 31], // WONT NAWS
+      [255, 254, 5], // DONT STATUS
     ]);
     assert.deepEqual(r.data, [65]);
+  });
+
+  it('answers only changes of state: a repeated offer gets no reply, a withdrawn one is acknowledged once', () => {
+    const r = run([
+      [255, 251, 1, 255, 251, 1], // WILL ECHO twice
+      [255, 252, 1, 255, 252, 1], // WONT ECHO twice
+      [255, 252, 3, 255, 254, 24], // WONT/DONT of options never enabled
+    ]);
+    assert.deepEqual(r.replies, [
+      [255, 253, 1], // DO ECHO, once
+      [255, 254, 1], // DONT ECHO, once
+    ]);
   });
 
   it('skips subnegotiation, including an escaped 0xff inside it', () => {

@@ -5,6 +5,7 @@ import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import ssh2 from 'ssh2';
+import { TelnetFilter } from '../../src/engine/transports/telnet';
 import {
   LAB_DEVICES,
   LAB_KEY_ENC_PATH,
@@ -112,7 +113,7 @@ test('a wrong password is refused without the usual PAM delay', { skip }, async 
   assert.ok(elapsed < 2500, `refused after ${elapsed} ms`);
 });
 
-test('telnet on r1: options refused, login, vtysh prompt and show running-config', { skip }, async () => {
+test('telnet on r1: options negotiated, login, vtysh prompt and show running-config', { skip }, async () => {
   const t = await telnet(r1.telnet_port!);
   try {
     await t.expect(/r1-lab login: $/);
@@ -236,42 +237,21 @@ function sshExec(login: Login, command: string): Promise<ExecResult> {
   });
 }
 
-const IAC = 255, DONT = 254, DO = 253, WONT = 252, WILL = 251, SB = 250, SE = 240;
-
-/** A bare telnet client: refuses every option the server offers or asks for, collects the plain text. */
+/** A bare telnet client with confvault's option policy (echo and suppress-go-ahead accepted), collects the plain text. */
 async function telnet(port: number) {
   const socket = net.connect(port, '127.0.0.1');
   await new Promise<void>((resolve, reject) => socket.once('connect', resolve).once('error', reject));
   let text = '';
-  let state: 'data' | 'iac' | 'option' | 'sub' | 'sub-iac' = 'data';
-  let verb = 0;
   let onText: (() => void) | null = null;
   let failure: Error | null = null;
+  const filter = new TelnetFilter((reply) => socket.write(reply));
   socket.on('error', (err) => {
     failure = err;
     onText?.();
   });
   socket.on('data', (chunk: Buffer) => {
-    const plain: number[] = [];
-    for (const b of chunk) {
-      if (state === 'data') {
-        if (b === IAC) state = 'iac';
-        else plain.push(b);
-      } else if (state === 'iac') {
-        if (b === IAC) (plain.push(b), (state = 'data'));
-        else if (b >= WILL && b <= DONT) (verb = b), (state = 'option');
-        else state = b === SB ? 'sub' : 'data';
-      } else if (state === 'option') {
-        if (verb === DO) socket.write(Buffer.from([IAC, WONT, b]));
-        if (verb === WILL) socket.write(Buffer.from([IAC, DONT, b]));
-        state = 'data';
-      } else if (state === 'sub') {
-        if (b === IAC) state = 'sub-iac';
-      } else {
-        state = b === SE ? 'data' : 'sub';
-      }
-    }
-    text += Buffer.from(plain).toString('utf8');
+    const plain = filter.filter(chunk);
+    text += plain.toString('utf8');
     onText?.();
   });
   return {

@@ -1,4 +1,4 @@
-// Telnet transport: raw TCP with every option refused and IAC sequences removed, plus the in-band login dialogue.
+// Telnet transport: raw TCP, option negotiation (echo and suppress-go-ahead accepted, the rest refused), IAC sequences removed, plus the in-band login dialogue.
 import type { Socket } from 'node:net';
 import { CollectError } from '../types';
 import { GENERIC_PROMPT, safePattern, type PromptSession, type TerminalStream } from '../session';
@@ -14,13 +14,25 @@ const SE = 240;
 
 type FilterState = 'data' | 'iac' | 'option' | 'sb' | 'sb-iac';
 
+const ECHO = 1;
+const SUPPRESS_GO_AHEAD = 3;
+
 /**
- * Removes Telnet commands from the byte stream and refuses every option: we are a dumb NVT, which every device
- * accepts, and it keeps echo and line mode under the device's defaults. Keeps state across chunk boundaries.
+ * Removes Telnet commands from the byte stream and negotiates the way interactive clients do: the device may echo
+ * and suppress go-ahead (character at a time, which every CLI expects), every other option is refused. Refusing
+ * SUPPRESS-GO-AHEAD too would be "old NVT line mode": BSD-derived telnetds (inetutils, as on many Linux-based
+ * devices) then switch the terminal to canonical mode under a readline CLI that has just made it raw, and the
+ * first command sent after the prompt vanishes (FRR's vtysh over Telnet lost about one session in five).
+ * Answers only changes of state (RFC 1143), so a device repeating itself gets no reply and no loop.
+ * Keeps state across chunk boundaries.
  */
 export class TelnetFilter {
   private state: FilterState = 'data';
   private verb = 0;
+  /** Options the device performs (its WILL we accepted with DO). */
+  private readonly remote = new Set<number>();
+  /** Options we perform (its DO we accepted with WILL). */
+  private readonly local = new Set<number>();
 
   constructor(private readonly reply: (bytes: Buffer) => void) {}
 
@@ -46,9 +58,8 @@ export class TelnetFilter {
           }
           break;
         case 'option':
-          if (this.verb === DO) this.reply(Buffer.from([IAC, WONT, b]));
-          else if (this.verb === WILL) this.reply(Buffer.from([IAC, DONT, b]));
-          this.state = 'data'; // WONT/DONT already match our state: no answer, so no negotiation loop
+          this.negotiate(this.verb, b);
+          this.state = 'data';
           break;
         case 'sb':
           if (b === IAC) this.state = 'sb-iac';
@@ -59,6 +70,35 @@ export class TelnetFilter {
       }
     }
     return out.subarray(0, n);
+  }
+
+  private negotiate(verb: number, option: number): void {
+    switch (verb) {
+      case WILL:
+        if (this.remote.has(option)) return;
+        if (option === ECHO || option === SUPPRESS_GO_AHEAD) {
+          this.remote.add(option);
+          this.reply(Buffer.from([IAC, DO, option]));
+        } else {
+          this.reply(Buffer.from([IAC, DONT, option]));
+        }
+        return;
+      case WONT:
+        if (this.remote.delete(option)) this.reply(Buffer.from([IAC, DONT, option]));
+        return;
+      case DO:
+        if (this.local.has(option)) return;
+        if (option === SUPPRESS_GO_AHEAD) {
+          this.local.add(option);
+          this.reply(Buffer.from([IAC, WILL, option]));
+        } else {
+          this.reply(Buffer.from([IAC, WONT, option]));
+        }
+        return;
+      case DONT:
+        if (this.local.delete(option)) this.reply(Buffer.from([IAC, WONT, option]));
+        return;
+    }
   }
 }
 
