@@ -44,6 +44,7 @@ function prepareAuthStatements(db: DB) {
         WHERE k.key_hash = ?`,
     ),
     touch: db.prepare('UPDATE api_keys SET last_used_at = ? WHERE id = ?'),
+    epoch: db.prepare('SELECT epoch FROM auth_epoch WHERE id = 1').pluck(),
   };
 }
 
@@ -57,6 +58,11 @@ function authStatements(db: DB) {
 
 export function findKeyForAuth(db: DB, hash: Buffer): KeyAuthRow | undefined {
   return authStatements(db).findKey.get(hash) as KeyAuthRow | undefined;
+}
+
+/** Moves whenever a key, user, role, permission, scope or the group tree changes (schema/0004 triggers). */
+export function currentAuthEpoch(db: DB): number {
+  return authStatements(db).epoch.get() as number;
 }
 
 export function touchKey(db: DB, id: number, at: number): void {
