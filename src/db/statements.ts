@@ -22,3 +22,26 @@ export function prepareCached(db: DB, sql: string): Database.Statement {
   }
   return stmt;
 }
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type TxBody = (db: DB, ...args: any[]) => unknown;
+const transactions = new WeakMap<DB, Map<TxBody, Database.Transaction>>();
+
+/**
+ * `db.transaction(...)` built once per handle and body, then called with `args`: building a transaction function
+ * costs several microseconds, a clear share of a fast request. `body` must be a module-level function (its identity
+ * is the cache key), and receives the handle first.
+ */
+export function runTransaction<F extends TxBody>(db: DB, body: F, ...args: Parameters<F> extends [DB, ...infer A] ? A : never): ReturnType<F> {
+  let cache = transactions.get(db);
+  if (!cache) {
+    cache = new Map();
+    transactions.set(db, cache);
+  }
+  let tx = cache.get(body);
+  if (!tx) {
+    tx = db.transaction((...a: unknown[]) => body(db, ...a));
+    cache.set(body, tx);
+  }
+  return tx(...args) as ReturnType<F>;
+}

@@ -26,8 +26,28 @@ function formatExact(ms: number, tz: string): string {
   return `${p.year}-${p.month}-${p.day} ${p.hour}:${p.minute}:${p.second}`;
 }
 
+const DAY_SECONDS = 86_400;
+const TWO_DIGITS = Array.from({ length: 60 }, (_, i) => String(i).padStart(2, '0'));
+/** Days since 1970-01-01 -> "YYYY-MM-DD": a page renders many instants of few days. */
+const dayTexts = new Map<number, string>();
+const MAX_CACHED_DAYS = 20_000;
+
+/** A UTC instant as "YYYY-MM-DD HH:MM:SS", by arithmetic on a cached date (a history page formats 20 of them). */
 function formatUtc(ms: number): string {
-  return new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
+  const seconds = Math.floor(ms / 1000);
+  const day = Math.floor(seconds / DAY_SECONDS);
+  let date = dayTexts.get(day);
+  if (date === undefined) {
+    const iso = new Date(day * DAY_SECONDS * 1000).toISOString();
+    if (iso.length !== 24) return new Date(ms).toISOString().replace('T', ' ').slice(0, 19); // years beyond 0000-9999
+    date = iso.slice(0, 10);
+    if (dayTexts.size >= MAX_CACHED_DAYS) dayTexts.clear();
+    dayTexts.set(day, date);
+  }
+  const rest = seconds - day * DAY_SECONDS;
+  const h = Math.floor(rest / 3600);
+  const m = Math.floor((rest % 3600) / 60);
+  return `${date} ${TWO_DIGITS[h]}:${TWO_DIGITS[m]}:${TWO_DIGITS[rest % 60]}`;
 }
 
 const QUARTER_HOUR = 900_000;

@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
+import { runTransaction } from '../../db/statements';
 import type { FailureType } from '../../engine/types';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
@@ -128,15 +129,17 @@ export { getBackupRow };
  * backup finishing in between cannot make them disagree.
  */
 export function listDeviceBackups(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupListRow[]; total: number } {
-  return db.transaction(() => {
-    const device = getDeviceScopeRow(db, deviceId);
-    if (!device) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
-    if (!inScope(scope, device.group_id)) {
-      throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
-    }
-    const total = countDeviceBackups(db, deviceId);
-    return { items: listDeviceBackupPage(db, deviceId, (page - 1) * limit, limit, total), total };
-  })();
+  return runTransaction(db, readHistoryPage, scope, deviceId, page, limit);
+}
+
+function readHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupListRow[]; total: number } {
+  const device = getDeviceScopeRow(db, deviceId);
+  if (!device) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
+  if (!inScope(scope, device.group_id)) {
+    throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
+  }
+  const total = countDeviceBackups(db, deviceId);
+  return { items: listDeviceBackupPage(db, deviceId, (page - 1) * limit, limit, total), total };
 }
 
 /**
