@@ -1,4 +1,5 @@
-// Reference server in its own process: the ceiling (bare Hono hello-world on @hono/node-server) or, with `framework`, the history route's zod-openapi definition answering a fixed page.
+// Reference server in its own process: the ceiling (bare Hono hello-world on @hono/node-server); with `payload`, plain Hono
+// answering the history path with a fixed page of the same size; with `framework`, the history route's zod-openapi definition answering that page.
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
@@ -13,16 +14,24 @@ function helloWorld(): Hono {
   return app;
 }
 
+const item: BackupRecordDto = {
+  id: '0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10',
+  started_at: '2025-03-01 02:00:04',
+  finished_at: '2025-03-01 02:00:09',
+  success: true,
+  error_message: null,
+  config_snapshot_hash: '9f2c1a7b3e5d4c6b8a0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3',
+};
+
+/** What answering with a history page costs before any framework beyond Hono: the page, serialised and sent. */
+function payloadOnly(): Hono {
+  const app = new Hono();
+  app.get('/api/v1/devices/:device_id/backups', (c) => c.json({ items: Array.from({ length: 10 }, () => item), pagination: pagination(1, 10, 100) }));
+  return app;
+}
+
 function frameworkFloor(): OpenAPIHono {
   const api = new OpenAPIHono();
-  const item: BackupRecordDto = {
-    id: '0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10',
-    started_at: '2025-03-01 02:00:04',
-    finished_at: '2025-03-01 02:00:09',
-    success: true,
-    error_message: null,
-    config_snapshot_hash: '9f2c1a7b3e5d4c6b8a0f1e2d3c4b5a69788796a5b4c3d2e1f0a9b8c7d6e5f4a3',
-  };
   const route = createRoute({
     method: 'get',
     path: '/api/v1/devices/{device_id}/backups',
@@ -37,7 +46,7 @@ function frameworkFloor(): OpenAPIHono {
   return api;
 }
 
-const app = process.argv[2] === 'framework' ? frameworkFloor() : helloWorld();
+const app = process.argv[2] === 'framework' ? frameworkFloor() : process.argv[2] === 'payload' ? payloadOnly() : helloWorld();
 const server = serve({ fetch: app.fetch, hostname: '127.0.0.1', port: 0 }, (info: AddressInfo) => {
   sendToParent({ url: `http://127.0.0.1:${info.port}` }).catch(reportFatal);
 });
