@@ -16,11 +16,12 @@ export function requestId(app: AppServices): MiddlewareHandler<AppEnv> {
     const id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     c.set('requestId', id);
     c.set('app', app);
-    // Set before the handler so it is part of the response's own headers: a HEAD answer is a copy of the GET
-    // response made from those, and loses anything added afterwards. Set again after, for raw Responses.
+    // Set before the handler, so every response made through the context (c.json, c.body, c.html, the error
+    // handlers) carries it, a HEAD answer too (a copy of the GET response made from those headers). Not touched
+    // afterwards: reading c.res.headers turns the adapter's plain header object into a Headers instance, a cost on
+    // every request. No route answers with a Response built outside its context.
     c.header('X-Request-ID', id);
-    await next();
-    c.res.headers.set('X-Request-ID', id);
+    return next();
   };
 }
 
