@@ -209,10 +209,18 @@ function trimBlankEdges(lines: string[]): string[] {
   return lines.slice(start, end);
 }
 
+const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
+const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/;
+export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
+
 /**
  * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
  * (when `redact` is true), trailing whitespace removed per line, leading and trailing blank lines removed,
  * LF line endings and exactly one trailing newline ("" when nothing is left).
+ *
+ * Redaction also covers what line rules cannot: the body of a PEM private key spread over many lines (FortiOS
+ * "set private-key", certificates on Linux hosts, SSH host keys) becomes one placeholder line between its BEGIN
+ * and END lines, whatever the template. A key whose END line never comes is redacted to the end of the text.
  */
 export function applyTemplate(
   raw: string,
@@ -222,12 +230,23 @@ export function applyTemplate(
   const strip = template.strip_patterns.map((p) => compilePattern(p));
   const redact = options.redact ? template.redact_patterns.map((r) => ({ re: compilePattern(r.pattern, 'g'), to: r.replacement })) : [];
   const kept: string[] = [];
+  let inPrivateKey = false;
   for (const line of splitLines(raw)) {
     if (strip.some((re) => re.test(line))) continue;
+    if (options.redact) {
+      if (inPrivateKey) {
+        if (!PRIVATE_KEY_END.test(line)) continue;
+        inPrivateKey = false;
+        kept.push(PRIVATE_KEY_PLACEHOLDER);
+      } else if (PRIVATE_KEY_BEGIN.test(line) && !PRIVATE_KEY_END.test(line)) {
+        inPrivateKey = true;
+      }
+    }
     let out = line;
     for (const r of redact) out = out.replace(r.re, r.to);
     kept.push(out.trimEnd());
   }
+  if (inPrivateKey) kept.push(PRIVATE_KEY_PLACEHOLDER);
   const lines = trimBlankEdges(kept);
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }

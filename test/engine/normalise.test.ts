@@ -76,6 +76,35 @@ describe('applyTemplate', () => {
     assert.equal(applyTemplate('key a key b\n', tpl, { redact: true }), 'key <a-hidden> key <b-hidden>\n');
   });
 
+  it('redacts the body of a multi-line PEM private key, keeping its BEGIN and END lines, with any template', () => {
+    const raw = [
+      'config vpn certificate local',
+      '    edit "vpn-cert"',
+      '        set password ENC abc',
+      '        set private-key "-----BEGIN ENCRYPTED PRIVATE KEY-----',
+      'MIIFHDBOBgkqhkiG9w0BBQ0wQTApBgkqhkiG9w0BBQwwHAQI',
+      'QmFzZTY0IGJvZHkgb2YgYSBrZXk=',
+      '-----END ENCRYPTED PRIVATE KEY-----"',
+      '        set certificate "-----BEGIN CERTIFICATE-----',
+      'MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkqhkiG9w0BAQUFADBa',
+      '-----END CERTIFICATE-----"',
+      '    next',
+      'end',
+      '',
+    ].join('\n');
+    const text = applyTemplate(raw, NONE, { redact: true });
+    assert.ok(!text.includes('MIIFHDBOBgkq') && !text.includes('QmFzZTY0'), 'no line of the key body is stored');
+    assert.match(text, /set private-key "-----BEGIN ENCRYPTED PRIVATE KEY-----\n<redacted private key>\n-----END ENCRYPTED PRIVATE KEY-----"\n/);
+    assert.ok(text.includes('MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkq'), 'a certificate is public and stays');
+    assert.ok(text.endsWith('    next\nend\n'));
+    assert.equal(applyTemplate(raw, NONE, { redact: false }), raw, 'kept whole without redaction');
+  });
+
+  it('redacts to the end a private key whose END line never came (a truncated capture)', () => {
+    const raw = 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAAAAAAAA\n';
+    assert.equal(applyTemplate(raw, NONE, { redact: true }), 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\n<redacted private key>\n');
+  });
+
   it('cleans terminal codes left in the raw text', () => {
     assert.equal(applyTemplate('\x1b[32mhostname r1\x1b[0m\rhostname r1\r\n\0', NONE, { redact: false }), 'hostname r1\n');
   });

@@ -72,7 +72,10 @@ const fields = {
   redact_patterns: z
     .array(RedactRuleSchema)
     .max(L.patterns_per_list)
-    .openapi({ description: 'Secret-masking rules, applied when redaction is on' }),
+    .openapi({
+      description:
+        'Secret-masking rules, applied line by line when redaction is on. Redaction also always replaces the body of a multi-line PEM private key with one "<redacted private key>" line, keeping its BEGIN and END lines.',
+    }),
   redact: z.boolean().openapi({ description: 'Whether this template redacts by default', example: false }),
   exit_command: command('Sent to close a shell session politely; null sends nothing', 'exit').nullable(),
 };
