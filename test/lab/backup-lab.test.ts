@@ -235,6 +235,18 @@ test('a closed port: CONNECTION_REFUSED, the device unreachable and listed by GE
   assert.deepEqual(unreachable.items.map((i) => i.name), ['closed-port'], 'only the closed port: a refused login is not unreachable');
 });
 
+test('an address on the lab LAN where no device answers: NETWORK_UNREACHABLE (no route to host), not a time-out', { skip }, async () => {
+  // 10.201.0.250 is on the lab bridge, but nothing owns it: ARP goes unanswered and the kernel reports
+  // EHOSTUNREACH after about 3 s, as for a switch that is powered off on a management VLAN.
+  const dev = await app.call<DeviceDto>('POST', '/devices', 201, { name: 'powered-off', hostname: '10.201.0.250', port: 22, credential_id: netops, template_id: frrTemplate });
+  const { line, record } = await app.backupAndRead(dev.id);
+  assert.equal(line.failure, 'NETWORK_UNREACHABLE', `${line.result} ${line.message}`);
+  assert.match(line.message ?? '', /No route to 10\.201\.0\.250/);
+  assert.equal(record.success, false);
+  const d = await app.device(dev.id);
+  assert.equal(d.reachability.status, 'unreachable');
+});
+
 test('repeated backups of an unchanged device: new records, one snapshot hash and one file, not flagged as changed', { skip }, async () => {
   const dev = await app.createDevice({ name: 'r1-dedup', port: r1.ssh_port, credential_id: netops, template_id: frrTemplate });
   const first = await app.backupAndRead(dev.id);
