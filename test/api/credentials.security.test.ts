@@ -2,26 +2,15 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCredential } from '../../src/features/credentials/credentials.service';
-import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
 
 let t: TestAppliance;
 let seq = 0;
-/** Per permission: a key holding only it, and a key holding every other permission (argon2 makes users slow to create). */
-const keys = new Map<Permission, { only: string; allBut: string }>();
-
-interface Endpoint {
-  label: string;
-  permission: Permission;
-  method: string;
-  /** Builds a fresh target so that a successful call (e.g. a delete) does not disturb the next. */
-  request(): { path: string; json?: unknown };
-  ok: number;
-}
 
 const fresh = () => createCredential(t.services.db, t.services.secrets, { name: `sec-${++seq}`, password: 'pw-secret-1' }).id;
 
-const ENDPOINTS: Endpoint[] = [
+const ENDPOINTS: GuardedEndpoint[] = [
   { label: 'GET /credentials', permission: 'credentials.view', method: 'GET', request: () => ({ path: '/credentials' }), ok: 200 },
   { label: 'GET /credentials/{id}', permission: 'credentials.view', method: 'GET', request: () => ({ path: `/credentials/${fresh()}` }), ok: 200 },
   {
@@ -41,46 +30,16 @@ const ENDPOINTS: Endpoint[] = [
   { label: 'DELETE /credentials/{id}', permission: 'credentials.delete', method: 'DELETE', request: () => ({ path: `/credentials/${fresh()}` }), ok: 200 },
 ];
 
-async function call(key: string | undefined, method: string, path: string, json?: unknown) {
-  const res = await t.api(`/api/v1${path}`, { method, key, json });
-  const body = (await res.json()) as { error?: { code: string; request_id: string } };
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'));
-  return { status: res.status, body };
-}
+const call = (key: string | undefined, method: string, path: string, json?: unknown) => callApi(t, key, method, path, json);
 
 before(async () => {
   t = await startTestAppliance();
-  for (const p of new Set(ENDPOINTS.map((e) => e.permission))) {
-    keys.set(p, { only: await t.keyFor({ permissions: [p] }), allBut: await t.keyFor({ permissions: PERMISSIONS.filter((q) => q !== p) }) });
-  }
 });
 after(() => t.close());
 
+permissionMatrix('credential endpoints × permissions', () => t, '/credentials', ENDPOINTS);
+
 describe('credentials security', () => {
-  for (const e of ENDPOINTS) {
-    test(`${e.label}: allowed with ${e.permission}, 403 with every other permission`, async () => {
-      const { only: withPerm, allBut: without } = keys.get(e.permission)!;
-      const { path, json } = e.request();
-      const denied = await call(without, e.method, path, json);
-      assert.equal(denied.status, 403);
-      assert.equal(denied.body.error?.code, 'PERMISSION_DENIED');
-      const allowed = await call(withPerm, e.method, path, json);
-      assert.equal(allowed.status, e.ok, JSON.stringify(allowed.body));
-    });
-
-    test(`${e.label}: 401 without a key, with a bad key, or with the key in the URL`, async () => {
-      const { path, json } = e.request();
-      for (const [key, p] of [[undefined, path], ['cv_not-a-real-key', path]] as const) {
-        const r = await call(key, e.method, p, json);
-        assert.equal(r.status, 401);
-        assert.equal(r.body.error?.code, 'UNAUTHORIZED');
-      }
-      const key = keys.get(e.permission)!.only;
-      const inUrl = await call(undefined, e.method, `${path}${path.includes('?') ? '&' : '?'}api_key=${key}`, json);
-      assert.equal(inUrl.status, 401);
-    });
-  }
-
   test('the permission check comes before validation: a denied caller learns nothing about the body or id', async () => {
     const reader = await t.keyFor({ permissions: ['credentials.view'] });
     const bad = await call(reader, 'POST', '/credentials', { nonsense: true });

@@ -7,6 +7,7 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
 
 let t: TestAppliance;
 let refs: { credential_id: number; template_id: number };
@@ -14,14 +15,7 @@ const g: Record<string, number> = {};
 const dev: Record<string, Device> = {};
 let seq = 0;
 
-type Json = Record<string, any> & { error?: { code: string; message: string; request_id: string } };
-
-async function call(k: string | undefined, method: string, path: string, json?: unknown) {
-  const res = await t.api(`/api/v1${path}`, { method, key: k, json });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), `request_id on ${method} ${path}`);
-  return { status: res.status, body };
-}
+const call = (key: string | undefined, method: string, path: string, json?: unknown) => callApi(t, key, method, path, json);
 
 function expectDenied(r: { status: number; body: Json }, what: string) {
   assert.equal(r.status, 403, `${what}: ${JSON.stringify(r.body)}`);
@@ -58,33 +52,14 @@ before(async () => {
 });
 after(() => t.close());
 
-describe('permissions', () => {
-  const endpoints: { perm: Permission; method: string; label: string; path: () => string; json?: () => unknown; ok: number }[] = [
-    { perm: 'devices.view', method: 'GET', label: '/devices', path: () => '/devices', ok: 200 },
-    { perm: 'devices.view', method: 'GET', label: '/devices/unreachable', path: () => '/devices/unreachable', ok: 200 },
-    { perm: 'devices.view', method: 'GET', label: '/devices/{id}', path: () => `/devices/${dev.a.id}`, ok: 200 },
-    { perm: 'devices.create', method: 'POST', label: '/devices', path: () => '/devices', json: () => ({ name: `perm-${++seq}`, hostname: 'h', ...refs }), ok: 201 },
-    { perm: 'devices.update', method: 'PUT', label: '/devices/{id}', path: () => `/devices/${dev.a.id}`, json: () => ({ description: `d${++seq}` }), ok: 200 },
-    { perm: 'devices.delete', method: 'DELETE', label: '/devices/{id}', path: () => `/devices/${seed(`victim-${++seq}`).id}`, ok: 200 },
-  ];
-
-  for (const e of endpoints) {
-    test(`${e.method} ${e.label}: needs ${e.perm}`, async () => {
-      const holder = await t.keyFor({ permissions: [e.perm] });
-      const others = await t.keyFor({ permissions: PERMISSIONS.filter((p) => p !== e.perm) });
-      const ok = await call(holder, e.method, e.path(), e.json?.());
-      assert.equal(ok.status, e.ok, JSON.stringify(ok.body));
-      const denied = await call(others, e.method, e.path(), e.json?.());
-      expectDenied(denied, `${e.method} without ${e.perm}`);
-      assert.match(denied.body.error!.message, new RegExp(e.perm.replace('.', '\\.')));
-      // An invalid body or id does not get past the guard either: permission is checked first.
-      if (e.method !== 'GET') expectDenied(await call(others, e.method, e.method === 'POST' ? '/devices' : '/devices/abc', { bogus: 1 }), 'guard first');
-      const anonymous = await call(undefined, e.method, e.path(), e.json?.());
-      assert.equal(anonymous.status, 401);
-      assert.equal(anonymous.body.error?.code, 'UNAUTHORIZED');
-    });
-  }
-});
+permissionMatrix('device endpoints × permissions', () => t, '/devices', [
+  { label: 'GET /devices', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices' }), ok: 200 },
+  { label: 'GET /devices/unreachable', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices/unreachable' }), ok: 200 },
+  { label: 'GET /devices/{id}', permission: 'devices.view', method: 'GET', request: () => ({ path: `/devices/${dev.a.id}` }), ok: 200 },
+  { label: 'POST /devices', permission: 'devices.create', method: 'POST', request: () => ({ path: '/devices', json: { name: `perm-${++seq}`, hostname: 'h', ...refs } }), ok: 201 },
+  { label: 'PUT /devices/{id}', permission: 'devices.update', method: 'PUT', request: () => ({ path: `/devices/${dev.a.id}`, json: { description: `d${++seq}` } }), ok: 200 },
+  { label: 'DELETE /devices/{id}', permission: 'devices.delete', method: 'DELETE', request: () => ({ path: `/devices/${seed(`victim-${++seq}`).id}` }), ok: 200 },
+]);
 
 describe('device-group scope', () => {
   const all: Permission[] = ['devices.view', 'devices.create', 'devices.update', 'devices.delete'];

@@ -6,19 +6,13 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
 
 let t: TestAppliance;
 const g: Record<string, number> = {};
 let seq = 0;
 
-type Json = Record<string, any> & { error?: { code: string; message: string; request_id: string } };
-
-async function call(k: string | undefined, method: string, path: string, json?: unknown) {
-  const res = await t.api(`/api/v1${path}`, { method, key: k, json });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), `request_id on ${method} ${path}`);
-  return { status: res.status, body };
-}
+const call = (key: string | undefined, method: string, path: string, json?: unknown) => callApi(t, key, method, path, json);
 
 const group = (name: string, parent: number | null = null) =>
   createGroup(t.services.db, SCOPE_ALL, { name, parent_id: parent, description: '', schedule: null }).id;
@@ -44,34 +38,14 @@ before(async () => {
 });
 after(() => t.close());
 
-describe('permissions', () => {
-  const endpoints: { perm: Permission; method: string; label: string; path: () => string; json?: () => unknown; ok: number }[] = [
-    { perm: 'groups.view', method: 'GET', label: '/groups', path: () => '/groups', ok: 200 },
-    { perm: 'groups.view', method: 'GET', label: '/groups/tree', path: () => '/groups/tree', ok: 200 },
-    { perm: 'groups.view', method: 'GET', label: '/groups/{id}', path: () => `/groups/${g.A}`, ok: 200 },
-    { perm: 'groups.create', method: 'POST', label: '/groups', path: () => '/groups', json: () => ({ name: `p-${++seq}` }), ok: 201 },
-    { perm: 'groups.update', method: 'PUT', label: '/groups/{id}', path: () => `/groups/${g.B}`, json: () => ({ description: `d${++seq}` }), ok: 200 },
-    { perm: 'groups.delete', method: 'DELETE', label: '/groups/{id}', path: () => `/groups/${group(`victim-${++seq}`)}`, ok: 200 },
-  ];
-  for (const e of endpoints) {
-    test(`${e.method} ${e.label}: needs ${e.perm}`, async () => {
-      const holder = await t.keyFor({ permissions: [e.perm] });
-      const others = await t.keyFor({ permissions: PERMISSIONS.filter((p) => p !== e.perm) });
-      const ok = await call(holder, e.method, e.path(), e.json?.());
-      assert.equal(ok.status, e.ok, JSON.stringify(ok.body));
-      const denied = await call(others, e.method, e.path(), e.json?.());
-      assert.equal(denied.status, 403);
-      assert.equal(denied.body.error?.code, 'PERMISSION_DENIED');
-      if (e.method !== 'GET') {
-        const bad = await call(others, e.method, e.method === 'POST' ? '/groups' : '/groups/abc', { bogus: true });
-        assert.equal(bad.status, 403, 'the guard runs before validation');
-      }
-      const anonymous = await call(undefined, e.method, e.path(), e.json?.());
-      assert.equal(anonymous.status, 401);
-      assert.equal(anonymous.body.error?.code, 'UNAUTHORIZED');
-    });
-  }
-});
+permissionMatrix('group endpoints × permissions', () => t, '/groups', [
+  { label: 'GET /groups', permission: 'groups.view', method: 'GET', request: () => ({ path: '/groups' }), ok: 200 },
+  { label: 'GET /groups/tree', permission: 'groups.view', method: 'GET', request: () => ({ path: '/groups/tree' }), ok: 200 },
+  { label: 'GET /groups/{id}', permission: 'groups.view', method: 'GET', request: () => ({ path: `/groups/${g.A}` }), ok: 200 },
+  { label: 'POST /groups', permission: 'groups.create', method: 'POST', request: () => ({ path: '/groups', json: { name: `p-${++seq}` } }), ok: 201 },
+  { label: 'PUT /groups/{id}', permission: 'groups.update', method: 'PUT', request: () => ({ path: `/groups/${g.B}`, json: { description: `d${++seq}` } }), ok: 200 },
+  { label: 'DELETE /groups/{id}', permission: 'groups.delete', method: 'DELETE', request: () => ({ path: `/groups/${group(`victim-${++seq}`)}` }), ok: 200 },
+]);
 
 describe('device-group scope', () => {
   const perms: Permission[] = ['groups.view', 'groups.create', 'groups.update', 'groups.delete'];

@@ -2,13 +2,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTemplate } from '../../src/features/templates/templates.service';
-import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
 
 let t: TestAppliance;
 let seq = 0;
-/** Per permission: a key holding only it, and a key holding every other permission (argon2 makes users slow to create). */
-const keys = new Map<Permission, { only: string; allBut: string }>();
 
 const fresh = () =>
   createTemplate(t.services.db, {
@@ -27,16 +25,8 @@ const fresh = () =>
     exit_command: null,
   }).id;
 
-interface Endpoint {
-  label: string;
-  permission: Permission;
-  method: string;
-  /** Builds a fresh target so that a successful call (e.g. a delete) does not disturb the next. */
-  request(): { path: string; json?: unknown };
-  ok: number;
-}
 
-const ENDPOINTS: Endpoint[] = [
+const ENDPOINTS: GuardedEndpoint[] = [
   { label: 'GET /templates', permission: 'templates.view', method: 'GET', request: () => ({ path: '/templates' }), ok: 200 },
   { label: 'GET /templates/{id}', permission: 'templates.view', method: 'GET', request: () => ({ path: `/templates/${fresh()}` }), ok: 200 },
   {
@@ -56,45 +46,16 @@ const ENDPOINTS: Endpoint[] = [
   { label: 'DELETE /templates/{id}', permission: 'templates.delete', method: 'DELETE', request: () => ({ path: `/templates/${fresh()}` }), ok: 200 },
 ];
 
-async function call(key: string | undefined, method: string, path: string, json?: unknown) {
-  const res = await t.api(`/api/v1${path}`, { method, key, json });
-  const body = (await res.json()) as { error?: { code: string; request_id: string } };
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'));
-  return { status: res.status, body };
-}
+const call = (key: string | undefined, method: string, path: string, json?: unknown) => callApi(t, key, method, path, json);
 
 before(async () => {
   t = await startTestAppliance();
-  for (const p of new Set(ENDPOINTS.map((e) => e.permission))) {
-    keys.set(p, { only: await t.keyFor({ permissions: [p] }), allBut: await t.keyFor({ permissions: PERMISSIONS.filter((q) => q !== p) }) });
-  }
 });
 after(() => t.close());
 
+permissionMatrix('template endpoints × permissions', () => t, '/templates', ENDPOINTS);
+
 describe('templates security', () => {
-  for (const e of ENDPOINTS) {
-    test(`${e.label}: allowed with ${e.permission}, 403 with every other permission`, async () => {
-      const { only, allBut } = keys.get(e.permission)!;
-      const { path, json } = e.request();
-      const denied = await call(allBut, e.method, path, json);
-      assert.equal(denied.status, 403);
-      assert.equal(denied.body.error?.code, 'PERMISSION_DENIED');
-      const allowed = await call(only, e.method, path, json);
-      assert.equal(allowed.status, e.ok, JSON.stringify(allowed.body));
-    });
-
-    test(`${e.label}: 401 without a key, with a bad key, or with the key in the URL`, async () => {
-      const { path, json } = e.request();
-      for (const key of [undefined, 'cv_not-a-real-key']) {
-        const r = await call(key, e.method, path, json);
-        assert.equal(r.status, 401);
-        assert.equal(r.body.error?.code, 'UNAUTHORIZED');
-      }
-      const inUrl = await call(undefined, e.method, `${path}?api_key=${keys.get(e.permission)!.only}`, json);
-      assert.equal(inUrl.status, 401);
-    });
-  }
-
   test('the permission check comes before validation and before the built-in rule', async () => {
     const reader = await t.keyFor({ permissions: ['templates.view'] });
     assert.equal((await call(reader, 'POST', '/templates', { nonsense: true })).status, 403);
