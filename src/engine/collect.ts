@@ -128,7 +128,7 @@ async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: Co
       max_output_bytes: lim.max_output_bytes,
       signal,
     });
-    return await driveShell(session, template, target.enable_secret);
+    return await driveShell(session, template, target);
   } finally {
     conn.close();
   }
@@ -183,7 +183,7 @@ async function collectTelnet(target: CollectTarget, template: TemplateSpec, lim:
       template_prompt: template.prompt,
       login_timeout_ms: lim.login_timeout_ms,
     });
-    return await driveShell(session, template, target.enable_secret);
+    return await driveShell(session, template, target);
   } finally {
     session.close();
   }

@@ -63,6 +63,9 @@ export function safePattern(source: string): RegExp {
 }
 
 const PASSWORD_PROMPT = /(password|secret|passcode)\s*:?\s*$/i;
+const USERNAME_PROMPT = /(user ?name|login)\s*:\s*$/i;
+/** A line a CLI prints when it refuses a privilege change. */
+const ENABLE_REFUSED = /\b(error|invalid|incorrect|wrong|fail(?:ed|ure)?|denied|bad password)/i;
 
 export class PromptSession {
   readonly options: Required<Omit<SessionOptions, 'signal'>> & { signal?: AbortSignal };
@@ -273,10 +276,15 @@ export class PromptSession {
     return line;
   }
 
-  /** Enters privileged mode; ENABLE_FAILED when the secret is refused. */
-  async enable(spec: NonNullable<TemplateSpec['enable']>, secret: string): Promise<void> {
+  /**
+   * Enters privileged mode; ENABLE_FAILED when the secret is refused. A username question on the way is answered
+   * with `username`. With `prompt_unchanged` the prompt says nothing about privilege: the step succeeds when the
+   * prompt comes back and no line printed meanwhile reads as a refusal.
+   */
+  async enable(spec: NonNullable<TemplateSpec['enable']>, secret: string, username: string): Promise<void> {
+    const unchanged = spec.prompt_unchanged === true;
     const privileged = spec.prompt ? safePattern(spec.prompt) : /#$/;
-    if (privileged.test(this.prompt)) return;
+    if (!unchanged && privileged.test(this.prompt)) return;
     const passwordPrompt = safePattern(spec.password_prompt);
     const isPassword = (line: string) => passwordPrompt.test(line) || PASSWORD_PROMPT.test(line);
     const isPromptLike = (line: string) => privileged.test(line) || GENERIC_PROMPT.test(line);
@@ -286,36 +294,54 @@ export class PromptSession {
       onIdle: () => new CollectError('ENABLE_FAILED', `${where} did not answer ${what} within ${formatSeconds(command_timeout_ms)}.`, true),
       onClose: () => new CollectError('ENABLE_FAILED', `${where} closed the connection while entering enable mode — check the enable secret.`, true),
     });
-    /** After `echo` (or after the hidden secret when null): a password question, or a prompt once it is certain. */
+    /** After `echo` (or after a hidden answer when null): a question, or a prompt once it is certain. */
     const step = (echo: string | null) => {
       let echoSeen = echo === null;
       let scanned = 0;
-      return (): WaitStep<'password' | 'prompt'> => {
+      return (): WaitStep<'password' | 'username' | 'prompt'> => {
         if (this.lineCount === 0) return null; // the answer always starts on a new line
         const lines = this.screen.lines;
         for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo ?? '');
         const cur = this.currentLine;
         if (isPassword(cur)) return { done: 'password' };
+        if (USERNAME_PROMPT.test(cur)) return { done: 'username' };
         // Privileged and of the same host: no doubt. Anything else may be a reprinted prompt, so let it settle.
-        if (echoSeen && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
+        if (!unchanged && echoSeen && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
         return isPromptLike(cur) || this.promptKind(cur) !== null ? this.settled<'prompt'>('prompt') : null;
       };
     };
+    const refusedSecret = () => new CollectError('ENABLE_FAILED', `${where} refused the enable secret — check the enable secret for this device.`, true);
 
     this.screen.takeLines();
     this.sendLine(spec.command);
     let outcome = await this.waitFor(step(spec.command.trim()), waitOptions(`'${spec.command}'`));
+    const said: string[] = [];
+    if (outcome === 'username') {
+      said.push(...this.screen.takeLines());
+      this.sendLine(username);
+      outcome = await this.waitFor(step(username), waitOptions('the enable username'));
+      if (outcome === 'username') {
+        this.write('\x03');
+        throw new CollectError('ENABLE_FAILED', `${where} asked for the enable username again — check the credential's username for enable mode.`, true);
+      }
+    }
     if (outcome === 'password') {
-      this.screen.takeLines();
+      said.push(...this.screen.takeLines());
       this.sendLine(secret);
       outcome = await this.waitFor(step(null), waitOptions('the enable secret'));
-      if (outcome === 'password') {
-        this.write('\x03'); // leave the repeated password question before closing
-        throw new CollectError('ENABLE_FAILED', `${where} refused the enable secret — check the enable secret for this device.`, true);
+      if (outcome !== 'prompt') {
+        this.write('\x03'); // leave the repeated question before closing
+        throw refusedSecret();
       }
     }
     const now = this.currentLine;
-    this.screen.takeLines();
+    said.push(...this.screen.takeLines());
+    if (unchanged) {
+      // "Error: Password is wrong.", "% Authentication failed", "Invalid password": the level did not change.
+      if (said.some((line) => ENABLE_REFUSED.test(line))) throw refusedSecret();
+      if (this.promptKind(now) === null) throw new CollectError('ENABLE_FAILED', `Enable mode was not confirmed on ${where}: an unexpected prompt came back.`, true);
+      return;
+    }
     if (!privileged.test(now)) {
       throw new CollectError('ENABLE_FAILED', `Enable mode was not entered on ${where} (the prompt stayed unprivileged) — check the enable secret.`, true);
     }

@@ -5,9 +5,13 @@ import type { TemplateSpec } from './templates/types';
 import { CollectError } from './types';
 
 /** Login prompt → enable → pre-commands → capture commands → exit; returns the captured output (LF, one newline per line). */
-export async function driveShell(session: PromptSession, template: TemplateSpec, enableSecret: string | null | undefined): Promise<string> {
+export async function driveShell(
+  session: PromptSession,
+  template: TemplateSpec,
+  login: { username: string; enable_secret?: string | null },
+): Promise<string> {
   await session.detectPrompt(template.prompt);
-  if (template.enable && enableSecret) await session.enable(template.enable, enableSecret);
+  if (template.enable && login.enable_secret) await session.enable(template.enable, login.enable_secret, login.username);
   for (const command of template.pre_commands) await session.runCommand(command);
   let out = '';
   for (const command of template.commands) {

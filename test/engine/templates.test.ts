@@ -114,6 +114,37 @@ describe('replays', { concurrency: true }, () => {
   }
 });
 
+describe('privilege steps: Huawei and Comware "super" (the prompt shows no level), ProCurve\'s manager username', () => {
+  for (const name of ['huawei-vrp', 'hpe-comware'] as const) {
+    test(`${name}: a wrong super password is ENABLE_FAILED although the same prompt comes back`, async () => {
+      const { transcript } = recorded(name);
+      const sim = await startDevice(transcript);
+      try {
+        const template = getBuiltinTemplate(name)!;
+        const result = await collectConfig({ ...targetFor(sim.port, transcript), enable_secret: 'not-the-super-password' }, template, LIMITS);
+        assert.equal(result.ok, false);
+        if (result.ok) return;
+        assert.equal(result.failure, 'ENABLE_FAILED', result.message);
+        assert.match(result.message, /refused the enable secret/);
+        assert.ok(!result.message.includes('not-the-super-password'));
+      } finally {
+        await sim.close();
+      }
+    });
+  }
+
+  test('huawei-vrp: a level-1 login without an enable secret cannot read the configuration: COMMAND_FAILED, nothing stored', async () => {
+    const { transcript } = recorded('huawei-vrp');
+    const sim = await startDevice(transcript);
+    try {
+      const result = await collectConfig({ ...targetFor(sim.port, transcript), enable_secret: null }, getBuiltinTemplate('huawei-vrp')!, LIMITS);
+      assert.equal(result.ok ? 'ok' : result.failure, 'COMMAND_FAILED');
+    } finally {
+      await sim.close();
+    }
+  });
+});
+
 describe('strip patterns keep real configuration', () => {
   const REAL_LINES = [
     'hostname core-sw1',

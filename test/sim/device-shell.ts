@@ -200,7 +200,7 @@ export class DeviceShell {
       this.io.end();
       throw new SessionClosed();
     }
-    if (t.enable && command === 'enable') return this.enable(t.enable);
+    if (t.enable && command === (t.enable.command ?? 'enable')) return this.enable(t.enable);
     if (t.paging?.disable_commands.includes(command)) {
       if (this.device.failure !== 'paging_stuck') this.paging = false;
       const out = deviceOutput(this.device, command);
@@ -217,17 +217,30 @@ export class DeviceShell {
   }
 
   private async enable(spec: NonNullable<Transcript['enable']>): Promise<void> {
-    if (this.privileged) return;
-    for (let attempt = 0; attempt < 3; attempt++) {
+    if (this.privileged) {
+      if (spec.granted) await this.io.write(crlf(spec.granted) + '\r\n');
+      return;
+    }
+    if (spec.username_prompt) {
+      await this.io.write(spec.username_prompt);
+      const user = await this.input.readLine((text) => this.io.write(text));
+      await this.io.write('\r\n');
+      if (user !== this.device.transcript.username) {
+        await this.io.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : 'Invalid username\r\n');
+        return;
+      }
+    }
+    for (let attempt = 0; attempt < (spec.refusal ? 1 : 3); attempt++) {
       await this.io.write(spec.password_prompt);
       const secret = await this.input.readLine(null);
       await this.io.write('\r\n');
       if (secret === spec.password) {
         this.privileged = true;
+        if (spec.granted) await this.io.write(crlf(spec.granted) + '\r\n');
         return;
       }
     }
-    await this.io.write('% Bad passwords\r\n');
+    await this.io.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : '% Bad passwords\r\n');
   }
 
   /** Sends text in chunks, with the configured latency before each. */

@@ -2,9 +2,18 @@
 import { readFileSync } from 'node:fs';
 
 export interface TranscriptEnable {
+  /** The command that raises the privilege: "enable" (default) or "super" (Huawei VRP, HPE Comware). */
+  command?: string;
+  /** The prompt before it; the same as `prompt` where the prompt does not show the level. */
   unprivileged_prompt: string;
+  /** Asked first, then answered with the login's username (ProCurve's manager login). */
+  username_prompt?: string;
   password: string;
   password_prompt: string;
+  /** Printed after a wrong password, once, back at the prompt (VRP, Comware); absent: asked 3 times, like IOS. */
+  refusal?: string;
+  /** Printed when the privilege is granted (VRP's "Now user privilege is 3 level, ..."). */
+  granted?: string;
 }
 
 export interface TranscriptPaging {
@@ -56,6 +65,9 @@ export function validateTranscript(data: unknown, where = '<inline>'): Transcrip
   if (data.enable != null) {
     if (!isRecord(data.enable)) fail(where, '"enable" must be an object or null');
     for (const key of ['unprivileged_prompt', 'password', 'password_prompt']) str(data.enable, key, `${where} enable`);
+    for (const key of ['command', 'username_prompt', 'refusal', 'granted']) {
+      if (data.enable[key] !== undefined) str(data.enable, key, `${where} enable`);
+    }
   }
   if (data.paging != null) {
     const p = data.paging;

@@ -8,7 +8,8 @@ export const arubaProcurve: TemplateSpec = {
     'HPE ProCurve and Aruba 2530/2540/2920/2930/3810/5400R switches (ArubaOS-Switch, ProVision firmware; not ' +
     'AOS-CX). These switches show a banner ending in "Press any key to continue" before the first prompt; the ' +
     'session driver answers it. Turns paging off ("no page") and widens the terminal, then stores ' +
-    '"show running-config". Enters enable (manager) mode when the credential carries an enable secret. Passwords ' +
+    '"show running-config". Enters enable (manager) mode when the credential carries an enable secret, answering ' +
+    'a "Username:" question with the credential\'s username. Passwords ' +
     'appear only when "include-credentials" is configured.',
   mode: 'shell',
   // HP-2920-24G#, Aruba-2930F(config)#, Aruba-2930F(vlan-10)#; matched on the line as drawn, after the

@@ -7,14 +7,15 @@ export const hpeComware: TemplateSpec = {
   description:
     'HPE FlexNetwork / FlexFabric and H3C devices running Comware 5 or 7. Turns paging off for the session ' +
     '("screen-length disable") and stores "display current-configuration". Users need the network-admin role ' +
-    '(Comware 7) or level 3 (Comware 5) at login: "super" is not used because the prompt does not change with ' +
-    'the privilege level, so success could not be told from failure. The configuration carries no timestamps.',
+    '(Comware 7) or level 3 (Comware 5): log in with it, or give the credential an enable secret and the session ' +
+    'sends "super" and its password first (the prompt does not show the level, so success is the prompt coming ' +
+    'back without an error line such as "Invalid password."). The configuration carries no timestamps.',
   mode: 'shell',
   // <HPE-5130>, [HPE-5130], [HPE-5130-GigabitEthernet1/0/1], RBM_P<FW> (firewall hot backup)
   prompt: '(?:^|[\\r\\n])(?:RBM_[PS])?(?:<[^<>\\r\\n]+>|\\[[^\\[\\]\\r\\n]+\\]) ?$',
   pre_commands: ['screen-length disable'],
   commands: ['display current-configuration'],
-  enable: null,
+  enable: { command: 'super', password_prompt: '[Pp]assword: ?$', prompt: null, prompt_unchanged: true },
   strip_patterns: ['^display current-configuration\\s*$'],
   ignore_patterns: [],
   redact_patterns: [

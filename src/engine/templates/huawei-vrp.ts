@@ -7,14 +7,16 @@ export const huaweiVrp: TemplateSpec = {
   description:
     'Huawei VRP 5 and 8: NE/AR routers, CloudEngine and S-series switches, USG firewalls. Turns paging off ' +
     'for this session only ("screen-length 0 temporary") and stores "display current-configuration". Users ' +
-    'need level 3 (or the manage role); there is no enable step. The "!Last configuration was updated/saved at" ' +
+    'need level 3 (or the manage role): log in at that level, or give the credential an enable secret and the ' +
+    'session sends "super" and its password first (the prompt does not show the level, so success is the prompt ' +
+    'coming back without an "Error:" line). The "!Last configuration was updated/saved at" ' +
     'header lines are dropped; "!Software Version" is kept so upgrades show as a change.',
   mode: 'shell',
   // <HUAWEI>, [HUAWEI], [~HUAWEI-GE1/0/1] (VRP 8 two-stage commit), HRP_M<FW1> (firewall hot standby)
   prompt: '(?:^|[\\r\\n])(?:HRP_[MSA])?(?:<[^<>\\r\\n]+>|\\[[~*]?[^\\[\\]\\r\\n]+\\]) ?$',
   pre_commands: ['screen-length 0 temporary'],
   commands: ['display current-configuration'],
-  enable: null,
+  enable: { command: 'super', password_prompt: '[Pp]assword: ?$', prompt: null, prompt_unchanged: true },
   strip_patterns: [
     '^!Last configuration was (?:updated|saved) at ',
     '^!Time: ',

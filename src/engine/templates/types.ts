@@ -26,8 +26,12 @@ export interface TemplateSpec {
   pre_commands: string[];
   /** Commands whose output, concatenated in order, is the configuration. At least one. */
   commands: string[];
-  /** Enter privileged mode when the credential carries an enable secret. */
-  enable: { command: string; password_prompt: string; prompt: string | null } | null;
+  /**
+   * Enter privileged mode when the credential carries an enable secret. A "Username:" question on the way (ProCurve
+   * manager login) is answered with the credential's username. `prompt_unchanged`: the prompt does not show the
+   * privilege level (Huawei VRP and HPE Comware `super`), so success is the prompt coming back with no error line.
+   */
+  enable: { command: string; password_prompt: string; prompt: string | null; prompt_unchanged?: boolean } | null;
   /** Lines matching any of these are removed before storing (volatile lines). */
   strip_patterns: string[];
   /** Lines matching any of these are stored but not counted as a change. */

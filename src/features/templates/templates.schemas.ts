@@ -20,8 +20,14 @@ const EnableSchema = z
     command: command('Command that enters privileged mode', 'enable'),
     password_prompt: pattern('Matches the password prompt after the command', '[Pp]assword: ?$'),
     prompt: pattern('Prompt in privileged mode; null: any prompt ending in "#"', '[\\w.-]+# ?$').nullable(),
+    prompt_unchanged: z.boolean().optional().openapi({
+      description:
+        'The prompt does not show the privilege level (Huawei VRP and HPE Comware `super`): privileged mode counts as entered when the prompt comes back with no error line. Default false.',
+      example: false,
+    }),
   })
-  .strict();
+  .strict()
+  .openapi({ description: 'A "Username:" question after the command (ProCurve manager login) is answered with the credential\'s username.' });
 
 const RedactRuleSchema = z
   .object({

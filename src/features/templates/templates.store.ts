@@ -45,7 +45,13 @@ export function settingsJson(spec: TemplateSpec): string {
     prompt: spec.prompt,
     pre_commands: spec.pre_commands,
     commands: spec.commands,
-    enable: spec.enable && { command: spec.enable.command, password_prompt: spec.enable.password_prompt, prompt: spec.enable.prompt },
+    enable: spec.enable && {
+      command: spec.enable.command,
+      password_prompt: spec.enable.password_prompt,
+      prompt: spec.enable.prompt,
+      // Written only when set, so templates without it keep their stored text.
+      ...(spec.enable.prompt_unchanged ? { prompt_unchanged: true } : {}),
+    },
     strip_patterns: spec.strip_patterns,
     ignore_patterns: spec.ignore_patterns,
     redact_patterns: spec.redact_patterns.map((r) => ({ pattern: r.pattern, replacement: r.replacement })),
