@@ -1,18 +1,18 @@
 // Credential endpoints: response shapes, each error code, pagination, time zones, and secrets that never leave encrypted.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import ssh2 from 'ssh2';
 import { createCredential, getDecryptedCredential } from '../../src/features/credentials/credentials.service';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { ed25519KeyPair } from '../helpers/keys';
 
 const FIELDS = [
   'id', 'name', 'username', 'description', 'has_password', 'has_private_key', 'has_passphrase', 'has_enable_secret',
   'device_count', 'created_at', 'updated_at',
 ].sort();
 
-const ed = ssh2.utils.generateKeyPairSync('ed25519');
-const edEncrypted = ssh2.utils.generateKeyPairSync('ed25519', { passphrase: 'key-pass-7QX', cipher: 'aes256-ctr', rounds: 4 });
+const ed = ed25519KeyPair();
+const edEncrypted = ed25519KeyPair({ passphrase: 'key-pass-7QX' });
 
 /** The same encrypted key with its bcrypt round count rewritten (parsing it for real would take minutes). */
 function withKdfRounds(pem: string, rounds: number): string {

@@ -1,10 +1,10 @@
 // Successful SSH captures against the simulator: shell and exec, pagers, enable, login methods, host keys, algorithms.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import ssh2 from 'ssh2';
 import { collectConfig } from '../../src/engine/collect';
 import type { CollectResult, CollectSuccess } from '../../src/engine/types';
 import { startSimulator, type RunningSimulator, type SimDevice } from '../sim/simulator';
+import { ed25519KeyPair } from '../helpers/keys';
 import { BIRD_TEMPLATE, FAST_LIMITS, IOS_EXEC_TEMPLATE, IOS_TEMPLATE, fixtureTranscript, iosDevice, target } from '../sim/fixtures/engine-fixtures';
 
 function success(r: CollectResult): CollectSuccess {
@@ -111,15 +111,8 @@ describe('pagers answered when paging cannot be turned off', () => {
 
 describe('login methods', () => {
   let sim: RunningSimulator;
-  // ssh2's generator now and then writes an ed25519 key its own parser rejects: draw again until it reads back.
-  const keyPair = (passphrase?: string) => {
-    for (;;) {
-      const k = passphrase ? ssh2.utils.generateKeyPairSync('ed25519', { passphrase, cipher: 'aes256-ctr', rounds: 4 }) : ssh2.utils.generateKeyPairSync('ed25519');
-      if (!(ssh2.utils.parseKey(k.private, passphrase) instanceof Error)) return k;
-    }
-  };
-  const keyPlain = keyPair();
-  const keyLocked = keyPair('key-pass-phrase');
+  const keyPlain = ed25519KeyPair();
+  const keyLocked = ed25519KeyPair({ passphrase: 'key-pass-phrase' });
   before(async () => {
     sim = await startSimulator({
       devices: [

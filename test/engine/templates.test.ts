@@ -4,13 +4,12 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
-import ssh2 from 'ssh2';
 import { collectConfig } from '../../src/engine/collect';
 import { applyTemplate, compilePattern } from '../../src/engine/normalise';
 import { BUILTIN_TEMPLATES, findNestedQuantifier, getBuiltinTemplate, validateTemplate } from '../../src/engine/templates/index';
 import type { TemplateSpec } from '../../src/engine/templates/types';
 import type { CollectResult, CollectTarget } from '../../src/engine/types';
-import { loadTranscript, startSimulator, type RunningSimulator, type Transcript } from '../sim/simulator';
+import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator, type Transcript } from '../sim/simulator';
 import { startTelnetSimulator } from '../sim/telnet-sim';
 
 const TRANSCRIPTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim', 'transcripts');
@@ -18,16 +17,8 @@ const TRANSCRIPTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..'
 const MARKER = /<redacted>|\[redacted\]/g;
 const LIMITS = { connect_timeout_ms: 5_000, login_timeout_ms: 5_000, command_timeout_ms: 5_000, overall_timeout_ms: 20_000 };
 
-/**
- * One host key for every simulator here. ssh2 sometimes generates an ed25519 key its own parser then rejects
- * ("Malformed OpenSSH private key", about 1 in 200), which would fail a simulator start at random.
- */
-const HOST_KEY = (() => {
-  for (;;) {
-    const key = ssh2.utils.generateKeyPairSync('ed25519').private;
-    if (!(ssh2.utils.parseKey(key) instanceof Error)) return key;
-  }
-})();
+/** One host key for every simulator here. */
+const HOST_KEY = generateHostKey();
 
 function startDevice(t: Transcript): Promise<RunningSimulator> {
   return startSimulator({ devices: [{ name: t.hostname, transcript: t }], host_key: HOST_KEY });
