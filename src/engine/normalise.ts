@@ -211,6 +211,8 @@ function trimBlankEdges(lines: string[]): string[] {
 
 const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
 const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/;
+/** A whole key on one line, its newlines escaped ("\\n" in JSON or quoted strings). */
+const PRIVATE_KEY_INLINE = /(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----)/g;
 export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
 
 /**
@@ -242,7 +244,7 @@ export function applyTemplate(
         inPrivateKey = true;
       }
     }
-    let out = line;
+    let out = options.redact ? line.replace(PRIVATE_KEY_INLINE, `$1${PRIVATE_KEY_PLACEHOLDER}$2`) : line;
     for (const r of redact) out = out.replace(r.re, r.to);
     kept.push(out.trimEnd());
   }

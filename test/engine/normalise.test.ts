@@ -100,6 +100,14 @@ describe('applyTemplate', () => {
     assert.equal(applyTemplate(raw, NONE, { redact: false }), raw, 'kept whole without redaction');
   });
 
+  it('redacts a private key written on one line with escaped newlines, keeping the rest of the line', () => {
+    const raw = 'set tls-key "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oWz\\n-----END EC PRIVATE KEY-----" comment "lab"\n';
+    assert.equal(
+      applyTemplate(raw, NONE, { redact: true }),
+      'set tls-key "-----BEGIN EC PRIVATE KEY-----<redacted private key>-----END EC PRIVATE KEY-----" comment "lab"\n',
+    );
+  });
+
   it('redacts to the end a private key whose END line never came (a truncated capture)', () => {
     const raw = 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAAAAAAAA\n';
     assert.equal(applyTemplate(raw, NONE, { redact: true }), 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\n<redacted private key>\n');
