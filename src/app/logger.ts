@@ -18,6 +18,38 @@ export function createLogger(level: string, destination: NodeJS.WritableStream |
   );
 }
 
+/** The fields of the access-log line of one request. */
+export interface AccessEntry {
+  request_id: string;
+  method: string;
+  path: string;
+  status: number;
+  duration_ms: number;
+  user: string | undefined;
+}
+
+const str = JSON.stringify;
+
+/**
+ * A writer of the line every request logs, in this logger's format (level label, ISO time, bindings, fields, `msg`)
+ * and to its destination, as `log.info(entry, 'request')` would write it. Built by hand because it is written for
+ * every request: pino's generic serialisation with the redaction paths costs five times as much, and these fields
+ * are fixed and never hold a secret.
+ */
+export function accessLogWriter(log: Logger): (e: AccessEntry) => void {
+  const internals = log as unknown as Record<symbol, unknown>;
+  const stream = internals[pino.symbols.streamSym] as DestinationStream;
+  const bindings = internals[pino.symbols.chindingsSym] as string;
+  return (e) => {
+    if (!log.isLevelEnabled('info')) return;
+    const user = e.user === undefined ? '' : `,"user":${str(e.user)}`;
+    stream.write(
+      `{"level":"info","time":"${new Date().toISOString()}"${bindings},"request_id":${str(e.request_id)},"method":${str(e.method)},` +
+        `"path":${str(e.path)},"status":${e.status},"duration_ms":${e.duration_ms}${user},"msg":"request"}\n`,
+    );
+  };
+}
+
 const FLUSH_AT_BYTES = 64 * 1024;
 
 /**

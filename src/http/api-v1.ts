@@ -1,15 +1,28 @@
 // The public API under /api/v1: authentication by X-API-Key, the route modules of each feature, the OpenAPI document.
 import { OpenAPIHono } from '@hono/zod-openapi';
+import type { Context } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors';
 import type { AppEnv, AppServices } from './context';
 import { errorResponse, toApiError, validationHook } from './errors';
-import { apiKeyAuth, refuseKeyInQuery, requestTimezone, requireJsonBody } from './middleware';
+import { authenticate, readJsonBody, refuseKeyInQuery, setRequestTimezone } from './middleware';
 import { API_ROUTE_MODULES } from './api-v1.routes';
 import { registerDocs } from './docs';
 
 /** Paths under /api/v1 reachable without a key: the interface description itself. */
 const PUBLIC_PATHS = new Set(['/api/v1/openapi.json', '/api/v1/docs', '/api/v1/docs/']);
+
+/**
+ * The checks of a request before its route: no key in the URL (even on the public paths: a key in a URL is a leak
+ * the caller must learn about), the key's principal, the time zone.
+ */
+function checkRequestHead(c: Context<AppEnv>): void {
+  refuseKeyInQuery(c);
+  if (!PUBLIC_PATHS.has(c.req.path) && !c.req.path.startsWith('/api/v1/docs/')) authenticate(c);
+  setRequestTimezone(c);
+}
+
+const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH';
 
 export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
   const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
@@ -19,16 +32,19 @@ export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
       throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${app.config.server.max_body_bytes} bytes`);
     },
   });
-  // Only requests that carry a body pay for the limit (it wraps the request body stream).
-  api.use('*', (c, next) => (c.req.method === 'GET' || c.req.method === 'HEAD' ? next() : limitBody(c, next)));
-  // Even on the public paths: a key in a URL is a leak the caller must learn about.
-  api.use('*', refuseKeyInQuery());
-  api.use('*', async (c, next) => {
-    if (PUBLIC_PATHS.has(c.req.path) || c.req.path.startsWith('/api/v1/docs/')) return next();
-    return apiKeyAuth()(c, next);
+  // One gate for every path. Only requests that carry a body pay for the size limit (it wraps the request body
+  // stream) and for reading it: it must be well-formed JSON whatever the route (422).
+  api.use('*', (c, next) => {
+    if (!hasBody(c.req.method)) {
+      checkRequestHead(c);
+      return next();
+    }
+    return limitBody(c, async () => {
+      checkRequestHead(c);
+      await readJsonBody(c);
+      await next();
+    });
   });
-  api.use('*', requestTimezone());
-  api.use('*', requireJsonBody());
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',

@@ -4,19 +4,12 @@ import { ApiError } from '../errors';
 import { createApiV1 } from './api-v1';
 import type { AppEnv, AppServices } from './context';
 import { errorResponse, toApiError } from './errors';
-import { accessLog, requestId } from './middleware';
+import { requestEnvelope } from './middleware';
 import { createWeb } from '../web/web';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>();
-  root.use('*', requestId(app));
-  root.use('*', accessLog(app));
-  root.use('*', (c, next) => {
-    // Before the handler, like X-Request-ID (see requestId).
-    c.header('X-Content-Type-Options', 'nosniff');
-    c.header('Referrer-Policy', 'no-referrer');
-    return next();
-  });
+  root.use('*', requestEnvelope(app));
 
   const ping = app.db.prepare('SELECT 1');
   root.get('/healthz', (c) => {

@@ -1,6 +1,9 @@
-// Request-wide middleware: request id, access log, API-key authentication, permission guard, request time zone.
+// Request-wide middleware and the checks of the API's gate: request id, access log, key in URL, API-key authentication,
+// request time zone, JSON bodies, permission guard.
 import { randomUUID } from 'node:crypto';
-import type { MiddlewareHandler } from 'hono';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Context, MiddlewareHandler } from 'hono';
+import { accessLogWriter } from '../app/logger';
 import { isValidTimeZone } from '../config/config';
 import { ApiError } from '../errors';
 import { authenticateApiKey } from '../features/apikeys/apikeys.service';
@@ -9,38 +12,59 @@ import type { AppEnv, AppServices } from './context';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
-/** Echo a well-formed incoming X-Request-ID, otherwise make one; set it on every response. */
-export function requestId(app: AppServices): MiddlewareHandler<AppEnv> {
+interface NodeBindings {
+  incoming?: IncomingMessage;
+  outgoing?: ServerResponse;
+}
+
+/**
+ * A request header by its lower-case name. Behind @hono/node-server it is read from Node's own request: `c.req.header()`
+ * builds a WHATWG Headers object of every header first, a cost on every request of the API.
+ */
+export function requestHeader(c: Context, name: string): string | undefined {
+  const incoming = (c.env as NodeBindings | undefined)?.incoming;
+  if (!incoming) return c.req.header(name);
+  const v = incoming.headers[name];
+  return Array.isArray(v) ? v.join(', ') : v;
+}
+
+/**
+ * Headers every response carries, set before the handler so that each response made for this request has them,
+ * an error or a HEAD answer too. Behind @hono/node-server they go on Node's response, which merges them into the
+ * status line's headers: the handler's response then keeps the plain header object it was made with, where
+ * `c.header()` would turn it into a Headers instance, built and converted back for every response.
+ */
+function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
+  const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
+  for (const name in headers) {
+    if (outgoing) outgoing.setHeader(name, headers[name]);
+    else c.header(name, headers[name]);
+  }
+}
+
+/**
+ * What every request gets: its id (a well-formed incoming X-Request-ID is echoed, otherwise one is made), the
+ * services, the headers of every response, and one JSON access-log line. The line never holds the query string
+ * (it may carry a mistaken key) nor any body.
+ */
+export function requestEnvelope(app: AppServices): MiddlewareHandler<AppEnv> {
+  const writeAccessLog = accessLogWriter(app.log);
   return async (c, next) => {
-    const incoming = c.req.header('X-Request-ID');
+    const start = performance.now();
+    const incoming = requestHeader(c, 'x-request-id');
     const id = incoming && SAFE_REQUEST_ID.test(incoming) ? incoming : randomUUID();
     c.set('requestId', id);
     c.set('app', app);
-    // Set before the handler, so every response made through the context (c.json, c.body, c.html, the error
-    // handlers) carries it, a HEAD answer too (a copy of the GET response made from those headers). Not touched
-    // afterwards: reading c.res.headers turns the adapter's plain header object into a Headers instance, a cost on
-    // every request. No route answers with a Response built outside its context.
-    c.header('X-Request-ID', id);
-    return next();
-  };
-}
-
-/** One JSON log line per request: never the query string (it may carry a mistaken key) nor any body. */
-export function accessLog(app: AppServices): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const start = performance.now();
+    setEnvelopeHeaders(c, { 'X-Request-ID': id, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
     await next();
-    app.log.info(
-      {
-        request_id: c.get('requestId'),
-        method: c.req.method,
-        path: c.req.path,
-        status: c.res.status,
-        duration_ms: Math.round((performance.now() - start) * 100) / 100,
-        user: c.get('principal')?.username,
-      },
-      'request',
-    );
+    writeAccessLog({
+      request_id: id,
+      method: c.req.method,
+      path: c.req.path,
+      status: c.res.status,
+      duration_ms: Math.round((performance.now() - start) * 100) / 100,
+      user: c.get('principal')?.username,
+    });
   };
 }
 
@@ -50,29 +74,24 @@ const KEYLIKE_PARAM = /^(x[-_]?)?api[-_]?key$|^key$|^token$|^access[-_]?token$/i
  * /api/v1 authenticates only by the X-API-Key header. Cookies are never consulted; a key in the query
  * string is refused outright so that integrations learn not to leak keys into URLs and logs.
  */
-export function refuseKeyInQuery(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const url = c.req.url;
-    const query = url.indexOf('?');
-    if (query === -1) return next(); // most requests: no URL to parse
-    for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
-      if (KEYLIKE_PARAM.test(name) || value.startsWith('cv_')) {
-        throw new ApiError('UNAUTHORIZED', 'API keys are accepted only in the X-API-Key header, never in the URL');
-      }
+export function refuseKeyInQuery(c: Context<AppEnv>): void {
+  const url = c.req.url;
+  const query = url.indexOf('?');
+  if (query === -1) return; // most requests: no URL to parse
+  for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
+    if (KEYLIKE_PARAM.test(name) || value.startsWith('cv_')) {
+      throw new ApiError('UNAUTHORIZED', 'API keys are accepted only in the X-API-Key header, never in the URL');
     }
-    await next();
-  };
+  }
 }
 
-export function apiKeyAuth(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const key = c.req.header('X-API-Key');
-    if (!key) throw new ApiError('UNAUTHORIZED', 'Missing X-API-Key header');
-    const principal = authenticateApiKey(c.get('app').db, key.trim());
-    if (!principal) throw new ApiError('UNAUTHORIZED', 'Invalid, expired or revoked API key');
-    c.set('principal', principal);
-    await next();
-  };
+/** The X-API-Key header's principal, set on the context; a missing or refused key is a 401. */
+export function authenticate(c: Context<AppEnv>): void {
+  const key = requestHeader(c, 'x-api-key');
+  if (!key) throw new ApiError('UNAUTHORIZED', 'Missing X-API-Key header');
+  const principal = authenticateApiKey(c.get('app').db, key.trim());
+  if (!principal) throw new ApiError('UNAUTHORIZED', 'Invalid, expired or revoked API key');
+  c.set('principal', principal);
 }
 
 // Zone names already found valid: checking one builds an Intl.DateTimeFormat (~0.1 ms), a clear cost on every
@@ -88,48 +107,48 @@ function isKnownTimeZone(tz: string): boolean {
 }
 
 /** The request's time zone: X-Timezone header, else the key owner's preference, else the appliance's. */
-export function requestTimezone(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    const header = c.req.header('X-Timezone')?.trim();
-    if (header) {
-      if (!isKnownTimeZone(header)) {
-        throw ApiError.validation([{ field: 'X-Timezone', message: `unknown IANA time zone "${header.slice(0, 64)}"` }], 'Unknown time zone');
-      }
-      c.set('timezone', header);
-    } else {
-      c.set('timezone', c.get('principal')?.timezone || c.get('app').config.server.timezone);
+export function setRequestTimezone(c: Context<AppEnv>): void {
+  const header = requestHeader(c, 'x-timezone')?.trim();
+  if (header) {
+    if (!isKnownTimeZone(header)) {
+      throw ApiError.validation([{ field: 'X-Timezone', message: `unknown IANA time zone "${header.slice(0, 64)}"` }], 'Unknown time zone');
     }
-    await next();
-  };
+    c.set('timezone', header);
+  } else {
+    c.set('timezone', c.get('principal')?.timezone || c.get('app').config.server.timezone);
+  }
 }
 
-/** Route guard: the principal must hold the permission. Declared where each route is registered. */
-export function requirePermission(permission: Permission): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    if (!c.get('principal')?.permissions.has(permission)) {
-      throw new ApiError('PERMISSION_DENIED', `This operation needs the permission ${permission}`, { permission });
-    }
-    await next();
-  };
+/** The principal must hold the permission (403 PERMISSION_DENIED). */
+export function checkPermission(c: Context<AppEnv>, permission: Permission): void {
+  if (!c.get('principal')?.permissions.has(permission)) {
+    throw new ApiError('PERMISSION_DENIED', `This operation needs the permission ${permission}`, { permission });
+  }
 }
+
+export type PermissionGuard = MiddlewareHandler<AppEnv> & { readonly permission: Permission };
 
 /**
- * Bodies of state-changing requests must be well-formed JSON, checked here for every path so that a
- * malformed body is a 422 whatever the route. Hono caches the parsed body for the route's validator.
+ * Route guard: the principal must hold the permission. Declared where each route is registered; it names its
+ * permission so that registerRoute (route.ts) can check it in the route's own handler.
  */
-export function requireJsonBody(): MiddlewareHandler<AppEnv> {
-  return async (c, next) => {
-    if (c.req.method === 'POST' || c.req.method === 'PUT' || c.req.method === 'PATCH') {
-      const type = c.req.header('Content-Type') ?? '';
-      if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
-        throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON with Content-Type: application/json');
-      }
-      try {
-        await c.req.json();
-      } catch {
-        throw ApiError.validation([{ field: 'body', message: 'malformed JSON' }], 'Request body is not valid JSON');
-      }
-    }
-    await next();
+export function requirePermission(permission: Permission): PermissionGuard {
+  const guard: MiddlewareHandler<AppEnv> = (c, next) => {
+    checkPermission(c, permission);
+    return next();
   };
+  return Object.assign(guard, { permission });
+}
+
+/** A request body must be JSON (415) and well-formed (422). Hono keeps the parsed body for the route's validator. */
+export async function readJsonBody(c: Context<AppEnv>): Promise<void> {
+  const type = requestHeader(c, 'content-type') ?? '';
+  if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
+    throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON with Content-Type: application/json');
+  }
+  try {
+    await c.req.json();
+  } catch {
+    throw ApiError.validation([{ field: 'body', message: 'malformed JSON' }], 'Request body is not valid JSON');
+  }
 }

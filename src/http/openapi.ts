@@ -1,5 +1,6 @@
 // Shared OpenAPI pieces: the error body, the error responses every route lists, pagination query and envelope.
 import { z } from '@hono/zod-openapi';
+import type { Context, TypedResponse } from 'hono';
 import { ERROR_CODES, type ErrorCode } from '../errors';
 
 export const ErrorBodySchema = z
@@ -116,3 +117,16 @@ export const UuidParam = (name: string) =>
     .openapi({ param: { name, in: 'path' }, type: 'string', format: 'uuid' });
 
 export const SuccessStatusSchema = z.object({ status: z.literal('success') }).openapi('DeleteResult');
+
+/** JSON rendered ahead of its response (a reused page), typed by the value it encodes. */
+export type JsonText<T> = string & { readonly __encodes?: T };
+
+export function toJsonText<T>(value: T): JsonText<T> {
+  return JSON.stringify(value) as JsonText<T>;
+}
+
+/** A 200 response carrying rendered JSON, with the headers and the route typing c.json would give. */
+export function jsonTextResponse<T>(c: Context, text: JsonText<T>): TypedResponse<T, 200, 'json'> {
+  // A new header object each time, as c.json makes: @hono/node-server adds Content-Length to the one it is given.
+  return c.body(text, 200, { 'Content-Type': 'application/json' }) as unknown as TypedResponse<T, 200, 'json'>;
+}

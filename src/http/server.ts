@@ -69,10 +69,14 @@ export function startServer(app: Hono<AppEnv>, config: Readonly<AppConfig>): Pro
     );
     let closing = false;
     const inFlight = new Set<ServerResponse>();
+    // One shared listener function, not a closure per response: this runs for every request.
+    function settled(this: ServerResponse) {
+      inFlight.delete(this);
+    }
     server.on('request', (_req, res: ServerResponse) => {
       if (closing) res.shouldKeepAlive = false;
       inFlight.add(res);
-      res.once('close', () => inFlight.delete(res));
+      res.on('close', settled);
     });
     server.once('error', reject);
   });

@@ -6,7 +6,8 @@ import { closeSync, openSync, readFileSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { createLogger } from '../../src/app/logger';
+import { Writable } from 'node:stream';
+import { accessLogWriter, createLogger, type AccessEntry } from '../../src/app/logger';
 import { REPO_ROOT, tempDir } from '../helpers/appliance';
 
 test('lines logged in one turn are written together right after it, as one JSON object per line, secrets censored', async () => {
@@ -42,4 +43,30 @@ test('a line logged just before process.exit reaches stdout', () => {
   assert.equal(r.status, 3, r.stderr);
   const msgs = r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
   assert.deepEqual(msgs, ['one', 'last words']);
+});
+
+test('the access-log writer writes the line pino writes for the same entry, and nothing below level info', async () => {
+  const capture = () => {
+    const lines: string[] = [];
+    const stream = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) });
+    return { lines, stream };
+  };
+  const entries: AccessEntry[] = [
+    { request_id: 'r-1', method: 'GET', path: '/api/v1/devices/7/backups', status: 200, duration_ms: 0.42, user: 'reader' },
+    { request_id: 'r-2', method: 'POST', path: '/login"\\\n\u00e9', status: 401, duration_ms: 12, user: undefined },
+  ];
+  const pinoOut = capture();
+  const pinoLog = createLogger('info', pinoOut.stream);
+  for (const e of entries) pinoLog.info(e, 'request');
+  const ours = capture();
+  const write = accessLogWriter(createLogger('info', ours.stream));
+  for (const e of entries) write(e);
+  assert.equal(ours.lines.length, 2);
+  const withoutTime = (l: string) => l.replace(/"time":"[^"]+"/, '"time":""');
+  assert.deepEqual(ours.lines.map(withoutTime), pinoOut.lines.map(withoutTime), 'same bytes, same order of fields');
+  assert.match(JSON.parse(ours.lines[0]).time, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+
+  const quiet = capture();
+  accessLogWriter(createLogger('warn', quiet.stream))(entries[0]);
+  assert.deepEqual(quiet.lines, []);
 });

@@ -1,5 +1,5 @@
 // API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request.
-import { createHash, randomBytes } from 'node:crypto';
+import { createHash, hash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import { ADMINISTRATOR_ROLE, PERMISSIONS, type Permission } from '../../identity/permissions';
@@ -123,15 +123,15 @@ const MAX_CACHED_KEYS = 10_000;
  */
 export function authenticateApiKey(db: DB, key: string, now = Date.now()): Principal | null {
   if (!KEY_PATTERN.test(key)) return null;
-  const digest = hashKey(key);
-  const id = digest.toString('base64');
+  // The one-shot hash straight to text: a quarter of createHash's cost, paid by every request of the API.
+  const id = hash('sha256', key, 'base64');
   // The epoch is read before the rows: a change landing in between is then seen as a newer epoch next time.
   const epoch = currentAuthEpoch(db);
   let cache = keyCache.get(db);
   if (!cache) keyCache.set(db, (cache = new Map()));
   let entry = cache.get(id);
   if (!entry || entry.epoch !== epoch) {
-    const row = findKeyForAuth(db, digest);
+    const row = findKeyForAuth(db, Buffer.from(id, 'base64'));
     if (!row || row.disabled === 1) {
       cache.delete(id);
       return null;

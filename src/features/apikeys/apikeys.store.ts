@@ -1,4 +1,5 @@
 // Queries for API keys: stored as SHA-256 digests only, looked up by that digest.
+import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
 
 export interface ApiKeyRow {
@@ -60,9 +61,14 @@ export function findKeyForAuth(db: DB, hash: Buffer): KeyAuthRow | undefined {
   return authStatements(db).findKey.get(hash) as KeyAuthRow | undefined;
 }
 
-/** Moves whenever a key, user, role, permission, scope or the group tree changes (schema/0004 triggers). */
+const epochMemo = new GenerationMemo<'epoch', number>(1);
+
+/**
+ * Moves whenever a key, user, role, permission, scope or the group tree changes (schema/0004 triggers). Read
+ * again only once the database generation has moved: on a quiet database a request costs no query here.
+ */
 export function currentAuthEpoch(db: DB): number {
-  return authStatements(db).epoch.get() as number;
+  return epochMemo.get(db, 'epoch', () => authStatements(db).epoch.get() as number);
 }
 
 export function touchKey(db: DB, id: number, at: number): void {

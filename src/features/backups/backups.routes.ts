@@ -2,16 +2,17 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
-import { errorResponses, jsonResponse, pagination } from '../../http/openapi';
+import { errorResponses, jsonResponse, jsonTextResponse } from '../../http/openapi';
 import {
   BackupContentParams,
   BackupContentSchema,
   BackupHistoryPageSchema,
   BackupHistoryParams,
   BackupHistoryQuery,
-  toBackupRecordDto,
 } from './backups.schemas';
-import { getBackupContent, listDeviceBackups } from './backups.service';
+import { getBackupContent } from './backups.service';
+import { renderHistoryPage } from './history-pages';
+import { registerRoute } from '../../http/route';
 
 const tags = ['Backups'];
 const security = [{ ApiKeyAuth: [] }];
@@ -58,15 +59,14 @@ const contentRoute = createRoute({
 });
 
 export function register(api: OpenAPIHono<AppEnv>): void {
-  api.openapi(historyRoute, (c) => {
+  registerRoute(api, historyRoute, (c) => {
     const { device_id } = c.req.valid('param');
     const { page, limit } = c.req.valid('query');
-    const { items, total } = listDeviceBackups(c.get('app').db, c.get('principal').scope, device_id, page, limit);
-    const tz = c.get('timezone');
-    return c.json({ items: items.map((r) => toBackupRecordDto(r, tz)), pagination: pagination(page, limit, total) }, 200);
+    const body = renderHistoryPage(c.get('app').db, c.get('principal').scope, device_id, page, limit, c.get('timezone'));
+    return jsonTextResponse(c, body);
   });
 
-  api.openapi(contentRoute, (c) => {
+  registerRoute(api, contentRoute, (c) => {
     const { backup_id } = c.req.valid('param');
     const app = c.get('app');
     // Integrity problems are logged with the request id (never the text) so an operator can match a client's report.

@@ -34,6 +34,7 @@ export function toBackupRecordDto(r: BackupListRow, tz: string): BackupRecordDto
 }
 
 export const BackupHistoryPageSchema = pagedSchema(BackupRecordSchema, 'BackupHistoryPage');
+export type BackupHistoryPage = z.infer<typeof BackupHistoryPageSchema>;
 
 export const BackupHistoryParams = z.object({ device_id: IntIdParam('device_id').openapi({ description: 'Device id' }) });
 

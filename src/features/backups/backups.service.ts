@@ -8,9 +8,8 @@ import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshot
 import { ApiError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';
 import {
-  countDeviceBackups,
   getBackupRow,
-  getDeviceScopeRow,
+  getHistoryHead,
   insertBackup,
   listDeviceBackupPage,
   listDeviceHistoryRows,
@@ -123,23 +122,38 @@ export function readBackupText(db: DB, store: SnapshotStore, log: Logger | null,
 
 export { getBackupRow };
 
+/** A device's history as the public API sees it before reading any record: its size and version (schema/0005). */
+export interface HistoryHead {
+  total: number;
+  /** Changes with any change to the device's records; null while it has never had one. */
+  version: number | null;
+}
+
 /**
- * One page of a device's history for the public API (spec 4.3). Missing device: BACKUP_DEVICE_NOT_FOUND;
- * outside the scope: BACKUP_DEVICE_FORBIDDEN. Total and page come from one read transaction, so a
- * backup finishing in between cannot make them disagree.
+ * The device a history request names, checked (spec 4.3): missing, BACKUP_DEVICE_NOT_FOUND; outside the
+ * scope, BACKUP_DEVICE_FORBIDDEN. One indexed read, the only one a page already rendered at this version needs.
  */
-export function listDeviceBackups(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupListRow[]; total: number } {
+export function checkDeviceHistory(db: DB, scope: Scope, deviceId: number): HistoryHead {
+  const head = getHistoryHead(db, deviceId);
+  if (!head) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
+  if (!inScope(scope, head.group_id)) {
+    throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
+  }
+  return { total: head.total, version: head.version };
+}
+
+/**
+ * One page of a device's history for the public API (spec 4.3), with the checks of checkDeviceHistory. The
+ * page, its total and the version they belong to come from one read transaction, so a backup finishing in
+ * between cannot make them disagree.
+ */
+export function listDeviceBackups(db: DB, scope: Scope, deviceId: number, page: number, limit: number): HistoryHead & { items: BackupListRow[] } {
   return runTransaction(db, readHistoryPage, scope, deviceId, page, limit);
 }
 
-function readHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupListRow[]; total: number } {
-  const device = getDeviceScopeRow(db, deviceId);
-  if (!device) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
-  if (!inScope(scope, device.group_id)) {
-    throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
-  }
-  const total = countDeviceBackups(db, deviceId);
-  return { items: listDeviceBackupPage(db, deviceId, (page - 1) * limit, limit, total), total };
+function readHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, limit: number): HistoryHead & { items: BackupListRow[] } {
+  const head = checkDeviceHistory(db, scope, deviceId);
+  return { ...head, items: listDeviceBackupPage(db, deviceId, (page - 1) * limit, limit, head.total) };
 }
 
 /**
@@ -158,10 +172,8 @@ export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | nul
 /** Like listDeviceBackups, with every column of the records (the web interface's history table). */
 export function listDeviceHistory(db: DB, scope: Scope, deviceId: number, page: number, limit: number): { items: BackupRow[]; total: number } {
   return db.transaction(() => {
-    const device = getDeviceScopeRow(db, deviceId);
-    if (!device) throw new ApiError('BACKUP_DEVICE_NOT_FOUND', `Device ${deviceId} does not exist`);
-    if (!inScope(scope, device.group_id)) throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `Device ${deviceId} is outside your device-group scope`);
-    return { items: listDeviceHistoryRows(db, deviceId, (page - 1) * limit, limit), total: countDeviceBackups(db, deviceId) };
+    const { total } = checkDeviceHistory(db, scope, deviceId);
+    return { items: listDeviceHistoryRows(db, deviceId, (page - 1) * limit, limit), total };
   })();
 }
 

@@ -1,4 +1,5 @@
 // Queries for backup records and snapshot metadata.
+import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
 
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api';
@@ -33,7 +34,9 @@ function prepareReadStatements(db: DB) {
     pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?`).raw(),
     deviceTotal: db.prepare('SELECT total FROM device_backup_counts WHERE device_id = ?').pluck(),
     backupWithGroup: db.prepare('SELECT b.*, d.group_id FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.id = ?'),
-    deviceGroup: db.prepare('SELECT id, group_id FROM devices WHERE id = ?'),
+    historyHead: db
+      .prepare('SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?')
+      .raw(),
   };
 }
 
@@ -45,14 +48,24 @@ function readStatements(db: DB) {
   return s;
 }
 
-/** The device a history request names, with the group its scope check needs. */
-export interface DeviceScopeRow {
-  id: number;
+/**
+ * What a history request needs before any record: the device's group (for the scope check), its record count and
+ * the version of its history (schema/0005; null while it has never had a record). Undefined: no such device.
+ */
+export interface HistoryHeadRow {
   group_id: number | null;
+  total: number;
+  version: number | null;
 }
 
-export function getDeviceScopeRow(db: DB, deviceId: number): DeviceScopeRow | undefined {
-  return readStatements(db).deviceGroup.get(deviceId) as DeviceScopeRow | undefined;
+const headMemo = new GenerationMemo<number, HistoryHeadRow | undefined>(20_000);
+
+/** Read again only once the database generation has moved (src/db/generation.ts); always read in a transaction. */
+export function getHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
+  return headMemo.get(db, deviceId, () => {
+    const r = readStatements(db).historyHead.get(deviceId) as [number | null, number, number | null] | undefined;
+    return r && { group_id: r[0], total: r[1], version: r[2] };
+  });
 }
 
 export function insertBackup(db: DB, r: Omit<BackupRow, 'changed'> & { changed?: number }): void {

@@ -12,6 +12,7 @@ import {
   toCredentialDto,
 } from './credentials.schemas';
 import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential } from './credentials.service';
+import { registerRoute } from '../../http/route';
 
 const tags = ['Credentials'];
 const security = [{ ApiKeyAuth: [] }];
@@ -97,30 +98,30 @@ const deleteRoute = createRoute({
 });
 
 export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
-  api.openapi(listRoute, (c) => {
+  registerRoute(api, listRoute, (c) => {
     const { page, limit, q } = c.req.valid('query');
     const { items, total } = listCredentials(app.db, { page, limit, q });
     const tz = c.get('timezone');
     return c.json({ items: items.map((i) => toCredentialDto(i, tz)), pagination: pagination(page, limit, total) }, 200);
   });
 
-  api.openapi(getRoute, (c) => {
+  registerRoute(api, getRoute, (c) => {
     const { credential_id } = c.req.valid('param');
     return c.json(toCredentialDto(getCredential(app.db, credential_id), c.get('timezone')), 200);
   });
 
-  api.openapi(createCredentialRoute, (c) => {
+  registerRoute(api, createCredentialRoute, (c) => {
     const created = createCredential(app.db, app.secrets, c.req.valid('json'));
     return c.json(toCredentialDto(created, c.get('timezone')), 201);
   });
 
-  api.openapi(updateRoute, (c) => {
+  registerRoute(api, updateRoute, (c) => {
     const { credential_id } = c.req.valid('param');
     const updated = updateCredential(app.db, app.secrets, credential_id, c.req.valid('json'));
     return c.json(toCredentialDto(updated, c.get('timezone')), 200);
   });
 
-  api.openapi(deleteRoute, (c) => {
+  registerRoute(api, deleteRoute, (c) => {
     const { credential_id } = c.req.valid('param');
     deleteCredential(app.db, credential_id);
     return c.json({ status: 'success' as const }, 200);

@@ -13,6 +13,7 @@ import {
   toDeviceDto,
 } from './devices.schemas';
 import { createDevice, deleteDevice, getDevice, listDevices, updateDevice, type Device } from './devices.service';
+import { registerRoute } from '../../http/route';
 
 const tags = ['Devices'];
 const security = [{ ApiKeyAuth: [] }];
@@ -117,36 +118,36 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     pagination: pagination(p, limit, total),
   });
 
-  api.openapi(listRoute, (c) => {
+  registerRoute(api, listRoute, (c) => {
     const { page: p, limit, ...filter } = c.req.valid('query');
     const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, filter, p, limit);
     return c.json(page(items, c.get('timezone'), p, limit, total), 200);
   });
 
   // Before /devices/{device_id}, which would otherwise take "unreachable" as a (malformed) id.
-  api.openapi(unreachableRoute, (c) => {
+  registerRoute(api, unreachableRoute, (c) => {
     const { page: p, limit } = c.req.valid('query');
     const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, { reachability: 'unreachable' }, p, limit);
     return c.json(page(items, c.get('timezone'), p, limit, total), 200);
   });
 
-  api.openapi(getRoute, (c) => {
+  registerRoute(api, getRoute, (c) => {
     const { device_id } = c.req.valid('param');
     return c.json(toDeviceDto(getDevice(c.get('app').db, c.get('principal').scope, device_id), c.get('timezone')), 200);
   });
 
-  api.openapi(createDeviceRoute, (c) => {
+  registerRoute(api, createDeviceRoute, (c) => {
     const device = createDevice(c.get('app').db, c.req.valid('json'));
     return c.json(toDeviceDto(device, c.get('timezone')), 201);
   });
 
-  api.openapi(updateRoute, (c) => {
+  registerRoute(api, updateRoute, (c) => {
     const { device_id } = c.req.valid('param');
     const device = updateDevice(c.get('app').db, c.get('principal').scope, device_id, c.req.valid('json'));
     return c.json(toDeviceDto(device, c.get('timezone')), 200);
   });
 
-  api.openapi(deleteRoute, (c) => {
+  registerRoute(api, deleteRoute, (c) => {
     const { device_id } = c.req.valid('param');
     deleteDevice(c.get('app').db, c.get('principal').scope, device_id);
     return c.json({ status: 'success' as const }, 200);

@@ -13,6 +13,7 @@ import {
   toGroupDto,
 } from './groups.schemas';
 import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup } from './groups.service';
+import { registerRoute } from '../../http/route';
 
 const tags = ['Groups'];
 const security = [{ ApiKeyAuth: [] }];
@@ -109,7 +110,7 @@ const deleteRoute = createRoute({
 });
 
 export function register(api: OpenAPIHono<AppEnv>): void {
-  api.openapi(listRoute, (c) => {
+  registerRoute(api, listRoute, (c) => {
     const { page, limit, q, parent_id } = c.req.valid('query');
     const { items, total } = listGroups(c.get('app').db, c.get('principal').scope, { q, parent_id }, page, limit);
     const tz = c.get('timezone');
@@ -117,25 +118,25 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   });
 
   // Before /groups/{group_id}, which would otherwise take "tree" as an id.
-  api.openapi(treeRoute, (c) => c.json(getGroupTree(c.get('app').db, c.get('principal').scope), 200));
+  registerRoute(api, treeRoute, (c) => c.json(getGroupTree(c.get('app').db, c.get('principal').scope), 200));
 
-  api.openapi(getRoute, (c) => {
+  registerRoute(api, getRoute, (c) => {
     const { group_id } = c.req.valid('param');
     return c.json(toGroupDto(getGroup(c.get('app').db, c.get('principal').scope, group_id), c.get('timezone')), 200);
   });
 
-  api.openapi(createGroupRoute, (c) => {
+  registerRoute(api, createGroupRoute, (c) => {
     const group = createGroup(c.get('app').db, c.get('principal').scope, c.req.valid('json'));
     return c.json(toGroupDto(group, c.get('timezone')), 201);
   });
 
-  api.openapi(updateRoute, (c) => {
+  registerRoute(api, updateRoute, (c) => {
     const { group_id } = c.req.valid('param');
     const group = updateGroup(c.get('app').db, c.get('principal').scope, group_id, c.req.valid('json'));
     return c.json(toGroupDto(group, c.get('timezone')), 200);
   });
 
-  api.openapi(deleteRoute, (c) => {
+  registerRoute(api, deleteRoute, (c) => {
     const { group_id } = c.req.valid('param');
     deleteGroup(c.get('app').db, group_id);
     return c.json({ status: 'success' as const }, 200);

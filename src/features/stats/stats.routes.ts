@@ -5,6 +5,7 @@ import { requirePermission } from '../../http/middleware';
 import { errorResponses, jsonResponse } from '../../http/openapi';
 import { StatisticsSchema, toStatisticsDto } from './stats.schemas';
 import { getStatistics } from './stats.service';
+import { registerRoute } from '../../http/route';
 
 const statsRoute = createRoute({
   method: 'get',
@@ -22,7 +23,7 @@ const statsRoute = createRoute({
 });
 
 export function register(api: OpenAPIHono<AppEnv>): void {
-  api.openapi(statsRoute, (c) => {
+  registerRoute(api, statsRoute, (c) => {
     c.header('Cache-Control', 'no-store');
     return c.json(toStatisticsDto(getStatistics(c.get('app').db)), 200);
   });

@@ -5,6 +5,7 @@ import { requirePermission } from '../../http/middleware';
 import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import { TemplateCreateSchema, TemplateListQuery, TemplatePageSchema, TemplateSchema, TemplateUpdateSchema, toTemplateDto } from './templates.schemas';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from './templates.service';
+import { registerRoute } from '../../http/route';
 
 const tags = ['Backup templates'];
 const security = [{ ApiKeyAuth: [] }];
@@ -100,30 +101,30 @@ const deleteRoute = createRoute({
 });
 
 export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
-  api.openapi(listRoute, (c) => {
+  registerRoute(api, listRoute, (c) => {
     const query = c.req.valid('query');
     const { items, total } = listTemplates(app.db, query);
     const tz = c.get('timezone');
     return c.json({ items: items.map((t) => toTemplateDto(t, tz)), pagination: pagination(query.page, query.limit, total) }, 200);
   });
 
-  api.openapi(getRoute, (c) => {
+  registerRoute(api, getRoute, (c) => {
     const { template_id } = c.req.valid('param');
     return c.json(toTemplateDto(getTemplate(app.db, template_id), c.get('timezone')), 200);
   });
 
-  api.openapi(createTemplateRoute, (c) => {
+  registerRoute(api, createTemplateRoute, (c) => {
     const created = createTemplate(app.db, c.req.valid('json'));
     return c.json(toTemplateDto(created, c.get('timezone')), 201);
   });
 
-  api.openapi(updateRoute, (c) => {
+  registerRoute(api, updateRoute, (c) => {
     const { template_id } = c.req.valid('param');
     const updated = updateTemplate(app.db, template_id, c.req.valid('json'));
     return c.json(toTemplateDto(updated, c.get('timezone')), 200);
   });
 
-  api.openapi(deleteRoute, (c) => {
+  registerRoute(api, deleteRoute, (c) => {
     const { template_id } = c.req.valid('param');
     deleteTemplate(app.db, template_id);
     return c.json({ status: 'success' as const }, 200);

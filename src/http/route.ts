@@ -1,0 +1,65 @@
+// Registers one createRoute definition on the API: its OpenAPI entry, its guards, one validation step, its handler.
+import type { OpenAPIHono, RouteConfig, RouteHandler } from '@hono/zod-openapi';
+import type { Context, Handler } from 'hono';
+import type { ZodType } from 'zod';
+import { ApiError } from '../errors';
+import type { AppEnv } from './context';
+import { zodFieldErrors } from './errors';
+import { checkPermission, type PermissionGuard } from './middleware';
+
+type Target = 'query' | 'param' | 'json';
+
+function check(c: Context<AppEnv>, target: Target, schema: ZodType, value: unknown): void {
+  const result = schema.safeParse(value);
+  if (!result.success) throw ApiError.validation(zodFieldErrors(result.error, target));
+  c.req.addValidatedData(target, result.data as object);
+}
+
+/** The query as @hono/zod-validator presents it (a repeated name as an array), with no parsing when there is none. */
+function queryOf(c: Context<AppEnv>): Record<string, string | string[]> {
+  if (!c.req.url.includes('?')) return {};
+  const out: Record<string, string | string[]> = {};
+  for (const [name, values] of Object.entries(c.req.queries())) out[name] = values.length === 1 ? values[0] : values;
+  return out;
+}
+
+function jsonSchemaOf(route: RouteConfig): ZodType | undefined {
+  const content = route.request?.body?.content as Record<string, { schema?: unknown }> | undefined;
+  const schema = content?.['application/json']?.schema;
+  return schema as ZodType | undefined;
+}
+
+/**
+ * `api.openapi(route, handler)` with the same document entry and the same typed `c.req.valid()`, but one handler
+ * where the library chains a middleware per part: the route's permission guards, then one synchronous zod parse
+ * each of the query, the path and the JSON body, then the handler. On a request that does nothing else slow, that
+ * difference is a tenth of its cost. A failure is the API's 403 or 422 in the error body. JSON bodies arrive
+ * parsed and type-checked by the API's gate (api-v1.ts), so reading one here never waits on the network.
+ */
+export function registerRoute<R extends RouteConfig>(api: OpenAPIHono<AppEnv>, route: R, handler: RouteHandler<R, AppEnv>): void {
+  const { middleware, ...definition } = route;
+  api.openAPIRegistry.registerPath(definition);
+  const guards = (middleware === undefined ? [] : Array.isArray(middleware) ? middleware : [middleware]) as PermissionGuard[];
+  const permissions = guards.map((g) => g.permission);
+  if (permissions.some((p) => p === undefined)) throw new Error(`${route.method} ${route.path}: route guards must come from requirePermission`);
+  const query = route.request?.query as ZodType | undefined;
+  const params = route.request?.params as ZodType | undefined;
+  const body = jsonSchemaOf(route);
+  const run = handler as unknown as (c: Context<AppEnv>) => Response | Promise<Response>;
+  const checked = (c: Context<AppEnv>) => {
+    for (const p of permissions) checkPermission(c, p);
+    if (query) check(c, 'query', query, queryOf(c));
+    if (params) check(c, 'param', params, c.req.param());
+  };
+  const routeHandler: Handler<AppEnv> = body
+    ? async (c) => {
+        checked(c);
+        check(c, 'json', body, await c.req.json());
+        return run(c);
+      }
+    : (c) => {
+        checked(c);
+        return run(c);
+      };
+  api.on([route.method.toUpperCase()], [route.path.replace(/\/{(.+?)}/g, '/:$1')], routeHandler);
+}
