@@ -69,21 +69,22 @@ export function databaseGeneration(db: DB): number | null {
 
 /**
  * Values read from a database by key, each kept with the generation it was read at and read again once the
- * generation has moved. `read` must only read, and only what depends on that database.
+ * generation has moved. `read` must only read, and only what depends on that database and key (a module-level
+ * function: no closure is made per call).
  */
 export class GenerationMemo<K, V> {
   private readonly byHandle = new WeakMap<DB, Map<K, { generation: number; value: V }>>();
 
   constructor(private readonly maxEntries: number) {}
 
-  get(db: DB, key: K, read: () => V): V {
+  get(db: DB, key: K, read: (db: DB, key: K) => V): V {
     const generation = databaseGeneration(db);
-    if (generation === null) return read();
+    if (generation === null) return read(db, key);
     let entries = this.byHandle.get(db);
     if (!entries) this.byHandle.set(db, (entries = new Map()));
     const hit = entries.get(key);
     if (hit !== undefined && hit.generation === generation) return hit.value;
-    const value = read();
+    const value = read(db, key);
     if (hit === undefined && entries.size >= this.maxEntries) entries.clear();
     entries.set(key, { generation, value });
     return value;

@@ -1,10 +1,9 @@
 // The public API under /api/v1: authentication by X-API-Key, the route modules of each feature, the OpenAPI document.
 import { OpenAPIHono } from '@hono/zod-openapi';
-import type { Context } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors';
 import type { AppEnv, AppServices } from './context';
-import { errorResponse, toApiError, validationHook } from './errors';
 import { authenticate, readJsonBody, refuseKeyInQuery, setRequestTimezone } from './middleware';
 import { API_ROUTE_MODULES } from './api-v1.routes';
 import { registerDocs } from './docs';
@@ -24,17 +23,26 @@ function checkRequestHead(c: Context<AppEnv>): void {
 
 const hasBody = (method: string) => method === 'POST' || method === 'PUT' || method === 'PATCH';
 
-export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
-  const api = new OpenAPIHono<AppEnv>({ defaultHook: validationHook });
+export const API_PREFIX = '/api/v1';
+
+export interface ApiV1 {
+  routes: OpenAPIHono<AppEnv>;
+  /** The checks of every request under API_PREFIX before its route; the request envelope runs them (middleware.ts). */
+  gate: MiddlewareHandler<AppEnv>;
+}
+
+export function createApiV1(app: AppServices): ApiV1 {
+  // Routes are registered with registerRoute (route.ts), which validates requests itself.
+  const api = new OpenAPIHono<AppEnv>();
   const limitBody = bodyLimit({
     maxSize: app.config.server.max_body_bytes,
     onError: () => {
       throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${app.config.server.max_body_bytes} bytes`);
     },
   });
-  // One gate for every path. Only requests that carry a body pay for the size limit (it wraps the request body
-  // stream) and for reading it: it must be well-formed JSON whatever the route (422).
-  api.use('*', (c, next) => {
+  // Only requests that carry a body pay for the size limit (it wraps the request body stream) and for reading it:
+  // it must be well-formed JSON whatever the route (422).
+  const gate: MiddlewareHandler<AppEnv> = (c, next) => {
     if (!hasBody(c.req.method)) {
       checkRequestHead(c);
       return next();
@@ -44,7 +52,7 @@ export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
       await readJsonBody(c);
       await next();
     });
-  });
+  };
 
   api.openAPIRegistry.registerComponent('securitySchemes', 'ApiKeyAuth', {
     type: 'apiKey',
@@ -56,7 +64,7 @@ export function createApiV1(app: AppServices): OpenAPIHono<AppEnv> {
   // After the route modules: the document describes every route registered before it.
   registerDocs(api, app);
 
-  api.notFound((c) => errorResponse(c, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${c.req.method} ${c.req.path}`)));
-  api.onError((err, c) => errorResponse(c, toApiError(c, err)));
-  return api;
+  // No notFound or onError of its own: the root app answers both in the API's error body (app.ts), and Hono wraps
+  // every handler of a mounted app that has its own error handler in one more asynchronous step.
+  return { routes: api, gate };
 }

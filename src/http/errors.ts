@@ -25,15 +25,6 @@ export function zodFieldErrors(error: ZodError, target?: string): FieldError[] {
   });
 }
 
-/** Hook for @hono/zod-openapi: every validation failure becomes a 422 in the spec's shape. */
-export function validationHook(
-  result: { success: boolean; error?: unknown; target?: string },
-  c: Context<AppEnv>,
-): Response | undefined {
-  if (result.success) return undefined;
-  return errorResponse(c, ApiError.validation(zodFieldErrors(result.error as ZodError, result.target)));
-}
-
 const httpStatusCodes: Record<number, ErrorCode> = {
   400: 'VALIDATION_ERROR',
   401: 'UNAUTHORIZED',

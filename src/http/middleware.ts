@@ -4,6 +4,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
 import { accessLogWriter } from '../app/logger';
+import { errorResponse, toApiError } from './errors';
 import { isValidTimeZone } from '../config/config';
 import { ApiError } from '../errors';
 import { authenticateApiKey } from '../features/apikeys/apikeys.service';
@@ -44,10 +45,10 @@ function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
 
 /**
  * What every request gets: its id (a well-formed incoming X-Request-ID is echoed, otherwise one is made), the
- * services, the headers of every response, and one JSON access-log line. The line never holds the query string
+ * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log line. The line never holds the query string
  * (it may carry a mistaken key) nor any body.
  */
-export function requestEnvelope(app: AppServices): MiddlewareHandler<AppEnv> {
+export function requestEnvelope(app: AppServices, api: { prefix: string; gate: MiddlewareHandler<AppEnv> }): MiddlewareHandler<AppEnv> {
   const writeAccessLog = accessLogWriter(app.log);
   return async (c, next) => {
     const start = performance.now();
@@ -56,11 +57,22 @@ export function requestEnvelope(app: AppServices): MiddlewareHandler<AppEnv> {
     c.set('requestId', id);
     c.set('app', app);
     setEnvelopeHeaders(c, { 'X-Request-ID': id, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
-    await next();
+    const path = c.req.path;
+    if (path === api.prefix || path.startsWith(`${api.prefix}/`)) {
+      // The API's gate runs here rather than as a middleware of its own: one asynchronous step less on every API
+      // request. What it throws is answered as Hono answers an error thrown by a middleware.
+      try {
+        await api.gate(c, next);
+      } catch (err) {
+        c.res = errorResponse(c, toApiError(c, err));
+      }
+    } else {
+      await next();
+    }
     writeAccessLog({
       request_id: id,
       method: c.req.method,
-      path: c.req.path,
+      path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - start) * 100) / 100,
       user: c.get('principal')?.username,

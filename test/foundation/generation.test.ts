@@ -52,7 +52,7 @@ test('inside a transaction there is no generation, so nothing read there is kept
   const db = open('three.db');
   db.exec('CREATE TABLE t (v INTEGER)');
   const memo = new GenerationMemo<string, number>(10);
-  const count = () => memo.get(db, 'count', () => db.prepare('SELECT count(*) AS n FROM t').pluck().get() as number);
+  const count = () => memo.get(db, 'count', (h) => h.prepare('SELECT count(*) AS n FROM t').pluck().get() as number);
   assert.equal(count(), 0);
   assert.throws(
     db.transaction(() => {
@@ -74,7 +74,7 @@ test('a memo re-reads after a change, and keeps each handle\'s values apart', as
   await nextTurn();
   let reads = 0;
   const memo = new GenerationMemo<number, number>(10);
-  const sum = (db: DB) => memo.get(db, 1, () => (reads++, db.prepare('SELECT sum(v) FROM t').pluck().get() as number));
+  const sum = (db: DB) => memo.get(db, 1, (h) => (reads++, h.prepare('SELECT sum(v) FROM t').pluck().get() as number));
   assert.deepEqual([sum(x), sum(y), sum(x), sum(y)], [1, 3, 1, 3]);
   assert.equal(reads, 2, 'the same key on two handles: two values, each read once');
   x.prepare('INSERT INTO t VALUES (10)').run();

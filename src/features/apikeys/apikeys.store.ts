@@ -68,7 +68,11 @@ const epochMemo = new GenerationMemo<'epoch', number>(1);
  * again only once the database generation has moved: on a quiet database a request costs no query here.
  */
 export function currentAuthEpoch(db: DB): number {
-  return epochMemo.get(db, 'epoch', () => authStatements(db).epoch.get() as number);
+  return epochMemo.get(db, 'epoch', readAuthEpoch);
+}
+
+function readAuthEpoch(db: DB): number {
+  return authStatements(db).epoch.get() as number;
 }
 
 export function touchKey(db: DB, id: number, at: number): void {

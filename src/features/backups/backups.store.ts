@@ -62,10 +62,12 @@ const headMemo = new GenerationMemo<number, HistoryHeadRow | undefined>(20_000);
 
 /** Read again only once the database generation has moved (src/db/generation.ts); always read in a transaction. */
 export function getHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
-  return headMemo.get(db, deviceId, () => {
-    const r = readStatements(db).historyHead.get(deviceId) as [number | null, number, number | null] | undefined;
-    return r && { group_id: r[0], total: r[1], version: r[2] };
-  });
+  return headMemo.get(db, deviceId, readHistoryHead);
+}
+
+function readHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
+  const r = readStatements(db).historyHead.get(deviceId) as [number | null, number, number | null] | undefined;
+  return r && { group_id: r[0], total: r[1], version: r[2] };
 }
 
 export function insertBackup(db: DB, r: Omit<BackupRow, 'changed'> & { changed?: number }): void {
