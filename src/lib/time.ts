@@ -51,27 +51,48 @@ function formatUtc(ms: number): string {
 }
 
 const QUARTER_HOUR = 900_000;
+const DAY_MS = 86_400_000;
 const MAX_CACHED_OFFSETS = 50_000;
-/** Per zone: UTC offset (ms) of each quarter hour seen, so that a page of timestamps costs one Intl call, not twenty. */
-const offsets = new Map<string, Map<number, number>>();
+/**
+ * Per zone: the UTC offset (ms) of each UTC day seen, or null for a day that holds a change of offset; for those days,
+ * the offset of each quarter hour. A page of timestamps then costs an Intl call per new day, not one per timestamp.
+ * No zone changes its offset twice within a day, and zone rules change on quarter-hour instants in practice; a
+ * quarter hour that holds a change anyway is rendered exactly.
+ */
+const dayOffsets = new Map<string, Map<number, number | null>>();
+const quarterOffsets = new Map<string, Map<number, number>>();
 
 function exactOffset(ms: number, tz: string): number {
   const [y, mo, d, h, mi, s] = formatExact(ms, tz).split(/[- :]/).map(Number);
   return utcMillis(y, mo, d, h, mi, s) - Math.floor(ms / 1000) * 1000;
 }
 
+/** The offset over [start, start + length), or null when it changes within (checked at both ends). */
+function steadyOffset(start: number, length: number, tz: string): number | null {
+  const first = exactOffset(start, tz);
+  return first === exactOffset(start + length - 1000, tz) ? first : null;
+}
+
+function cached<V>(zones: Map<string, Map<number, V>>, tz: string, key: number, compute: () => V): V {
+  let zone = zones.get(tz);
+  if (!zone) zones.set(tz, (zone = new Map()));
+  let v = zone.get(key);
+  if (v === undefined) {
+    v = compute();
+    if (zone.size >= MAX_CACHED_OFFSETS) zone.clear();
+    zone.set(key, v);
+  }
+  return v;
+}
+
 export function formatTimestamp(ms: number, tz: string): string {
   if (tz === 'UTC') return formatUtc(ms);
-  let zone = offsets.get(tz);
-  if (!zone) offsets.set(tz, (zone = new Map()));
-  const bucket = Math.floor(ms / QUARTER_HOUR);
-  let offset = zone.get(bucket);
-  if (offset === undefined) {
-    const start = exactOffset(bucket * QUARTER_HOUR, tz);
-    // Zone rules change on quarter-hour instants in practice; when a bucket holds a change anyway, stay exact.
-    if (start !== exactOffset(bucket * QUARTER_HOUR + QUARTER_HOUR - 1000, tz)) return formatExact(ms, tz);
-    if (zone.size >= MAX_CACHED_OFFSETS) zone.clear();
-    zone.set(bucket, (offset = start));
+  const day = Math.floor(ms / DAY_MS);
+  let offset = cached(dayOffsets, tz, day, () => steadyOffset(day * DAY_MS, DAY_MS, tz));
+  if (offset === null) {
+    const quarter = Math.floor(ms / QUARTER_HOUR);
+    offset = cached(quarterOffsets, tz, quarter, () => steadyOffset(quarter * QUARTER_HOUR, QUARTER_HOUR, tz) ?? NaN);
+    if (Number.isNaN(offset)) return formatExact(ms, tz);
   }
   return formatUtc(ms + offset);
 }
@@ -106,7 +127,6 @@ export function parseLocalTimestamp(text: string, tz: string): number | null {
   return candidates[0] ?? asUtc - before;
 }
 
-const DAY_MS = 86_400_000;
 
 /** How far ahead of UTC the zone's wall clock is at this instant, in milliseconds. */
 function offsetAt(ms: number, tz: string): number {
