@@ -1,11 +1,14 @@
 // Reference server in its own process: the ceiling (bare Hono hello-world on @hono/node-server); with `payload`, plain Hono
-// answering the history path with a fixed page of the same size; with `framework`, the history route's zod-openapi definition answering that page.
+// answering the history path with a fixed page of the same size; with `framework`, the history route's zod-openapi definition, registered
+// as the appliance registers its routes, answering that page.
 import type { AddressInfo } from 'node:net';
 import { serve } from '@hono/node-server';
 import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
 import { Hono } from 'hono';
 import { BackupHistoryPageSchema, BackupHistoryParams, BackupHistoryQuery, type BackupRecordDto } from '../../src/features/backups/backups.schemas';
+import type { AppEnv } from '../../src/http/context';
 import { jsonResponse, pagination } from '../../src/http/openapi';
+import { registerRoute } from '../../src/http/route';
 import { reportFatal, sendToParent } from './common';
 
 function helloWorld(): Hono {
@@ -30,15 +33,15 @@ function payloadOnly(): Hono {
   return app;
 }
 
-function frameworkFloor(): OpenAPIHono {
-  const api = new OpenAPIHono();
+function frameworkFloor(): OpenAPIHono<AppEnv> {
+  const api = new OpenAPIHono<AppEnv>();
   const route = createRoute({
     method: 'get',
     path: '/api/v1/devices/{device_id}/backups',
     request: { params: BackupHistoryParams, query: BackupHistoryQuery },
     responses: { 200: jsonResponse(BackupHistoryPageSchema, 'One page of backup records') },
   });
-  api.openapi(route, (c) => {
+  registerRoute(api, route, (c) => {
     c.req.valid('param');
     const { page, limit } = c.req.valid('query');
     return c.json({ items: Array.from({ length: limit }, () => item), pagination: pagination(page, limit, 100) }, 200);

@@ -7,6 +7,8 @@ export interface LoadJob {
   /** Request paths, used in turn (one per request, across all connections). */
   paths: string[];
   headers: Record<string, string>;
+  /** A header that takes the next of these values on each request (with `headers` on every request). */
+  rotate?: { header: string; values: string[] };
   connections: number;
   seconds: number;
 }
@@ -34,6 +36,7 @@ export function isLoadResult(m: unknown): m is { result: LoadResult } {
 interface AutocannonRequest {
   method?: string;
   path?: string;
+  headers?: Record<string, string>;
   setupRequest?: (req: AutocannonRequest) => AutocannonRequest;
 }
 interface AutocannonResult {
@@ -57,6 +60,15 @@ const autocannon = createRequire(import.meta.url)('autocannon') as Autocannon;
 
 function run(job: LoadJob): Promise<LoadResult> {
   let next = 0;
+  let turn = 0;
+  const rotate = job.rotate;
+  const setupRequest = rotate
+    ? (req: AutocannonRequest) => ({
+        ...req,
+        path: job.paths[next++ % job.paths.length],
+        headers: { ...job.headers, [rotate.header]: rotate.values[turn++ % rotate.values.length] },
+      })
+    : (req: AutocannonRequest) => ({ ...req, path: job.paths[next++ % job.paths.length] });
   // Latencies of every response, fractional ms (autocannon's own histogram keeps whole milliseconds).
   let samples = new Float64Array(1 << 16);
   let n = 0;
@@ -67,7 +79,7 @@ function run(job: LoadJob): Promise<LoadResult> {
         connections: job.connections,
         duration: job.seconds,
         headers: job.headers,
-        requests: [{ method: 'GET', setupRequest: (req) => ({ ...req, path: job.paths[next++ % job.paths.length] }) }],
+        requests: [{ method: 'GET', setupRequest }],
       },
       (err, r) => {
         if (err) return reject(err);
