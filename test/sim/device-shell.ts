@@ -163,6 +163,8 @@ export class DeviceShell {
     private readonly device: SimDevice,
     private readonly io: DeviceIo,
     private readonly input: LineInput,
+    /** The account the session logged in with: a manager-username prompt (ProCurve) wants that same account. */
+    private readonly loginUser: string = deviceUsername(device),
   ) {
     this.privileged = !device.transcript.enable;
     this.paging = !!device.transcript.paging;
@@ -225,7 +227,7 @@ export class DeviceShell {
       await this.io.write(spec.username_prompt);
       const user = await this.input.readLine((text) => this.io.write(text));
       await this.io.write('\r\n');
-      if (user !== this.device.transcript.username) {
+      if (user !== this.loginUser) {
         await this.io.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : 'Invalid username\r\n');
         return;
       }

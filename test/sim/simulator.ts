@@ -122,6 +122,7 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
     // A CLI writes small pieces: Nagle plus delayed ACKs would add 40 ms per exchange (ssh2 has it, its typings do not).
     (conn as Connection & { setNoDelay(on: boolean): void }).setNoDelay(true);
     let device: SimDevice | null = null;
+    let loginUser = '';
     conn.on('error', () => undefined);
     conn.on('close', () => connections.delete(conn));
     conn.on('authentication', (ctx) => {
@@ -129,6 +130,7 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
       const methods = d ? methodsOf(d) : (['password', 'keyboard-interactive'] as Method[]);
       const accept = () => {
         device = d ?? null;
+        loginUser = ctx.username;
         ctx.accept();
       };
       if (!d || !(methods as string[]).includes(ctx.method)) return ctx.reject(methods);
@@ -150,7 +152,7 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
           const input = new LineInput();
           channel.on('data', (d: Buffer) => input.feed(d.toString('latin1')));
           channel.on('close', () => input.close());
-          if (device) void new DeviceShell(device, channelIo(channel, conn), input).run().catch(() => conn.end());
+          if (device) void new DeviceShell(device, channelIo(channel, conn), input, loginUser).run().catch(() => conn.end());
         });
         session.on('exec', (accept, reject, info) => {
           if (!device || !device.transcript.exec) return reject?.();

@@ -91,7 +91,7 @@ export async function startTelnetSimulator(o: TelnetSimulatorOptions): Promise<R
         await io.write('\r\n');
         const d = byName.get(user);
         if (d && d.failure !== 'wrong_password' && password === devicePassword(d)) {
-          await new DeviceShell(d, io, input).run();
+          await new DeviceShell(d, io, input, user).run();
           return;
         }
         await io.write('% Login invalid\r\n\r\n');
