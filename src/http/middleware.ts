@@ -45,8 +45,8 @@ function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
 
 /**
  * What every request gets: its id (a well-formed incoming X-Request-ID is echoed, otherwise one is made), the
- * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log line. The line never holds the query string
- * (it may carry a mistaken key) nor any body.
+ * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log
+ * line. The line never holds the query string (it may carry a mistaken key) nor any body.
  */
 export function requestEnvelope(app: AppServices, api: { prefix: string; gate: MiddlewareHandler<AppEnv> }): MiddlewareHandler<AppEnv> {
   const writeAccessLog = accessLogWriter(app.log);
