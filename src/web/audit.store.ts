@@ -1,5 +1,6 @@
 // Queries for the audit log (table from schema 0001): who did what through the web interface, and when.
 import type { DB } from '../db/open';
+import { boundLimit } from '../db/statements';
 
 export interface AuditRow {
   id: number;
@@ -31,5 +32,5 @@ export function countAudit(db: DB): number {
 }
 
 export function listAuditPage(db: DB, offset: number, limit: number): AuditRow[] {
-  return db.prepare('SELECT * FROM audit_log ORDER BY at DESC, id DESC LIMIT ? OFFSET ?').all(limit, offset) as AuditRow[];
+  return db.prepare(`SELECT * FROM audit_log ORDER BY at DESC, id DESC ${boundLimit('?')} OFFSET ?`).all(limit, offset) as AuditRow[];
 }

@@ -1,6 +1,7 @@
 // Queries for backup records and snapshot metadata.
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
+import { boundLimit } from '../../db/statements';
 
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api';
 
@@ -30,8 +31,8 @@ const LIST_COLUMNS = 'id, started_at, finished_at, success, error_message, confi
 function prepareReadStatements(db: DB) {
   return {
     // Raw rows (arrays): better-sqlite3 builds a row object per record more slowly than a JS literal of fixed shape.
-    pageNewest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`).raw(),
-    pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?`).raw(),
+    pageNewest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC ${boundLimit('?')} OFFSET ?`).raw(),
+    pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC ${boundLimit('?')} OFFSET ?`).raw(),
     deviceTotal: db.prepare('SELECT total FROM device_backup_counts WHERE device_id = ?').pluck(),
     backupWithGroup: db.prepare('SELECT b.*, d.group_id FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.id = ?'),
     historyHead: db
@@ -168,7 +169,7 @@ export function closeInterruptedBackups(db: DB, at: number, startedBefore = at):
 /** One page of a device's history with every column the web interface shows (trigger, failure type, change flag), newest first. */
 export function listDeviceHistoryRows(db: DB, deviceId: number, offset: number, limit: number): BackupRow[] {
   return db
-    .prepare('SELECT * FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?')
+    .prepare(`SELECT * FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC ${boundLimit('?')} OFFSET ?`)
     .all(deviceId, limit, offset) as BackupRow[];
 }
 

@@ -1,5 +1,6 @@
 // Queries for devices: scoped, filtered pages in SQL; single rows; writes; what the backup runner records about a device.
 import type { DB } from '../../db/open';
+import { boundLimit } from '../../db/statements';
 import type { Scope } from '../../identity/principal';
 import { containsPattern, prepareCached } from './sql';
 
@@ -144,7 +145,7 @@ export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset
   const { withSql, where, params } = filterSql(scope, f);
   const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
-      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name LIMIT @limit OFFSET @offset) p
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
       LEFT JOIN backups b ON b.id = d.last_backup_id
      ORDER BY d.name`;
