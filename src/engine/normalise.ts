@@ -259,3 +259,24 @@ export function changeFingerprint(text: string, ignore_patterns: readonly string
   const lines = text.replace(/\r\n/g, '\n').split('\n').filter((line) => !ignore.some((re) => re.test(line)));
   return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
+
+/**
+ * Removes the echoed command line, and anything the device printed before it (an unsolicited log message
+ * with a reprinted prompt), from the captured lines.
+ */
+export function dropEcho(lines: string[], prompt: string, command: string): string[] {
+  const cmd = command.trim();
+  for (let i = 0; i < Math.min(lines.length, 5); i++) {
+    const line = lines[i].trim();
+    if (!cmd) break;
+    if (line === cmd || (prompt && line.startsWith(prompt) && line.endsWith(cmd)) || (i === 0 && line.endsWith(cmd))) return lines.slice(i + 1);
+  }
+  if (lines.length === 0) return lines;
+  const first = lines[0].trim();
+  if (prompt && first.startsWith(prompt)) {
+    const rest = first.slice(prompt.length).trim();
+    if (rest === '') return lines.slice(1);
+    return [rest, ...lines.slice(1)]; // no echo: output began on the prompt line
+  }
+  return lines;
+}

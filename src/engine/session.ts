@@ -2,7 +2,8 @@
 import { StringDecoder } from 'node:string_decoder';
 import { CollectError } from './types';
 import type { TemplateSpec } from './templates/types';
-import { TerminalScreen, compilePattern } from './normalise';
+import { formatBytes } from '../lib/bytes';
+import { TerminalScreen, compilePattern, dropEcho } from './normalise';
 import { formatSeconds } from './transports/tcp';
 
 /** The transport side of a session: SSH shell channel or Telnet socket with option negotiation already removed. */
@@ -386,31 +387,4 @@ export class PromptSession {
     if (exitCommand) this.sendLine(exitCommand);
     this.stream.close();
   }
-}
-
-/**
- * Removes the echoed command line, and anything the device printed before it (an unsolicited log message
- * with a reprinted prompt), from the captured lines.
- */
-export function dropEcho(lines: string[], prompt: string, command: string): string[] {
-  const cmd = command.trim();
-  for (let i = 0; i < Math.min(lines.length, 5); i++) {
-    const line = lines[i].trim();
-    if (!cmd) break;
-    if (line === cmd || (prompt && line.startsWith(prompt) && line.endsWith(cmd)) || (i === 0 && line.endsWith(cmd))) return lines.slice(i + 1);
-  }
-  if (lines.length === 0) return lines;
-  const first = lines[0].trim();
-  if (prompt && first.startsWith(prompt)) {
-    const rest = first.slice(prompt.length).trim();
-    if (rest === '') return lines.slice(1);
-    return [rest, ...lines.slice(1)]; // no echo: output began on the prompt line
-  }
-  return lines;
-}
-
-export function formatBytes(n: number): string {
-  if (n >= 1024 * 1024) return `${+(n / (1024 * 1024)).toFixed(1)} MiB`;
-  if (n >= 1024) return `${+(n / 1024).toFixed(1)} KiB`;
-  return `${n} bytes`;
 }

@@ -1,8 +1,7 @@
 // Terminal clean-up, stored-text shaping and change fingerprints on nasty raw streams.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TerminalScreen, applyTemplate, changeFingerprint, cleanTerminalOutput } from '../../src/engine/normalise';
-import { dropEcho } from '../../src/engine/session';
+import { TerminalScreen, applyTemplate, changeFingerprint, cleanTerminalOutput, dropEcho } from '../../src/engine/normalise';
 import { IOS_TEMPLATE } from '../sim/fixtures/engine-fixtures';
 
 const NONE = { strip_patterns: [], redact_patterns: [] };

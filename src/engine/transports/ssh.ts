@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
 import { CollectError } from '../types';
-import { formatBytes } from '../session';
+import { formatBytes } from '../../lib/bytes';
 import type { TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
 import { hostKeyFingerprint, parsePrivateKey } from './ssh-keys';
