@@ -2,8 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';
-import { createRole } from '../../src/features/roles/roles.service';
-import { createUser } from '../../src/features/users/users.service';
+import { createRole, setRolePermissions } from '../../src/features/roles/roles.service';
+import { createUser, setUserScope } from '../../src/features/users/users.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { WebClient } from './web-client';
@@ -104,5 +104,20 @@ describe('web scope', () => {
     assert.doesNotMatch(home.html, /href="\/credentials"/);
     assert.equal((await scoped.get('/audit')).res.status, 403);
     assert.equal((await scoped.get('/api-keys')).res.status, 403);
+  });
+
+  test('a scope or permission change made elsewhere reaches a live session on its next page', async () => {
+    const { db } = t.services;
+    const B = db.prepare("SELECT id FROM device_groups WHERE name = 'Bravo'").pluck().get() as number;
+    const A = db.prepare("SELECT id FROM device_groups WHERE name = 'Alpha'").pluck().get() as number;
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
+    setUserScope(db, 'scoped', [A, B]);
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 200, 'the wider scope holds on the next page');
+    setRolePermissions(db, 'operator', ['dashboard.view']);
+    assert.equal((await scoped.get(`/devices/${ids.a1}`)).res.status, 403, 'the narrower role holds on the next page');
+    setRolePermissions(db, 'operator', ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view']);
+    setUserScope(db, 'scoped', [A]);
+    assert.equal((await scoped.get(`/devices/${ids.a1}`)).res.status, 200);
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
   });
 });

@@ -104,6 +104,28 @@ export function loadPrincipal(
   return { userId: u.user_id, username: u.username, roleName: u.role_name, permissions, scope, timezone: u.timezone, apiKeyId };
 }
 
+type PrincipalSource = Parameters<typeof loadPrincipal>[1];
+
+/** Per database handle: the principal of each user seen by a web session, with the auth epoch it was built at. */
+const userPrincipals = new WeakMap<DB, Map<number, { epoch: number; principal: Principal }>>();
+const MAX_CACHED_USERS = 10_000;
+
+/**
+ * A web session's principal (no API key), as loadPrincipal builds it, reused while the auth epoch stands still:
+ * any change to the user, its role, permissions or scope, or the group tree moves the epoch (schema/0004).
+ */
+export function userPrincipal(db: DB, u: PrincipalSource): Principal {
+  const epoch = currentAuthEpoch(db);
+  let cache = userPrincipals.get(db);
+  if (!cache) userPrincipals.set(db, (cache = new Map()));
+  const hit = cache.get(u.user_id);
+  if (hit && hit.epoch === epoch) return hit.principal;
+  const principal = loadPrincipal(db, u, null);
+  if (cache.size >= MAX_CACHED_USERS) cache.clear();
+  cache.set(u.user_id, { epoch, principal });
+  return principal;
+}
+
 interface CachedKey {
   epoch: number;
   row: KeyAuthRow;

@@ -1,7 +1,7 @@
 // Web sessions: 32 random bytes in an HttpOnly cookie, stored hashed, with idle and absolute expiry and a CSRF token.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DB } from '../../db/open';
-import { loadPrincipal } from '../../features/apikeys/apikeys.service';
+import { userPrincipal } from '../../features/apikeys/apikeys.service';
 import type { Principal } from '../../identity/principal';
 import { deleteExpiredSessions, deleteSession, deleteUserSessions, findSessionForAuth, insertSession, touchSession } from './sessions.store';
 
@@ -47,7 +47,7 @@ export function createSession(db: DB, userId: number, meta: { address: string; u
 
 /**
  * The live session behind a cookie value, or null. An expired session, or one whose user was disabled
- * meanwhile, is deleted here; permissions and scope are read fresh on every request, as for API keys.
+ * meanwhile, is deleted here; permissions and scope are those of the current auth epoch, as for API keys.
  */
 export function resolveSession(db: DB, cookie: string | undefined, now = Date.now()): WebSession | null {
   if (!cookie || !/^[A-Za-z0-9_-]{43}$/.test(cookie)) return null;
@@ -64,7 +64,7 @@ export function resolveSession(db: DB, cookie: string | undefined, now = Date.no
     userId: row.user_id,
     csrfToken: row.csrf_token,
     mustChangePassword: row.must_change_password === 1,
-    principal: loadPrincipal(db, { ...row, user_id: row.user_id }, null),
+    principal: userPrincipal(db, row),
   };
 }
 
