@@ -8,9 +8,10 @@ import type { DB } from './open';
  * while the generation stood at g is still current while it stands at g, so hot paths can keep such values and skip
  * their query.
  *
- * A commit by another process is seen from the next event-loop turn on. A request read from its socket after that
- * commit was made is processed in a later turn than the commit, so it sees it: the CLI's `apikey revoke` still takes
- * effect on the next request. Inside a transaction there is no generation (null): what it reads may be rolled back.
+ * A commit by another process is seen from the next event-loop turn on: a request is answered from data at most one
+ * turn old (microseconds to a few milliseconds under load), as if it had arrived that much earlier, so the CLI's
+ * `apikey revoke` still takes effect on the next request a client sends after the command returns. This process's
+ * own changes count at once. Inside a transaction there is no generation (null): what it reads may be rolled back.
  */
 interface GenerationState {
   generation: number;

@@ -2,7 +2,7 @@
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { getBackupRow, readBackupText } from '../../src/features/backups/backups.service';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
@@ -27,9 +27,11 @@ before(async () => {
     ],
   });
 });
+const repos: string[] = [];
 after(async () => {
   await sim.close();
   await t.close();
+  for (const dir of repos) rmSync(dir, { recursive: true, force: true });
 });
 
 test('backup run backs up a group and prints one summary line per device; a failure makes the exit code 1', async () => {
@@ -87,6 +89,7 @@ test('backup import records a file as a successful backup at the given time', ()
 
 function gitRepo(files: { at: string; changes: Record<string, string> }[]): string {
   const dir = tempDir('confvault-git-');
+  repos.push(dir);
   const git = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     execFileSync('git', ['-C', dir, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 'oxidized', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'oxidized', GIT_COMMITTER_EMAIL: 'o@x', ...env } });
   git(['init', '-q']);
