@@ -27,11 +27,17 @@ before(async () => {
     ],
   });
 });
-const repos: string[] = [];
+const scratchDirs: string[] = [];
+/** A temporary folder removed after the tests. */
+function scratchDir(prefix?: string): string {
+  const dir = tempDir(prefix);
+  scratchDirs.push(dir);
+  return dir;
+}
 after(async () => {
   await sim.close();
   await t.close();
-  for (const dir of repos) rmSync(dir, { recursive: true, force: true });
+  for (const dir of scratchDirs) rmSync(dir, { recursive: true, force: true });
 });
 
 test('backup run backs up a group and prints one summary line per device; a failure makes the exit code 1', async () => {
@@ -68,7 +74,7 @@ test('backup run backs up a group and prints one summary line per device; a fail
 test('backup import records a file as a successful backup at the given time', () => {
   const { db, secrets, snapshots } = t.services;
   const id = seedDevice(db, { name: 'imported-sw', port: 22, credential_id: seedCredential(db, secrets, { name: 'imp', username: 'x' }), template_id: seedBuiltinTemplate(db, 'cisco-ios') });
-  const dir = tempDir();
+  const dir = scratchDir();
   const file = path.join(dir, 'imported-sw.cfg');
   writeFileSync(file, 'hostname imported-sw\r\ninterface Gi0/1   \r\n description uplink\r\n\r\n\r\n');
   const r = runCli(['backup', 'import', '--device', String(id), '--file', file, '--started-at', '2024-03-05 10:20:30', ...dataArgs]);
@@ -88,8 +94,7 @@ test('backup import records a file as a successful backup at the given time', ()
 });
 
 function gitRepo(files: { at: string; changes: Record<string, string> }[]): string {
-  const dir = tempDir('confvault-git-');
-  repos.push(dir);
+  const dir = scratchDir('confvault-git-');
   const git = (args: string[], env: NodeJS.ProcessEnv = {}) =>
     execFileSync('git', ['-C', dir, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 'oxidized', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'oxidized', GIT_COMMITTER_EMAIL: 'o@x', ...env } });
   git(['init', '-q']);
@@ -138,7 +143,7 @@ test('backup import-git reads the RANCID layout <group>/configs/<device>', () =>
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^imported\t1$/m);
   assert.equal(db.prepare('SELECT count(*) FROM backups WHERE device_id = ?').pluck().get(dev), 1);
-  const bad = runCli(['backup', 'import-git', '--repo', tempDir(), '--layout', 'rancid', ...dataArgs]);
+  const bad = runCli(['backup', 'import-git', '--repo', scratchDir(), '--layout', 'rancid', ...dataArgs]);
   assert.equal(bad.status, 1);
   assert.match(bad.stderr, /not a git repository/);
 });
