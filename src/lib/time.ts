@@ -60,41 +60,35 @@ const MAX_CACHED_OFFSETS = 50_000;
  * quarter hour that holds a change anyway is rendered exactly.
  */
 const dayOffsets = new Map<string, Map<number, number | null>>();
-const quarterOffsets = new Map<string, Map<number, number>>();
+const quarterOffsets = new Map<string, Map<number, number | null>>();
 
 function exactOffset(ms: number, tz: string): number {
   const [y, mo, d, h, mi, s] = formatExact(ms, tz).split(/[- :]/).map(Number);
   return utcMillis(y, mo, d, h, mi, s) - Math.floor(ms / 1000) * 1000;
 }
 
-/** The offset over [start, start + length), or null when it changes within (checked at both ends). */
-function steadyOffset(start: number, length: number, tz: string): number | null {
-  const first = exactOffset(start, tz);
-  return first === exactOffset(start + length - 1000, tz) ? first : null;
-}
-
-function cached<V>(zones: Map<string, Map<number, V>>, tz: string, key: number, compute: () => V): V {
-  let zone = zones.get(tz);
-  if (!zone) zones.set(tz, (zone = new Map()));
-  let v = zone.get(key);
-  if (v === undefined) {
-    v = compute();
+/**
+ * The zone's offset over the `index`th span of `length` ms, or null when it changes within the span (checked at both
+ * ends), kept per zone.
+ */
+function spanOffset(spans: Map<string, Map<number, number | null>>, tz: string, index: number, length: number): number | null {
+  let zone = spans.get(tz);
+  if (!zone) spans.set(tz, (zone = new Map()));
+  let offset = zone.get(index);
+  if (offset === undefined) {
+    const first = exactOffset(index * length, tz);
+    offset = first === exactOffset(index * length + length - 1000, tz) ? first : null;
     if (zone.size >= MAX_CACHED_OFFSETS) zone.clear();
-    zone.set(key, v);
+    zone.set(index, offset);
   }
-  return v;
+  return offset;
 }
 
 export function formatTimestamp(ms: number, tz: string): string {
   if (tz === 'UTC') return formatUtc(ms);
-  const day = Math.floor(ms / DAY_MS);
-  let offset = cached(dayOffsets, tz, day, () => steadyOffset(day * DAY_MS, DAY_MS, tz));
-  if (offset === null) {
-    const quarter = Math.floor(ms / QUARTER_HOUR);
-    offset = cached(quarterOffsets, tz, quarter, () => steadyOffset(quarter * QUARTER_HOUR, QUARTER_HOUR, tz) ?? NaN);
-    if (Number.isNaN(offset)) return formatExact(ms, tz);
-  }
-  return formatUtc(ms + offset);
+  const offset =
+    spanOffset(dayOffsets, tz, Math.floor(ms / DAY_MS), DAY_MS) ?? spanOffset(quarterOffsets, tz, Math.floor(ms / QUARTER_HOUR), QUARTER_HOUR);
+  return offset === null ? formatExact(ms, tz) : formatUtc(ms + offset);
 }
 
 export function formatNullable(ms: number | null, tz: string): string | null {
@@ -126,7 +120,6 @@ export function parseLocalTimestamp(text: string, tz: string): number | null {
   const candidates = [asUtc - before, asUtc - after].filter((t) => formatTimestamp(t, tz) === text24).sort((a, b) => a - b);
   return candidates[0] ?? asUtc - before;
 }
-
 
 /** How far ahead of UTC the zone's wall clock is at this instant, in milliseconds. */
 function offsetAt(ms: number, tz: string): number {

@@ -1,7 +1,7 @@
 // Backup history at 100,000 records per device: first and last pages correct over HTTP, ordered index use without a temp b-tree (timings: npm run bench).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { countDeviceBackups, listDeviceBackupPage } from '../../src/features/backups/backups.store';
+import { getHistoryHead, listDeviceBackupPage } from '../../src/features/backups/backups.store';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { bulkInsertBackups, seedInBulk, seedInventory, type Inventory } from './backups.seed';
 
@@ -42,14 +42,19 @@ describe('backup history performance', () => {
       assert.match(plan, /USING COVERING INDEX backups_device_history \(device_id=\?\)/, plan);
       assert.doesNotMatch(plan, /TEMP B-TREE|SCAN backups/, plan);
     }
-    const countPlan = (db.prepare('EXPLAIN QUERY PLAN SELECT total FROM device_backup_counts WHERE device_id = ?').all(1) as { detail: string }[])[0].detail;
-    assert.match(countPlan, /SEARCH device_backup_counts USING INTEGER PRIMARY KEY/);
-    assert.equal(countDeviceBackups(db, inv.devices.dA), RECORDS);
+    // The history head (backups.store.ts): device, record count and history version by primary keys, no count of records.
+    const headPlan = (
+      db
+        .prepare('EXPLAIN QUERY PLAN SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?')
+        .all(1) as { detail: string }[]
+    ).map((r) => r.detail);
+    assert.deepEqual(headPlan, ['SEARCH d USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH c USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN']);
+    assert.equal(getHistoryHead(db, inv.devices.dA)?.total, RECORDS);
   });
 
   test('the store reads the last page from the other end and returns the same rows as a plain OFFSET', () => {
     const db = t.services.db;
-    const total = countDeviceBackups(db, inv.devices.dA);
+    const total = getHistoryHead(db, inv.devices.dA)!.total;
     const plain = db
       .prepare('SELECT id FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT 7 OFFSET ?')
       .pluck()

@@ -33,7 +33,6 @@ function prepareReadStatements(db: DB) {
     // Raw rows (arrays): better-sqlite3 builds a row object per record more slowly than a JS literal of fixed shape.
     pageNewest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC ${boundLimit('?')} OFFSET ?`).raw(),
     pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC ${boundLimit('?')} OFFSET ?`).raw(),
-    deviceTotal: db.prepare('SELECT total FROM device_backup_counts WHERE device_id = ?').pluck(),
     backupWithGroup: db.prepare('SELECT b.*, d.group_id FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.id = ?'),
     historyHead: db
       .prepare('SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?')
@@ -95,11 +94,6 @@ export function updateFinishedBackup(
 
 export function getBackupRow(db: DB, id: string): (BackupRow & { group_id: number | null }) | undefined {
   return readStatements(db).backupWithGroup.get(id) as (BackupRow & { group_id: number | null }) | undefined;
-}
-
-/** Records of a device, from the counter the 0002 triggers keep (counting 100,000 index entries takes milliseconds). */
-export function countDeviceBackups(db: DB, deviceId: number): number {
-  return (readStatements(db).deviceTotal.get(deviceId) as number | undefined) ?? 0;
 }
 
 /**
