@@ -1,9 +1,11 @@
 // Shared CLI plumbing: argument parsing with --config/--data-dir on every command, stdin secrets, output helpers.
+import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAppliance, type Appliance } from '../app/bootstrap';
 import { ConfigError, loadConfig, type ConfigFlags } from '../config/config';
 import { ApiError } from '../errors';
 import { formatTimestamp } from '../lib/time';
+import { cliActor, type Actor } from '../identity/actor';
 
 export class UsageError extends Error {}
 
@@ -100,4 +102,15 @@ export async function runCommand(cmd: Command, argv: string[]): Promise<number> 
     err(`confvault ${cmd.name}: ${(e as Error).message}`);
     return 1;
   }
+}
+
+/** The actor of a CLI command: the console's rights, recorded in the audit trail with the OS user who ran it. */
+export function consoleActor(): Actor {
+  let name: string;
+  try {
+    name = userInfo().username;
+  } catch {
+    name = `uid ${process.getuid?.() ?? '?'}`;
+  }
+  return cliActor(name);
 }

@@ -4,6 +4,7 @@ import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
 import type { SecretBox } from '../identity/secrets';
 import type { Principal } from '../identity/principal';
+import type { Actor, Door } from '../identity/actor';
 import type { SnapshotStore } from '../store/snapshots';
 import type { BackupRunner } from '../engine/runner';
 
@@ -24,7 +25,16 @@ export interface AppEnv {
     requestId: string;
     app: AppServices;
     principal: Principal;
+    /** Set by the web session gate; API requests are the key's door. */
+    door?: Door;
     /** IANA zone used to render timestamps in this request. */
     timezone: string;
   };
+}
+
+/** The acting principal of a request and the door it came through, for the services' policy and audit. */
+export function actorOf(c: { get(key: 'principal'): Principal; get(key: 'door'): Door | undefined; get(key: 'requestId'): string }): Actor {
+  const principal = c.get('principal');
+  const door: Door = c.get('door') ?? (principal.apiKeyId !== null ? { kind: 'api', apiKeyId: principal.apiKeyId } : { kind: 'system' });
+  return { principal, door, requestId: c.get('requestId') ?? null };
 }

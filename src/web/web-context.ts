@@ -4,7 +4,8 @@ import { ApiError, type FieldError } from '../errors';
 import type { AppEnv } from '../http/context';
 import type { Permission } from '../identity/permissions';
 import type { WebSession } from './session/sessions.service';
-import { insertAudit } from './audit.store';
+import { recordAudit } from '../features/audit/audit.service';
+import { actorOf } from '../http/context';
 
 export interface WebEnv {
   Variables: AppEnv['Variables'] & {
@@ -30,8 +31,7 @@ export function can(c: WebContext, p: Permission): boolean {
 
 /** One audit row for an action of the signed-in user. */
 export function audit(c: WebContext, action: string, target = '', details: Record<string, unknown> = {}): void {
-  const p = c.get('principal');
-  insertAudit(c.get('app').db, { userId: p.userId, actor: p.username, action, target, details });
+  recordAudit(c.get('app').db, actorOf(c), { action, target, details });
 }
 
 /** Field errors of a service's validation error, keyed by field, for showing next to each input. */

@@ -70,6 +70,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
     }
     c.set('session', session);
     c.set('principal', session.principal);
+    c.set('door', { kind: 'web', sessionRef: session.idHash.toString('hex').slice(0, 12) });
     c.set('timezone', session.principal.timezone || app.config.server.timezone);
     if (UNSAFE.has(c.req.method)) {
       // Same-origin check first (cheap, and it stops a request before its body is read), then the token. Under the

@@ -1,6 +1,6 @@
 // Audit log page (audit.view): newest first, paged.
 import type { Hono } from 'hono';
-import { countAudit, listAuditPage } from '../audit.store';
+import { listAudit } from '../../features/audit/audit.service';
 import { Pager } from '../components/layout';
 import { render } from '../render';
 import { formatTime, intQuery, need, type WebEnv } from '../web-context';
@@ -11,8 +11,7 @@ export function registerAudit(web: Hono<WebEnv>): void {
   web.get('/audit', need('audit.view'), (c) => {
     const db = c.get('app').db;
     const page = intQuery(c, 'page', 1, 100_000);
-    const total = countAudit(db);
-    const rows = listAuditPage(db, (page - 1) * PAGE, PAGE);
+    const { items: rows, total } = listAudit(db, {}, page, PAGE);
     const tz = c.get('timezone');
     return render(
       c,

@@ -4,7 +4,7 @@ import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { getConnInfo } from '@hono/node-server/conninfo';
 import { ApiError } from '../../errors';
 import { checkUserPassword, getUser, setUserPassword, setUserTimezone, validatePassword } from '../../features/users/users.service';
-import { insertAudit } from '../audit.store';
+import { recordAnonymousAudit } from '../../features/audit/audit.service';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { SESSION_COOKIE, createSession, endOtherSessions, endSession, newToken, tokensEqual } from '../session/sessions.service';
@@ -82,16 +82,16 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
     const check = await checkUserPassword(db, username, f.password ?? '');
     if (check.result === 'bad') {
       throttle.recordFailure(username, address);
-      insertAudit(db, { userId: null, actor: username.slice(0, 64) || '(empty)', action: 'login.failure', target: address });
+      recordAnonymousAudit(db, { actorName: username, action: 'login.failure', target: address, door: 'web', requestId: c.get('requestId') });
       return again('Wrong username or password.', 401);
     }
     if (check.result === 'disabled') {
-      insertAudit(db, { userId: check.userId, actor: check.username, action: 'login.refused_disabled', target: address });
+      recordAnonymousAudit(db, { actorName: check.username, userId: check.userId, action: 'login.refused_disabled', target: address, door: 'web', requestId: c.get('requestId') });
       return again('This account is disabled. Ask an administrator to enable it.', 403);
     }
     throttle.recordSuccess(username);
     const id = createSession(db, check.userId, { address, userAgent: c.req.header('User-Agent') ?? '' });
-    insertAudit(db, { userId: check.userId, actor: check.username, action: 'login.success', target: address });
+    recordAnonymousAudit(db, { actorName: check.username, userId: check.userId, action: 'login.success', target: address, door: 'web', requestId: c.get('requestId') });
     deleteCookie(c, LOGIN_CSRF_COOKIE, { path: '/login' });
     // No maxAge: a browser session cookie; the server enforces idle and absolute expiry.
     setCookie(c, SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'Lax', secure: secure(c) });

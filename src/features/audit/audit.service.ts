@@ -1,0 +1,95 @@
+// The audit trail: one row per state change, written by the service that made it, in the same transaction.
+import type { DB } from '../../db/open';
+import { doorOf, type Actor } from '../../identity/actor';
+import { countAudit, insertAuditRow, listAuditActions, listAuditPage, type AuditFilter, type AuditRow } from './audit.store';
+
+export type { AuditFilter, AuditRow };
+
+/** Changed fields: before/after values, or "changed" for a secret (its value never reaches the trail). */
+export type AuditChanges = Record<string, { before: unknown; after: unknown } | 'changed'>;
+
+export interface AuditEntry {
+  /** e.g. device.create, user.password_reset, backup.run */
+  action: string;
+  /** What was acted on, e.g. "device 12", "user alice". */
+  target: string;
+  changes?: AuditChanges;
+  /** Other facts worth keeping (names, counts); never a secret. */
+  details?: Record<string, unknown>;
+}
+
+/**
+ * Write one audit row for the actor. Call it inside the transaction of the change it records, so both commit
+ * or neither does.
+ */
+export function recordAudit(db: DB, actor: Actor, e: AuditEntry, at = Date.now()): void {
+  const d = doorOf(actor);
+  insertAuditRow(db, {
+    at,
+    userId: actor.principal.userId > 0 ? actor.principal.userId : null,
+    actor: actor.principal.username,
+    action: e.action,
+    target: e.target,
+    details: JSON.stringify(e.details ?? {}),
+    door: d.door,
+    doorRef: d.ref,
+    requestId: actor.requestId,
+    changes: JSON.stringify(e.changes ?? {}),
+  });
+}
+
+/** An event with no signed-in actor (a failed login): who it names, from where. */
+export function recordAnonymousAudit(
+  db: DB,
+  e: AuditEntry & { actorName: string; userId?: number | null; door: 'web' | 'api'; requestId?: string | null },
+  at = Date.now(),
+): void {
+  insertAuditRow(db, {
+    at,
+    userId: e.userId ?? null,
+    actor: e.actorName.slice(0, 64) || '(empty)',
+    action: e.action,
+    target: e.target,
+    details: JSON.stringify(e.details ?? {}),
+    door: e.door,
+    doorRef: null,
+    requestId: e.requestId ?? null,
+    changes: JSON.stringify(e.changes ?? {}),
+  });
+}
+
+/**
+ * The fields of `after` whose values differ from `before`, as before/after pairs; `secret` fields appear only as
+ * "changed" (and only when given a new value).
+ */
+export function changesBetween<T extends object>(
+  before: T | null,
+  after: Partial<T>,
+  opts: { secret?: readonly string[]; ignore?: readonly string[] } = {},
+): AuditChanges {
+  const out: AuditChanges = {};
+  const b = (before ?? {}) as Record<string, unknown>;
+  for (const [k, v] of Object.entries(after as Record<string, unknown>)) {
+    if (v === undefined || opts.ignore?.includes(k)) continue;
+    if (opts.secret?.includes(k)) {
+      out[k] = 'changed';
+      continue;
+    }
+    if (JSON.stringify(b[k]) !== JSON.stringify(v)) out[k] = { before: b[k] ?? null, after: v };
+  }
+  return out;
+}
+
+export interface AuditPage {
+  items: AuditRow[];
+  total: number;
+}
+
+/** One page of the trail, newest first, with the total under the same filter. */
+export function listAudit(db: DB, filter: AuditFilter, page: number, limit: number): AuditPage {
+  return db.transaction(() => ({ total: countAudit(db, filter), items: listAuditPage(db, filter, (page - 1) * limit, limit) }))();
+}
+
+export function auditActions(db: DB): string[] {
+  return listAuditActions(db);
+}
