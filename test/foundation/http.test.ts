@@ -1,5 +1,6 @@
 // The HTTP core of a served appliance: X-Request-ID, the error body, key only in the header, JSON access logs, graceful stop.
 import { after, before, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import http from 'node:http';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -20,7 +21,7 @@ let key: string;
 before(async () => {
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
-  key = createApiKey(a.db, { username: 'admin' }).key;
+  key = createApiKey(a.db, SYSTEM_ACTOR, { username: 'admin' }).key;
   a.close();
   const conf = path.join(root, 'appliance.conf');
   writeFileSync(conf, `[server]\nlisten = "127.0.0.1:0"\nmax_body_bytes = ${MAX_BODY}\n[log]\nlevel = "info"\n`);

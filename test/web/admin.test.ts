@@ -1,5 +1,6 @@
 // Users, roles and the group schedule field through the web pages: happy paths, field errors, permission, CSRF and audit.
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { createRole, getRole } from '../../src/features/roles/roles.service';
 import { createUser, getUser } from '../../src/features/users/users.service';
@@ -20,8 +21,8 @@ describe('web users, roles and group schedule', () => {
     const db = t.services.db;
     g.a = seedGroup(db, 'Alpha');
     g.b = seedGroup(db, 'Bravo');
-    createRole(db, { name: 'viewer', permissions: ['devices.view', 'dashboard.view'] });
-    await createUser(db, { username: 'viewer1', password: 'viewer-password-1', role: 'viewer' });
+    createRole(db, SYSTEM_ACTOR, { name: 'viewer', permissions: ['devices.view', 'dashboard.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'viewer1', password: 'viewer-password-1', role: 'viewer' });
     admin = new WebClient(t.url);
     assert.equal((await admin.login('admin', 'admin-password-1')).status, 303);
     viewer = new WebClient(t.url);
@@ -139,8 +140,8 @@ describe('web users, roles and group schedule', () => {
 
   test('without the permissions: 403 and no navigation entries', async () => {
     const db = t.services.db;
-    createRole(db, { name: 'plain', permissions: ['devices.view', 'users.view', 'roles.view'] });
-    await createUser(db, { username: 'plain1', password: 'plain-password-1', role: 'plain' });
+    createRole(db, SYSTEM_ACTOR, { name: 'plain', permissions: ['devices.view', 'users.view', 'roles.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'plain1', password: 'plain-password-1', role: 'plain' });
     const nobody = new WebClient(t.url);
     await nobody.login('viewer1', 'new-password-12');
     // /account is closed until the password is changed, so the token comes from the password page itself.
@@ -173,8 +174,8 @@ describe('web users, roles and group schedule', () => {
 
   test('a user manager cannot hand out more than they hold: no administrator role, no groups outside their scope', async () => {
     const db = t.services.db;
-    createRole(db, { name: 'usermgr', permissions: ['users.view', 'users.create', 'users.update', 'devices.view'] });
-    await createUser(db, { username: 'mgr1', password: 'mgr-password-12', role: 'usermgr', groups: [g.a] });
+    createRole(db, SYSTEM_ACTOR, { name: 'usermgr', permissions: ['users.view', 'users.create', 'users.update', 'devices.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'mgr1', password: 'mgr-password-12', role: 'usermgr', groups: [g.a] });
     const mgr = new WebClient(t.url);
     assert.equal((await mgr.login('mgr1', 'mgr-password-12')).status, 303);
     const self = await postPairs(mgr, '/users/mgr1/edit', [['role', 'administrator'], ['scope', 'all']]);
@@ -188,7 +189,7 @@ describe('web users, roles and group schedule', () => {
     assert.equal(getUser(db, 'trudy'), undefined);
     const tooMuch = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.a)]]);
     assert.equal(tooMuch.res.status, 422, 'viewer holds dashboard.view, which the manager does not');
-    createRole(db, { name: 'devreader', permissions: ['devices.view'] });
+    createRole(db, SYSTEM_ACTOR, { name: 'devreader', permissions: ['devices.view'] });
     const ok = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
     assert.equal(ok.res.status, 303, 'within their permissions and scope it works');
   });
