@@ -14,7 +14,7 @@ describe('web users, roles and group schedule', () => {
   let admin: WebClient;
   let viewer: WebClient;
   const g = { a: 0, b: 0 };
-  const audits = (action: string) => t.services.db.prepare('SELECT target, details FROM audit_log WHERE action = ?').all(action) as { target: string; details: string }[];
+  const audits = (action: string) => t.services.db.prepare("SELECT target, details, changes FROM audit_log WHERE action = ? AND door = 'web'").all(action) as { target: string; details: string; changes: string }[];
 
   before(async () => {
     t = await startTestAppliance();
@@ -53,7 +53,7 @@ describe('web users, roles and group schedule', () => {
     assert.equal(e.res.status, 303);
     assert.deepEqual(getRole(t.services.db, 'operator')?.permissions, ['backups.view', 'devices.view']);
     assert.equal(audits('role.create').length, 1);
-    assert.deepEqual(JSON.parse(audits('role.update')[0].details).to, ['backups.view', 'devices.view']);
+    assert.deepEqual(JSON.parse(audits('role.update')[0].changes).permissions.after, ['backups.view', 'devices.view']);
   });
 
   test('role form errors: duplicate name, unknown permission; administrator is read-only', async () => {
@@ -86,8 +86,9 @@ describe('web users, roles and group schedule', () => {
     const next = await alice.fetch('/devices');
     assert.equal(next.status, 303);
     assert.equal(next.headers.get('location'), '/account/password');
-    assert.equal(JSON.parse(audits('user.create')[0].details).role, 'operator');
-    assert.doesNotMatch(audits('user.create')[0].details, /initial-pass-1/);
+    assert.equal(JSON.parse(audits('user.create')[0].changes).role.after, 'operator');
+    assert.equal(JSON.parse(audits('user.create')[0].changes).password, 'changed');
+    assert.doesNotMatch(JSON.stringify(audits('user.create')), /initial-pass-1/);
   });
 
   test('user form errors: duplicate name, short password, no group ticked', async () => {
@@ -179,17 +180,21 @@ describe('web users, roles and group schedule', () => {
     const mgr = new WebClient(t.url);
     assert.equal((await mgr.login('mgr1', 'mgr-password-12')).status, 303);
     const self = await postPairs(mgr, '/users/mgr1/edit', [['role', 'administrator'], ['scope', 'all']]);
-    assert.equal(self.res.status, 422, 'granting themselves administrator is refused');
-    assert.match(self.html, /cannot grant permissions you do not hold/);
+    assert.equal(self.res.status, 403, 'changing their own role is refused');
+    assert.match(self.html, /cannot change the role of your own account/);
     assert.equal(getUser(db, 'mgr1')?.role, 'usermgr');
     const wider = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.b)]]);
-    assert.equal(wider.res.status, 422, 'a group outside their own scope is refused');
+    assert.equal(wider.res.status, 403, 'a group outside their own scope is refused');
     const all = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'all']]);
-    assert.equal(all.res.status, 422, 'scope "all" is wider than theirs');
+    assert.equal(all.res.status, 403, 'scope "all" is wider than theirs');
     assert.equal(getUser(db, 'trudy'), undefined);
     const tooMuch = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.a)]]);
-    assert.equal(tooMuch.res.status, 422, 'viewer holds dashboard.view, which the manager does not');
+    assert.equal(tooMuch.res.status, 403, 'viewer holds dashboard.view, which the manager does not');
+    assert.match(tooMuch.html, /holds permissions you do not \(dashboard\.view\)/);
     createRole(db, SYSTEM_ACTOR, { name: 'devreader', permissions: ['devices.view'] });
+    const outside = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.b)]]);
+    assert.equal(outside.res.status, 403);
+    assert.match(outside.html, /only grant device groups inside your own scope/);
     const ok = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
     assert.equal(ok.res.status, 303, 'within their permissions and scope it works');
   });

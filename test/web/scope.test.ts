@@ -107,17 +107,20 @@ describe('web scope', () => {
     assert.equal((await scoped.get('/api-keys')).res.status, 403);
   });
 
-  test('a scope or permission change made elsewhere reaches a live session on its next page', async () => {
+  test('a scope change made elsewhere ends the live session; a role edit reaches it on its next page', async () => {
     const { db } = t.services;
     const B = db.prepare("SELECT id FROM device_groups WHERE name = 'Bravo'").pluck().get() as number;
     const A = db.prepare("SELECT id FROM device_groups WHERE name = 'Alpha'").pluck().get() as number;
     assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
     setUserScope(db, SYSTEM_ACTOR, 'scoped', [A, B]);
-    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 200, 'the wider scope holds on the next page');
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 303, 'a changed scope ends the user\'s sessions');
+    assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 200, 'the wider scope holds after logging in again');
     setRolePermissions(db, SYSTEM_ACTOR, 'operator', ['dashboard.view']);
     assert.equal((await scoped.get(`/devices/${ids.a1}`)).res.status, 403, 'the narrower role holds on the next page');
     setRolePermissions(db, SYSTEM_ACTOR, 'operator', ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view']);
     setUserScope(db, SYSTEM_ACTOR, 'scoped', [A]);
+    assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
     assert.equal((await scoped.get(`/devices/${ids.a1}`)).res.status, 200);
     assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
   });
