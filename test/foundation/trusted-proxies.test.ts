@@ -47,6 +47,16 @@ describe('behind a trusted proxy (127.0.0.1)', () => {
     assert.equal(audit, 'address 203.0.113.7');
   });
 
+  test('a form posted from the https origin passes the same-origin check behind the TLS proxy', async () => {
+    const headers = { 'X-Forwarded-For': '203.0.113.8', 'X-Forwarded-Proto': 'https' };
+    const { w } = await loginVia(t, 'admin', 'admin-password-1', headers);
+    const host = new URL(t.url).host;
+    const ok = await w.post('/account', { timezone: 'UTC' }, { csrf: true, headers: { ...headers, Origin: `https://${host}` } });
+    assert.equal(ok.res.status, 303);
+    const other = await w.post('/account', { timezone: 'UTC' }, { csrf: true, headers: { ...headers, Origin: 'https://evil.example' } });
+    assert.equal(other.res.status, 403);
+  });
+
   test('each client behind the proxy has its own throttle bucket', async () => {
     // 20 failures (different usernames, so only the address bucket fills) from one client lock that client only.
     for (let i = 0; i < 20; i++) {
