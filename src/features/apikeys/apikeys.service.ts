@@ -1,4 +1,4 @@
-// API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request.
+// API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request; a key seen in a URL is revoked as exposed.
 import { createHash, hash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';

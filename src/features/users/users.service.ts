@@ -137,9 +137,9 @@ function targetFor(db: DB, actor: Actor, username: string, what: string): { row:
 /** Disable or enable a user; disabling ends their web sessions (their API keys stop on the next request). */
 export function setUserDisabled(db: DB, actor: Actor, username: string, disabled: boolean): User {
   authorize(actor, 'users.update');
-  const { row, held } = targetFor(db, actor, username, disabled ? 'disable' : 'enable');
-  if (disabled) requireNotSelf(actor, row.id, 'disable');
   return db.transaction(() => {
+    const { row, held } = targetFor(db, actor, username, disabled ? 'disable' : 'enable');
+    if (disabled) requireNotSelf(actor, row.id, 'disable');
     if (disabled && row.disabled === 0 && isFull(held)) {
       requireFullAdminRemains(db, (u) => u.id !== row.id, `disabling ${row.username}`);
     }
