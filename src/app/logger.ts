@@ -26,6 +26,8 @@ export interface AccessEntry {
   status: number;
   duration_ms: number;
   user: string | undefined;
+  /** The client's address (behind a trusted proxy, the one it reports). */
+  client?: string;
 }
 
 const str = JSON.stringify;
@@ -42,7 +44,7 @@ export function accessLogWriter(log: Logger): (e: AccessEntry) => void {
   const bindings = internals[pino.symbols.chindingsSym] as string;
   return (e) => {
     if (!log.isLevelEnabled('info')) return;
-    const user = e.user === undefined ? '' : `,"user":${str(e.user)}`;
+    const user = (e.user === undefined ? '' : `,"user":${str(e.user)}`) + (e.client === undefined ? '' : `,"client":${str(e.client)}`);
     stream.write(
       `{"level":"info","time":"${new Date().toISOString()}"${bindings},"request_id":${str(e.request_id)},"method":${str(e.method)},` +
         `"path":${str(e.path)},"status":${e.status},"duration_ms":${e.duration_ms}${user},"msg":"request"}\n`,

@@ -1,6 +1,6 @@
 // `confvault apikey ...`: create (plaintext shown once, last line of stdout), list, revoke API keys.
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../features/apikeys/apikeys.service';
-import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
 
 export function keyLine(k: ApiKeyInfo, tz: string): string {
   return [k.id, k.name || '-', k.prefix, k.owner, fmtTime(k.created_at, tz), fmtTime(k.last_used_at, tz), fmtTime(k.expires_at, tz), k.state].join('\t');
@@ -17,7 +17,8 @@ export const apikeyCommand: Command = {
 create   Makes a key that acts as USERNAME (their role and device-group scope). The plaintext
          key is the last line of stdout and is shown only this once; only its hash is stored.
 list     One line per key, tab-separated: id, name, display prefix, owner, created, last used,
-         expires, state (active, expired, revoked). "-" stands for none.
+         expires, state (active, expired, revoked, exposed: revoked because it was
+         sent in a URL). "-" stands for none.
 revoke   The key is refused from the next request on, also by a running server.
 
 ${GLOBAL_OPTIONS_HELP}`,
@@ -31,7 +32,7 @@ ${GLOBAL_OPTIONS_HELP}`,
         const days = values['expires-in-days'];
         if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number');
         return withAppliance(flags, (a) => {
-          const { key, info } = createApiKey(a.db, { username: arg, name: values.name, expiresInDays: days === undefined ? null : Number(days) });
+          const { key, info } = createApiKey(a.db, consoleActor(), { username: arg, name: values.name, expiresInDays: days === undefined ? null : Number(days) });
           err('Store this key now: it is shown only once and cannot be recovered.');
           out(keyLine(info, a.config.server.timezone));
           out(key);
@@ -46,7 +47,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       case 'revoke': {
         if (!arg || !/^\d+$/.test(arg)) throw new UsageError('apikey revoke: missing or non-numeric ID');
         return withAppliance(flags, (a) => {
-          const k = revokeApiKey(a.db, Number(arg));
+          const k = revokeApiKey(a.db, consoleActor(), Number(arg));
           err(`API key ${k.id} (${k.prefix}…, owner ${k.owner}) revoked`);
           return 0;
         });

@@ -1,7 +1,7 @@
 // `confvault role ...`: add and list roles and their permissions.
 import { PERMISSIONS } from '../identity/permissions';
 import { createRole, listRoles, setRolePermissions } from '../features/roles/roles.service';
-import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, withAppliance, type Command } from './common';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 
 export const roleCommand: Command = {
   name: 'role',
@@ -30,7 +30,7 @@ ${GLOBAL_OPTIONS_HELP}`,
         if (!name) throw new UsageError('role add: missing NAME');
         const permissions = perms();
         return withAppliance(flags, (a) => {
-          const r = createRole(a.db, { name, permissions, description: values.description });
+          const r = createRole(a.db, consoleActor(), { name, permissions, description: values.description });
           err(`role ${r.name} created with ${r.permissions.length} permission(s)`);
           return 0;
         });
@@ -39,7 +39,7 @@ ${GLOBAL_OPTIONS_HELP}`,
         if (!name) throw new UsageError('role set-permissions: missing NAME');
         const permissions = perms();
         return withAppliance(flags, (a) => {
-          setRolePermissions(a.db, name, permissions);
+          setRolePermissions(a.db, consoleActor(), name, permissions);
           err(`role ${name} updated`);
           return 0;
         });

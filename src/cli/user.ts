@@ -1,7 +1,7 @@
 // `confvault user ...`: add, list, disable, enable, passwd, set role and scope of users.
 import { formatTimestamp } from '../lib/time';
 import { createUser, listUsers, setUserDisabled, setUserPassword, setUserRole, setUserScope } from '../features/users/users.service';
-import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, parseIdList, readStdinSecret, withAppliance, type Command } from './common';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, parseIdList, readStdinSecret, withAppliance, type Command } from './common';
 import { generatePassword } from '../identity/password';
 
 const HELP = `Usage:
@@ -18,7 +18,12 @@ add        Creates a user. Without --password-stdin a random password is printed
            --groups limits the user's device-group scope (each group includes its subgroups);
            without it the scope is all devices.
 list       One line per user: id, username, role, scope, state, time zone, created.
-disable    The user can no longer log in, and their API keys stop working on the next request.
+disable    The user can no longer log in, their web sessions end, and their API keys stop working on the
+           next request.
+passwd, set-role, set-scope
+           End the user's web sessions: they log in again under the new password or rights.
+The last enabled user holding every permission (scope all) cannot be disabled or demoted.
+Every change is recorded in the audit log with the OS user who ran the command.
 
 ${GLOBAL_OPTIONS_HELP}`;
 
@@ -48,7 +53,7 @@ export const userCommand: Command = {
         return withAppliance(flags, async (a) => {
           // A generated password has been on a terminal: as with init's admin, it must be changed at first login.
           const mustChange = !values['password-stdin'];
-          const u = await createUser(a.db, { username, password, role, groups, timezone: values.timezone ?? null, must_change_password: mustChange });
+          const u = await createUser(a.db, consoleActor(), { username, password, role, groups, timezone: values.timezone ?? null, must_change_password: mustChange });
           err(`user ${u.username} created (id ${u.id}, role ${u.role}, scope ${u.scope === 'all' ? 'all' : u.scope.join(',')})`);
           if (!values['password-stdin']) {
             err('Initial password, shown once:');
@@ -69,8 +74,8 @@ export const userCommand: Command = {
       case 'enable': {
         const username = need(name, 'USERNAME');
         return withAppliance(flags, (a) => {
-          setUserDisabled(a.db, username, sub === 'disable');
-          err(`user ${username} ${sub}d`);
+          setUserDisabled(a.db, consoleActor(), username, sub === 'disable');
+          err(`user ${username} ${sub}d${sub === 'disable' ? '; their web sessions have ended' : ''}`);
           return 0;
         });
       }
@@ -79,8 +84,8 @@ export const userCommand: Command = {
         if (!values['password-stdin']) throw new UsageError('user passwd: --password-stdin is required (pipe the new password in)');
         const password = await readStdinSecret('new password');
         return withAppliance(flags, async (a) => {
-          await setUserPassword(a.db, username, password);
-          err(`password of ${username} changed`);
+          await setUserPassword(a.db, consoleActor(), username, password);
+          err(`password of ${username} changed; their web sessions have ended`);
           return 0;
         });
       }
@@ -88,8 +93,8 @@ export const userCommand: Command = {
         const username = need(name, 'USERNAME');
         const role = need(arg, 'ROLE');
         return withAppliance(flags, (a) => {
-          setUserRole(a.db, username, role);
-          err(`user ${username} now has role ${role}`);
+          setUserRole(a.db, consoleActor(), username, role);
+          err(`user ${username} now has role ${role}; their web sessions have ended`);
           return 0;
         });
       }
@@ -98,8 +103,8 @@ export const userCommand: Command = {
         const scope = need(arg, 'scope (all or ID,ID)');
         const groups = scope === 'all' ? null : parseIdList(scope, 'scope');
         return withAppliance(flags, (a) => {
-          setUserScope(a.db, username, groups);
-          err(`user ${username} now has scope ${scope}`);
+          setUserScope(a.db, consoleActor(), username, groups);
+          err(`user ${username} now has scope ${scope}; their web sessions have ended`);
           return 0;
         });
       }

@@ -7,7 +7,8 @@ import { accessLogWriter } from '../app/logger';
 import { errorResponse, toApiError } from './errors';
 import { isValidTimeZone } from '../config/config';
 import { ApiError } from '../errors';
-import { authenticateApiKey } from '../features/apikeys/apikeys.service';
+import { authenticateApiKey, exposeKeyInUrl, hasKeyShape } from '../features/apikeys/apikeys.service';
+import { clientOf } from './client';
 import type { Permission } from '../identity/permissions';
 import type { AppEnv, AppServices } from './context';
 
@@ -76,23 +77,25 @@ export function requestEnvelope(app: AppServices, api: { prefix: string; gate: M
       status: c.res.status,
       duration_ms: Math.round((performance.now() - start) * 100) / 100,
       user: c.get('principal')?.username,
+      client: clientOf(c, app.config.server.trusted_proxies).address,
     });
   };
 }
 
-const KEYLIKE_PARAM = /^(x[-_]?)?api[-_]?key$|^key$|^token$|^access[-_]?token$/i;
-
 /**
- * /api/v1 authenticates only by the X-API-Key header. Cookies are never consulted; a key in the query
- * string is refused outright so that integrations learn not to leak keys into URLs and logs.
+ * /api/v1 authenticates only by the X-API-Key header. A request whose query string carries a key on record (valid,
+ * expired or revoked) is refused; a valid one is revoked and marked exposed, since it now sits in proxy and browser
+ * logs. Only values with a key's exact shape are looked up, so `?q=cv_lab1` or `?token=x` are served as usual.
+ * The value is never logged.
  */
 export function refuseKeyInQuery(c: Context<AppEnv>): void {
   const url = c.req.url;
   const query = url.indexOf('?');
-  if (query === -1) return; // most requests: no URL to parse
-  for (const [name, value] of new URLSearchParams(url.slice(query + 1))) {
-    if (KEYLIKE_PARAM.test(name) || value.startsWith('cv_')) {
-      throw new ApiError('UNAUTHORIZED', 'API keys are accepted only in the X-API-Key header, never in the URL');
+  // Most requests: no query, or none that could hold a key (a percent-encoded one is decoded below).
+  if (query === -1 || (!url.includes('cv_', query) && !url.includes('%', query))) return;
+  for (const [, value] of new URLSearchParams(url.slice(query + 1))) {
+    if (hasKeyShape(value) && exposeKeyInUrl(c.get('app').db, value, c.get('requestId') ?? null)) {
+      throw new ApiError('UNAUTHORIZED', 'API keys are accepted only in the X-API-Key header, never in the URL; a valid key sent in a URL is revoked');
     }
   }
 }

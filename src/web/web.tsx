@@ -4,6 +4,7 @@ import { deleteCookie, getCookie } from 'hono/cookie';
 import { matchedRoutes } from 'hono/route';
 import { ApiError } from '../errors';
 import type { AppServices } from '../http/context';
+import { clientOf } from '../http/client';
 import { errorResponse, toApiError } from '../http/errors';
 import { registerApiKeys } from './pages/apikeys';
 import { registerAccount, registerAuth } from './pages/auth';
@@ -77,7 +78,9 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       // appliance's Referrer-Policy: no-referrer, browsers send "Origin: null" on form posts: that says nothing, so
       // only a named other origin, or the browser's own verdict in Sec-Fetch-Site, refuses here.
       const origin = c.req.header('Origin');
-      const crossOrigin = origin && origin !== 'null' && origin !== new URL(c.req.url).origin;
+      // Behind a trusted TLS-terminating proxy the browser's origin is https while this hop is http.
+      const own = `${clientOf(c, app.config.server.trusted_proxies).scheme}://${new URL(c.req.url).host}`;
+      const crossOrigin = origin && origin !== 'null' && origin !== own;
       if (crossOrigin || c.req.header('Sec-Fetch-Site') === 'cross-site') throw new ApiError('PERMISSION_DENIED', 'Cross-site request refused');
       let presented = c.req.header('X-CSRF-Token');
       if (!presented) {

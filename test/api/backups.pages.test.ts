@@ -1,6 +1,7 @@
 // A running `confvault serve` reuses rendered history pages: every change to a device's records or its group, made by
 // the server, by the CLI or by another connection, shows on the next request, and the scope is checked every time.
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
@@ -32,17 +33,17 @@ describe('history pages of a running server', () => {
   before(async () => {
     a = openAppliance({}, loadConfig({ dataDir }, {}));
     await ensureFirstAdmin(a.db, 'admin-password-1');
-    createRole(a.db, { name: 'reader', permissions: ['backups.view'] });
+    createRole(a.db, SYSTEM_ACTOR, { name: 'reader', permissions: ['backups.view'] });
     groupA = seedGroup(a.db, 'A');
     groupB = seedGroup(a.db, 'B');
-    await createUser(a.db, { username: 'ra', password: 'reader-password-1', role: 'reader', groups: [groupA] });
-    await createUser(a.db, { username: 'rb', password: 'reader-password-1', role: 'reader', groups: [groupB] });
+    await createUser(a.db, SYSTEM_ACTOR, { username: 'ra', password: 'reader-password-1', role: 'reader', groups: [groupA] });
+    await createUser(a.db, SYSTEM_ACTOR, { username: 'rb', password: 'reader-password-1', role: 'reader', groups: [groupB] });
     const credential = seedCredential(a.db, a.secrets, { name: 'c', username: 'u', password: 'p' });
     const template = seedBuiltinTemplate(a.db, 'frr');
     dA = seedDevice(a.db, { name: 'a-core', port: 22, credential_id: credential, template_id: template, group_id: groupA });
-    adminKey = createApiKey(a.db, { username: 'admin' }).key;
-    readerA = createApiKey(a.db, { username: 'ra' }).key;
-    readerB = createApiKey(a.db, { username: 'rb' }).key;
+    adminKey = createApiKey(a.db, SYSTEM_ACTOR, { username: 'admin' }).key;
+    readerA = createApiKey(a.db, SYSTEM_ACTOR, { username: 'ra' }).key;
+    readerB = createApiKey(a.db, SYSTEM_ACTOR, { username: 'rb' }).key;
     server = await spawnServe(['--data-dir', dataDir, '--listen', '127.0.0.1:0'], { CONFVAULT_LOG_LEVEL: 'info' });
   });
 

@@ -1,5 +1,6 @@
 // Seeds (once, then from the cache) the API benchmark's appliance: 10,000 devices in nested groups, 1.1 M backup records, real snapshots.
 import { createHash, randomUUID } from 'node:crypto';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
@@ -122,9 +123,9 @@ async function seed(dataDir: string, key: string, say: (line: string) => void): 
     phase('plan a year of records');
     const inv = insertInventory(app, plan);
     const scopeGroup = inv.regionIds[0];
-    createRole(db, { name: 'bench-reader', permissions: ['backups.view', 'dashboard.view'] });
-    await createUser(db, { username: 'bench-reader', password: 'bench-reader-password', role: 'bench-reader', groups: [scopeGroup], timezone: 'Europe/Berlin' });
-    const apiKey = createApiKey(db, { username: 'bench-reader', name: 'benchmark' }).key;
+    createRole(db, SYSTEM_ACTOR, { name: 'bench-reader', permissions: ['backups.view', 'dashboard.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'bench-reader', password: 'bench-reader-password', role: 'bench-reader', groups: [scopeGroup], timezone: 'Europe/Berlin' });
+    const apiKey = createApiKey(db, SYSTEM_ACTOR, { username: 'bench-reader', name: 'benchmark' }).key;
     phase('groups, credentials, 10,000 devices, scoped user and key');
     const writers = startSnapshotWriters(app, plan);
     const digests = await writers.digests;

@@ -1,5 +1,6 @@
 // API keys managed from the CLI while `serve` runs on the same data dir: every change holds from the next request.
 import { after, before, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { createHash } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -19,10 +20,10 @@ let db: DB;
 before(async () => {
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
-  createRole(a.db, { name: 'viewer', permissions: ['devices.view'] });
-  createRole(a.db, { name: 'blind', permissions: ['dashboard.view'] });
-  await createUser(a.db, { username: 'alice', password: 'alice-password-1', role: 'viewer' });
-  await createUser(a.db, { username: 'bob', password: 'bob-password-1', role: 'blind' });
+  createRole(a.db, SYSTEM_ACTOR, { name: 'viewer', permissions: ['devices.view'] });
+  createRole(a.db, SYSTEM_ACTOR, { name: 'blind', permissions: ['dashboard.view'] });
+  await createUser(a.db, SYSTEM_ACTOR, { username: 'alice', password: 'alice-password-1', role: 'viewer' });
+  await createUser(a.db, SYSTEM_ACTOR, { username: 'bob', password: 'bob-password-1', role: 'blind' });
   a.close();
   server = await spawnServe(['--data-dir', dataDir, '--listen', '127.0.0.1:0'], { CONFVAULT_LOG_LEVEL: 'info' }, {
     imports: [path.join(import.meta.dirname, 'probe-route.ts')],

@@ -1,5 +1,6 @@
 // The server reuses a key's principal while nothing it depends on changes: every change still holds from the next request.
 import { after, before, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { authenticateApiKey, createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
@@ -58,7 +59,7 @@ test('a role losing a permission: the key is refused that route on the next requ
 test('a key past its expiry is refused even though nothing in the database changed', async () => {
   const db = t.services.db;
   await t.keyFor({ permissions: ['devices.view'], username: 'expiring' });
-  const { key, info } = createApiKey(db, { username: 'expiring', expiresInDays: 1 });
+  const { key, info } = createApiKey(db, SYSTEM_ACTOR, { username: 'expiring', expiresInDays: 1 });
   const now = Date.now();
   assert.ok(authenticateApiKey(db, key, now), 'valid now (and its principal cached)');
   assert.equal(authenticateApiKey(db, key, info.expires_at! - 1)?.username, 'expiring');
@@ -68,7 +69,7 @@ test('a key past its expiry is refused even though nothing in the database chang
 test('last use is recorded at most once a minute, and recording it does not rebuild the principal', async () => {
   const db = t.services.db;
   await t.keyFor({ permissions: ['devices.view'], username: 'toucher' });
-  const { key, info } = createApiKey(db, { username: 'toucher' });
+  const { key, info } = createApiKey(db, SYSTEM_ACTOR, { username: 'toucher' });
   const lastUsed = () => db.prepare('SELECT last_used_at FROM api_keys WHERE id = ?').pluck().get(info.id) as number | null;
   const epoch = () => db.prepare('SELECT epoch FROM auth_epoch').pluck().get() as number;
   const before = epoch();

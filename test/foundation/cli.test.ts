@@ -1,5 +1,6 @@
 // The CLI as operators run it: init and the first admin, file modes, users, roles, scopes, usage errors.
 import { after, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { chmodSync, mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
@@ -118,7 +119,7 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
   const group = Number(
     a.db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('core', ?, ?)").run(now, now).lastInsertRowid,
   );
-  createRole(a.db, { name: 'auditor', permissions: ['devices.view', 'backups.view'] });
+  createRole(a.db, SYSTEM_ACTOR, { name: 'auditor', permissions: ['devices.view', 'backups.view'] });
   a.close();
   const cli = (args: string[], input?: string) => runCliAsync([...args, '--data-dir', dataDir], { input });
 

@@ -9,6 +9,7 @@ import { openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { ensureFirstAdmin } from '../../src/features/users/users.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { spawnServe, tempDir } from '../helpers/appliance';
 
 const root = tempDir('confvault-http-');
@@ -16,11 +17,14 @@ const dataDir = path.join(root, 'data');
 const MAX_BODY = 2048;
 let server: Awaited<ReturnType<typeof spawnServe>>;
 let key: string;
+/** A second key of admin's, to be leaked in a URL (and so revoked). */
+let leaked: string;
 
 before(async () => {
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
-  key = createApiKey(a.db, { username: 'admin' }).key;
+  key = createApiKey(a.db, SYSTEM_ACTOR, { username: 'admin' }).key;
+  leaked = createApiKey(a.db, SYSTEM_ACTOR, { username: 'admin', name: 'leaked' }).key;
   a.close();
   const conf = path.join(root, 'appliance.conf');
   writeFileSync(conf, `[server]\nlisten = "127.0.0.1:0"\nmax_body_bytes = ${MAX_BODY}\n[log]\nlevel = "info"\n`);
@@ -142,22 +146,27 @@ test('an unexpected failure is a bare 500 INTERNAL_ERROR to the client and logge
   assert.match(entry.err?.message ?? '', /internal detail/);
 });
 
-test('a key in the query string is refused with 401, even beside a valid header, and never reaches the log', async () => {
+test('a key on record in the query string is refused with 401 even beside a valid header, and revoked; other values pass; never logged', async () => {
+  // Values that only look like keys are ordinary data: a device named cv_lab1, a token, a made-up key.
+  for (const query of ['?q=cv_lab1', '?token=x', '?apikey=abc', `?x=cv_${'B'.repeat(43)}`]) {
+    await expectError(await api(`/api/v1/nothing${query}`, { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
+  }
   const ids: string[] = [];
-  for (const query of [`?api_key=${key}`, `?x=${key}`, `?token=${key.slice(3)}`, `?page=1&X-API-Key=${key}`]) {
-    const res = await api(`/api/v1/nothing${query}`, { headers: withKey() });
-    const body = await expectError(res, 401, 'UNAUTHORIZED');
+  for (const query of [`?api_key=${leaked}`, `?x=${leaked}`, `?page=1&X-API-Key=${encodeURIComponent(leaked)}`]) {
+    const body = await expectError(await api(`/api/v1/nothing${query}`, { headers: withKey() }), 401, 'UNAUTHORIZED');
     assert.match(body.error.message, /X-API-Key header/);
     ids.push(body.error.request_id);
   }
-  const bare = await api(`/api/v1/nothing?x=cv_${'B'.repeat(43)}`);
-  ids.push((await expectError(bare, 401, 'UNAUTHORIZED')).error.request_id);
+  // The leaked key was revoked at its first appearance; the header's key still works.
+  await expectError(await api('/api/v1/nothing', { headers: { 'X-API-Key': leaked } }), 401, 'UNAUTHORIZED');
+  await expectError(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
 
   await sleep(100);
   const log = server.output().stdout;
+  assert.ok(!log.includes(leaked.slice(3)), 'the key appears in the log');
   assert.ok(!log.includes(key.slice(3)), 'the key appears in the log');
   assert.ok(!log.includes('B'.repeat(43)));
-  assert.doesNotMatch(log, /api_key|token=|\?x=/);
+  assert.doesNotMatch(log, /api_key|token=|\?x=|cv_lab1/);
   const lines = log.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
   for (const id of ids) {
     const entry = lines.find((l) => l.request_id === id);

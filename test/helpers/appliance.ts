@@ -1,5 +1,6 @@
 // Test harness: a real appliance (temporary data dir, migrated SQLite file, HTTP on a loopback port) and helpers around it.
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -67,10 +68,10 @@ export async function startTestAppliance(overrides: Record<string, string> = {})
       let role = 'administrator';
       if (permissions !== 'all') {
         role = `role_${name}`;
-        createRole(appliance.db, { name: role, permissions });
+        createRole(appliance.db, SYSTEM_ACTOR, { name: role, permissions });
       }
-      await createUser(appliance.db, { username: name, password: 'test-password-123', role, groups, timezone });
-      return createApiKey(appliance.db, { username: name }).key;
+      await createUser(appliance.db, SYSTEM_ACTOR, { username: name, password: 'test-password-123', role, groups, timezone });
+      return createApiKey(appliance.db, SYSTEM_ACTOR, { username: name }).key;
     },
     api(pathname, init = {}) {
       const headers = new Headers(init.headers);

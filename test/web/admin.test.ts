@@ -1,5 +1,6 @@
 // Users, roles and the group schedule field through the web pages: happy paths, field errors, permission, CSRF and audit.
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { createRole, getRole } from '../../src/features/roles/roles.service';
 import { createUser, getUser } from '../../src/features/users/users.service';
@@ -13,15 +14,15 @@ describe('web users, roles and group schedule', () => {
   let admin: WebClient;
   let viewer: WebClient;
   const g = { a: 0, b: 0 };
-  const audits = (action: string) => t.services.db.prepare('SELECT target, details FROM audit_log WHERE action = ?').all(action) as { target: string; details: string }[];
+  const audits = (action: string) => t.services.db.prepare("SELECT target, details, changes FROM audit_log WHERE action = ? AND door = 'web'").all(action) as { target: string; details: string; changes: string }[];
 
   before(async () => {
     t = await startTestAppliance();
     const db = t.services.db;
     g.a = seedGroup(db, 'Alpha');
     g.b = seedGroup(db, 'Bravo');
-    createRole(db, { name: 'viewer', permissions: ['devices.view', 'dashboard.view'] });
-    await createUser(db, { username: 'viewer1', password: 'viewer-password-1', role: 'viewer' });
+    createRole(db, SYSTEM_ACTOR, { name: 'viewer', permissions: ['devices.view', 'dashboard.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'viewer1', password: 'viewer-password-1', role: 'viewer' });
     admin = new WebClient(t.url);
     assert.equal((await admin.login('admin', 'admin-password-1')).status, 303);
     viewer = new WebClient(t.url);
@@ -52,7 +53,7 @@ describe('web users, roles and group schedule', () => {
     assert.equal(e.res.status, 303);
     assert.deepEqual(getRole(t.services.db, 'operator')?.permissions, ['backups.view', 'devices.view']);
     assert.equal(audits('role.create').length, 1);
-    assert.deepEqual(JSON.parse(audits('role.update')[0].details).to, ['backups.view', 'devices.view']);
+    assert.deepEqual(JSON.parse(audits('role.update')[0].changes).permissions.after, ['backups.view', 'devices.view']);
   });
 
   test('role form errors: duplicate name, unknown permission; administrator is read-only', async () => {
@@ -85,8 +86,9 @@ describe('web users, roles and group schedule', () => {
     const next = await alice.fetch('/devices');
     assert.equal(next.status, 303);
     assert.equal(next.headers.get('location'), '/account/password');
-    assert.equal(JSON.parse(audits('user.create')[0].details).role, 'operator');
-    assert.doesNotMatch(audits('user.create')[0].details, /initial-pass-1/);
+    assert.equal(JSON.parse(audits('user.create')[0].changes).role.after, 'operator');
+    assert.equal(JSON.parse(audits('user.create')[0].changes).password, 'changed');
+    assert.doesNotMatch(JSON.stringify(audits('user.create')), /initial-pass-1/);
   });
 
   test('user form errors: duplicate name, short password, no group ticked', async () => {
@@ -139,8 +141,8 @@ describe('web users, roles and group schedule', () => {
 
   test('without the permissions: 403 and no navigation entries', async () => {
     const db = t.services.db;
-    createRole(db, { name: 'plain', permissions: ['devices.view', 'users.view', 'roles.view'] });
-    await createUser(db, { username: 'plain1', password: 'plain-password-1', role: 'plain' });
+    createRole(db, SYSTEM_ACTOR, { name: 'plain', permissions: ['devices.view', 'users.view', 'roles.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'plain1', password: 'plain-password-1', role: 'plain' });
     const nobody = new WebClient(t.url);
     await nobody.login('viewer1', 'new-password-12');
     // /account is closed until the password is changed, so the token comes from the password page itself.
@@ -173,22 +175,26 @@ describe('web users, roles and group schedule', () => {
 
   test('a user manager cannot hand out more than they hold: no administrator role, no groups outside their scope', async () => {
     const db = t.services.db;
-    createRole(db, { name: 'usermgr', permissions: ['users.view', 'users.create', 'users.update', 'devices.view'] });
-    await createUser(db, { username: 'mgr1', password: 'mgr-password-12', role: 'usermgr', groups: [g.a] });
+    createRole(db, SYSTEM_ACTOR, { name: 'usermgr', permissions: ['users.view', 'users.create', 'users.update', 'devices.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'mgr1', password: 'mgr-password-12', role: 'usermgr', groups: [g.a] });
     const mgr = new WebClient(t.url);
     assert.equal((await mgr.login('mgr1', 'mgr-password-12')).status, 303);
     const self = await postPairs(mgr, '/users/mgr1/edit', [['role', 'administrator'], ['scope', 'all']]);
-    assert.equal(self.res.status, 422, 'granting themselves administrator is refused');
-    assert.match(self.html, /cannot grant permissions you do not hold/);
+    assert.equal(self.res.status, 403, 'changing their own role is refused');
+    assert.match(self.html, /cannot change the role of your own account/);
     assert.equal(getUser(db, 'mgr1')?.role, 'usermgr');
     const wider = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.b)]]);
-    assert.equal(wider.res.status, 422, 'a group outside their own scope is refused');
+    assert.equal(wider.res.status, 403, 'a group outside their own scope is refused');
     const all = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'all']]);
-    assert.equal(all.res.status, 422, 'scope "all" is wider than theirs');
+    assert.equal(all.res.status, 403, 'scope "all" is wider than theirs');
     assert.equal(getUser(db, 'trudy'), undefined);
     const tooMuch = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.a)]]);
-    assert.equal(tooMuch.res.status, 422, 'viewer holds dashboard.view, which the manager does not');
-    createRole(db, { name: 'devreader', permissions: ['devices.view'] });
+    assert.equal(tooMuch.res.status, 403, 'viewer holds dashboard.view, which the manager does not');
+    assert.match(tooMuch.html, /holds permissions you do not \(dashboard\.view\)/);
+    createRole(db, SYSTEM_ACTOR, { name: 'devreader', permissions: ['devices.view'] });
+    const outside = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.b)]]);
+    assert.equal(outside.res.status, 403);
+    assert.match(outside.html, /only grant device groups inside your own scope/);
     const ok = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
     assert.equal(ok.res.status, 303, 'within their permissions and scope it works');
   });

@@ -1,5 +1,6 @@
 // Device-group scope on every page and internal route: a scoped user never sees another group's device (list, search, page, version, diff, dashboard).
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createRole, setRolePermissions } from '../../src/features/roles/roles.service';
@@ -27,8 +28,8 @@ describe('web scope', () => {
     ids.a1v2 = importBackup(db, snapshots, ids.a1, 'hostname alpha\nsnmp community alpha-secret\nip route 10.0.0.0/8 Null0\n', now - 3600_000).id;
     ids.b1v1 = importBackup(db, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret\n', now - 7200_000).id;
     ids.b1v2 = importBackup(db, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret2\n', now - 3600_000).id;
-    createRole(db, { name: 'operator', permissions: ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view'] });
-    await createUser(db, { username: 'scoped', password: 'scoped-password-1', role: 'operator', groups: [A] });
+    createRole(db, SYSTEM_ACTOR, { name: 'operator', permissions: ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'operator', groups: [A] });
     scoped = new WebClient(t.url);
     assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
     admin = new WebClient(t.url);
@@ -106,17 +107,20 @@ describe('web scope', () => {
     assert.equal((await scoped.get('/api-keys')).res.status, 403);
   });
 
-  test('a scope or permission change made elsewhere reaches a live session on its next page', async () => {
+  test('a scope change made elsewhere ends the live session; a role edit reaches it on its next page', async () => {
     const { db } = t.services;
     const B = db.prepare("SELECT id FROM device_groups WHERE name = 'Bravo'").pluck().get() as number;
     const A = db.prepare("SELECT id FROM device_groups WHERE name = 'Alpha'").pluck().get() as number;
     assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
-    setUserScope(db, 'scoped', [A, B]);
-    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 200, 'the wider scope holds on the next page');
-    setRolePermissions(db, 'operator', ['dashboard.view']);
+    setUserScope(db, SYSTEM_ACTOR, 'scoped', [A, B]);
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 303, 'a changed scope ends the user\'s sessions');
+    assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 200, 'the wider scope holds after logging in again');
+    setRolePermissions(db, SYSTEM_ACTOR, 'operator', ['dashboard.view']);
     assert.equal((await scoped.get(`/devices/${ids.a1}`)).res.status, 403, 'the narrower role holds on the next page');
-    setRolePermissions(db, 'operator', ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view']);
-    setUserScope(db, 'scoped', [A]);
+    setRolePermissions(db, SYSTEM_ACTOR, 'operator', ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view']);
+    setUserScope(db, SYSTEM_ACTOR, 'scoped', [A]);
+    assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
     assert.equal((await scoped.get(`/devices/${ids.a1}`)).res.status, 200);
     assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
   });

@@ -1,5 +1,6 @@
 // Web sessions: login (ok, wrong, disabled, throttled), forced password change, idle and absolute expiry, logout; /api/v1 ignores the cookie.
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { createUser, setUserDisabled } from '../../src/features/users/users.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -9,10 +10,10 @@ describe('web sessions', () => {
   let t: TestAppliance;
   before(async () => {
     t = await startTestAppliance();
-    await createUser(t.services.db, { username: 'alice', password: 'alice-password-1', role: 'administrator' });
-    await createUser(t.services.db, { username: 'dora', password: 'dora-password-1', role: 'administrator' });
-    setUserDisabled(t.services.db, 'dora', true);
-    await createUser(t.services.db, { username: 'newbie', password: 'printed-password-1', role: 'administrator', must_change_password: true });
+    await createUser(t.services.db, SYSTEM_ACTOR, { username: 'alice', password: 'alice-password-1', role: 'administrator' });
+    await createUser(t.services.db, SYSTEM_ACTOR, { username: 'dora', password: 'dora-password-1', role: 'administrator' });
+    setUserDisabled(t.services.db, SYSTEM_ACTOR, 'dora', true);
+    await createUser(t.services.db, SYSTEM_ACTOR, { username: 'newbie', password: 'printed-password-1', role: 'administrator', must_change_password: true });
   });
   after(() => t.close());
 
@@ -71,7 +72,7 @@ describe('web sessions', () => {
   });
 
   test('after 5 failures the user is locked out, even with the right password', async () => {
-    await createUser(t.services.db, { username: 'mallory-target', password: 'target-password-1', role: 'administrator' });
+    await createUser(t.services.db, SYSTEM_ACTOR, { username: 'mallory-target', password: 'target-password-1', role: 'administrator' });
     for (let i = 0; i < 5; i++) assert.equal((await new WebClient(t.url).login('mallory-target', `bad-${i}-password`)).status, 401);
     const w = new WebClient(t.url);
     const page = await w.get('/login');
@@ -110,11 +111,11 @@ describe('web sessions', () => {
   });
 
   test('disabling a user ends their live sessions', async () => {
-    await createUser(t.services.db, { username: 'erin', password: 'erin-password-1', role: 'administrator' });
+    await createUser(t.services.db, SYSTEM_ACTOR, { username: 'erin', password: 'erin-password-1', role: 'administrator' });
     const w = new WebClient(t.url);
     await w.login('erin', 'erin-password-1');
     assert.equal((await w.fetch('/devices')).status, 200);
-    setUserDisabled(t.services.db, 'erin', true);
+    setUserDisabled(t.services.db, SYSTEM_ACTOR, 'erin', true);
     assert.equal((await w.fetch('/devices')).status, 303);
   });
 

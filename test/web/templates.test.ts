@@ -1,5 +1,6 @@
 // Template pages: built-ins read-only, custom templates with the API's field errors, and "Try on device" against the simulator.
 import { after, before, describe, test } from 'node:test';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import path from 'node:path';
 import { createRole } from '../../src/features/roles/roles.service';
@@ -49,10 +50,10 @@ describe('web templates', () => {
     ids.frr = seedBuiltinTemplate(db, 'frr');
     ids.a = seedDevice(db, { name: 'alpha-r1', port: sim.port, credential_id: cred, template_id: ids.frr, group_id: A });
     ids.b = seedDevice(db, { name: 'bravo-r1', port: sim.port, credential_id: cred, template_id: ids.frr, group_id: B });
-    createRole(db, { name: 'tpl-runner', permissions: ['templates.view', 'templates.update', 'backups.run', 'devices.view'] });
-    createRole(db, { name: 'tpl-editor', permissions: ['templates.view', 'templates.update'] });
-    await createUser(db, { username: 'scoped', password: 'scoped-password-1', role: 'tpl-runner', groups: [A] });
-    await createUser(db, { username: 'editor', password: 'editor-password-1', role: 'tpl-editor' });
+    createRole(db, SYSTEM_ACTOR, { name: 'tpl-runner', permissions: ['templates.view', 'templates.update', 'backups.run', 'devices.view'] });
+    createRole(db, SYSTEM_ACTOR, { name: 'tpl-editor', permissions: ['templates.view', 'templates.update'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'tpl-runner', groups: [A] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'editor', password: 'editor-password-1', role: 'tpl-editor' });
     admin = new WebClient(t.url);
     assert.equal((await admin.login('admin', 'admin-password-1')).status, 303);
     scoped = new WebClient(t.url);
@@ -186,8 +187,8 @@ describe('web templates', () => {
     assert.equal((await noRun.post('/templates', customForm('sneaky'), { csrf: true })).res.status, 403);
     assert.equal((await noRun.post(`/templates/${ids.custom}/delete`, {}, { csrf: true })).res.status, 403);
 
-    createRole(t.services.db, { name: 'devices-only', permissions: ['devices.view'] });
-    await createUser(t.services.db, { username: 'devonly', password: 'devonly-password-1', role: 'devices-only' });
+    createRole(t.services.db, SYSTEM_ACTOR, { name: 'devices-only', permissions: ['devices.view'] });
+    await createUser(t.services.db, SYSTEM_ACTOR, { username: 'devonly', password: 'devonly-password-1', role: 'devices-only' });
     const d = new WebClient(t.url);
     await d.login('devonly', 'devonly-password-1');
     assert.doesNotMatch((await d.get('/devices')).html, /href="\/templates"/);

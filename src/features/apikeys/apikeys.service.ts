@@ -1,19 +1,36 @@
-// API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request.
+// API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request; a key seen in a URL is revoked as exposed.
 import { createHash, hash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import { ADMINISTRATOR_ROLE, PERMISSIONS, type Permission } from '../../identity/permissions';
 import { SCOPE_ALL, type Principal, type Scope } from '../../identity/principal';
-import { listRolePermissions } from '../roles/roles.store';
-import { expandScopeGroupIds, getUserByUsername } from '../users/users.store';
-import { currentAuthEpoch, findKeyForAuth, getKeyRow, insertKey, listKeyRows, revokeKeyRow, touchKey, type ApiKeyListRow, type KeyAuthRow } from './apikeys.store';
+import { getRoleById, listRolePermissions } from '../roles/roles.store';
+import { expandScopeGroupIds, getUserById, getUserByUsername, type UserRow } from '../users/users.store';
+import { holdingOf, requireNotAbove } from '../users/users.policy';
+import { changesBetween, recordAudit } from '../audit/audit.service';
+import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
+import { authorize } from '../../identity/policy';
+import {
+  currentAuthEpoch,
+  findKeyForAuth,
+  findKeyIdByHash,
+  getKeyRow,
+  insertKey,
+  insertKeyExposure,
+  listKeyRows,
+  revokeKeyRow,
+  touchKey,
+  type ApiKeyListRow,
+  type KeyAuthRow,
+} from './apikeys.store';
 
 export const KEY_PREFIX = 'cv_';
 const DISPLAY_PREFIX_LENGTH = 10;
 const TOUCH_INTERVAL_MS = 60_000;
 const KEY_PATTERN = /^cv_[A-Za-z0-9_-]{43}$/;
 
-export type KeyState = 'active' | 'expired' | 'revoked';
+/** `exposed`: revoked because the key was seen in a URL (it is in some proxy or browser log). */
+export type KeyState = 'active' | 'expired' | 'revoked' | 'exposed';
 
 export interface ApiKeyInfo {
   id: number;
@@ -24,6 +41,7 @@ export interface ApiKeyInfo {
   last_used_at: number | null;
   expires_at: number | null;
   revoked_at: number | null;
+  exposed_at: number | null;
   state: KeyState;
 }
 
@@ -47,16 +65,27 @@ function toInfo(row: ApiKeyListRow): ApiKeyInfo {
     last_used_at: row.last_used_at,
     expires_at: row.expires_at,
     revoked_at: row.revoked_at,
-    state: keyState(row),
+    exposed_at: row.exposed_at,
+    state: row.exposed_at !== null ? 'exposed' : keyState(row),
   };
+}
+
+/** Keys of another user are managed only with `users.update`, and only for a user not above the actor. */
+function requireKeyOwnerReachable(db: DB, actor: Actor, owner: UserRow, what: string): void {
+  if (owner.id === actor.principal.userId) return;
+  authorize(actor, 'users.update');
+  requireNotAbove(actor, owner, holdingOf(db, owner, getRoleById(db, owner.role_id)!), what);
 }
 
 export function createApiKey(
   db: DB,
+  actor: Actor,
   input: { username: string; name?: string; expiresInDays?: number | null },
 ): { key: string; info: ApiKeyInfo } {
+  authorize(actor, 'api_keys.create');
   const user = getUserByUsername(db, input.username);
   if (!user) throw ApiError.notFound(`user "${input.username}"`);
+  requireKeyOwnerReachable(db, actor, user, 'create an API key for');
   const days = input.expiresInDays ?? null;
   if (days !== null && (!Number.isInteger(days) || days < 1 || days > 3650)) {
     throw ApiError.validation([{ field: 'expires_in_days', message: 'must be a whole number of days, 1-3650' }], 'expiry must be 1-3650 days');
@@ -65,15 +94,23 @@ export function createApiKey(
   if (name.length > 128) throw ApiError.validation([{ field: 'name', message: 'at most 128 characters' }], 'key name too long');
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');
   const now = Date.now();
-  const id = insertKey(db, {
-    key_hash: hashKey(key),
-    prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-    name,
-    user_id: user.id,
-    created_at: now,
-    expires_at: days === null ? null : now + days * 86_400_000,
-  });
-  return { key, info: toInfo(getKeyRow(db, id)!) };
+  return db.transaction(() => {
+    const id = insertKey(db, {
+      key_hash: hashKey(key),
+      prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+      name,
+      user_id: user.id,
+      created_at: now,
+      expires_at: days === null ? null : now + days * 86_400_000,
+    });
+    const info = toInfo(getKeyRow(db, id)!);
+    recordAudit(db, actor, {
+      action: 'apikey.create',
+      target: `key ${id}`,
+      changes: changesBetween(null, { owner: info.owner, name: info.name, prefix: info.prefix, expires_at: info.expires_at }),
+    });
+    return { key, info };
+  })();
 }
 
 export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
@@ -83,11 +120,47 @@ export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
   return listKeyRows(db, user.id).map(toInfo);
 }
 
-export function revokeApiKey(db: DB, id: number): ApiKeyInfo {
-  const row = getKeyRow(db, id);
-  if (!row) throw ApiError.notFound(`API key ${id}`);
-  revokeKeyRow(db, id, Date.now());
-  return toInfo(getKeyRow(db, id)!);
+export function revokeApiKey(db: DB, actor: Actor, id: number): ApiKeyInfo {
+  authorize(actor, 'api_keys.delete');
+  return db.transaction(() => {
+    const row = getKeyRow(db, id);
+    if (!row) throw ApiError.notFound(`API key ${id}`);
+    requireKeyOwnerReachable(db, actor, getUserById(db, row.user_id)!, 'revoke an API key of');
+    const now = Date.now();
+    if (revokeKeyRow(db, id, now)) {
+      recordAudit(db, actor, { action: 'apikey.revoke', target: `key ${id}`, changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }), details: { prefix: row.prefix, owner: row.username } });
+    }
+    return toInfo(getKeyRow(db, id)!);
+  })();
+}
+
+/** Whether a query-string value has the shape of a key: only those are looked up (a digest each). */
+export function hasKeyShape(value: string): boolean {
+  return KEY_PATTERN.test(value);
+}
+
+/**
+ * A value of a request's query string that has a key's shape: if it is a key on record (valid, expired or revoked)
+ * the request is to be refused, and a still valid key is revoked and marked exposed, with an audit row (the key now
+ * sits in proxy and browser logs). Returns whether it is a key on record. The value itself is never logged.
+ */
+export function exposeKeyInUrl(db: DB, value: string, requestId: string | null, now = Date.now()): boolean {
+  if (!KEY_PATTERN.test(value)) return false;
+  const id = findKeyIdByHash(db, hashKey(value));
+  if (id === undefined) return false;
+  db.transaction(() => {
+    const row = getKeyRow(db, id)!;
+    if (keyState(row, now) !== 'active' || row.exposed_at !== null) return;
+    insertKeyExposure(db, id, now, requestId);
+    revokeKeyRow(db, id, now);
+    recordAudit(db, { ...SYSTEM_ACTOR, requestId }, {
+      action: 'apikey.exposed',
+      target: `key ${id}`,
+      changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }),
+      details: { prefix: row.prefix, owner: row.username, reason: 'the key was sent in a URL query string; it has been revoked' },
+    });
+  })();
+  return true;
 }
 
 /** Build the principal for a user: role permissions and expanded device-group scope, read fresh every time. */

@@ -16,6 +16,8 @@ export interface ApiKeyRow {
 
 export interface ApiKeyListRow extends ApiKeyRow {
   username: string;
+  /** When the key was seen in a URL's query string (schema 0007), or null. */
+  exposed_at: number | null;
 }
 
 /** The whole authentication lookup: key, owner and role in one indexed query. */
@@ -87,7 +89,8 @@ export function insertKey(db: DB, k: Omit<ApiKeyRow, 'id' | 'last_used_at' | 're
 }
 
 export function listKeyRows(db: DB, userId?: number): ApiKeyListRow[] {
-  const base = 'SELECT k.*, u.username FROM api_keys k JOIN users u ON u.id = k.user_id';
+  const base = `SELECT k.*, u.username, x.exposed_at FROM api_keys k JOIN users u ON u.id = k.user_id
+                  LEFT JOIN api_key_exposures x ON x.key_id = k.id`;
   return (
     userId === undefined
       ? db.prepare(`${base} ORDER BY k.id`).all()
@@ -96,11 +99,26 @@ export function listKeyRows(db: DB, userId?: number): ApiKeyListRow[] {
 }
 
 export function getKeyRow(db: DB, id: number): ApiKeyListRow | undefined {
-  return db.prepare('SELECT k.*, u.username FROM api_keys k JOIN users u ON u.id = k.user_id WHERE k.id = ?').get(id) as
+  return db
+    .prepare(
+      `SELECT k.*, u.username, x.exposed_at FROM api_keys k JOIN users u ON u.id = k.user_id
+         LEFT JOIN api_key_exposures x ON x.key_id = k.id WHERE k.id = ?`,
+    )
+    .get(id) as
     | ApiKeyListRow
     | undefined;
 }
 
 export function revokeKeyRow(db: DB, id: number, at: number): boolean {
   return db.prepare('UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL').run(at, id).changes > 0;
+}
+
+/** The key with this digest, whatever its state (the key-in-URL check). */
+export function findKeyIdByHash(db: DB, hash: Buffer): number | undefined {
+  return db.prepare('SELECT id FROM api_keys WHERE key_hash = ?').pluck().get(hash) as number | undefined;
+}
+
+/** Record that a key was seen in a URL; false when it already was. */
+export function insertKeyExposure(db: DB, keyId: number, at: number, requestId: string | null): boolean {
+  return db.prepare('INSERT OR IGNORE INTO api_key_exposures (key_id, exposed_at, request_id) VALUES (?, ?, ?)').run(keyId, at, requestId).changes > 0;
 }

@@ -1,4 +1,4 @@
-// Roles: the built-in administrator (every permission, cannot be reduced) and custom roles with a set of permissions.
+// Roles: the built-in administrator (every permission, cannot be reduced) and custom roles, created and edited under the grant rules, audited.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
 import { ADMINISTRATOR_ROLE, PERMISSIONS, isPermission, type Permission } from '../../identity/permissions';
@@ -10,6 +10,10 @@ import {
   replaceRolePermissions,
   type RoleRow,
 } from './roles.store';
+import { changesBetween, recordAudit } from '../audit/audit.service';
+import { isUserActor, type Actor } from '../../identity/actor';
+import { authorize, denied, missingPermissions } from '../../identity/policy';
+import { requireFullAdminRemains } from '../users/users.policy';
 
 export interface Role {
   id: number;
@@ -47,21 +51,31 @@ export function parsePermissions(list: readonly string[]): Permission[] {
   return [...new Set(list as Permission[])].sort();
 }
 
-export function createRole(db: DB, input: { name: string; description?: string; permissions: readonly string[] }): Role {
+/** Create a role: `roles.create`, and only permissions the creator holds. */
+export function createRole(db: DB, actor: Actor, input: { name: string; description?: string; permissions: readonly string[] }): Role {
+  authorize(actor, 'roles.create');
   const permissions = parsePermissions(input.permissions);
   const name = input.name.trim();
   if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
     throw ApiError.validation([{ field: 'name', message: 'use 1-64 letters, digits, dot, dash or underscore' }], 'invalid role name');
   }
+  const missing = missingPermissions(permissions, actor.principal.permissions);
+  if (missing.length) throw denied(`You cannot create a role with permissions you do not hold (${missing.join(', ')})`, { missing });
   return db.transaction(() => {
+    let id: number;
     try {
-      const id = insertRole(db, { name, description: input.description ?? '', builtin: false });
-      replaceRolePermissions(db, id, permissions);
-      return toRole(db, { id, name, description: input.description ?? '', builtin: 0, created_at: Date.now() });
+      id = insertRole(db, { name, description: input.description ?? '', builtin: false });
     } catch (err) {
       if (isUniqueViolation(err)) throw new ApiError('ROLE_NAME_EXISTS', `a role named "${name}" already exists`);
       throw err;
     }
+    replaceRolePermissions(db, id, permissions);
+    recordAudit(db, actor, {
+      action: 'role.create',
+      target: `role ${name}`,
+      changes: changesBetween(null, { description: input.description ?? '', permissions }),
+    });
+    return toRole(db, { id, name, description: input.description ?? '', builtin: 0, created_at: Date.now() });
   })();
 }
 
@@ -74,11 +88,31 @@ export function getRole(db: DB, name: string): Role | undefined {
   return row && toRole(db, row);
 }
 
-export function setRolePermissions(db: DB, name: string, permissions: readonly string[]): Role {
-  const row = getRoleByName(db, name);
-  if (!row) throw ApiError.notFound(`role "${name}"`);
-  if (row.builtin) throw new ApiError('ROLE_BUILTIN_READONLY', 'the administrator role always holds every permission');
+/**
+ * Replace a custom role's permissions: `roles.update`; never the administrator role nor a role the editor holds
+ * (that would be raising oneself); only adding permissions the editor holds; and never taking the last full
+ * administrator's permissions away.
+ */
+export function setRolePermissions(db: DB, actor: Actor, name: string, permissions: readonly string[]): Role {
+  authorize(actor, 'roles.update');
   const perms = parsePermissions(permissions);
-  db.transaction(() => replaceRolePermissions(db, row.id, perms))();
-  return toRole(db, row);
+  return db.transaction(() => {
+    const row = getRoleByName(db, name);
+    if (!row) throw ApiError.notFound(`role "${name}"`);
+    if (row.builtin) throw new ApiError('ROLE_BUILTIN_READONLY', 'the administrator role always holds every permission');
+    if (isUserActor(actor) && actor.principal.roleName.toLowerCase() === row.name.toLowerCase()) {
+      throw denied(`You cannot change the role "${row.name}": it is your own role`);
+    }
+    const before = listRolePermissions(db, row.id) as Permission[];
+    const added = perms.filter((p) => !before.includes(p));
+    const missing = missingPermissions(added, actor.principal.permissions);
+    if (missing.length) throw denied(`You cannot add permissions you do not hold (${missing.join(', ')})`, { missing });
+    const wasFull = PERMISSIONS.every((p) => before.includes(p));
+    if (wasFull && !PERMISSIONS.every((p) => perms.includes(p))) {
+      requireFullAdminRemains(db, (u) => u.role_id !== row.id, `reducing the role ${row.name}`);
+    }
+    replaceRolePermissions(db, row.id, perms);
+    recordAudit(db, actor, { action: 'role.update', target: `role ${row.name}`, changes: changesBetween({ permissions: before }, { permissions: perms }) });
+    return toRole(db, row);
+  })();
 }

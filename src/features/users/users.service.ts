@@ -1,12 +1,17 @@
-// Users: create, list, disable, change password, role and device-group scope; the first administrator.
+// Users: create, list, disable, change password, role and device-group scope, each checked and audited; the first administrator.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
 import { ADMINISTRATOR_ROLE } from '../../identity/permissions';
 import { MIN_PASSWORD_LENGTH, generatePassword, hashPassword, verifyPassword } from '../../identity/password';
-import { getRoleById, getRoleByName } from '../roles/roles.store';
+import { getRoleById, getRoleByName, type RoleRow } from '../roles/roles.store';
+import { changesBetween, recordAudit } from '../audit/audit.service';
+import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
+import { authorize } from '../../identity/policy';
+import { holdingOf, isFull, requireFullAdminRemains, requireGrantable, requireNotAbove, requireNotSelf, rolePermissions, scopeOfGroups, type Holding } from './users.policy';
 import { ensureBuiltinRoles } from '../roles/roles.service';
 import { isValidTimeZone } from '../../config/config';
 import {
+  deleteUserSessions,
   existingGroupIds,
   getUserByUsername,
   insertUser,
@@ -52,7 +57,15 @@ export interface CreateUserInput {
   must_change_password?: boolean;
 }
 
-export async function createUser(db: DB, input: CreateUserInput): Promise<User> {
+function roleOrInvalid(db: DB, name: string): RoleRow {
+  const role = getRoleByName(db, name);
+  if (!role) throw ApiError.validation([{ field: 'role', message: `role "${name}" does not exist` }], `role "${name}" does not exist`);
+  return role;
+}
+
+/** Create a user: `users.create`, and only a role and scope the actor holds themselves. */
+export async function createUser(db: DB, actor: Actor, input: CreateUserInput): Promise<User> {
+  authorize(actor, 'users.create');
   const username = input.username.trim();
   if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(username)) {
     throw ApiError.validation([{ field: 'username', message: 'use 1-64 letters, digits, dot, dash, underscore or @' }], 'invalid username');
@@ -61,29 +74,26 @@ export async function createUser(db: DB, input: CreateUserInput): Promise<User> 
   if (input.timezone && !isValidTimeZone(input.timezone)) {
     throw ApiError.validation([{ field: 'timezone', message: 'unknown IANA time zone' }], 'unknown time zone');
   }
-  const role = getRoleByName(db, input.role);
-  if (!role) throw ApiError.validation([{ field: 'role', message: `role "${input.role}" does not exist` }], `role "${input.role}" does not exist`);
+  const role = roleOrInvalid(db, input.role);
   const groups = input.groups ?? null;
   if (groups) checkGroups(db, groups);
+  requireGrantable(actor, { name: role.name, permissions: rolePermissions(db, role) }, groups);
   const hash = await hashPassword(input.password);
-  const id = db.transaction(() => {
+  const mustChange = input.must_change_password ?? false;
+  db.transaction(() => {
     try {
-      const id = insertUser(db, {
-        username,
-        password_hash: hash,
-        role_id: role.id,
-        scope_all: groups === null,
-        must_change_password: input.must_change_password ?? false,
-        timezone: input.timezone ?? null,
-      });
+      const id = insertUser(db, { username, password_hash: hash, role_id: role.id, scope_all: groups === null, must_change_password: mustChange, timezone: input.timezone ?? null });
       if (groups) replaceScopeGroups(db, id, groups);
-      return id;
     } catch (err) {
       if (isUniqueViolation(err)) throw new ApiError('USERNAME_EXISTS', `a user named "${username}" already exists`);
       throw err;
     }
+    recordAudit(db, actor, {
+      action: 'user.create',
+      target: `user ${username}`,
+      changes: changesBetween(null, { role: role.name, scope: groups ?? 'all', timezone: input.timezone ?? null, must_change_password: mustChange, password: 'x' }, { secret: ['password'] }),
+    });
   })();
-  void id;
   return getUser(db, username)!;
 }
 
@@ -115,34 +125,116 @@ function requireUser(db: DB, username: string): UserRow {
   return row;
 }
 
-export function setUserDisabled(db: DB, username: string, disabled: boolean): User {
+/** The target user with what they hold, after the actor's checks for acting on them. */
+function targetFor(db: DB, actor: Actor, username: string, what: string): { row: UserRow; role: RoleRow; held: Holding } {
   const row = requireUser(db, username);
-  updateUserFields(db, row.id, { disabled: disabled ? 1 : 0 });
-  return toUser(db, { ...row, disabled: disabled ? 1 : 0 });
+  const role = getRoleById(db, row.role_id)!;
+  const held = holdingOf(db, row, role);
+  requireNotAbove(actor, row, held, what);
+  return { row, role, held };
 }
 
-export async function setUserPassword(db: DB, username: string, password: string, opts: { mustChange?: boolean } = {}): Promise<void> {
-  const row = requireUser(db, username);
-  validatePassword(password);
-  updateUserFields(db, row.id, { password_hash: await hashPassword(password), must_change_password: opts.mustChange ? 1 : 0 });
-}
-
-export function setUserRole(db: DB, username: string, roleName: string): User {
-  const row = requireUser(db, username);
-  const role = getRoleByName(db, roleName);
-  if (!role) throw ApiError.validation([{ field: 'role', message: `role "${roleName}" does not exist` }], `role "${roleName}" does not exist`);
-  updateUserFields(db, row.id, { role_id: role.id });
-  return toUser(db, { ...row, role_id: role.id });
-}
-
-export function setUserScope(db: DB, username: string, groups: number[] | null): User {
-  const row = requireUser(db, username);
-  if (groups) checkGroups(db, groups);
-  db.transaction(() => {
-    updateUserFields(db, row.id, { scope_all: groups === null ? 1 : 0 });
-    replaceScopeGroups(db, row.id, groups ?? []);
+/** Disable or enable a user; disabling ends their web sessions (their API keys stop on the next request). */
+export function setUserDisabled(db: DB, actor: Actor, username: string, disabled: boolean): User {
+  authorize(actor, 'users.update');
+  return db.transaction(() => {
+    const { row, held } = targetFor(db, actor, username, disabled ? 'disable' : 'enable');
+    if (disabled) requireNotSelf(actor, row.id, 'disable');
+    if (disabled && row.disabled === 0 && isFull(held)) {
+      requireFullAdminRemains(db, (u) => u.id !== row.id, `disabling ${row.username}`);
+    }
+    updateUserFields(db, row.id, { disabled: disabled ? 1 : 0 });
+    const ended = disabled ? deleteUserSessions(db, row.id) : 0;
+    recordAudit(db, actor, {
+      action: disabled ? 'user.disable' : 'user.enable',
+      target: `user ${row.username}`,
+      changes: changesBetween({ disabled: row.disabled === 1 }, { disabled }),
+      details: ended ? { sessions_ended: ended } : {},
+    });
+    return toUser(db, { ...row, disabled: disabled ? 1 : 0 });
   })();
-  return toUser(db, { ...row, scope_all: groups === null ? 1 : 0 });
+}
+
+/**
+ * Set a user's password (an administrator's reset, or the CLI's passwd). Every web session of the user ends, but
+ * `keepSession` (the actor's own, when resetting their own password).
+ */
+export async function setUserPassword(
+  db: DB,
+  actor: Actor,
+  username: string,
+  password: string,
+  opts: { mustChange?: boolean; keepSession?: Buffer | null } = {},
+): Promise<void> {
+  authorize(actor, 'users.update');
+  targetFor(db, actor, username, 'reset the password of');
+  validatePassword(password);
+  const hash = await hashPassword(password);
+  db.transaction(() => {
+    // Read again after the hash: the user may have changed meanwhile (the checks hold on the current row).
+    const { row } = targetFor(db, actor, username, 'reset the password of');
+    updateUserFields(db, row.id, { password_hash: hash, must_change_password: opts.mustChange ? 1 : 0 });
+    const ended = deleteUserSessions(db, row.id, opts.keepSession ?? null);
+    recordAudit(db, actor, {
+      action: 'user.password_reset',
+      target: `user ${row.username}`,
+      changes: { password: 'changed', ...changesBetween({ must_change_password: row.must_change_password === 1 }, { must_change_password: opts.mustChange === true }) },
+      details: { sessions_ended: ended },
+    });
+  })();
+}
+
+/** A user changes their own password, proving the current one; their other sessions end. */
+export async function changeOwnPassword(db: DB, actor: Actor, input: { current: string; password: string; confirm: string }, keepSession: Buffer | null): Promise<void> {
+  const username = actor.principal.username;
+  const check = await checkUserPassword(db, username, input.current);
+  if (check.result !== 'ok') throw ApiError.validation([{ field: 'current', message: 'The current password is not right.' }]);
+  if (input.password !== input.confirm) throw ApiError.validation([{ field: 'confirm', message: 'The two new passwords differ.' }]);
+  if (input.password === input.current) throw ApiError.validation([{ field: 'password', message: 'Choose a password different from the current one.' }]);
+  validatePassword(input.password);
+  const hash = await hashPassword(input.password);
+  db.transaction(() => {
+    const row = requireUser(db, username);
+    updateUserFields(db, row.id, { password_hash: hash, must_change_password: 0 });
+    const ended = deleteUserSessions(db, row.id, keepSession);
+    recordAudit(db, actor, { action: 'user.password_change', target: `user ${row.username}`, changes: { password: 'changed' }, details: { sessions_ended: ended } });
+  })();
+}
+
+/**
+ * Change a user's role and/or device-group scope (undefined: unchanged). Only with `users.update`, never one's own,
+ * never a user above the actor, only a role and groups the actor holds, and never the last full administrator's.
+ * The user's web sessions end: they log in again under the new rights.
+ */
+export function updateUserAccess(db: DB, actor: Actor, username: string, change: { role?: string; groups?: number[] | null }): User {
+  authorize(actor, 'users.update');
+  return db.transaction(() => {
+    const { row, role: oldRole, held } = targetFor(db, actor, username, 'change');
+    requireNotSelf(actor, row.id, change.role !== undefined ? 'change the role of' : 'change the scope of');
+    const role = change.role !== undefined ? roleOrInvalid(db, change.role) : oldRole;
+    const oldGroups = row.scope_all ? null : listScopeGroupIds(db, row.id);
+    const groups = change.groups !== undefined ? change.groups : oldGroups;
+    if (groups) checkGroups(db, groups);
+    requireGrantable(actor, { name: role.name, permissions: rolePermissions(db, role) }, groups);
+    const after: Holding = { permissions: rolePermissions(db, role), scope: scopeOfGroups(db, groups) };
+    if (isFull(held) && !isFull(after) && row.disabled === 0) {
+      requireFullAdminRemains(db, (u) => u.id !== row.id, `changing the role or scope of ${row.username}`);
+    }
+    updateUserFields(db, row.id, { role_id: role.id, scope_all: groups === null ? 1 : 0 });
+    replaceScopeGroups(db, row.id, groups ?? []);
+    const changes = changesBetween({ role: oldRole.name, scope: oldGroups ?? 'all' }, { role: role.name, scope: groups ?? 'all' });
+    const ended = Object.keys(changes).length ? deleteUserSessions(db, row.id) : 0;
+    recordAudit(db, actor, { action: 'user.update', target: `user ${row.username}`, changes, details: ended ? { sessions_ended: ended } : {} });
+    return toUser(db, { ...row, role_id: role.id, scope_all: groups === null ? 1 : 0 });
+  })();
+}
+
+export function setUserRole(db: DB, actor: Actor, username: string, roleName: string): User {
+  return updateUserAccess(db, actor, username, { role: roleName });
+}
+
+export function setUserScope(db: DB, actor: Actor, username: string, groups: number[] | null): User {
+  return updateUserAccess(db, actor, username, { groups });
 }
 
 /**
@@ -154,7 +246,7 @@ export async function ensureFirstAdmin(db: DB, password?: string): Promise<strin
   if (getUserByUsername(db, 'admin')) return null;
   const pw = password ?? generatePassword();
   try {
-    await createUser(db, { username: 'admin', password: pw, role: ADMINISTRATOR_ROLE, must_change_password: password === undefined });
+    await createUser(db, SYSTEM_ACTOR, { username: 'admin', password: pw, role: ADMINISTRATOR_ROLE, must_change_password: password === undefined });
   } catch (err) {
     // Another process (CLI and server starting together) created it between our check and insert.
     if (err instanceof ApiError && err.code === 'USERNAME_EXISTS') return null;
@@ -163,13 +255,22 @@ export async function ensureFirstAdmin(db: DB, password?: string): Promise<strin
   return pw;
 }
 
-export function setUserTimezone(db: DB, username: string, timezone: string | null): User {
+/** A user's own time zone (their profile), or another's with `users.update` over a user not above the actor. */
+export function setUserTimezone(db: DB, actor: Actor, username: string, timezone: string | null): User {
   const row = requireUser(db, username);
+  if (row.id !== actor.principal.userId) {
+    authorize(actor, 'users.update');
+    targetFor(db, actor, username, 'change the profile of');
+  }
   if (timezone && !isValidTimeZone(timezone)) {
     throw ApiError.validation([{ field: 'timezone', message: 'unknown IANA time zone' }], 'unknown time zone');
   }
-  updateUserFields(db, row.id, { timezone: timezone || null });
-  return toUser(db, { ...row, timezone: timezone || null });
+  const tz = timezone || null;
+  return db.transaction(() => {
+    updateUserFields(db, row.id, { timezone: tz });
+    recordAudit(db, actor, { action: 'user.profile_update', target: `user ${row.username}`, changes: changesBetween({ timezone: row.timezone }, { timezone: tz }) });
+    return toUser(db, { ...row, timezone: tz });
+  })();
 }
 
 // Verified when the username is unknown, so that a wrong name takes as long as a wrong password.

@@ -86,3 +86,33 @@ export function existingGroupIds(db: DB, ids: readonly number[]): Set<number> {
   const stmt = db.prepare('SELECT id FROM device_groups WHERE id = ?').pluck();
   return new Set(ids.filter((id) => stmt.get(id) !== undefined));
 }
+
+/** Enabled users whose scope is "all", with their role: the candidates for "holds every permission". */
+export function listEnabledScopeAllUsers(db: DB): { id: number; role_id: number; role_name: string; role_builtin: number }[] {
+  return db
+    .prepare(
+      `SELECT u.id, u.role_id, r.name AS role_name, r.builtin AS role_builtin
+         FROM users u JOIN roles r ON r.id = u.role_id
+        WHERE u.disabled = 0 AND u.scope_all = 1`,
+    )
+    .all() as { id: number; role_id: number; role_name: string; role_builtin: number }[];
+}
+
+/** End a user's web sessions (all, or all but one): a changed password, role, scope or a disabled account. */
+export function deleteUserSessions(db: DB, userId: number, exceptHash: Buffer | null = null): number {
+  return db.prepare('DELETE FROM web_sessions WHERE user_id = ? AND (? IS NULL OR id_hash <> ?)').run(userId, exceptHash, exceptHash).changes;
+}
+
+/** Groups and all their descendants (the scope a list of groups would give). */
+export function expandGroupIds(db: DB, groupIds: readonly number[]): number[] {
+  if (groupIds.length === 0) return [];
+  return db
+    .prepare(
+      `WITH RECURSIVE s(id) AS (
+         SELECT value FROM json_each(?)
+         UNION SELECT g.id FROM device_groups g JOIN s ON g.parent_id = s.id)
+       SELECT id FROM s`,
+    )
+    .pluck()
+    .all(JSON.stringify(groupIds)) as number[];
+}

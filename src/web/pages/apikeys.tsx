@@ -2,9 +2,10 @@
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../features/apikeys/apikeys.service';
+import { actorOf } from '../../http/context';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
-import { audit, can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
+import { can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
 
 export function registerApiKeys(web: Hono<WebEnv>): void {
   web.get('/api-keys', need('api_keys.view'), (c) => keysPage(c, {}));
@@ -17,8 +18,7 @@ export function registerApiKeys(web: Hono<WebEnv>): void {
       return keysPage(c, { errors: { expires_in_days: 'must be a whole number of days, 1-3650' }, values: f }, 422);
     }
     try {
-      const { key, info } = createApiKey(c.get('app').db, { username: c.get('principal').username, name: f.name, expiresInDays });
-      audit(c, 'apikey.create', `key ${info.id}`, { prefix: info.prefix, name: info.name, expires_at: info.expires_at });
+      const { key, info } = createApiKey(c.get('app').db, actorOf(c), { username: c.get('principal').username, name: f.name, expiresInDays });
       return keysPage(c, { created: { key, info } }, 201);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -33,8 +33,7 @@ export function registerApiKeys(web: Hono<WebEnv>): void {
     // Only one's own keys: the list below shows no one else's, and a forged id must not reach them either.
     const own = listApiKeys(db, c.get('principal').username).find((k) => k.id === id);
     if (!own) throw ApiError.notFound(`API key ${id}`);
-    const info = revokeApiKey(db, id);
-    audit(c, 'apikey.revoke', `key ${id}`, { prefix: info.prefix });
+    const info = revokeApiKey(db, actorOf(c), id);
     return redirectWith(c, '/api-keys', `Key ${info.prefix}… revoked: it is refused from now on.`);
   });
 }
@@ -121,7 +120,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
                     <td>{k.last_used_at ? formatTime(k.last_used_at, tz) : 'never'}</td>
                     <td>{k.expires_at ? formatTime(k.expires_at, tz) : 'never'}</td>
                     <td>
-                      <span class={`badge ${k.state}`}>{k.state}</span>
+                      <span class={`badge ${k.state}`} title={k.state === 'exposed' ? 'Revoked: the key was sent in a URL query string, so it is in proxy and browser logs. Create a new key and send it only in the X-API-Key header.' : undefined}>{k.state}</span>
                     </td>
                     <td>
                       {k.state === 'active' && can(c, 'api_keys.delete') ? (

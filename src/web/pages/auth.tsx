@@ -1,28 +1,27 @@
 // Login (throttled, CSRF-protected by a pre-session cookie), logout, password change (forced for the first admin) and own profile.
 import type { Hono } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
-import { getConnInfo } from '@hono/node-server/conninfo';
 import { ApiError } from '../../errors';
-import { checkUserPassword, getUser, setUserPassword, setUserTimezone, validatePassword } from '../../features/users/users.service';
-import { recordAnonymousAudit } from '../../features/audit/audit.service';
+import { changeOwnPassword, getUser, setUserTimezone } from '../../features/users/users.service';
+import { actorOf } from '../../http/context';
+import { clientOf } from '../../http/client';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
-import { SESSION_COOKIE, createSession, endOtherSessions, endSession, newToken, tokensEqual } from '../session/sessions.service';
+import { login, logout } from '../session/login.service';
+import { SESSION_COOKIE, newToken, tokensEqual } from '../session/sessions.service';
 import type { LoginThrottle } from '../session/throttle';
-import { audit, fieldErrors, formFields, type WebContext, type WebEnv } from '../web-context';
+import { fieldErrors, formFields, type WebContext, type WebEnv } from '../web-context';
 
 const LOGIN_CSRF_COOKIE = 'confvault_login';
 
+/** The client's address: the TCP peer's, or the one a trusted proxy reports (server.trusted_proxies). */
 export function clientAddress(c: WebContext): string {
-  try {
-    return getConnInfo(c).remote.address ?? 'unknown';
-  } catch {
-    return 'unknown';
-  }
+  return clientOf(c, c.get('app').config.server.trusted_proxies).address;
 }
 
+/** Cookies are Secure when the client speaks HTTPS: to our TLS listener, or to a trusted TLS-terminating proxy. */
 function secure(c: WebContext): boolean {
-  return new URL(c.req.url).protocol === 'https:' || Boolean(c.get('app').config.server.tls_cert);
+  return clientOf(c, c.get('app').config.server.trusted_proxies).scheme === 'https' || Boolean(c.get('app').config.server.tls_cert);
 }
 
 /** Only same-site paths: `next` must never send the user to another host after login. */
@@ -73,37 +72,27 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
       setCookie(c, LOGIN_CSRF_COOKIE, token, { path: '/login', httpOnly: true, sameSite: 'Strict', secure: secure(c), maxAge: 3600 });
       return render(c, { title: 'Log in', status }, <LoginForm token={token} next={next} username={username} error={error} />);
     };
-    const wait = throttle.retryAfter(username, address);
-    if (wait > 0) {
-      c.header('Retry-After', String(Math.ceil(wait / 1000)));
-      return again(`Too many failed attempts. Try again in ${Math.ceil(wait / 1000)} seconds.`, 429);
-    }
     const db = c.get('app').db;
-    const check = await checkUserPassword(db, username, f.password ?? '');
-    if (check.result === 'bad') {
-      throttle.recordFailure(username, address);
-      recordAnonymousAudit(db, { actorName: username, action: 'login.failure', target: address, door: 'web', requestId: c.get('requestId') });
-      return again('Wrong username or password.', 401);
+    const outcome = await login(db, throttle, { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId') });
+    if (outcome.result === 'throttled') {
+      const seconds = Math.ceil(outcome.retryAfterMs / 1000);
+      c.header('Retry-After', String(seconds));
+      return again(`Too many failed attempts. Try again in ${seconds} seconds.`, 429);
     }
-    if (check.result === 'disabled') {
-      recordAnonymousAudit(db, { actorName: check.username, userId: check.userId, action: 'login.refused_disabled', target: address, door: 'web', requestId: c.get('requestId') });
-      return again('This account is disabled. Ask an administrator to enable it.', 403);
-    }
-    throttle.recordSuccess(username);
-    const id = createSession(db, check.userId, { address, userAgent: c.req.header('User-Agent') ?? '' });
-    recordAnonymousAudit(db, { actorName: check.username, userId: check.userId, action: 'login.success', target: address, door: 'web', requestId: c.get('requestId') });
+    if (outcome.result === 'bad') return again('Wrong username or password.', 401);
+    if (outcome.result === 'disabled') return again('This account is disabled. Ask an administrator to enable it.', 403);
+    const id = outcome.cookie;
     deleteCookie(c, LOGIN_CSRF_COOKIE, { path: '/login' });
     // No maxAge: a browser session cookie; the server enforces idle and absolute expiry.
     setCookie(c, SESSION_COOKIE, id, { path: '/', httpOnly: true, sameSite: 'Lax', secure: secure(c) });
-    return c.redirect(check.mustChangePassword ? '/account/password' : next, 303);
+    return c.redirect(outcome.mustChangePassword ? '/account/password' : next, 303);
   });
 }
 
 /** Routes behind the session: logout and the user's own account. */
 export function registerAccount(web: Hono<WebEnv>): void {
   web.post('/logout', (c) => {
-    audit(c, 'logout');
-    endSession(c.get('app').db, c.get('session').idHash);
+    logout(c.get('app').db, actorOf(c), c.get('session').idHash);
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
     return c.redirect('/login', 303);
   });
@@ -111,23 +100,13 @@ export function registerAccount(web: Hono<WebEnv>): void {
   web.get('/account/password', (c) => passwordPage(c, null));
   web.post('/account/password', async (c) => {
     const f = await formFields(c);
-    const p = c.get('principal');
-    const db = c.get('app').db;
-    const check = await checkUserPassword(db, p.username, f.current ?? '');
-    if (check.result !== 'ok') return passwordPage(c, { current: 'The current password is not right.' }, 422);
-    if (f.password !== f.confirm) return passwordPage(c, { confirm: 'The two new passwords differ.' }, 422);
-    if (f.password === f.current) return passwordPage(c, { password: 'Choose a password different from the current one.' }, 422);
     try {
-      validatePassword(f.password ?? '');
-      await setUserPassword(db, p.username, f.password ?? '');
+      await changeOwnPassword(c.get('app').db, actorOf(c), { current: f.current ?? '', password: f.password ?? '', confirm: f.confirm ?? '' }, c.get('session').idHash);
     } catch (err) {
       const errors = fieldErrors(err);
       if (errors) return passwordPage(c, errors, 422);
       throw err;
     }
-    // Anyone else holding a session of this user (a stolen cookie, another browser) must log in again.
-    endOtherSessions(db, p.userId, c.get('session').idHash);
-    audit(c, 'user.password_change', p.username);
     return redirectWith(c, '/', 'Your password has been changed.');
   });
 
@@ -135,13 +114,12 @@ export function registerAccount(web: Hono<WebEnv>): void {
   web.post('/account', async (c) => {
     const f = await formFields(c);
     try {
-      setUserTimezone(c.get('app').db, c.get('principal').username, (f.timezone ?? '').trim() || null);
+      setUserTimezone(c.get('app').db, actorOf(c), c.get('principal').username, (f.timezone ?? '').trim() || null);
     } catch (err) {
       const errors = fieldErrors(err);
       if (errors) return accountPage(c, errors, 422);
       throw err;
     }
-    audit(c, 'user.profile_update', c.get('principal').username, { timezone: f.timezone || null });
     return redirectWith(c, '/account', 'Profile saved.');
   });
 }

@@ -2,10 +2,16 @@
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { createRole, getRole, listRoles, setRolePermissions, type Role } from '../../features/roles/roles.service';
+import { actorOf } from '../../http/context';
 import { PERMISSIONS } from '../../identity/permissions';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
-import { audit, can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
+import { can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
+
+/** A refused change keeps its form on screen: 403 for a policy refusal, 422 for bad input. */
+function statusOf(err: unknown): number {
+  return err instanceof ApiError && err.code === 'PERMISSION_DENIED' ? 403 : 422;
+}
 
 /** The ticked permission checkboxes (all named `permissions`). */
 async function tickedPermissions(c: WebContext): Promise<string[]> {
@@ -27,12 +33,11 @@ export function registerRoles(web: Hono<WebEnv>): void {
     const f = await formFields(c);
     const permissions = await tickedPermissions(c);
     try {
-      const r = createRole(c.get('app').db, { name: f.name ?? '', description: f.description ?? '', permissions });
-      audit(c, 'role.create', r.name, { permissions: r.permissions });
+      const r = createRole(c.get('app').db, actorOf(c), { name: f.name ?? '', description: f.description ?? '', permissions });
       return redirectWith(c, '/roles', `Role ${r.name} created.`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, null, { name: f.name ?? '', description: f.description ?? '', permissions }, errors);
+      if (errors) return formPage(c, null, { name: f.name ?? '', description: f.description ?? '', permissions }, errors, statusOf(err));
       throw err;
     }
   });
@@ -41,12 +46,11 @@ export function registerRoles(web: Hono<WebEnv>): void {
     const before = roleOr404(c);
     const permissions = await tickedPermissions(c);
     try {
-      const r = setRolePermissions(c.get('app').db, before.name, permissions);
-      audit(c, 'role.update', r.name, { from: before.permissions, to: r.permissions });
+      const r = setRolePermissions(c.get('app').db, actorOf(c), before.name, permissions);
       return redirectWith(c, '/roles', `Role ${r.name} saved.`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, before, { name: before.name, description: before.description, permissions }, errors);
+      if (errors) return formPage(c, before, { name: before.name, description: before.description, permissions }, errors, statusOf(err));
       throw err;
     }
   });
@@ -85,7 +89,7 @@ function listPage(c: WebContext) {
   );
 }
 
-function formPage(c: WebContext, role: Role | null, values?: { name: string; description: string; permissions: string[] }, errors?: Record<string, string> | null) {
+function formPage(c: WebContext, role: Role | null, values?: { name: string; description: string; permissions: string[] }, errors?: Record<string, string> | null, status = 422) {
   const readOnly = role?.builtin === true;
   const ticked = new Set<string>(values?.permissions ?? role?.permissions ?? []);
   // Grouped by the noun before the dot, so the checkboxes read as a table of areas.
@@ -97,7 +101,7 @@ function formPage(c: WebContext, role: Role | null, values?: { name: string; des
   const title = role ? `Role ${role.name}` : 'Add role';
   return render(
     c,
-    { title, active: '/roles', status: errors ? 422 : 200 },
+    { title, active: '/roles', status: errors ? status : 200 },
     <>
       <h1>{title}</h1>
       {readOnly ? <p class="advice">The built-in administrator role always holds every permission and cannot be changed.</p> : null}

@@ -2,12 +2,17 @@
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { listRoles } from '../../features/roles/roles.service';
-import { createUser, getUser, listUsers, setUserDisabled, setUserPassword, setUserRole, setUserScope, type User } from '../../features/users/users.service';
+import { createUser, getUser, listUsers, setUserDisabled, setUserPassword, updateUserAccess, type User } from '../../features/users/users.service';
+import { actorOf } from '../../http/context';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
-import { endOtherSessions } from '../session/sessions.service';
-import { audit, can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
+import { can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
 import { groupOptions, groupPaths } from './groups-options';
+
+/** A refused change keeps its form on screen: 403 for a policy refusal, 422 for bad input. */
+function statusOf(err: unknown): number {
+  return err instanceof ApiError && err.code === 'PERMISSION_DENIED' ? 403 : 422;
+}
 
 /** The scope chosen in a form: "all", or the ticked groups (checkboxes named `groups`, several values). */
 async function scopeOf(c: WebContext, f: Record<string, string>): Promise<number[] | null> {
@@ -20,26 +25,6 @@ async function scopeOf(c: WebContext, f: Record<string, string>): Promise<number
     throw ApiError.validation([{ field: 'groups', message: 'tick at least one group, or choose "all groups"' }]);
   }
   return [...new Set(ids)];
-}
-
-/**
- * No one hands out more than they hold: the role's permissions must all be the actor's own, and a scoped actor
- * can grant only groups inside their scope (never "all"). Without this, users.update would be a path to administrator.
- */
-function assertGrantable(c: WebContext, roleName: string | undefined, groups: number[] | null): void {
-  const actor = c.get('principal');
-  const role = listRoles(c.get('app').db).find((r) => r.name === roleName);
-  if (!role) throw ApiError.validation([{ field: 'role', message: `role "${roleName ?? ''}" does not exist` }]);
-  const missing = role.permissions.filter((p) => !actor.permissions.has(p));
-  if (missing.length) {
-    throw ApiError.validation([{ field: 'role', message: `you cannot grant permissions you do not hold: ${missing.join(', ')}` }]);
-  }
-  if (!actor.scope.all) {
-    const inside = actor.scope.groupIds;
-    if (groups === null || groups.some((g) => !inside.has(g))) {
-      throw ApiError.validation([{ field: 'groups', message: 'you can only grant groups inside your own scope' }]);
-    }
-  }
 }
 
 function userOr404(c: WebContext): User {
@@ -56,8 +41,7 @@ export function registerUsers(web: Hono<WebEnv>): void {
     const f = await formFields(c);
     try {
       const groups = await scopeOf(c, f);
-      assertGrantable(c, f.role, groups);
-      const u = await createUser(c.get('app').db, {
+      const u = await createUser(c.get('app').db, actorOf(c), {
         username: f.username ?? '',
         password: f.password ?? '',
         role: f.role ?? '',
@@ -65,11 +49,10 @@ export function registerUsers(web: Hono<WebEnv>): void {
         timezone: (f.timezone ?? '').trim() || null,
         must_change_password: true,
       });
-      audit(c, 'user.create', u.username, { role: u.role, scope: u.scope, timezone: u.timezone });
       return redirectWith(c, '/users', `User ${u.username} created; they must change the password at first login.`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return createPage(c, f, errors);
+      if (errors) return createPage(c, f, errors, statusOf(err));
       throw err;
     }
   });
@@ -77,20 +60,13 @@ export function registerUsers(web: Hono<WebEnv>): void {
   web.post('/users/:username/edit', need('users.update'), async (c) => {
     const before = userOr404(c);
     const f = await formFields(c);
-    const db = c.get('app').db;
     try {
       const groups = await scopeOf(c, f);
-      // Both checks before either write, so a bad scope does not leave a half-applied change.
-      assertGrantable(c, f.role, groups);
-      db.transaction(() => {
-        setUserRole(db, before.username, f.role);
-        setUserScope(db, before.username, groups);
-      })();
-      audit(c, 'user.update', before.username, { from: { role: before.role, scope: before.scope }, to: { role: f.role, scope: groups ?? 'all' } });
+      updateUserAccess(c.get('app').db, actorOf(c), before.username, { role: f.role ?? '', groups });
       return redirectWith(c, '/users', `User ${before.username} saved.`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return editPage(c, before, f, errors);
+      if (errors) return editPage(c, before, f, errors, statusOf(err));
       throw err;
     }
   });
@@ -102,25 +78,25 @@ export function registerUsers(web: Hono<WebEnv>): void {
     const db = c.get('app').db;
     if ((f.password ?? '') !== (f.confirm ?? '')) return editPage(c, u, f, { password: 'The two passwords differ.' });
     try {
-      await setUserPassword(db, u.username, f.password ?? '', { mustChange: true });
+      // Whoever held the old password (or a session opened with it) must log in with the new one.
+      await setUserPassword(db, actorOf(c), u.username, f.password ?? '', { mustChange: true, keepSession: c.get('session').idHash });
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return editPage(c, u, f, errors);
+      if (errors) return editPage(c, u, f, errors, statusOf(err));
       throw err;
     }
-    // Whoever held the old password (or a session opened with it) must log in with the new one.
-    endOtherSessions(db, u.id, u.id === c.get('principal').userId ? c.get('session').idHash : null);
-    audit(c, 'user.password_reset', u.username);
     return redirectWith(c, '/users', `Password of ${u.username} reset; they must change it at the next login.`);
   });
 }
 
 function toggle(c: WebContext, disabled: boolean) {
   const u = userOr404(c);
-  // Disabling oneself would end this session at once and could leave the appliance without an administrator.
-  if (disabled && u.id === c.get('principal').userId) return redirectWith(c, '/users', 'You cannot disable your own account.', 'error');
-  setUserDisabled(c.get('app').db, u.username, disabled);
-  audit(c, disabled ? 'user.disable' : 'user.enable', u.username);
+  try {
+    setUserDisabled(c.get('app').db, actorOf(c), u.username, disabled);
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) return redirectWith(c, '/users', err.message, 'error');
+    throw err;
+  }
   return redirectWith(c, '/users', `User ${u.username} ${disabled ? 'disabled' : 'enabled'}.`);
 }
 
@@ -213,11 +189,11 @@ async function scopeValues(c: WebContext, f?: Record<string, string>): Promise<'
   return (Array.isArray(raw) ? raw : raw === undefined ? [] : [raw]).map(Number).filter(Number.isSafeInteger);
 }
 
-async function createPage(c: WebContext, f?: Record<string, string>, errors?: Record<string, string> | null) {
+async function createPage(c: WebContext, f?: Record<string, string>, errors?: Record<string, string> | null, status = 422) {
   const scope = (await scopeValues(c, f)) ?? 'all';
   return render(
     c,
-    { title: 'Add user', active: '/users', status: errors ? 422 : 200 },
+    { title: 'Add user', active: '/users', status: errors ? status : 200 },
     <>
       <h1>Add user</h1>
       <section class="card">
@@ -248,13 +224,13 @@ async function createPage(c: WebContext, f?: Record<string, string>, errors?: Re
   );
 }
 
-async function editPage(c: WebContext, u: User, f?: Record<string, string>, errors?: Record<string, string> | null) {
+async function editPage(c: WebContext, u: User, f?: Record<string, string>, errors?: Record<string, string> | null, status = 422) {
   const scope = (await scopeValues(c, f?.role !== undefined ? f : undefined)) ?? u.scope;
   const csrf = c.get('session').csrfToken;
   const base = `/users/${encodeURIComponent(u.username)}`;
   return render(
     c,
-    { title: `User ${u.username}`, active: '/users', status: errors ? 422 : 200 },
+    { title: `User ${u.username}`, active: '/users', status: errors ? status : 200 },
     <>
       <h1>User {u.username}</h1>
       {errors?._form ? <p class="flash error" role="alert">{errors._form}</p> : null}

@@ -48,10 +48,8 @@ export function deleteSession(db: DB, idHash: Buffer): void {
   db.prepare('DELETE FROM web_sessions WHERE id_hash = ?').run(idHash);
 }
 
-/** Every session of a user but one (password change: other browsers must log in again). */
-export function deleteUserSessions(db: DB, userId: number, exceptHash: Buffer | null = null): number {
-  return db.prepare('DELETE FROM web_sessions WHERE user_id = ? AND (? IS NULL OR id_hash <> ?)').run(userId, exceptHash, exceptHash).changes;
-}
+/** Every session of a user but one (password change: other browsers must log in again); the query lives with users. */
+export { deleteUserSessions } from '../../features/users/users.store';
 
 export function deleteExpiredSessions(db: DB, now: number, idleBefore: number): number {
   return db.prepare('DELETE FROM web_sessions WHERE expires_at <= ? OR last_seen_at <= ?').run(now, idleBefore).changes;

@@ -7,6 +7,11 @@ const MAX_LOCK_MS = 15 * 60_000;
 const FORGET_AFTER_MS = 60 * 60_000;
 const MAX_ENTRIES = 50_000;
 
+export interface Reservation {
+  username: string;
+  keys: string[];
+}
+
 interface Entry {
   failures: number;
   lockedUntil: number;
@@ -20,7 +25,7 @@ export class LoginThrottle {
     return [`u:${username.trim().toLowerCase()}`, `a:${address}`];
   }
 
-  /** Milliseconds the attempt must wait (0: may try now). Checked before any password is verified. */
+  /** Milliseconds the attempt must wait (0: may try now). */
   retryAfter(username: string, address: string, now = Date.now()): number {
     let wait = 0;
     for (const k of this.keys(username, address)) {
@@ -28,6 +33,31 @@ export class LoginThrottle {
       if (e && e.lockedUntil > now) wait = Math.max(wait, e.lockedUntil - now);
     }
     return wait;
+  }
+
+  /**
+   * Take an attempt before any password is verified: it counts as a failure at once, so that attempts running in
+   * parallel (argon2 is asynchronous) all see each other. Returns the wait (attempt refused) or a reservation that
+   * `succeeded` refunds. Without the reservation, 100 parallel guesses were all let through to the check.
+   */
+  reserve(username: string, address: string, now = Date.now()): { wait: number } | { wait: 0; reservation: Reservation } {
+    const wait = this.retryAfter(username, address, now);
+    if (wait > 0) return { wait };
+    this.recordFailure(username, address, now);
+    return { wait: 0, reservation: { username, keys: this.keys(username, address) } };
+  }
+
+  /** The reserved attempt was a right password: undo its failure (and a lock it alone caused), clear the username. */
+  succeeded(r: Reservation): void {
+    for (const k of r.keys) {
+      const cur = this.entries.get(k);
+      if (!cur) continue;
+      cur.failures = Math.max(0, cur.failures - 1);
+      // A lock is set only when a reservation reaches the free count; below it again, no lock stands.
+      if (cur.failures < FREE_FAILURES[k[0] as 'u' | 'a']) cur.lockedUntil = 0;
+      if (cur.failures === 0) this.entries.delete(k);
+    }
+    this.recordSuccess(r.username);
   }
 
   recordFailure(username: string, address: string, now = Date.now()): void {

@@ -1,0 +1,56 @@
+// Web login and logout: the throttled password check, the new session and the audit row of each outcome.
+import type { DB } from '../../db/open';
+import type { Actor } from '../../identity/actor';
+import { recordAnonymousAudit, recordAudit } from '../../features/audit/audit.service';
+import { checkUserPassword } from '../../features/users/users.service';
+import { createSession, endSession } from './sessions.service';
+import type { LoginThrottle } from './throttle';
+
+export type LoginOutcome =
+  | { result: 'throttled'; retryAfterMs: number }
+  | { result: 'bad' }
+  | { result: 'disabled' }
+  | { result: 'ok'; cookie: string; mustChangePassword: boolean };
+
+export interface LoginAttempt {
+  username: string;
+  password: string;
+  /** The client's address (behind a trusted proxy, the one it reports). */
+  address: string;
+  userAgent: string;
+  requestId: string | null;
+}
+
+/**
+ * One login attempt. The throttle's attempt is reserved before the password is checked (argon2 is asynchronous:
+ * parallel guesses must not all pass the throttle first), then refunded if the password was right.
+ */
+export async function login(db: DB, throttle: LoginThrottle, a: LoginAttempt): Promise<LoginOutcome> {
+  const slot = throttle.reserve(a.username, a.address);
+  if (!('reservation' in slot)) return { result: 'throttled', retryAfterMs: slot.wait };
+  const check = await checkUserPassword(db, a.username, a.password);
+  const audit = { target: `address ${a.address}`, door: 'web' as const, requestId: a.requestId };
+  if (check.result === 'bad') {
+    recordAnonymousAudit(db, { ...audit, actorName: a.username, action: 'login.failure' });
+    return { result: 'bad' };
+  }
+  throttle.succeeded(slot.reservation);
+  if (check.result === 'disabled') {
+    recordAnonymousAudit(db, { ...audit, actorName: check.username, userId: check.userId, action: 'login.refused_disabled' });
+    return { result: 'disabled' };
+  }
+  const cookie = db.transaction(() => {
+    const id = createSession(db, check.userId, { address: a.address, userAgent: a.userAgent });
+    recordAnonymousAudit(db, { ...audit, actorName: check.username, userId: check.userId, action: 'login.success' });
+    return id;
+  })();
+  return { result: 'ok', cookie, mustChangePassword: check.mustChangePassword };
+}
+
+/** End the actor's own session, with its audit row. */
+export function logout(db: DB, actor: Actor, sessionHash: Buffer): void {
+  db.transaction(() => {
+    endSession(db, sessionHash);
+    recordAudit(db, actor, { action: 'logout', target: `user ${actor.principal.username}` });
+  })();
+}
