@@ -1,6 +1,7 @@
 // Roles: the built-in administrator (every permission, cannot be reduced) and custom roles with a set of permissions.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
+import { descriptionProblem, hasControlCharacters } from '../../lib/names';
 import { ADMINISTRATOR_ROLE, PERMISSIONS, isPermission, type Permission } from '../../identity/permissions';
 import {
   getRoleByName,
@@ -50,9 +51,11 @@ export function parsePermissions(list: readonly string[]): Permission[] {
 export function createRole(db: DB, input: { name: string; description?: string; permissions: readonly string[] }): Role {
   const permissions = parsePermissions(input.permissions);
   const name = input.name.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+  if (hasControlCharacters(input.name) || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
     throw ApiError.validation([{ field: 'name', message: 'use 1-64 letters, digits, dot, dash or underscore' }], 'invalid role name');
   }
+  const descriptionError = descriptionProblem(input.description ?? '');
+  if (descriptionError) throw ApiError.validation([{ field: 'description', message: descriptionError }], `invalid role description: ${descriptionError}`);
   return db.transaction(() => {
     try {
       const id = insertRole(db, { name, description: input.description ?? '', builtin: false });

@@ -6,6 +6,7 @@ import { MIN_PASSWORD_LENGTH, generatePassword, hashPassword, verifyPassword } f
 import { getRoleById, getRoleByName } from '../roles/roles.store';
 import { ensureBuiltinRoles } from '../roles/roles.service';
 import { isValidTimeZone } from '../../config/config';
+import { hasControlCharacters } from '../../lib/names';
 import {
   existingGroupIds,
   getUserByUsername,
@@ -54,7 +55,7 @@ export interface CreateUserInput {
 
 export async function createUser(db: DB, input: CreateUserInput): Promise<User> {
   const username = input.username.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(username)) {
+  if (hasControlCharacters(input.username) || !/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(username)) {
     throw ApiError.validation([{ field: 'username', message: 'use 1-64 letters, digits, dot, dash, underscore or @' }], 'invalid username');
   }
   validatePassword(input.password);
