@@ -1,7 +1,7 @@
 -- 0010: record ids are never reused. The seven tables whose ids the API, the CLI and integrations hold are rebuilt
 -- with INTEGER PRIMARY KEY AUTOINCREMENT (a deleted id, even the highest, is never handed out again); every row, index
--- and trigger is kept. sqlite_sequence starts at each table's current highest id (ids deleted above it before this
--- version cannot be known). Names become unique under Unicode case folding: unique indexes on name_key(name), an
+-- and trigger is kept. Each sequence starts at the table's highest id, or at the highest id the audit trail names if
+-- that is higher (a newest record deleted before this version). Names become unique under Unicode case folding: unique indexes on name_key(name), an
 -- application function (src/lib/names.ts, registered by src/db/open.ts).
 --
 -- src/db/migrate.ts runs this with foreign_keys OFF (a DROP TABLE must not cascade to backups, devices, ...) and runs
@@ -194,6 +194,23 @@ INSERT INTO audit_log (at, user_id, actor, action, target, details, door, door_r
          'system', NULL, NULL, json_object('name', json_object('before', before, 'after', after))
     FROM migration_0010_renames ORDER BY kind, id;
 DROP TABLE migration_0010_renames;
+
+-- Ids handed out before this version whose records were deleted since are above the tables' highest ids only if they
+-- were the newest: the audit trail still names them ("device 12"), so the sequences start above those too.
+CREATE TEMP TABLE migration_0010_audited_ids (tbl TEXT NOT NULL, seq INTEGER);
+WITH kinds (tbl, prefix) AS (
+  VALUES ('devices', 'device '), ('device_groups', 'group '), ('credentials', 'credential '), ('templates', 'template '), ('api_keys', 'key ')
+)
+INSERT INTO migration_0010_audited_ids (tbl, seq)
+  SELECT tbl, (SELECT max(CAST(substr(a.target, length(prefix) + 1) AS INTEGER)) FROM audit_log a
+                WHERE a.target GLOB prefix || '[0-9]*' AND substr(a.target, length(prefix) + 1) NOT GLOB '*[^0-9]*'
+                  AND length(a.target) - length(prefix) <= 15)
+    FROM kinds;
+UPDATE sqlite_sequence SET seq = (SELECT i.seq FROM migration_0010_audited_ids i WHERE i.tbl = sqlite_sequence.name)
+ WHERE EXISTS (SELECT 1 FROM migration_0010_audited_ids i WHERE i.tbl = sqlite_sequence.name AND i.seq > sqlite_sequence.seq);
+INSERT INTO sqlite_sequence (name, seq)
+  SELECT tbl, seq FROM migration_0010_audited_ids i WHERE seq IS NOT NULL AND NOT EXISTS (SELECT 1 FROM sqlite_sequence s WHERE s.name = i.tbl);
+DROP TABLE migration_0010_audited_ids;
 
 -- Uniqueness under Unicode case folding and NFC (NOCASE folds ASCII only).
 CREATE UNIQUE INDEX devices_name_key ON devices (name_key(name));

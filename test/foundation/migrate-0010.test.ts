@@ -59,7 +59,14 @@ function seed(db: DB): void {
     INSERT INTO snapshots (hash, size, stored_size, compressed, created_at) VALUES ('h1', 50, 30, 1, 100);
     INSERT INTO web_sessions (id_hash, user_id, csrf_token, created_at, last_seen_at, expires_at) VALUES (x'00ff', 3, 'csrf', 1, 2, 3);
     INSERT INTO audit_log (at, user_id, actor, action, target, details, door, door_ref, request_id, changes) VALUES
-      (5, 3, 'alice', 'device.update', 'device 1', '{}', 'api', '2', 'req-1', '{"name":{"before":"a","after":"b"}}');
+      (5, 3, 'alice', 'device.update', 'device 1', '{}', 'api', '2', 'req-1', '{"name":{"before":"a","after":"b"}}'),
+      -- Records deleted before the upgrade, the newest of their kind: known only from the trail.
+      (6, 1, 'admin', 'device.delete', 'device 20', '{}', 'web', NULL, NULL, '{}'),
+      (7, 1, 'admin', 'group.delete', 'group 12', '{}', 'web', NULL, NULL, '{}'),
+      (8, 1, 'admin', 'apikey.revoke', 'key 11', '{}', 'web', NULL, NULL, '{}'),
+      (9, 1, 'admin', 'template.delete', 'template 3', '{}', 'web', NULL, NULL, '{}'),
+      (10, 1, 'admin', 'credential.delete', 'credential 99999999999999999999', '{}', 'web', NULL, NULL, '{}'),
+      (11, 1, 'admin', 'credential.delete', 'credential 7b', '{}', 'web', NULL, NULL, '{}');
   `);
   db.prepare('INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
     1, Buffer.alloc(32, 1), 'cv_aaaa', 'ci', 3, 1, null, 5, null,
@@ -147,7 +154,8 @@ test('0010 on a database holding data: every row, index and trigger survives, id
       assert.match(sql, /\) STRICT$/, t);
     }
     const sequence = Object.fromEntries((db.prepare('SELECT name, seq FROM sqlite_sequence').all() as { name: string; seq: number }[]).map((r) => [r.name, r.seq]));
-    assert.deepEqual(sequence, { roles: 5, device_groups: 7, users: 4, api_keys: 6, credentials: 3, templates: 9, devices: 8 });
+    // Highest id, or the highest the audit trail names (device 20, group 12, key 11); junk targets are ignored.
+    assert.deepEqual(sequence, { roles: 5, device_groups: 12, users: 4, api_keys: 11, credentials: 3, templates: 9, devices: 20 });
 
     // The triggers still run: history versions (0005), backup counters (0002), the principal epoch (0004).
     assert.deepEqual(db.prepare('SELECT device_id, total, version FROM device_backup_counts ORDER BY device_id').all(), countsBefore);
@@ -175,7 +183,7 @@ test('0010 on a database holding data: every row, index and trigger survives, id
     const id = db
       .prepare("INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES ('new', 'h', 22, 'ssh', 1, 1, ?, ?)")
       .run(now, now).lastInsertRowid;
-    assert.equal(id, 9);
+    assert.equal(id, 21);
 
     // Uniqueness folds case beyond ASCII, and NFC.
     for (const name of ['zürich-1', 'ZU\u0308RICH-1', 'NEW']) {
@@ -200,6 +208,22 @@ test('0010 on an empty database (a fresh install) and on one already at 0010: no
     assert.equal(schemaVersion(db), all.at(-1)!.version);
     assert.deepEqual(migrate(db, file), { applied: [], backupFile: null });
     assert.deepEqual(db.prepare('SELECT name, seq FROM sqlite_sequence WHERE seq <> 0').all(), []);
+  } finally {
+    db.close();
+  }
+});
+
+test('every device deleted before the upgrade: the next one does not start again at 1', () => {
+  const { file, db } = oldDatabase();
+  try {
+    db.exec(`
+      INSERT INTO credentials (id, name, created_at, updated_at) VALUES (1, 'c', 0, 0);
+      INSERT INTO templates (id, name, spec, created_at, updated_at) VALUES (1, 't', '{}', 0, 0);
+      INSERT INTO audit_log (at, actor, action, target) VALUES (1, 'admin', 'device.create', 'device 3'), (2, 'admin', 'device.delete', 'device 3');
+    `);
+    migrate(db, file);
+    const id = db.prepare("INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES ('d', 'h', 22, 'ssh', 1, 1, 0, 0)").run().lastInsertRowid;
+    assert.equal(id, 4);
   } finally {
     db.close();
   }
