@@ -33,15 +33,6 @@ function characters(s: string): number {
   return n;
 }
 
-/** Why a name cannot be used, or null; `s` is the raw input (control characters are refused before trimming). */
-export function nameProblem(s: string, max: number): string | null {
-  if (hasControlCharacters(s)) return 'must not contain control characters';
-  const n = characters(normalizeName(s));
-  if (n === 0) return 'must not be empty';
-  if (n > max) return `at most ${max} characters`;
-  return null;
-}
-
 export const NAME_RULES =
   'Leading and trailing spaces are removed and the name is stored in Unicode NFC; control characters (U+0000-U+001F, U+007F-U+009F) are refused. ' +
   'Uniqueness ignores case with Unicode case folding ("Zürich", "ZÜRICH" and a decomposed "Zu\u0308rich" are the same name).';
