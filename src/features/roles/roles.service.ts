@@ -51,11 +51,11 @@ export function parsePermissions(list: readonly string[]): Permission[] {
 export function createRole(db: DB, input: { name: string; description?: string; permissions: readonly string[] }): Role {
   const permissions = parsePermissions(input.permissions);
   const name = input.name.trim();
+  const descriptionError = descriptionProblem(input.description ?? '');
+  if (descriptionError) throw ApiError.validation([{ field: 'description', message: descriptionError }], `invalid role description: ${descriptionError}`);
   if (hasControlCharacters(input.name) || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
     throw ApiError.validation([{ field: 'name', message: 'use 1-64 letters, digits, dot, dash or underscore' }], 'invalid role name');
   }
-  const descriptionError = descriptionProblem(input.description ?? '');
-  if (descriptionError) throw ApiError.validation([{ field: 'description', message: descriptionError }], `invalid role description: ${descriptionError}`);
   return db.transaction(() => {
     try {
       const id = insertRole(db, { name, description: input.description ?? '', builtin: false });
