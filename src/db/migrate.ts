@@ -37,6 +37,7 @@ export interface MigrateResult {
  * copy is written next to it (<file>.pre-v<N>.bak). A database from a newer binary is refused.
  */
 export function migrate(db: DB, file: string | null, migrations: Migration[] = loadMigrations()): MigrateResult {
+  registerFunctions(db);
   const latest = migrations.at(-1)?.version ?? 0;
   const done = appliedVersions(db);
   const current = done.at(-1) ?? 0;
@@ -46,7 +47,10 @@ export function migrate(db: DB, file: string | null, migrations: Migration[] = l
     );
   }
   const pending = migrations.filter((m) => !done.includes(m.version));
-  if (pending.length === 0) return { applied: [], backupFile: null };
+  if (pending.length === 0) {
+    refreshNameKeys(db);
+    return { applied: [], backupFile: null };
+  }
 
   let backupFile: string | null = null;
   if (current > 0 && file && file !== ':memory:') {
@@ -58,7 +62,6 @@ export function migrate(db: DB, file: string | null, migrations: Migration[] = l
   // A migration may rebuild a table (create, copy, drop, recreate): with foreign keys on, its DROP TABLE would delete
   // or refuse on the rows that reference it. The pragma is a no-op inside a transaction, so it is switched around
   // the run, and each migration must leave every foreign key satisfied before it commits.
-  registerFunctions(db);
   const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
   db.pragma('foreign_keys = OFF');
   try {
@@ -82,7 +85,27 @@ export function migrate(db: DB, file: string | null, migrations: Migration[] = l
   } finally {
     db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
   }
+  refreshNameKeys(db);
   return { applied, backupFile };
+}
+
+/**
+ * The name_key indexes hold keys computed with the Unicode tables of the Node.js that wrote them. A confvault built
+ * on a newer Unicode version may fold a newly assigned character differently: those indexes are rebuilt once, the
+ * first time it opens the database (a REINDEX of a few milliseconds; a unique violation fails the start with the name).
+ * Returns whether it rebuilt them.
+ */
+export function refreshNameKeys(db: DB): boolean {
+  const unicode = process.versions.unicode ?? 'unknown';
+  const indexes = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql LIKE '%name_key(%'").pluck().all() as string[];
+  if (indexes.length === 0) return false;
+  const stored = db.prepare("SELECT value FROM settings WHERE key = 'name_key_unicode'").pluck().get();
+  if (stored === unicode) return false;
+  db.transaction(() => {
+    for (const index of indexes) db.exec(`REINDEX "${index.replaceAll('"', '""')}"`);
+    db.prepare("INSERT INTO settings (key, value) VALUES ('name_key_unicode', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(unicode);
+  })();
+  return true;
 }
 
 interface ForeignKeyViolation {

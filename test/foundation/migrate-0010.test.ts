@@ -128,7 +128,9 @@ test('0010 on a database holding data: every row, index and trigger survives, id
             return JSON.stringify(fix[row.id] ? { ...row, name: fix[row.id] } : row);
           })
         : before;
-      assert.deepEqual(rowsAfter.get(table), [...expected].sort(), `rows of ${table}`);
+      // settings gains the Unicode version the name keys were computed with.
+      const after = rowsAfter.get(table)!.filter((j) => !j.startsWith('{"key":"name_key_unicode"'));
+      assert.deepEqual(after, [...expected].sort(), `rows of ${table}`);
     }
     // Blobs came through byte for byte.
     assert.deepEqual(db.prepare('SELECT password_enc FROM credentials WHERE id = 1').pluck().get(), Buffer.from([0, 1, 2, 250]));
@@ -253,5 +255,32 @@ test('0010 refuses to run when a rebuilt table carries a trigger or index it wou
     assert.equal(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'stranger'").pluck().get(), 1);
   } finally {
     db.close();
+  }
+});
+
+test('name keys computed by other Unicode tables (another Node.js) are rebuilt once when the database is opened', () => {
+  const file = path.join(root, 'unicode.db');
+  const db = openDatabase(file);
+  try {
+    migrate(db, file);
+    assert.equal(db.prepare("SELECT value FROM settings WHERE key = 'name_key_unicode'").pluck().get(), process.versions.unicode);
+    // A writer whose folding differed (here: none at all) leaves index entries this Node.js would not compute.
+    db.function('name_key', { deterministic: true }, (s: unknown) => s);
+    db.exec("INSERT INTO roles (name, created_at) VALUES ('Ops', 0)");
+    db.prepare("UPDATE settings SET value = 'older' WHERE key = 'name_key_unicode'").run();
+    db.close();
+
+    const reopened = openDatabase(file);
+    try {
+      assert.notEqual(reopened.pragma('integrity_check', { simple: true }), 'ok', 'the stale entry is visible');
+      assert.deepEqual(migrate(reopened, file), { applied: [], backupFile: null });
+      assert.equal(reopened.pragma('integrity_check', { simple: true }), 'ok');
+      assert.equal(reopened.prepare("SELECT value FROM settings WHERE key = 'name_key_unicode'").pluck().get(), process.versions.unicode);
+      assert.throws(() => reopened.exec("INSERT INTO roles (name, created_at) VALUES ('OPS', 0)"), /UNIQUE/);
+    } finally {
+      reopened.close();
+    }
+  } finally {
+    if (db.open) db.close();
   }
 });
