@@ -10,17 +10,12 @@ export function hasControlCharacters(s: string): boolean {
   return CONTROL.test(s);
 }
 
-/** A name as stored: surrounding white space removed, Unicode NFC (so a decomposed "u + ¨" is stored as "ü"). */
-export function normalizeName(s: string): string {
-  return s.trim().normalize('NFC');
-}
-
 /**
  * The key two names are compared by for uniqueness: NFC, then the full Unicode lower/upper/lower case mappings
  * (locale-independent: "Zürich", "ZÜRICH" and a decomposed "Zu\u0308rich" meet; so do "ß", "ẞ" and "SS"), then NFC
  * again. The database's unique indexes call it as the SQL function `name_key` (registered in src/db/open.ts).
  * Deterministic for a given Node.js (Unicode) version; a newer Unicode version only adds mappings of characters
- * unassigned before, which a `REINDEX` picks up.
+ * unassigned before, and the indexes are rebuilt once when that happens (refreshNameKeys in src/db/migrate.ts).
  */
 export function nameKey(s: string): string {
   return s.normalize('NFC').toLowerCase().toUpperCase().toLowerCase().normalize('NFC');
