@@ -1,7 +1,7 @@
 // Applies the numbered SQL files of schema/ in order, each in its own transaction, recorded in schema_migrations.
 import { existsSync } from 'node:fs';
 import { listAssets, readAsset } from '../runtime/assets';
-import type { DB } from './open';
+import { registerFunctions, type DB } from './open';
 
 export interface Migration {
   version: number;
@@ -37,6 +37,7 @@ export interface MigrateResult {
  * copy is written next to it (<file>.pre-v<N>.bak). A database from a newer binary is refused.
  */
 export function migrate(db: DB, file: string | null, migrations: Migration[] = loadMigrations()): MigrateResult {
+  registerFunctions(db);
   const latest = migrations.at(-1)?.version ?? 0;
   const done = appliedVersions(db);
   const current = done.at(-1) ?? 0;
@@ -46,7 +47,10 @@ export function migrate(db: DB, file: string | null, migrations: Migration[] = l
     );
   }
   const pending = migrations.filter((m) => !done.includes(m.version));
-  if (pending.length === 0) return { applied: [], backupFile: null };
+  if (pending.length === 0) {
+    refreshNameKeys(db);
+    return { applied: [], backupFile: null };
+  }
 
   let backupFile: string | null = null;
   if (current > 0 && file && file !== ':memory:') {
@@ -55,23 +59,71 @@ export function migrate(db: DB, file: string | null, migrations: Migration[] = l
   }
   const applied: number[] = [];
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
-  for (const m of pending) {
-    // IMMEDIATE takes the write lock first, so a second process starting at the same moment waits and then skips.
-    db.exec('BEGIN IMMEDIATE');
-    try {
-      const already = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
-      if (!already) {
-        db.exec(m.sql);
-        record.run(m.version, m.name, Date.now());
-        applied.push(m.version);
+  // A migration may rebuild a table (create, copy, drop, recreate): with foreign keys on, its DROP TABLE would delete
+  // or refuse on the rows that reference it. The pragma is a no-op inside a transaction, so it is switched around
+  // the run, and each migration must leave every foreign key satisfied before it commits.
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  try {
+    for (const m of pending) {
+      // IMMEDIATE takes the write lock first, so a second process starting at the same moment waits and then skips.
+      db.exec('BEGIN IMMEDIATE');
+      try {
+        const already = db.prepare('SELECT 1 FROM schema_migrations WHERE version = ?').get(m.version);
+        if (!already) {
+          db.exec(m.sql);
+          checkForeignKeys(db);
+          record.run(m.version, m.name, Date.now());
+          applied.push(m.version);
+        }
+        db.exec('COMMIT');
+      } catch (err) {
+        db.exec('ROLLBACK');
+        throw new Error(`migration ${String(m.version).padStart(4, '0')}_${m.name} failed: ${(err as Error).message}`);
       }
-      db.exec('COMMIT');
-    } catch (err) {
-      db.exec('ROLLBACK');
-      throw new Error(`migration ${String(m.version).padStart(4, '0')}_${m.name} failed: ${(err as Error).message}`);
     }
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys ? 'ON' : 'OFF'}`);
   }
+  refreshNameKeys(db);
   return { applied, backupFile };
+}
+
+/**
+ * The name_key indexes hold keys computed with the Unicode tables of the Node.js that wrote them. A confvault built
+ * on a newer Unicode version may fold a newly assigned character differently: those indexes are rebuilt once, the
+ * first time it opens the database (a REINDEX of a few milliseconds; a unique violation fails the start with the name).
+ * Returns whether it rebuilt them.
+ */
+export function refreshNameKeys(db: DB): boolean {
+  const unicode = process.versions.unicode ?? 'unknown';
+  const indexes = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'index' AND sql LIKE '%name_key(%'").pluck().all() as string[];
+  if (indexes.length === 0) return false;
+  const stored = db.prepare("SELECT value FROM settings WHERE key = 'name_key_unicode'").pluck().get();
+  if (stored === unicode) return false;
+  db.transaction(() => {
+    for (const index of indexes) db.exec(`REINDEX "${index.replaceAll('"', '""')}"`);
+    db.prepare("INSERT INTO settings (key, value) VALUES ('name_key_unicode', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value").run(unicode);
+  })();
+  return true;
+}
+
+interface ForeignKeyViolation {
+  table: string;
+  rowid: number | null;
+  parent: string;
+  fkid: number;
+}
+
+/** Throws, naming the first few, when a row references a missing parent (what foreign_keys=OFF let through). */
+function checkForeignKeys(db: DB): void {
+  const violations = db.pragma('foreign_key_check') as ForeignKeyViolation[];
+  if (violations.length === 0) return;
+  const shown = violations.slice(0, 5).map((v) => `${v.table} row ${v.rowid ?? '?'} -> ${v.parent}`).join(', ');
+  throw new Error(
+    `${violations.length} foreign key violation${violations.length > 1 ? 's' : ''} (${shown}${violations.length > 5 ? ', ...' : ''}); ` +
+      'the database is unchanged: repair these rows (`confvault db check` lists them) and start again',
+  );
 }
 
 export function schemaVersion(db: DB): number {

@@ -1,5 +1,6 @@
 // Opens the SQLite database with the appliance's pragmas (WAL, synchronous=FULL, foreign keys, busy timeout).
 import Database from 'better-sqlite3';
+import { nameKey } from '../lib/names';
 import { sqliteNativeBinding } from '../runtime/native';
 
 export type DB = Database.Database;
@@ -19,5 +20,15 @@ export function openDatabase(file: string, opts: { readonly?: boolean } = {}): D
   db.pragma(`busy_timeout = ${BUSY_TIMEOUT_MS}`);
   db.pragma('temp_store = MEMORY');
   db.pragma('cache_size = -32000');
+  registerFunctions(db);
   return db;
+}
+
+/**
+ * SQL functions the schema relies on: `name_key(text)` is the case-folded key of a name (src/lib/names.ts), used by
+ * the unique indexes of schema 0010. A connection without it cannot write those tables ("no such function"), so
+ * every handle, including a tool's, must be opened here (or call this).
+ */
+export function registerFunctions(db: DB): void {
+  db.function('name_key', { deterministic: true }, (s: unknown) => (typeof s === 'string' ? nameKey(s) : s));
 }

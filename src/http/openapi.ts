@@ -105,9 +105,10 @@ export function pagination(page: number, limit: number, total: number): Paginati
 export const IntIdParam = (name: string) =>
   z
     .string()
-    .regex(/^\d{1,15}$/, `${name} must be a positive integer`)
+    .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
     .transform(Number)
-    .openapi({ param: { name, in: 'path' }, type: 'integer', example: 1 });
+    .refine((n) => n <= Number.MAX_SAFE_INTEGER, `${name} must be at most 2^53-1`)
+    .openapi({ param: { name, in: 'path' }, type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Record id (1 to 2^53-1); an id is never reused after its record is deleted', example: 1 });
 
 export const UuidParam = (name: string) =>
   z

@@ -1,24 +1,19 @@
 // Request and response schemas of the credential endpoints (the OpenAPI components), and the response converter.
 import { z } from '@hono/zod-openapi';
 import { paginationQuery, pagedSchema } from '../../http/openapi';
+import { NAME_RULES, descriptionSchema, nameSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Credential } from './credentials.store';
 
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
-const name = z
-  .string()
-  .trim()
-  .min(1)
-  .max(128)
-  .regex(NO_CONTROL, 'must not contain control characters')
-  .openapi({ description: 'Unique name, compared case-insensitively. Leading and trailing spaces are removed.', example: 'core-switches' });
+const name = nameSchema('name', 128).openapi({ description: `Unique name, 1-128 characters. ${NAME_RULES}`, example: 'core-switches' });
 const username = z
   .string()
   .max(128)
   .regex(NO_CONTROL, 'must not contain control characters')
   .openapi({ description: 'Login name on the device. May be empty for devices that only ask for a password.', example: 'backup' });
-const description = z.string().max(2000).openapi({ description: 'Free text for operators', example: 'Read-only backup account' });
+const description = descriptionSchema('description', 2000).openapi({ description: 'Free text for operators', example: 'Read-only backup account' });
 
 /** A write-only secret: a value sets it, null clears it; on update, leaving it out keeps the stored one. */
 const secret = (max: number, what: string, example: string) =>

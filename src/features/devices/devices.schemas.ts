@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { z } from '@hono/zod-openapi';
 import { pagedSchema, paginationQuery } from '../../http/openapi';
+import { NAME_RULES } from '../../lib/names';
 import { formatNullable, formatTimestamp } from '../../lib/time';
 import type { Device } from './devices.service';
 import { BoolQuery, DescriptionSchema, IntQuery, NameSchema, RefIdSchema, ScheduleSchema, SearchQuery, TimestampSchema } from './shared.schemas';
@@ -86,7 +87,7 @@ export const DevicePageSchema = pagedSchema(DeviceSchema, 'DevicePage');
 
 /** Body fields, shared by create (with defaults) and update (all optional, no defaults). */
 const fields = {
-  name: NameSchema.openapi({ description: 'Unique across all devices (case-insensitive), 1-128 characters', example: 'core1-ber' }),
+  name: NameSchema.openapi({ description: `Unique across all devices, 1-128 characters. ${NAME_RULES}`, example: 'core1-ber' }),
   hostname: HostnameSchema,
   port: z.number().int().min(1).max(65535).openapi({ description: 'TCP port; default 22 for ssh, 23 for telnet', example: 22 }),
   protocol: ProtocolSchema,

@@ -1,20 +1,16 @@
 // Field schemas shared by the device and group APIs: names, descriptions, cron schedules, ids, query filters.
 import { z } from '@hono/zod-openapi';
 import { Cron } from 'croner';
+import { descriptionSchema, nameSchema } from '../../lib/names';
 
 export const TimestampSchema = z.string().openapi({
   description: '`YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)',
   example: '2024-05-01 02:00:13',
 });
 
-export const NameSchema = z
-  .string()
-  .trim()
-  .min(1, 'must not be empty')
-  .max(128, 'at most 128 characters')
-  .regex(/^[^\x00-\x1f\x7f]*$/, 'must not contain control characters');
+export const NameSchema = nameSchema('name', 128);
 
-export const DescriptionSchema = z.string().max(2000, 'at most 2000 characters');
+export const DescriptionSchema = descriptionSchema('description', 2000);
 
 /** Id of another record given in a body; whether it exists is checked by the service (422 naming the field). */
 export const RefIdSchema = z.number().int().min(1);

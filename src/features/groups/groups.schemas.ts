@@ -1,6 +1,7 @@
 // Request and response schemas of the group API (they generate its OpenAPI components) and the response DTO mapping.
 import { z } from '@hono/zod-openapi';
 import { pagedSchema, paginationQuery } from '../../http/openapi';
+import { NAME_RULES } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import { DescriptionSchema, NameSchema, RefIdSchema, ScheduleSchema, SearchQuery, TimestampSchema } from '../devices/shared.schemas';
 import type { Group } from './groups.service';
@@ -54,7 +55,7 @@ const GroupScheduleSchema = ScheduleSchema.nullable().openapi({
 
 export const GroupCreateSchema = z
   .object({
-    name: NameSchema.openapi({ description: 'Unique among its siblings (case-insensitive), 1-128 characters', example: 'Core' }),
+    name: NameSchema.openapi({ description: `Unique among its siblings, 1-128 characters. ${NAME_RULES}`, example: 'Core' }),
     parent_id: ParentIdSchema.default(null),
     description: DescriptionSchema.default(''),
     schedule: GroupScheduleSchema.default(null),
@@ -64,7 +65,7 @@ export const GroupCreateSchema = z
 
 export const GroupUpdateSchema = z
   .object({
-    name: NameSchema.optional().openapi({ description: 'Unique among its siblings (case-insensitive), 1-128 characters', example: 'Core' }),
+    name: NameSchema.optional().openapi({ description: `Unique among its siblings, 1-128 characters. ${NAME_RULES}`, example: 'Core' }),
     parent_id: ParentIdSchema.optional(),
     description: DescriptionSchema.optional(),
     schedule: GroupScheduleSchema.optional(),

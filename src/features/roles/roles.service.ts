@@ -1,6 +1,7 @@
 // Roles: the built-in administrator (every permission, cannot be reduced) and custom roles, created and edited under the grant rules, audited.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
+import { descriptionProblem, hasControlCharacters } from '../../lib/names';
 import { ADMINISTRATOR_ROLE, PERMISSIONS, isPermission, type Permission } from '../../identity/permissions';
 import {
   getRoleByName,
@@ -56,7 +57,9 @@ export function createRole(db: DB, actor: Actor, input: { name: string; descript
   authorize(actor, 'roles.create');
   const permissions = parsePermissions(input.permissions);
   const name = input.name.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
+  const descriptionError = descriptionProblem(input.description ?? '');
+  if (descriptionError) throw ApiError.validation([{ field: 'description', message: descriptionError }], `invalid role description: ${descriptionError}`);
+  if (hasControlCharacters(input.name) || !/^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/.test(name)) {
     throw ApiError.validation([{ field: 'name', message: 'use 1-64 letters, digits, dot, dash or underscore' }], 'invalid role name');
   }
   const missing = missingPermissions(permissions, actor.principal.permissions);

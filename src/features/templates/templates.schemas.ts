@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { TEMPLATE_LIMITS } from '../../engine/templates/index';
 import { paginationQuery, pagedSchema } from '../../http/openapi';
+import { descriptionSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Template } from './templates.store';
 import { specFields } from './templates.service';
@@ -47,7 +48,7 @@ const fields = {
       example: 'cisco-ios-acme',
     }),
   vendor: z.string().min(1).max(L.vendor_max).openapi({ description: 'Vendor / platform label', example: 'Cisco IOS / IOS-XE' }),
-  description: z.string().max(L.description_max).openapi({ description: 'Free text', example: 'IOS with the ACME banner stripped' }),
+  description: descriptionSchema('description', L.description_max).openapi({ description: 'Free text', example: 'IOS with the ACME banner stripped' }),
   mode: z.enum(['shell', 'exec']).openapi({
     description: '"shell": interactive session driven by the prompt; "exec": one SSH exec channel per command (SSH only)',
     example: 'shell',

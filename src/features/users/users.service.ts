@@ -10,6 +10,7 @@ import { authorize } from '../../identity/policy';
 import { holdingOf, isFull, requireFullAdminRemains, requireGrantable, requireNotAbove, requireNotSelf, rolePermissions, scopeOfGroups, type Holding } from './users.policy';
 import { ensureBuiltinRoles } from '../roles/roles.service';
 import { isValidTimeZone } from '../../config/config';
+import { hasControlCharacters } from '../../lib/names';
 import {
   deleteUserSessions,
   existingGroupIds,
@@ -67,7 +68,7 @@ function roleOrInvalid(db: DB, name: string): RoleRow {
 export async function createUser(db: DB, actor: Actor, input: CreateUserInput): Promise<User> {
   authorize(actor, 'users.create');
   const username = input.username.trim();
-  if (!/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(username)) {
+  if (hasControlCharacters(input.username) || !/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(username)) {
     throw ApiError.validation([{ field: 'username', message: 'use 1-64 letters, digits, dot, dash, underscore or @' }], 'invalid username');
   }
   validatePassword(input.password);
