@@ -107,7 +107,9 @@ export function startServer(app: Hono<AppEnv>, config: Readonly<AppConfig>): Pro
     if (req.headers.host === undefined && req.httpVersion === '1.1') {
       const { requestId, body } = errorBody('BAD_REQUEST', 'Missing Host header');
       res.shouldKeepAlive = false;
-      res.writeHead(400, { 'Content-Type': 'application/json', 'X-Request-ID': requestId, 'Cache-Control': 'no-store' }).end(body);
+      res
+        .writeHead(400, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Request-ID': requestId, 'Cache-Control': 'no-store' })
+        .end(body);
       return;
     }
     void honoListener(req, res);
