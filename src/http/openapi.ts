@@ -24,7 +24,7 @@ const requestIdHeader = {
 
 /** Error responses for a route: the shared ones plus the route's own codes, grouped by status. */
 export function errorResponses(...codes: ErrorCode[]) {
-  const all: ErrorCode[] = ['UNAUTHORIZED', 'VALIDATION_ERROR', 'INTERNAL_ERROR', ...codes];
+  const all: ErrorCode[] = ['UNAUTHORIZED', 'VALIDATION_ERROR', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', ...codes];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(all)) {
     const s = ERROR_CODES[code].status;
