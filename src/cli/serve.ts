@@ -20,7 +20,10 @@ export const serveCommand: Command = {
 
 Starts the appliance. On first start it creates the database and the user "admin" and prints
 that user's random password once on stderr. Logs are JSON lines on stdout.
-SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed).
+An address that cannot be bound (port taken, no permission, not on this machine) ends it at
+once with exit code 1 and one line on stderr, before any password is made or shown.
+SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
+second signal while stopping exits at once.
 
   --listen HOST:PORT   address to listen on (or CONFVAULT_LISTEN; default 127.0.0.1:8080)
 
