@@ -84,6 +84,7 @@ export const backupCommand: Command = {
               if (!r.success) failed++;
               bar.update(done, failed);
             },
+            onProgress: (id, text) => err(`device ${id}: ${text}`),
           });
           process.removeListener('SIGINT', onSignal);
           process.removeListener('SIGTERM', onSignal);

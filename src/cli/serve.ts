@@ -5,7 +5,7 @@ import { loadConfig } from '../config/config';
 import { ensureFirstAdmin } from '../features/users/users.service';
 import { createApp } from '../http/app';
 import type { AppServices } from '../http/context';
-import { loadTls, startServer } from '../http/server';
+import { loadTls, startServer, type RunningServer } from '../http/server';
 import { VERSION } from '../version';
 import { closeInterruptedBackups } from '../features/backups/backups.store';
 import { startRetention } from '../features/maintenance/retention.service';
@@ -20,7 +20,10 @@ export const serveCommand: Command = {
 
 Starts the appliance. On first start it creates the database and the user "admin" and prints
 that user's random password once on stderr. Logs are JSON lines on stdout.
-SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed).
+An address that cannot be bound (port taken, no permission, not on this machine) ends it at
+once with exit code 1 and one line on stderr, before any password is made or shown.
+SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
+second signal while stopping exits at once.
 
   --listen HOST:PORT   address to listen on (or CONFVAULT_LISTEN; default 127.0.0.1:8080)
 
@@ -31,11 +34,46 @@ ${GLOBAL_OPTIONS_HELP}`,
     const config = loadConfig(flags);
     // Unusable TLS files are a configuration error: report them before anything is created.
     loadTls(config);
+
+    // Signals are caught from here on, each handled once: the first stops cleanly (even during start-up), a second
+    // one while stopping ends the process at once.
+    let stopping: string | null = null;
+    let signalled: (signal: string) => void = () => undefined;
+    const stopRequested = new Promise<string>((resolve) => (signalled = resolve));
+    const onSignal = (signal: NodeJS.Signals) => {
+      if (stopping) {
+        err(`confvault serve: ${signal} again while stopping (${stopping}): exiting now`);
+        process.exit(1);
+      }
+      stopping = signal;
+      signalled(signal);
+    };
+    process.on('SIGTERM', onSignal);
+    process.on('SIGINT', onSignal);
+    const forgetSignals = () => {
+      process.removeListener('SIGTERM', onSignal);
+      process.removeListener('SIGINT', onSignal);
+    };
+
     const log = createLogger(config.log.level);
     const a = openAppliance(flags, config);
+    const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
+    // Before the listener: a manual backup started by the first request must not be closed as interrupted.
+    const closed = closeInterruptedBackups(a.db, Date.now());
+    // Bind first: a port that is taken ends the start-up with one line, before any password is made or shown and
+    // before the schedule holds the process.
+    let server: RunningServer;
+    try {
+      server = await startServer(createApp(services), config);
+    } catch (e) {
+      a.close();
+      forgetSignals();
+      throw e;
+    }
     if (a.migration.applied.length) {
       log.info({ applied: a.migration.applied, backup: a.migration.backupFile }, 'database migrated');
     }
+    if (closed) log.warn({ count: closed }, 'closed backups left running by an earlier stop as interrupted');
     const generated = await ensureFirstAdmin(a.db);
     if (generated) {
       err('');
@@ -44,20 +82,10 @@ ${GLOBAL_OPTIONS_HELP}`,
       err('  You will be asked to change it at first login.');
       err('');
     }
-    // Signals are caught from here on, so a stop that arrives during start-up still ends cleanly.
-    let signalled: (signal: string) => void = () => undefined;
-    const stopRequested = new Promise<string>((resolve) => (signalled = resolve));
-    process.once('SIGTERM', () => signalled('SIGTERM'));
-    process.once('SIGINT', () => signalled('SIGINT'));
-
-    const closed = closeInterruptedBackups(a.db, Date.now());
-    if (closed) log.warn({ count: closed }, 'closed backups left running by an earlier stop as interrupted');
-    const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
     const runner = new BackupRunner(services);
     services.runner = runner;
     const scheduler = startScheduler(services, runner);
     const retention = startRetention(a.db, a.snapshots, config, log);
-    const server = await startServer(createApp(services), config);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
@@ -66,6 +94,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
     await Promise.all([server.close(), scheduler.stop()]);
     a.close();
+    forgetSignals();
     log.info('stopped');
     return 0;
   },

@@ -35,6 +35,8 @@ export const configSchema = z
         timezone: timezoneSchema.default('UTC'),
         trusted_proxies: z.array(z.string()).default([]),
         max_body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+        header_timeout: z.number().int().min(1).max(300).default(10),
+        request_timeout: z.number().int().min(1).max(3600).default(30),
       })
       .strict()
       .prefault({}),
@@ -171,6 +173,9 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
     throw new ConfigError(`invalid configuration: ${where || '(top level)'}: ${message}${from ? ` (set by ${from})` : ''}`);
   }
   const cfg = parsed.data;
+  if (cfg.server.header_timeout > cfg.server.request_timeout) {
+    throw new ConfigError('invalid configuration: server.header_timeout must not exceed server.request_timeout');
+  }
   if (Boolean(cfg.server.tls_cert) !== Boolean(cfg.server.tls_key)) {
     throw new ConfigError('invalid configuration: server.tls_cert and server.tls_key must be set together');
   }

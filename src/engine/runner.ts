@@ -37,6 +37,30 @@ export interface RunOptions {
   jitterMs?: number;
   signal?: AbortSignal;
   onResult?: (r: DeviceRunResult, done: number, total: number) => void;
+  /** What a device's backup is doing beyond connecting and reading, e.g. "retrying: connection refused". */
+  onProgress?: (deviceId: number, text: string) => void;
+}
+
+/** How a run retries a transient failure: how many more attempts, and the wait before attempt n+1 (n from 1). */
+export interface RetryPlan {
+  retries: number;
+  waitMs(attempt: number): number;
+}
+
+/**
+ * The schedule retries with the configured backoff (30 s, 60 s, ... by default): nobody is waiting, and a device
+ * that is rebooting gets time to come back. A backup someone asked for ("Back up now", `backup run`) retries at
+ * most once, at once: the person waiting learns about a closed port in seconds, not after minutes of backoff.
+ */
+export function retryPlan(trigger: BackupTrigger, config: Readonly<AppConfig>): RetryPlan {
+  const b = config.backup;
+  if (trigger === 'schedule') return { retries: b.retries, waitMs: (attempt) => b.retry_backoff * 1000 * 2 ** (attempt - 1) };
+  return { retries: Math.min(1, b.retries), waitMs: () => 0 };
+}
+
+/** "CONNECTION_REFUSED" → "connection refused", for progress lines. */
+export function failureWords(failure: FailureType): string {
+  return failure.toLowerCase().replace(/_/g, ' ');
 }
 
 export function limitsFromConfig(config: Readonly<AppConfig>): CollectLimits {
@@ -108,13 +132,16 @@ export class BackupRunner {
       started = startBackup(db, deviceId, job.templateId, opts.trigger);
       let result: CollectResult;
       let attempts = 0;
+      const plan = retryPlan(opts.trigger, config);
       for (;;) {
         attempts++;
         result = await collectConfig(job.target, job.template, this.limits, { redact: config.backup.redact_secrets, signal: opts.signal });
-        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > config.backup.retries || opts.signal?.aborted) break;
-        const backoff = config.backup.retry_backoff * 1000 * 2 ** (attempts - 1);
-        log?.warn({ device_id: deviceId, failure: result.failure, attempt: attempts, retry_in_ms: backoff }, 'backup attempt failed, retrying');
-        await sleep(backoff, opts.signal);
+        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > plan.retries || opts.signal?.aborted) break;
+        const wait = plan.waitMs(attempts);
+        log?.warn({ device_id: deviceId, failure: result.failure, attempt: attempts, retry_in_ms: wait }, 'backup attempt failed, retrying');
+        const words = failureWords(result.failure);
+        opts.onProgress?.(deviceId, wait > 0 ? `retrying in ${Math.round(wait / 1000)} s: ${words}` : `retrying: ${words}`);
+        await sleep(wait, opts.signal);
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
       recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key });

@@ -4,6 +4,7 @@ import { ApiError } from '../errors';
 import { API_PREFIX, createApiV1 } from './api-v1';
 import type { AppEnv, AppServices } from './context';
 import { errorResponse, toApiError } from './errors';
+import { MethodTable } from './methods';
 import { requestEnvelope } from './middleware';
 import { RememberingRouter } from './router';
 import { createWeb } from '../web/web';
@@ -11,7 +12,8 @@ import { createWeb } from '../web/web';
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>({ router: new RememberingRouter() });
   const api = createApiV1(app);
-  root.use('*', requestEnvelope(app, { prefix: API_PREFIX, gate: api.gate }));
+  const methods = new MethodTable();
+  root.use('*', requestEnvelope(app, { prefix: API_PREFIX, gate: api.gate, methods }));
 
   const ping = app.db.prepare('SELECT 1');
   root.get('/healthz', (c) => {
@@ -23,9 +25,16 @@ export function createApp(app: AppServices): Hono<AppEnv> {
   root.route('/', createWeb(app));
 
   root.notFound((c) => {
-    if (c.req.path.startsWith('/api/')) return errorResponse(c, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${c.req.method} ${c.req.path}`));
+    if (c.req.path.startsWith('/api/')) {
+      // A known path asked with another method (a GET of a POST-only path; other methods are refused before the gate).
+      const refused = methods.refusal(c.req.method, c.req.path);
+      if (refused) return errorResponse(c, refused);
+      return errorResponse(c, new ApiError('ROUTE_NOT_FOUND', `No endpoint ${c.req.method} ${c.req.path.slice(0, 200)}`));
+    }
     return c.text('Not found', 404);
   });
   root.onError((err, c) => errorResponse(c, toApiError(c, err)));
+  // Every route is registered now: the table of methods per path can be read.
+  methods.load(root.routes);
   return root;
 }

@@ -5,6 +5,7 @@ import { gzip } from 'node:zlib';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import type { Context } from 'hono';
+import { BUSY_TIMEOUT_MS } from '../db/open';
 import { ApiError, ERROR_CODES } from '../errors';
 import { readAsset } from '../runtime/assets';
 import { VERSION } from '../version';
@@ -47,7 +48,9 @@ Every response carries an \`X-Request-ID\` header (an incoming well-formed \`X-R
 { "error": { "code": "VALIDATION_ERROR", "message": "Request validation failed", "request_id": "…same as X-Request-ID…", "details": { "errors": [ { "field": "limit", "message": "Too big: expected number to be <=100" } ] } } }
 \`\`\`
 
-\`error.details\` is always an object; for validation failures (422) \`error.details.errors\` lists \`{ field, message }\` pairs. Unknown fields in a JSON body are a 422. Request bodies must be JSON (\`Content-Type: application/json\`) of at most ${app.config.server.max_body_bytes} bytes. The codes and their statuses:
+\`error.details\` is always an object; for validation failures (422) \`error.details.errors\` lists \`{ field, message }\` pairs. Unknown fields in a JSON body are a 422. Request bodies must be JSON (\`Content-Type: application/json\`) of at most ${app.config.server.max_body_bytes} bytes, valid UTF-8, with no NUL character and no unpaired surrogate (\`\\ud800\`) in any string (422 otherwise). Boolean query parameters take \`true\`, \`false\`, \`1\` or \`0\` in any case.
+
+A known path asked with a method it does not support is a 405 \`METHOD_NOT_ALLOWED\` whose \`Allow\` header (and \`error.details.allow\`) lists the methods it does support. Requests the HTTP server refuses before the API sees them get the same body and an \`X-Request-ID\` (not an echo: the headers were never read), then the connection closes: 400 \`BAD_REQUEST\` (malformed, or HTTP/1.1 without \`Host\`), 408 \`REQUEST_TIMEOUT\` (headers not complete within ${app.config.server.header_timeout} s, or the whole request within ${app.config.server.request_timeout} s), 431 \`HEADERS_TOO_LARGE\`. A request that finds the database held by another process waits up to ${BUSY_TIMEOUT_MS / 1000} s, then gets 503 \`SERVICE_UNAVAILABLE\`: retry it later. The codes and their statuses:
 
 ${markdownTable(['Code', 'Status', 'Meaning'], codes)}
 

@@ -9,6 +9,8 @@ export function errorResponse(c: Context<AppEnv>, err: ApiError): Response {
   const requestId = c.get('requestId');
   c.header('X-Request-ID', requestId);
   c.header('Cache-Control', 'no-store');
+  // A 405 names what the path does accept (RFC 9110 15.5.6).
+  if (err.code === 'METHOD_NOT_ALLOWED' && Array.isArray(err.details.allow)) c.header('Allow', err.details.allow.join(', '));
   return c.json(
     { error: { code: err.code, message: err.message, request_id: requestId, details: err.details } },
     err.status as 400,
@@ -45,6 +47,16 @@ export function toApiError(c: Context<AppEnv>, err: unknown): ApiError {
     const code = httpStatusCodes[err.status];
     if (code) return new ApiError(code, err.message || ERROR_CODES[code].description);
   }
+  if (isDatabaseBusy(err)) {
+    c.get('app')?.log.warn({ request_id: c.get('requestId') }, 'database busy: request refused after the busy timeout');
+    return new ApiError('SERVICE_UNAVAILABLE', 'The database is busy (another process holds it); try again shortly');
+  }
   c.get('app')?.log.error({ err, request_id: c.get('requestId') }, 'unhandled error');
   return new ApiError('INTERNAL_ERROR', 'Internal server error');
+}
+
+/** better-sqlite3's failure when another connection held the database past the busy timeout. */
+export function isDatabaseBusy(err: unknown): boolean {
+  const code = (err as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && (code === 'SQLITE_BUSY' || code.startsWith('SQLITE_BUSY_') || code === 'SQLITE_LOCKED');
 }

@@ -11,6 +11,7 @@ import { authenticateApiKey, exposeKeyInUrl, hasKeyShape } from '../features/api
 import { clientOf } from './client';
 import type { Permission } from '../identity/permissions';
 import type { AppEnv, AppServices } from './context';
+import type { MethodTable } from './methods';
 
 const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 
@@ -49,7 +50,10 @@ function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
  * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log
  * line. The line never holds the query string (it may carry a mistaken key) nor any body.
  */
-export function requestEnvelope(app: AppServices, api: { prefix: string; gate: MiddlewareHandler<AppEnv> }): MiddlewareHandler<AppEnv> {
+export function requestEnvelope(
+  app: AppServices,
+  api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable },
+): MiddlewareHandler<AppEnv> {
   const writeAccessLog = accessLogWriter(app.log);
   return async (c, next) => {
     const start = performance.now();
@@ -59,20 +63,27 @@ export function requestEnvelope(app: AppServices, api: { prefix: string; gate: M
     c.set('app', app);
     setEnvelopeHeaders(c, { 'X-Request-ID': id, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
     const path = c.req.path;
+    const method = c.req.method;
     if (path === api.prefix || path.startsWith(`${api.prefix}/`)) {
       // The API's gate runs here rather than as a middleware of its own: one asynchronous step less on every API
       // request. What it throws is answered as Hono answers an error thrown by a middleware.
       try {
+        // A wrong method on a known path is a 405 before anything reads its body or matches a parameter route
+        // (GET and HEAD, the common case, reach a 405 through the 404 handler instead).
+        if (method !== 'GET' && method !== 'HEAD') api.methods.check(method, path);
         await api.gate(c, next);
       } catch (err) {
         c.res = errorResponse(c, toApiError(c, err));
       }
     } else {
-      await next();
+      // The web interface's internal /api/ routes: a wrong method is refused before the session gate reads a body.
+      const refused = method !== 'GET' && method !== 'HEAD' && path.startsWith('/api/') ? api.methods.refusal(method, path) : null;
+      if (refused) c.res = errorResponse(c, refused);
+      else await next();
     }
     writeAccessLog({
       request_id: id,
-      method: c.req.method,
+      method,
       path,
       status: c.res.status,
       duration_ms: Math.round((performance.now() - start) * 100) / 100,
@@ -155,15 +166,66 @@ export function requirePermission(permission: Permission): PermissionGuard {
   return Object.assign(guard, { permission });
 }
 
-/** A request body must be JSON (415) and well-formed (422). Hono keeps the parsed body for the route's validator. */
+const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
+// A UTF-16 half without its other half: JSON's \uD800 escapes can spell one even in valid UTF-8.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** Why a string of a JSON body cannot be stored as text, or null. */
+function textProblem(s: string): string | null {
+  if (s.includes('\u0000')) return 'must not contain NUL characters';
+  if (LONE_SURROGATE.test(s)) return 'contains an unpaired UTF-16 surrogate (not text)';
+  return null;
+}
+
+/** The first string (value or key) of a parsed body that is not storable text; iterative, so nesting depth costs no stack. */
+export function findTextProblem(value: unknown): { field: string; message: string } | null {
+  const stack: { v: unknown; at: string }[] = [{ v: value, at: '' }];
+  while (stack.length) {
+    const { v, at } = stack.pop() as { v: unknown; at: string };
+    if (typeof v === 'string') {
+      const p = textProblem(v);
+      if (p) return { field: at || 'body', message: p };
+    } else if (Array.isArray(v)) {
+      for (let i = v.length - 1; i >= 0; i--) stack.push({ v: v[i], at: at ? `${at}.${i}` : String(i) });
+    } else if (v !== null && typeof v === 'object') {
+      for (const [k, child] of Object.entries(v)) {
+        const field = at ? `${at}.${k}` : k;
+        const p = textProblem(k);
+        if (p) return { field: field.replace(/[\u0000\uD800-\uDFFF]/g, '?'), message: `field name ${p}` };
+        stack.push({ v: child, at: field });
+      }
+    }
+  }
+  return null;
+}
+
+/**
+ * A request body must be JSON (415), UTF-8 (an invalid byte is a 422, never stored as U+FFFD), well-formed, and its
+ * strings storable text: no NUL, no lone surrogate (422). Hono keeps the decoded text for the route's validator.
+ */
 export async function readJsonBody(c: Context<AppEnv>): Promise<void> {
   const type = requestHeader(c, 'content-type') ?? '';
   if (!/^application\/([\w.-]+\+)?json\s*(;|$)/i.test(type)) {
     throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Request bodies must be JSON with Content-Type: application/json');
   }
+  let text: string;
   try {
-    await c.req.json();
+    text = strictUtf8.decode(await c.req.arrayBuffer());
+  } catch (err) {
+    if (err instanceof TypeError && (err as { code?: string }).code === 'ERR_ENCODING_INVALID_ENCODED_DATA') {
+      throw ApiError.validation([{ field: 'body', message: 'not valid UTF-8' }], 'Request body is not valid UTF-8');
+    }
+    throw ApiError.validation([{ field: 'body', message: 'malformed JSON' }], 'Request body is not valid JSON');
+  }
+  // c.req.json() parses the cached text (Hono keeps promises there, whatever its type says): the route reads exactly
+  // what was checked here.
+  (c.req.bodyCache as unknown as Record<string, Promise<unknown>>).text = Promise.resolve(text);
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
   } catch {
     throw ApiError.validation([{ field: 'body', message: 'malformed JSON' }], 'Request body is not valid JSON');
   }
+  const problem = findTextProblem(value);
+  if (problem) throw ApiError.validation([problem], 'Request body holds text that cannot be stored');
 }

@@ -24,7 +24,7 @@ const requestIdHeader = {
 
 /** Error responses for a route: the shared ones plus the route's own codes, grouped by status. */
 export function errorResponses(...codes: ErrorCode[]) {
-  const all: ErrorCode[] = ['UNAUTHORIZED', 'VALIDATION_ERROR', 'INTERNAL_ERROR', ...codes];
+  const all: ErrorCode[] = ['UNAUTHORIZED', 'VALIDATION_ERROR', 'INTERNAL_ERROR', 'SERVICE_UNAVAILABLE', ...codes];
   const byStatus = new Map<number, ErrorCode[]>();
   for (const code of new Set(all)) {
     const s = ERROR_CODES[code].status;
@@ -63,6 +63,16 @@ const intParam = (def: number, max: number, name: string) =>
     })
     .pipe(z.number().int().min(1).max(max))
     .openapi({ type: 'integer', minimum: 1, maximum: max, default: def, param: { name, in: 'query' } });
+
+/** An optional boolean query parameter: `true`/`false`/`1`/`0`, any case (`enabled=True` is true, not a 422). */
+export function queryBoolean() {
+  return z
+    .string()
+    .regex(/^(true|false|1|0)$/i, 'must be true, false, 1 or 0')
+    .transform((v) => v === '1' || v.toLowerCase() === 'true')
+    .optional()
+    .openapi({ type: 'boolean' });
+}
 
 /** page/limit query parameters (spec 4.2). */
 export function paginationQuery(defaultLimit = 50, maxLimit = 100) {

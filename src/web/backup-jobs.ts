@@ -10,6 +10,8 @@ export interface BackupJob {
   startedAt: number;
   finishedAt: number | null;
   result: DeviceRunResult | null;
+  /** The runner's latest word beyond "running", e.g. "retrying: connection refused"; kept after the end. */
+  progress: string | null;
 }
 
 // Finished jobs are kept long enough for the page to pick up the result, then dropped.
@@ -26,10 +28,10 @@ function runnerFor(app: AppServices): BackupRunner {
 export function startBackupJob(app: AppServices, deviceId: number, userId: number, onDone?: (r: DeviceRunResult) => void): BackupJob {
   const now = Date.now();
   for (const [id, j] of jobs) if (j.finishedAt !== null && now - j.finishedAt > KEEP_FINISHED_MS) jobs.delete(id);
-  const job: BackupJob = { id: randomUUID(), deviceId, userId, startedAt: now, finishedAt: null, result: null };
+  const job: BackupJob = { id: randomUUID(), deviceId, userId, startedAt: now, finishedAt: null, result: null, progress: null };
   jobs.set(job.id, job);
   void runnerFor(app)
-    .backupDevice(deviceId, { trigger: 'manual' })
+    .backupDevice(deviceId, { trigger: 'manual', onProgress: (_id, text) => (job.progress = text) })
     .then((r) => {
       job.result = r;
       job.finishedAt = Date.now();
@@ -54,5 +56,7 @@ export function jobView(j: BackupJob) {
     changed: j.result?.changed ?? false,
     failure: j.result?.failure ?? null,
     message: j.result?.message ?? null,
+    progress: j.progress,
+    attempts: j.result?.attempts ?? null,
   };
 }

@@ -2,6 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { validate } from '@scalar/openapi-parser';
+import { Ajv2020 } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { ERROR_CODES } from '../../src/errors';
 import { VERSION } from '../../src/version';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -139,6 +141,48 @@ describe('GET /api/v1/openapi.json', () => {
       assert.ok(r.status < 500, `${method} ${path} -> ${r.status}`);
     }
     assert.deepEqual(unrouted, []);
+  });
+
+  test('documents 405 METHOD_NOT_ALLOWED with its Allow header, the refusals below the app and the busy database', () => {
+    const d: string = doc.info.description;
+    for (const phrase of ['405', '`Allow`', '408', '431', 'SERVICE_UNAVAILABLE', 'UTF-8']) assert.ok(d.includes(phrase), phrase);
+    for (const { method, path, op } of operations(doc)) {
+      assert.match(op.responses['503']?.description ?? '', /SERVICE_UNAVAILABLE/, `${method} ${path} 503`);
+    }
+  });
+
+  test('every example in the document validates against its own schema', () => {
+    const ajv = new Ajv2020({ strict: false, allErrors: true });
+    addFormats.default(ajv);
+    ajv.addSchema({ ...doc, $id: 'https://confvault.invalid/openapi.json' });
+    const failures: string[] = [];
+    let checked = 0;
+    const check = (schemaPointer: string, value: unknown, where: string) => {
+      const validateAt = ajv.compile({ $ref: `https://confvault.invalid/openapi.json#${schemaPointer}` });
+      checked++;
+      if (!validateAt(value)) failures.push(`${where}: ${JSON.stringify(value)} ${ajv.errorsText(validateAt.errors)}`);
+    };
+    const esc = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
+    const walk = (node: Json, pointer: string, inSchema: boolean) => {
+      if (Array.isArray(node)) return node.forEach((v, i) => walk(v, `${pointer}/${i}`, inSchema));
+      if (node === null || typeof node !== 'object') return;
+      const isPropertyMap = /\/(properties|patternProperties|\$defs)$/.test(pointer);
+      if (!isPropertyMap) {
+        if ('schema' in node && 'example' in node) check(`${pointer}/schema`, node.example, `${pointer}/example`);
+        if ('schema' in node && node.examples && typeof node.examples === 'object' && !Array.isArray(node.examples)) {
+          for (const [name, ex] of Object.entries<Json>(node.examples)) check(`${pointer}/schema`, ex.value, `${pointer}/examples/${name}`);
+        }
+        if (inSchema && !('schema' in node) && 'example' in node) check(pointer, node.example, `${pointer}/example`);
+        if (inSchema && Array.isArray(node.examples)) node.examples.forEach((ex: unknown, i: number) => check(pointer, ex, `${pointer}/examples/${i}`));
+      }
+      for (const [k, v] of Object.entries<Json>(node)) {
+        if (k === 'example' || k === 'examples') continue;
+        walk(v, `${pointer}/${esc(k)}`, inSchema || k === 'schema' || pointer === '/components/schemas');
+      }
+    };
+    walk(doc, '', false);
+    assert.ok(checked > 10, `only ${checked} examples found`);
+    assert.deepEqual(failures, []);
   });
 
   test('the document is generated once and reflects the running routes', async () => {

@@ -187,3 +187,15 @@ test('a bad setting stops every command with one line on stderr naming it, exit 
     assert.equal(existsSync(r.dataDir), false, `${r.c.name}: data dir was created`);
   }
 });
+
+test('server time limits: defaults, a file value, and a header limit longer than the request limit refused', () => {
+  const d = loadConfig({}, {});
+  assert.deepEqual([d.server.header_timeout, d.server.request_timeout], [10, 30]);
+  const set = loadConfig({ config: file('timeouts.toml', '[server]\nheader_timeout = 5\nrequest_timeout = 120\n') }, {});
+  assert.deepEqual([set.server.header_timeout, set.server.request_timeout], [5, 120]);
+  assert.throws(
+    () => loadConfig({ config: file('timeouts-bad.toml', '[server]\nheader_timeout = 60\nrequest_timeout = 30\n') }, {}),
+    (e: unknown) => e instanceof ConfigError && /server\.header_timeout must not exceed server\.request_timeout/.test((e as Error).message),
+  );
+  assert.throws(() => loadConfig({ config: file('timeouts-zero.toml', '[server]\nrequest_timeout = 0\n') }, {}), /server\.request_timeout/);
+});

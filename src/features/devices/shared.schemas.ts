@@ -2,6 +2,7 @@
 import { z } from '@hono/zod-openapi';
 import { Cron } from 'croner';
 import { descriptionSchema, nameSchema } from '../../lib/names';
+import { queryBoolean } from '../../http/openapi';
 
 export const TimestampSchema = z.string().openapi({
   description: '`YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)',
@@ -51,12 +52,7 @@ export const IntQuery = (name: string) =>
     .optional()
     .openapi({ type: 'integer', minimum: 1 });
 
-/** An optional boolean query parameter written `true` or `false`. */
-export const BoolQuery = () =>
-  z
-    .enum(['true', 'false'])
-    .transform((v) => v === 'true')
-    .optional()
-    .openapi({ type: 'boolean' });
+/** An optional boolean query parameter written `true`/`false`/`1`/`0`, any case. */
+export const BoolQuery = queryBoolean;
 
 export const SearchQuery = z.string().max(128, 'at most 128 characters').optional();

@@ -1,7 +1,7 @@
 // Request and response schemas of the backup-template endpoints (the OpenAPI components), and the response converter.
 import { z } from '@hono/zod-openapi';
 import { TEMPLATE_LIMITS } from '../../engine/templates/index';
-import { paginationQuery, pagedSchema } from '../../http/openapi';
+import { paginationQuery, pagedSchema, queryBoolean } from '../../http/openapi';
 import { descriptionSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Template } from './templates.store';
@@ -131,11 +131,7 @@ export const TemplateSchema = z
 
 export const TemplatePageSchema = pagedSchema(TemplateSchema, 'TemplatePage');
 
-const boolParam = z
-  .enum(['true', 'false'])
-  .optional()
-  .transform((v) => (v === undefined ? undefined : v === 'true'))
-  .openapi({ param: { name: 'builtin', in: 'query' }, type: 'boolean', description: 'true: built-ins only; false: custom templates only' });
+const boolParam = queryBoolean().openapi({ param: { name: 'builtin', in: 'query' }, type: 'boolean', description: 'true: built-ins only; false: custom templates only' });
 
 export const TemplateListQuery = z.object({
   ...paginationQuery(50, 100),

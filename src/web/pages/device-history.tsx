@@ -218,7 +218,7 @@ function devicePage(c: WebContext) {
 }
 
 export function JobMessage({ job }: { job: ReturnType<typeof jobView> }) {
-  if (job.state === 'running') return <span>Backup running… {Math.round(job.elapsed_ms / 1000)} s</span>;
+  if (job.state === 'running') return <span>Backup running… {Math.round(job.elapsed_ms / 1000)} s{job.progress ? ` (${job.progress})` : ''}</span>;
   if (job.state === 'succeeded') return <span>Backup succeeded{job.changed ? ': the configuration changed.' : ': no change.'}</span>;
   return <span>Backup {job.state}: {job.failure ? `${job.failure} — ` : ''}{job.message}</span>;
 }

@@ -57,7 +57,7 @@
         .then(function (j) {
           if (j.state === 'running') {
             status.className = 'job running';
-            status.textContent = 'Backup running… ' + Math.round((Date.now() - started) / 1000) + ' s';
+            status.textContent = 'Backup running… ' + Math.round((Date.now() - started) / 1000) + ' s' + (j.progress ? ' (' + j.progress + ')' : '');
             setTimeout(tick, 1000);
           } else {
             window.location.assign('/devices/' + deviceId + '?job=' + encodeURIComponent(jobId));
