@@ -1,4 +1,5 @@
 // Backups someone asked for ("Back up now", `backup run`) retry a transient failure once, at once, and say so; the schedule keeps its backoff.
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import net from 'node:net';
@@ -29,7 +30,7 @@ before(async () => {
   const { db, secrets } = t.services;
   const cred = seedCredential(db, secrets, { name: 'closed-port-cred', username: 'u', password: 'p-123456' });
   deviceId = seedDevice(db, { name: 'closed-port', port: await closedPort(), credential_id: cred, template_id: seedBuiltinTemplate(db, 'frr') });
-  await createUser(db, { username: 'operator', password: 'operator-password-1', role: 'administrator' });
+  await createUser(db, SYSTEM_ACTOR, { username: 'operator', password: 'operator-password-1', role: 'administrator' });
 });
 after(async () => {
   await t?.close();

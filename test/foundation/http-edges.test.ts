@@ -1,4 +1,5 @@
 // The edges of HTTP: 405 with Allow, Node-level refusals in the error shape, time limits, UTF-8 bodies, query booleans.
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
@@ -165,7 +166,7 @@ test('time limits: slow headers and a trickled body get 408 in the error shape a
   const dataDir = path.join(root, 'data');
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
-  const k = createApiKey(a.db, { username: 'admin' }).key;
+  const k = createApiKey(a.db, SYSTEM_ACTOR, { username: 'admin' }).key;
   a.close();
   const conf = path.join(root, 'appliance.conf');
   writeFileSync(conf, '[server]\nlisten = "127.0.0.1:0"\nheader_timeout = 1\nrequest_timeout = 2\n[log]\nlevel = "info"\n');
