@@ -32,7 +32,6 @@ export function parseDeviceForm(f: Record<string, string>): Parsed {
     enabled: f.enabled === 'on',
     description: f.description ?? '',
     schedule: (f.schedule ?? '').trim() || null,
-    accept_host_key_change: f.accept_host_key_change === 'on',
   };
   const r = DeviceCreateSchema.safeParse(candidate);
   if (!r.success) for (const e of zodFieldErrors(r.error, 'json')) errors[e.field.split('.')[0]] ??= e.message;
@@ -127,9 +126,6 @@ export function DeviceForm(props: DeviceFormProps) {
       </label>
       <label class="check">
         <input type="checkbox" name="enabled" checked={checked('enabled', d?.enabled ?? true)} /> Enabled (backed up on schedule)
-      </label>
-      <label class="check">
-        <input type="checkbox" name="accept_host_key_change" checked={checked('accept_host_key_change', d?.accept_host_key_change ?? false)} /> Accept a changed SSH host key on the next backup
       </label>
       <div class="full actions">
         <button type="submit" class="primary">{d ? 'Save device' : 'Create device'}</button>
