@@ -78,7 +78,6 @@ function secretChanges(input: Partial<Record<SecretField, string | null>>, onCre
 
 export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input: CredentialInput): Credential {
   authorize(actor, 'credentials.create');
-  const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(actor) : input.group_ids);
   const plain = {
     password: input.password ?? null,
     private_key: input.private_key ?? null,
@@ -96,6 +95,7 @@ export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input
     enable_secret_enc: seal(secrets, plain.enable_secret),
   };
   return db.transaction(() => {
+    const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(actor) : input.group_ids);
     const id = withNameCheck(write.name, () => insertCredentialRow(db, write, Date.now()));
     setUsageGroups(db, id, usage);
     const created = getCredential(db, id);
