@@ -3,7 +3,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from '../../db/open';
 import { MASTER_KEY_FILE, SecretBox, loadOrCreateMasterKey } from '../../identity/secrets';
-import { anyEncryptedSecret, getKeyCheck, putKeyCheck } from './credential-usage.store';
+import { anyEncryptedSecret, getKeyCheck, putKeyCheck } from './master-key.store';
 
 /** A master key that does not belong to this database: one line for the operator, no stack. */
 export class MasterKeyError extends Error {}
@@ -29,18 +29,20 @@ export function openSecretBox(db: DB, dataDir: string): SecretBox {
   } catch (err) {
     throw new MasterKeyError(`${(err as Error).message}: ${RESTORE}`);
   }
-  const opens = (blob: Buffer) => {
+  const read = (blob: Buffer): string | null => {
     try {
-      return box.decrypt(blob) !== null;
+      return box.decrypt(blob);
     } catch {
-      return false;
+      return null; // wrong key: the GCM tag does not match
     }
   };
   if (check) {
-    if (!opens(check) || box.decrypt(check) !== CHECK_TEXT) throw new MasterKeyError(`${file} is not the master key of this database (it was replaced or is damaged): ${RESTORE}`);
+    if (read(check) !== CHECK_TEXT) throw new MasterKeyError(`${file} is not the master key of this database (it was replaced or is damaged): ${RESTORE}`);
     return box;
   }
-  if (sample && !opens(sample)) throw new MasterKeyError(`${file} does not decrypt the credentials stored in this database (it was replaced or is damaged): ${RESTORE}`);
+  if (sample && read(sample) === null) {
+    throw new MasterKeyError(`${file} does not decrypt the credentials stored in this database (it was replaced or is damaged): ${RESTORE}`);
+  }
   putKeyCheck(db, box.encrypt(CHECK_TEXT));
   return box;
 }
