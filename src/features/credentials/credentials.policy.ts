@@ -3,11 +3,16 @@ import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { denied } from '../../identity/policy';
+import type { Scope } from '../../identity/principal';
 import { credentialCoversGroup, getUsageGroups, groupsExisting, type UsageGroups } from './credential-usage.store';
 
 /** Whether every device the credential may serve lies inside the actor's scope (null usage needs scope "all"). */
 export function usageWithinScope(actor: Actor, usage: UsageGroups): boolean {
-  const scope = actor.principal.scope;
+  return usageInside(actor.principal.scope, usage);
+}
+
+/** The same rule for a bare scope (the device form lists only credentials its user may attach). */
+export function usageInside(scope: Scope, usage: UsageGroups): boolean {
   if (scope.all) return true;
   if (usage === null) return false;
   return usage.every((g) => scope.groupIds.has(g));

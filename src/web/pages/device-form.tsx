@@ -3,6 +3,8 @@ import { zodFieldErrors } from '../../http/errors';
 import { DeviceCreateSchema } from '../../features/devices/devices.schemas';
 import type { Device, DeviceInput } from '../../features/devices/devices.service';
 import { listCredentials } from '../../features/credentials/credentials.service';
+import { usageInside } from '../../features/credentials/credentials.policy';
+import type { Scope } from '../../identity/principal';
 import { listTemplates } from '../../features/templates/templates.service';
 import type { DB } from '../../db/open';
 import { Csrf, FieldError } from '../components/layout';
@@ -44,6 +46,7 @@ export interface DeviceFormProps {
   csrf: string;
   action: string;
   groups: GroupOption[];
+  scope: Scope;
   device?: Device;
   values?: Record<string, string>;
   errors?: Record<string, string> | null;
@@ -52,7 +55,8 @@ export interface DeviceFormProps {
 export function DeviceForm(props: DeviceFormProps) {
   const d = props.device;
   const v = (k: string, dflt: string) => props.values?.[k] ?? dflt;
-  const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items;
+  // Only credentials the user may attach (and the device's own): another one would be refused on saving.
+  const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items.filter((c) => usageInside(props.scope, c.group_ids) || c.id === d?.credential_id);
   const templates = listTemplates(props.db, { page: 1, limit: 1000 }).items;
   const e = props.errors;
   const checked = (k: string, dflt: boolean) => (props.values ? props.values[k] === 'on' : dflt);

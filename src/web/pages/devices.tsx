@@ -185,6 +185,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           csrf={c.get('session').csrfToken}
           action={device ? `/devices/${device.id}/edit` : '/devices'}
           groups={groupOptions(db, scope)}
+          scope={scope}
           device={device}
           values={values}
           errors={errors}
