@@ -80,13 +80,6 @@ export function changesBetween<T extends object>(
   return out;
 }
 
-/** A deleted record's fields as before/after pairs (after: null). */
-export function removedFields(before: object): AuditChanges {
-  const out: AuditChanges = {};
-  for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
-  return out;
-}
-
 export interface AuditPage {
   items: AuditRow[];
   total: number;

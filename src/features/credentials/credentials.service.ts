@@ -5,7 +5,7 @@ import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied } from '../../identity/policy';
-import { changesBetween, recordAudit, removedFields, type AuditChanges } from '../audit/audit.service';
+import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
 import { devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
 import { checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
 import {
@@ -297,4 +297,11 @@ function opensshKdfRounds(text: string): number | null {
   } catch {
     return null; // truncated: ssh2 rejects it with its own message
   }
+}
+
+/** A deleted record's audited fields as before/after pairs (after: null). */
+function removedFields(before: object): AuditChanges {
+  const out: AuditChanges = {};
+  for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
+  return out;
 }

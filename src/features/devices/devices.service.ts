@@ -4,7 +4,7 @@ import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
-import { changesBetween, recordAudit, removedFields } from '../audit/audit.service';
+import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
 import { requireCredentialCovers, requireCredentialInReach } from '../credentials/credentials.policy';
 import { groupExists } from '../groups/groups.store';
 import { getHostKeyOffer, setHostKeyApproval, type HostKeyOfferRow } from './host-keys.store';
@@ -245,4 +245,11 @@ export function deleteDevice(db: DB, actor: Actor, id: number): void {
     deleteDeviceRow(db, id);
     recordAudit(db, actor, { action: 'device.delete', target: `device ${id}`, changes: removedFields(auditView(before)), details: { name: before.name } });
   }).immediate();
+}
+
+/** A deleted record's audited fields as before/after pairs (after: null). */
+function removedFields(before: object): AuditChanges {
+  const out: AuditChanges = {};
+  for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
+  return out;
 }
