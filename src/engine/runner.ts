@@ -96,15 +96,7 @@ export class BackupRunner {
   async backupDevice(deviceId: number, opts: RunOptions): Promise<DeviceRunResult> {
     const { db, secrets, snapshots, config, log } = this.deps;
     const begun = Date.now();
-    let job: ReturnType<typeof loadBackupJob>;
-    try {
-      job = loadBackupJob(db, secrets, deviceId);
-    } catch (err) {
-      // Never a rejected promise: "Back up now" and the scheduler do not await this inside a try.
-      log?.error({ err, device_id: deviceId }, 'backup job could not be loaded');
-      const message = 'Internal error while loading the device for its backup.';
-      return { deviceId, deviceName: String(deviceId), backupId: null, changed: false, attempts: 0, success: false, failure: 'INTERNAL', message, durationMs: 0 };
-    }
+    const job = loadBackupJob(db, secrets, deviceId);
     const base = { deviceId, deviceName: job?.deviceName ?? String(deviceId), backupId: null, changed: false, attempts: 0 };
     if (!job) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
     if (this.active.has(deviceId) || runningBackupForDevice(db, deviceId)) {
@@ -125,13 +117,7 @@ export class BackupRunner {
         await sleep(backoff, opts.signal);
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
-      recordDeviceContact(db, job, {
-        reachability,
-        error: result.ok ? null : result.message,
-        hostKey: result.host_key,
-        failure: result.ok ? null : result.failure,
-        backupId: started.id,
-      });
+      recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId: started.id });
       const done = finishBackup(
         db,
         snapshots,
