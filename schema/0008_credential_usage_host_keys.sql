@@ -1,4 +1,4 @@
--- 0008: where a credential may be sent, which changed SSH host key a user approved, and the master key's check value.
+-- 0008: where a credential may be sent, and the one changed SSH host key a user approved. (The master key check value is a settings row.)
 
 -- A credential listed here is restricted to the devices of the groups in credential_usage_groups (subgroups
 -- included); a credential not listed is usable by devices anywhere. Kept apart from the groups so that deleting
