@@ -5,7 +5,8 @@ import type { AppConfig, ConfigFlags } from '../config/config';
 import { loadConfig } from '../config/config';
 import { migrate, type MigrateResult } from '../db/migrate';
 import { openDatabase, type DB } from '../db/open';
-import { SecretBox, loadOrCreateMasterKey } from '../identity/secrets';
+import type { SecretBox } from '../identity/secrets';
+import { openSecretBox } from '../features/credentials/master-key.service';
 import { prepareNativeAddons } from '../runtime/native';
 import { SnapshotStore } from '../store/snapshots';
 import { syncBuiltinTemplates } from '../features/templates/templates.service';
@@ -44,14 +45,16 @@ export function openAppliance(flags: ConfigFlags, config: Readonly<AppConfig> = 
     }
   }
   let migration: MigrateResult;
+  let secrets: SecretBox;
   try {
     migration = migrate(db, dbFile);
     syncBuiltinTemplates(db);
+    // A master key that cannot open this database's secrets stops every command here, not the first backup.
+    secrets = openSecretBox(db, dataDir);
   } catch (err) {
     db.close();
     throw err;
   }
-  const secrets = new SecretBox(loadOrCreateMasterKey(dataDir));
   return {
     config,
     dataDir,

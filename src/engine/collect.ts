@@ -46,6 +46,8 @@ export async function collectConfig(
   const duration = () => Math.round(performance.now() - started);
 
   try {
+    // Defence in depth: a refused target carries no secret and is never connected to.
+    if (target.refused) throw new CollectError(target.refused.failure, target.refused.message, false);
     const raw =
       target.protocol === 'telnet'
         ? await collectTelnet(target, template, lim, controller.signal, state)
@@ -106,7 +108,7 @@ async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: Co
     private_key: target.private_key,
     passphrase: target.passphrase,
     known_host_key: target.known_host_key,
-    accept_host_key_change: target.accept_host_key_change,
+    accepted_host_key: target.accepted_host_key,
     connect_timeout_ms: lim.connect_timeout_ms,
     login_timeout_ms: lim.login_timeout_ms,
     signal,

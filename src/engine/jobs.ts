@@ -1,11 +1,13 @@
 // Everything one device backup needs (address, decrypted credential, template), and what a backup learns about the device.
 import type { DB } from '../db/open';
-import { getDecryptedCredential } from '../features/credentials/credentials.service';
+import { credentialCoversGroup } from '../features/credentials/credential-usage.store';
+import { getDecryptedCredential, type DecryptedCredential } from '../features/credentials/credentials.service';
+import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../features/devices/host-keys.store';
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../features/devices/devices.store';
 import { getTemplateSpec } from '../features/templates/templates.service';
 import type { SecretBox } from '../identity/secrets';
 import type { TemplateSpec } from './templates/types';
-import type { CollectTarget } from './types';
+import type { CollectTarget, FailureType } from './types';
 
 export interface BackupJob {
   deviceId: number;
@@ -16,40 +18,64 @@ export interface BackupJob {
   target: CollectTarget;
 }
 
+/**
+ * The job of one device, or undefined when the device or its template is gone. The credential is decrypted
+ * only when its usage scope covers the device's group; when it does not, or the master key cannot open it,
+ * the target carries no secret and a `refused` failure, so the backup fails as data and nothing is sent.
+ */
 export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): BackupJob | undefined {
   const device = getDeviceRow(db, deviceId);
   if (!device) return undefined;
   const template = getTemplateSpec(db, device.template_id);
-  const credential = getDecryptedCredential(db, secrets, device.credential_id);
-  if (!template || !credential) return undefined;
+  if (!template) return undefined;
+  const address = { host: device.hostname, port: device.port, protocol: device.protocol };
+  const job = { deviceId: device.id, deviceName: device.name, enabled: device.enabled === 1, templateId: device.template_id, template };
+  if (!credentialCoversGroup(db, device.credential_id, device.group_id)) {
+    const where = device.group_id === null ? 'ungrouped devices' : `devices in group ${device.group_id}`;
+    return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message: `Credential ${device.credential_id} may not be used by ${where}; no login was attempted.` } } };
+  }
+  let credential: DecryptedCredential | undefined;
+  try {
+    credential = getDecryptedCredential(db, secrets, device.credential_id);
+  } catch {
+    const message = `Credential ${device.credential_id} cannot be decrypted with this appliance's master key (was master.key replaced?); no login was attempted.`;
+    return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_UNREADABLE', message } } };
+  }
+  if (!credential) return undefined;
+  const offer = getHostKeyOffer(db, device.id);
   return {
-    deviceId: device.id,
-    deviceName: device.name,
-    enabled: device.enabled === 1,
-    templateId: device.template_id,
-    template,
+    ...job,
     target: {
-      host: device.hostname,
-      port: device.port,
-      protocol: device.protocol,
+      ...address,
       ...credential,
       known_host_key: device.host_key,
-      accept_host_key_change: device.accept_host_key_change === 1,
+      accepted_host_key: offer?.approved_at ? offer.fingerprint : null,
     },
   };
 }
 
-/** Record what a backup attempt learnt about the device: reachability and (first or accepted) host key. */
+/**
+ * Record what a backup attempt learnt about the device: reachability and host key. The first key seen is
+ * recorded; a different one only when it is the exact fingerprint a user approved (the approval is then used
+ * up). A refused changed key is kept as the device's offer, for a user to look at and accept.
+ */
 export function recordDeviceContact(
   db: DB,
   job: Pick<BackupJob, 'deviceId' | 'target'>,
-  c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null },
+  c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
   at = Date.now(),
 ): void {
-  if (c.reachability) setDeviceReachability(db, job.deviceId, c.reachability, c.error, at);
-  const known = job.target.known_host_key;
-  // The first key seen is recorded; a different one replaces it only when the change was accepted for this run.
-  if (c.hostKey && (!known || (known !== c.hostKey && job.target.accept_host_key_change))) setDeviceHostKey(db, job.deviceId, c.hostKey);
+  db.transaction(() => {
+    if (c.reachability) setDeviceReachability(db, job.deviceId, c.reachability, c.error, at);
+    const known = job.target.known_host_key;
+    if (!c.hostKey || c.hostKey === known) return;
+    if (!known || c.hostKey === job.target.accepted_host_key) {
+      setDeviceHostKey(db, job.deviceId, c.hostKey);
+      deleteHostKeyOffer(db, job.deviceId);
+    } else if (c.failure === 'HOST_KEY_CHANGED') {
+      putHostKeyOffer(db, job.deviceId, c.hostKey, c.backupId ?? null, at);
+    }
+  })();
 }
 
 /** Device ids selected by a run: one device, a group with its subgroups, or every enabled device. */

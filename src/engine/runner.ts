@@ -144,7 +144,7 @@ export class BackupRunner {
         await sleep(wait, opts.signal);
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
-      recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key });
+      recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId: started.id });
       const done = finishBackup(
         db,
         snapshots,

@@ -14,6 +14,10 @@ export const FAILURE_TYPES = [
   'OUTPUT_TOO_LARGE',
   'COMMAND_FAILED',
   'INTERRUPTED',
+  /** The stored credential cannot be decrypted with this master key: nothing was sent. */
+  'CREDENTIAL_UNREADABLE',
+  /** The credential's usage scope does not cover the device's group: nothing was sent. */
+  'CREDENTIAL_NOT_PERMITTED',
   'INTERNAL',
 ] as const;
 export type FailureType = (typeof FAILURE_TYPES)[number];
@@ -45,8 +49,10 @@ export interface CollectTarget {
   enable_secret?: string | null;
   /** "SHA256:<base64>" fingerprint recorded on the first successful connection, or null. */
   known_host_key?: string | null;
-  /** When true a changed host key is accepted (and the new one reported back). */
-  accept_host_key_change?: boolean;
+  /** The one changed host key fingerprint a user approved for this device; any other changed key is refused. */
+  accepted_host_key?: string | null;
+  /** Set when the backup must not run (the credential may not go there, or cannot be read): no connection is made. */
+  refused?: { failure: FailureType; message: string };
 }
 
 export interface CollectLimits {

@@ -4,11 +4,12 @@ import assert from 'node:assert/strict';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 let t: TestAppliance;
 let seq = 0;
 
-const fresh = () => createCredential(t.services.db, t.services.secrets, { name: `sec-${++seq}`, password: 'pw-secret-1' }).id;
+const fresh = () => createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `sec-${++seq}`, password: 'pw-secret-1' }).id;
 
 const ENDPOINTS: GuardedEndpoint[] = [
   { label: 'GET /credentials', permission: 'credentials.view', method: 'GET', request: () => ({ path: '/credentials' }), ok: 200 },

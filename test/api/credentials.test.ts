@@ -5,10 +5,11 @@ import { createCredential, getDecryptedCredential } from '../../src/features/cre
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { ed25519KeyPair } from '../helpers/keys';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 const FIELDS = [
   'id', 'name', 'username', 'description', 'has_password', 'has_private_key', 'has_passphrase', 'has_enable_secret',
-  'device_count', 'created_at', 'updated_at',
+  'device_count', 'group_ids', 'created_at', 'updated_at',
 ].sort();
 
 const ed = ed25519KeyPair();
@@ -102,7 +103,7 @@ describe('credentials', () => {
   });
 
   test('get by id; 404 for a missing id; 422 for a malformed one', async () => {
-    const c = createCredential(t.services.db, t.services.secrets, { name: 'get-me', username: 'u' });
+    const c = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: 'get-me', username: 'u' });
     const r = await call(`/credentials/${c.id}`);
     assert.equal(r.status, 200);
     assert.deepEqual(Object.keys(r.body).sort(), FIELDS);
@@ -113,9 +114,9 @@ describe('credentials', () => {
   });
 
   test('names are unique case-insensitively: 400 CREDENTIAL_NAME_EXISTS on create and rename', async () => {
-    createCredential(t.services.db, t.services.secrets, { name: 'Lab-Routers' });
+    createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: 'Lab-Routers' });
     expectError(await call('/credentials', { method: 'POST', json: { name: 'lab-routers' } }), 400, 'CREDENTIAL_NAME_EXISTS');
-    const other = createCredential(t.services.db, t.services.secrets, { name: 'lab-other' });
+    const other = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: 'lab-other' });
     expectError(await call(`/credentials/${other.id}`, { method: 'PUT', json: { name: 'LAB-ROUTERS' } }), 400, 'CREDENTIAL_NAME_EXISTS');
     // Renaming to its own name in another case is allowed.
     const same = await call(`/credentials/${other.id}`, { method: 'PUT', json: { name: 'LAB-OTHER' } });
@@ -178,7 +179,7 @@ describe('credentials', () => {
   });
 
   test('update: omitted secrets are kept, null clears, a value replaces; other fields change', async () => {
-    const c = createCredential(t.services.db, t.services.secrets, {
+    const c = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, {
       name: 'rotating', username: 'old', password: 'pw-Zt8q1', enable_secret: 'enable-K9v', private_key: ed.private,
     });
     const before = t.services.db.prepare('SELECT password_enc FROM credentials WHERE id = ?').pluck().get(c.id) as Buffer;
@@ -201,7 +202,7 @@ describe('credentials', () => {
   });
 
   test('device_count and delete: in use → 400 RESOURCE_CREDENTIAL_IN_USE; free → 200 success, then 404', async () => {
-    const c = createCredential(t.services.db, t.services.secrets, { name: 'in-use', password: 'pw-Zt8q1' });
+    const c = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: 'in-use', password: 'pw-Zt8q1' });
     insertDevice(c.id);
     insertDevice(c.id);
     assert.equal((await call(`/credentials/${c.id}`)).body.device_count, 2);
@@ -220,7 +221,7 @@ describe('credentials', () => {
   });
 
   test('pagination: order by id, last page, past the end, bad page/limit → 422', async () => {
-    for (let i = 0; i < 5; i++) createCredential(t.services.db, t.services.secrets, { name: `page-${i}` });
+    for (let i = 0; i < 5; i++) createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `page-${i}` });
     const all = await call('/credentials?limit=100');
     const total = (all.body.pagination as { total: number }).total;
     const ids = (all.body.items as Json[]).map((i) => i.id as number);
@@ -251,7 +252,7 @@ describe('credentials', () => {
   });
 
   test('timestamps follow X-Timezone, else the user preference, else the appliance zone; unknown zone → 422', async () => {
-    const c = createCredential(t.services.db, t.services.secrets, { name: 'tz-check' });
+    const c = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: 'tz-check' });
     const createdAt = t.services.db.prepare('SELECT created_at FROM credentials WHERE id = ?').pluck().get(c.id) as number;
     const tokyo = await call(`/credentials/${c.id}`, { headers: { 'X-Timezone': 'Asia/Tokyo' } });
     assert.equal(tokyo.body.created_at, formatTimestamp(createdAt, 'Asia/Tokyo'));

@@ -6,6 +6,7 @@ import { setDeviceReachability } from '../../src/features/devices/devices.store'
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 let t: TestAppliance;
 let key: string;
@@ -24,7 +25,7 @@ async function call(path: string, k = key) {
 const names = async (path: string) => (await call(path)).body.items.map((d: { name: string }) => d.name);
 
 function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, {
+  return createDevice(t.services.db, SYSTEM_ACTOR, {
     name, hostname: `${name}.example.net`, protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
     accept_host_key_change: false, ...refs, ...extra,
   });

@@ -8,6 +8,7 @@ import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 let t: TestAppliance;
 let refs: { credential_id: number; template_id: number };
@@ -23,7 +24,7 @@ function expectDenied(r: { status: number; body: Json }, what: string) {
 }
 
 function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, {
+  return createDevice(t.services.db, SYSTEM_ACTOR, {
     name, hostname: '192.0.2.1', protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
     accept_host_key_change: false, ...refs, ...extra,
   });
@@ -56,7 +57,6 @@ permissionMatrix('device endpoints × permissions', () => t, '/devices', [
   { label: 'GET /devices', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices' }), ok: 200 },
   { label: 'GET /devices/unreachable', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices/unreachable' }), ok: 200 },
   { label: 'GET /devices/{id}', permission: 'devices.view', method: 'GET', request: () => ({ path: `/devices/${dev.a.id}` }), ok: 200 },
-  { label: 'POST /devices', permission: 'devices.create', method: 'POST', request: () => ({ path: '/devices', json: { name: `perm-${++seq}`, hostname: 'h', ...refs } }), ok: 201 },
   { label: 'PUT /devices/{id}', permission: 'devices.update', method: 'PUT', request: () => ({ path: `/devices/${dev.a.id}`, json: { description: `d${++seq}` } }), ok: 200 },
   { label: 'DELETE /devices/{id}', permission: 'devices.delete', method: 'DELETE', request: () => ({ path: `/devices/${seed(`victim-${++seq}`).id}` }), ok: 200 },
 ]);
@@ -119,10 +119,15 @@ describe('device-group scope', () => {
     assert.equal((await call(admin, 'PUT', `/devices/${d.id}`, { group_id: null })).status, 200);
   });
 
-  test('POST checks only devices.create: any group, even one outside the scope (rule 3)', async () => {
-    const k = await t.keyFor({ permissions: all, groups: [g.A] });
+  test('POST checks devices.create and no scope on the group (rule 3); the credential rule comes on top', async () => {
+    const k = await t.keyFor({ permissions: [...all, 'credentials.view'], groups: [g.A] });
+    const created: number[] = [];
     for (const group_id of [g.B, null]) {
-      const r = await call(k, 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs });
+      // The scoped user may not choose where an unrestricted credential goes.
+      expectDenied(await call(k, 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs }), 'unrestricted credential');
+      // The scope-all user may, to any group.
+      const r = await call(await t.keyFor({ permissions: [...all, 'credentials.view'] }), 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs });
+      created.push(r.body.id);
       assert.equal(r.status, 201);
       assert.equal(r.body.group_id, group_id);
       expectDenied(await call(k, 'GET', `/devices/${r.body.id}`), 'created outside scope is then invisible');

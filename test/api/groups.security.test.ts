@@ -7,6 +7,7 @@ import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 let t: TestAppliance;
 const g: Record<string, number> = {};
@@ -29,7 +30,7 @@ before(async () => {
   const devices: [number | null, number][] = [[g.A, 1], [g.A1, 2], [g.B, 3], [null, 1]];
   for (const [group_id, n] of devices) {
     for (let i = 0; i < n; i++) {
-      createDevice(db, {
+      createDevice(db, SYSTEM_ACTOR, {
         name: `sec-${++seq}`, hostname: 'h', protocol: 'ssh', group_id, enabled: true, description: '', schedule: null,
         accept_host_key_change: false, credential_id, template_id,
       });

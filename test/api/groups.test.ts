@@ -6,6 +6,7 @@ import { createGroup, type GroupInput } from '../../src/features/groups/groups.s
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
 const TREE_FIELDS = ['id', 'name', 'description', 'device_count', 'children'].sort();
@@ -35,7 +36,7 @@ const group = (name: string, parent_id: number | null = null, extra: Partial<Gro
   createGroup(t.services.db, SCOPE_ALL, { name, parent_id, description: '', schedule: null, ...extra });
 
 function device(group_id: number | null) {
-  return createDevice(t.services.db, {
+  return createDevice(t.services.db, SYSTEM_ACTOR, {
     name: `gdev-${++deviceSeq}`, hostname: '192.0.2.1', protocol: 'ssh', group_id, enabled: true, description: '', schedule: null,
     accept_host_key_change: false, ...refs,
   });

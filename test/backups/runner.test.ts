@@ -9,6 +9,8 @@ import { sha256Hex } from '../../src/store/snapshots';
 import { startSimulator, loadTranscript, type RunningSimulator, type SimDevice } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { acceptHostKey } from '../../src/features/devices/devices.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const frrExpected = readFileSync(path.join(REPO_ROOT, 'test/sim/transcripts/frr.expected.txt'), 'utf8');
@@ -100,7 +102,8 @@ test('a changed host key fails the backup unless the change is accepted', async 
   db.prepare('UPDATE devices SET host_key = ? WHERE id = ?').run('SHA256:previousKeyOfThisDevice', id);
   const refused = await runner().backupDevice(id, { trigger: 'manual' });
   assert.equal(refused.failure, 'HOST_KEY_CHANGED');
-  db.prepare('UPDATE devices SET accept_host_key_change = 1 WHERE id = ?').run(id);
+  // The user accepts exactly the fingerprint the failed backup saw.
+  acceptHostKey(db, SYSTEM_ACTOR, id, sim.hostKeyFingerprint);
   const accepted = await runner().backupDevice(id, { trigger: 'manual' });
   assert.equal(accepted.success, true, accepted.message ?? '');
   const row = db.prepare('SELECT host_key, accept_host_key_change FROM devices WHERE id = ?').get(id) as { host_key: string; accept_host_key_change: number };

@@ -12,6 +12,7 @@ import { createUser } from '../../src/features/users/users.service';
 import { BENCH_DIR, REPO_ROOT, forkBench, nextMessage } from './common';
 import { CLOSETS_PER_SITE, FAILURES, REGIONS, SITES_PER_REGION, planFleet, type Plan } from './seed-plan';
 import { isSnapshotDigests, isSnapshotStored, type SnapshotJobItem, type SnapshotStored } from './seed-snapshots';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 export const CACHE_ROOT = path.join(REPO_ROOT, '.bench-cache');
 /** The files whose content decides the seeded database: the schema and this generator. */
@@ -181,7 +182,7 @@ function insertInventory(app: Appliance, plan: Plan) {
   const credentialIds: number[] = [];
   for (let i = 0; i < CREDENTIALS; i++) {
     credentialIds.push(
-      createCredential(db, secrets, { name: `site-backup-${i + 1}`, username: 'backup', password: `Backup-Pass-${i + 1}!`, enable_secret: i % 2 ? `En-${i + 1}` : null }).id,
+      createCredential(db, SYSTEM_ACTOR, secrets, { name: `site-backup-${i + 1}`, username: 'backup', password: `Backup-Pass-${i + 1}!`, enable_secret: i % 2 ? `En-${i + 1}` : null }).id,
     );
   }
   const insertGroup = db.prepare('INSERT INTO device_groups (name, parent_id, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');

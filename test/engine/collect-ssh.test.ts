@@ -180,10 +180,14 @@ describe('host keys', () => {
     assert.equal(r.reachable, true);
   });
 
-  it('accepts a changed key when told to, and reports the new one', async () => {
-    const t = target(sim.port, { known_host_key: 'SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA', accept_host_key_change: true });
+  it('accepts a changed key only when it is the approved fingerprint, and reports the new one', async () => {
+    const known = 'SHA256:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA';
+    const t = target(sim.port, { known_host_key: known, accepted_host_key: sim.hostKeyFingerprint });
     const r = success(await collectConfig(t, IOS_TEMPLATE, FAST_LIMITS));
     assert.equal(r.host_key, sim.hostKeyFingerprint);
+    const other = await collectConfig(target(sim.port, { known_host_key: known, accepted_host_key: 'SHA256:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' }), IOS_TEMPLATE, FAST_LIMITS);
+    assert.equal(other.ok, false);
+    assert.equal(!other.ok && other.failure, 'HOST_KEY_CHANGED', 'an approval of another key accepts nothing else');
   });
 
   it('sees a new key after the device is re-keyed on the same port', async () => {

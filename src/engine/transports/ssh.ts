@@ -19,7 +19,8 @@ export interface SshOptions {
   private_key?: string | null;
   passphrase?: string | null;
   known_host_key?: string | null;
-  accept_host_key_change?: boolean;
+  /** The one changed key a user approved ("SHA256:..."): accepted in place of known_host_key, any other refused. */
+  accepted_host_key?: string | null;
   connect_timeout_ms: number;
   /** Handshake plus authentication. */
   login_timeout_ms: number;
@@ -162,7 +163,7 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
             settle(
               new CollectError(
                 'HOST_KEY_CHANGED',
-                `The SSH host key of ${where} has changed (expected ${o.known_host_key}, got ${hostKey}) — accept the new key if the device was replaced or re-keyed.`,
+                `The SSH host key of ${where} has changed (expected ${o.known_host_key}, got ${hostKey}) — accept this key on the device's page if the device was replaced or re-keyed.`,
                 true,
               ),
             );
@@ -207,7 +208,7 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
           hostVerifier: (raw: Buffer) => {
             hostKey = hostKeyFingerprint(raw);
             o.onHostKey?.(hostKey);
-            if (o.known_host_key && o.known_host_key !== hostKey && !o.accept_host_key_change) {
+            if (o.known_host_key && o.known_host_key !== hostKey && o.accepted_host_key !== hostKey) {
               hostKeyRefused = true;
               return false;
             }

@@ -1,6 +1,6 @@
 // Public API v1 credential endpoints: list, read, create, update, delete. Permission checks only (spec 4.6 rule 4).
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv, AppServices } from '../../http/context';
+import { actorOf, type AppEnv, type AppServices } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
 import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import {
@@ -55,7 +55,9 @@ const createCredentialRoute = createRoute({
   operationId: 'createCredential',
   tags,
   summary: 'Create a credential',
-  description: 'Secrets are encrypted at rest and write-only. A private key is checked (it must parse and its passphrase must open it).',
+  description:
+    'Secrets are encrypted at rest and write-only. A private key is checked (it must parse and its passphrase must open it). ' +
+    '`group_ids` sets where the credential may be used (see the schema); every change is written to the audit trail, secrets only as "changed".',
   security,
   middleware: [requirePermission('credentials.create')] as const,
   request: { body: jsonBody(CredentialCreateSchema) },
@@ -71,7 +73,9 @@ const updateRoute = createRoute({
   operationId: 'updateCredential',
   tags,
   summary: 'Update a credential',
-  description: 'Changes the given fields only. An omitted secret keeps the stored one; null clears it.',
+  description:
+    'Changes the given fields only. An omitted secret keeps the stored one; null clears it. Changing `group_ids` needs both the old and ' +
+    'the new usage scope inside the caller’s device-group scope (403), and no device using the credential left outside it (409).',
   security,
   middleware: [requirePermission('credentials.update')] as const,
   request: { params, body: jsonBody(CredentialUpdateSchema) },
@@ -111,19 +115,19 @@ export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   });
 
   registerRoute(api, createCredentialRoute, (c) => {
-    const created = createCredential(app.db, app.secrets, c.req.valid('json'));
+    const created = createCredential(app.db, actorOf(c), app.secrets, c.req.valid('json'));
     return c.json(toCredentialDto(created, c.get('timezone')), 201);
   });
 
   registerRoute(api, updateRoute, (c) => {
     const { credential_id } = c.req.valid('param');
-    const updated = updateCredential(app.db, app.secrets, credential_id, c.req.valid('json'));
+    const updated = updateCredential(app.db, actorOf(c), app.secrets, credential_id, c.req.valid('json'));
     return c.json(toCredentialDto(updated, c.get('timezone')), 200);
   });
 
   registerRoute(api, deleteRoute, (c) => {
     const { credential_id } = c.req.valid('param');
-    deleteCredential(app.db, credential_id);
+    deleteCredential(app.db, actorOf(c), credential_id);
     return c.json({ status: 'success' as const }, 200);
   });
 }

@@ -29,6 +29,19 @@ const secret = (max: number, what: string, example: string) =>
       example,
     });
 
+const USAGE =
+  'Usage scope: the device groups (subgroups included) whose devices may use this credential, so its secrets are only sent ' +
+  'to devices there; ungrouped devices may use only a credential with `group_ids: null` (usable by devices anywhere). ' +
+  'null may be set only by a user whose device-group scope is "all"; a list must name existing groups, each inside the ' +
+  'caller’s scope (else 403 `PERMISSION_DENIED`). Changing it needs the old scope to lie inside the caller’s scope too, and ' +
+  'is refused with 409 `CONFLICT` while a device using the credential would be left outside it.';
+const groupIds = z
+  .array(z.number().int().positive())
+  .min(1, 'name at least one group, or null for devices anywhere')
+  .max(1000)
+  .nullable()
+  .openapi({ description: USAGE, example: [3, 7] });
+
 const secretFields = {
   password: secret(1024, 'Login password.', 'correct horse battery staple'),
   private_key: secret(
@@ -45,12 +58,18 @@ const secretFields = {
 };
 
 export const CredentialCreateSchema = z
-  .object({ name, username: username.default(''), description: description.default(''), ...secretFields })
+  .object({
+    name,
+    username: username.default(''),
+    description: description.default(''),
+    group_ids: groupIds.optional().openapi({ description: `${USAGE} Omitted: null for a caller with scope "all", otherwise the caller’s own groups.` }),
+    ...secretFields,
+  })
   .strict()
   .openapi('CredentialCreate', { description: 'A new credential. Unknown fields are refused (422).' });
 
 export const CredentialUpdateSchema = z
-  .object({ name: name.optional(), username: username.optional(), description: description.optional(), ...secretFields })
+  .object({ name: name.optional(), username: username.optional(), description: description.optional(), group_ids: groupIds.optional(), ...secretFields })
   .strict()
   .openapi('CredentialUpdate', {
     description: 'Fields to change; omitted fields keep their value. A secret set to null is cleared. Unknown fields are refused (422).',
@@ -70,6 +89,7 @@ export const CredentialSchema = z
     has_passphrase: z.boolean().openapi({ description: 'A private-key passphrase is stored' }),
     has_enable_secret: z.boolean().openapi({ description: 'An enable secret is stored' }),
     device_count: z.number().int().openapi({ description: 'Devices that use this credential', example: 12 }),
+    group_ids: z.array(z.number().int()).nullable().openapi({ description: USAGE, example: [3, 7] }),
     created_at: timestamp('Creation time'),
     updated_at: timestamp('Last change'),
   })
@@ -99,6 +119,7 @@ export function toCredentialDto(c: Credential, tz: string): CredentialDto {
     has_passphrase: c.has_passphrase,
     has_enable_secret: c.has_enable_secret,
     device_count: c.device_count,
+    group_ids: c.group_ids,
     created_at: formatTimestamp(c.created_at, tz),
     updated_at: formatTimestamp(c.updated_at, tz),
   };

@@ -3,6 +3,11 @@ import ssh2 from 'ssh2';
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
+import type { Actor } from '../../identity/actor';
+import { authorize, denied } from '../../identity/policy';
+import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
+import { devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
+import { checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
 import {
   countCredentialRows,
   deleteCredentialRow,
@@ -19,7 +24,8 @@ import {
 
 export type { Credential } from './credentials.store';
 
-type SecretField = 'password' | 'private_key' | 'passphrase' | 'enable_secret';
+const SECRET_FIELDS = ['password', 'private_key', 'passphrase', 'enable_secret'] as const;
+type SecretField = (typeof SECRET_FIELDS)[number];
 
 export interface CredentialInput {
   name: string;
@@ -29,6 +35,8 @@ export interface CredentialInput {
   private_key?: string | null;
   passphrase?: string | null;
   enable_secret?: string | null;
+  /** Usage scope; omitted on create: anywhere for scope "all", otherwise the actor's own groups. */
+  group_ids?: number[] | null;
 }
 
 /** PUT semantics: an omitted field keeps its value; a secret set to null is cleared. */
@@ -46,17 +54,30 @@ export function listCredentials(db: DB, opts: { page: number; limit: number; q?:
   const filter = { q: opts.q ? opts.q.toLowerCase() : null };
   const total = countCredentialRows(db, filter);
   const offset = (opts.page - 1) * opts.limit;
-  const items = offset < total ? listCredentialRows(db, filter, offset, opts.limit).map(toCredential) : [];
-  return { items, total };
+  const rows = offset < total ? listCredentialRows(db, filter, offset, opts.limit) : [];
+  const usage = getUsageGroupsOf(db, rows.map((r) => r.id));
+  return { items: rows.map((r) => toCredential(r, usage.get(r.id) ?? null)), total };
 }
 
 export function getCredential(db: DB, id: number): Credential {
   const row = getCredentialRow(db, id);
   if (!row) throw ApiError.notFound(`credential ${id}`);
-  return toCredential(row);
+  return toCredential(row, getUsageGroups(db, id));
 }
 
-export function createCredential(db: DB, secrets: SecretBox, input: CredentialInput): Credential {
+/** What the audit trail shows of a credential: public fields and usage scope; secrets only as "changed". */
+function auditView(c: Credential) {
+  return { name: c.name, username: c.username, description: c.description, group_ids: c.group_ids };
+}
+
+function secretChanges(input: Partial<Record<SecretField, string | null>>, onCreate: boolean): AuditChanges {
+  const out: AuditChanges = {};
+  for (const f of SECRET_FIELDS) if (input[f] !== undefined && !(onCreate && input[f] === null)) out[f] = 'changed';
+  return out;
+}
+
+export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input: CredentialInput): Credential {
+  authorize(actor, 'credentials.create');
   const plain = {
     password: input.password ?? null,
     private_key: input.private_key ?? null,
@@ -73,11 +94,23 @@ export function createCredential(db: DB, secrets: SecretBox, input: CredentialIn
     passphrase_enc: seal(secrets, plain.passphrase),
     enable_secret_enc: seal(secrets, plain.enable_secret),
   };
-  const id = withNameCheck(write.name, () => insertCredentialRow(db, write, Date.now()));
-  return getCredential(db, id);
+  return db.transaction(() => {
+    const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(actor) : input.group_ids);
+    const id = withNameCheck(write.name, () => insertCredentialRow(db, write, Date.now()));
+    setUsageGroups(db, id, usage);
+    const created = getCredential(db, id);
+    recordAudit(db, actor, {
+      action: 'credential.create',
+      target: `credential ${id}`,
+      changes: { ...changesBetween(null, auditView(created)), ...secretChanges(plain, true) },
+      details: { name: created.name },
+    });
+    return created;
+  }).immediate();
 }
 
-export function updateCredential(db: DB, secrets: SecretBox, id: number, patch: CredentialPatch): Credential {
+export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: number, patch: CredentialPatch): Credential {
+  authorize(actor, 'credentials.update');
   // A passphrase belongs to its key: removing the key without naming the passphrase removes both.
   const effective: CredentialPatch = { ...patch };
   if (patch.private_key === null && patch.passphrase === undefined) effective.passphrase = null;
@@ -93,33 +126,61 @@ export function updateCredential(db: DB, secrets: SecretBox, id: number, patch: 
   }
 
   // IMMEDIATE: the merge reads the row the write replaces, even when the CLI or web interface writes concurrently.
-  db.transaction(() => {
-    const current = getCredentialRow(db, id);
+  return db.transaction(() => {
+    const before = getCredential(db, id);
     const stored = getCredentialSecretRow(db, id);
-    if (!current || !stored) throw ApiError.notFound(`credential ${id}`);
+    if (!stored) throw ApiError.notFound(`credential ${id}`);
     if (checkKey && !(sameBlob(stored.private_key_enc, checked.private_key_enc) && sameBlob(stored.passphrase_enc, checked.passphrase_enc))) {
       throw new ApiError('CONFLICT', `credential ${id} got another key or passphrase while this update was being checked; retry`);
     }
+    if (patch.group_ids !== undefined && JSON.stringify(patch.group_ids) !== JSON.stringify(before.group_ids)) {
+      changeUsage(db, actor, before, patch.group_ids);
+    }
     const write: CredentialWrite = {
-      name: patch.name?.trim() ?? current.name,
-      username: patch.username ?? current.username,
-      description: patch.description ?? current.description,
+      name: patch.name?.trim() ?? before.name,
+      username: patch.username ?? before.username,
+      description: patch.description ?? before.description,
       password_enc: next(secrets, effective, stored, 'password'),
       private_key_enc: next(secrets, effective, stored, 'private_key'),
       passphrase_enc: next(secrets, effective, stored, 'passphrase'),
       enable_secret_enc: next(secrets, effective, stored, 'enable_secret'),
     };
     withNameCheck(write.name, () => updateCredentialRow(db, id, write, Date.now()));
+    const after = getCredential(db, id);
+    const changes = { ...changesBetween(auditView(before), auditView(after)), ...secretChanges(effective, false) };
+    if (Object.keys(changes).length) recordAudit(db, actor, { action: 'credential.update', target: `credential ${id}`, changes, details: { name: after.name } });
+    return after;
   }).immediate();
-  return getCredential(db, id);
 }
 
-export function deleteCredential(db: DB, id: number): void {
+/**
+ * Moving a credential's usage scope decides where its secret may go: the actor must reach both the old and the
+ * new scope (else a scoped user could take over a credential meant for other groups), and no device using it
+ * may be left outside the new one.
+ */
+function changeUsage(db: DB, actor: Actor, before: Credential, wanted: number[] | null): void {
+  if (!usageWithinScope(actor, before.group_ids)) {
+    throw denied(`credential ${before.id} may be used beyond your device-group scope, so you cannot change where it may be used`, { field: 'group_ids' });
+  }
+  const usage = checkUsageInput(db, actor, wanted);
+  setUsageGroups(db, before.id, usage);
+  const stranded = devicesOutsideUsage(db, before.id);
+  if (stranded.length) {
+    throw new ApiError(
+      'CONFLICT',
+      `devices ${stranded.map((d) => d.name).join(', ')} use credential ${before.id} and are outside the new usage scope; give them another credential first`,
+      { device_ids: stranded.map((d) => d.id) },
+    );
+  }
+}
+
+export function deleteCredential(db: DB, actor: Actor, id: number): void {
+  authorize(actor, 'credentials.delete');
   db.transaction(() => {
-    const row = getCredentialRow(db, id);
-    if (!row) throw ApiError.notFound(`credential ${id}`);
-    if (row.device_count > 0) throw inUseError(id, row.device_count);
+    const before = getCredential(db, id);
+    if (before.device_count > 0) throw inUseError(id, before.device_count);
     deleteCredentialRow(db, id);
+    recordAudit(db, actor, { action: 'credential.delete', target: `credential ${id}`, changes: removedFields(auditView(before)), details: { name: before.name } });
   }).immediate(); // the write lock is held from the count to the delete, so no device can be added in between
 }
 
@@ -236,4 +297,11 @@ function opensshKdfRounds(text: string): number | null {
   } catch {
     return null; // truncated: ssh2 rejects it with its own message
   }
+}
+
+/** A deleted record's audited fields as before/after pairs (after: null). */
+function removedFields(before: object): AuditChanges {
+  const out: AuditChanges = {};
+  for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
+  return out;
 }

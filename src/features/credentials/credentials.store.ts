@@ -47,11 +47,13 @@ export interface Credential {
   has_passphrase: boolean;
   has_enable_secret: boolean;
   device_count: number;
+  /** Usage scope: the groups (subgroups included) whose devices may use it; null: devices anywhere. */
+  group_ids: number[] | null;
   created_at: number;
   updated_at: number;
 }
 
-export function toCredential(row: CredentialRow): Credential {
+export function toCredential(row: CredentialRow, groupIds: number[] | null): Credential {
   return {
     id: row.id,
     name: row.name,
@@ -62,6 +64,7 @@ export function toCredential(row: CredentialRow): Credential {
     has_passphrase: row.has_passphrase === 1,
     has_enable_secret: row.has_enable_secret === 1,
     device_count: row.device_count,
+    group_ids: groupIds,
     created_at: row.created_at,
     updated_at: row.updated_at,
   };

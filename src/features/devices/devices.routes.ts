@@ -1,6 +1,6 @@
 // Public API routes for devices: list, unreachable list, detail, create, update, delete, under the device-group scope (spec 4.6).
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../../http/context';
+import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
 import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import {
@@ -67,8 +67,11 @@ const createDeviceRoute = createRoute({
   tags,
   summary: 'Create a device',
   description:
-    'Needs only `devices.create`: the `group_id` is not checked against the caller’s scope (spec 4.6 rule 3), so a scoped caller may ' +
-    'create a device it cannot then see. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field.',
+    'Needs `devices.create`: the `group_id` is not checked against the caller’s scope (spec 4.6 rule 3), so a scoped caller may ' +
+    'create a device it cannot then see. The credential is (a secret only goes where someone entitled to it sent it): attaching ' +
+    '`credential_id` needs `credentials.view` and a credential whose usage scope (`group_ids`) lies inside the caller’s scope, and ' +
+    'that usage scope must cover `group_id` (ungrouped devices: unrestricted credentials only); else 403 `PERMISSION_DENIED` naming ' +
+    'the reason. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field. Every change is audited.',
   security,
   middleware: [requirePermission('devices.create')] as const,
   request: { body: jsonBody(DeviceCreateSchema) },
@@ -88,14 +91,16 @@ const updateRoute = createRoute({
     'Partial update: only the fields in the body change (`{}` changes nothing); send `null` to clear `group_id` or `schedule`.',
     `${SCOPE_ONE} A scoped caller also gets 403 when moving the device to a group outside its scope, or to no group.`,
     'Changing the protocol without a port moves a default port (22/23) to the new protocol’s default; a custom port is kept.',
-    'Changing hostname, port or protocol resets reachability to unknown. The recorded host key is kept: set `accept_host_key_change` when the new address presents another key.',
+    'Changing hostname, port or protocol resets reachability to unknown. The recorded host key is kept.',
+    'Changing `credential_id`, or hostname, port or protocol, needs `credentials.view` and a credential whose usage scope lies inside the caller’s scope; a new credential or group must be covered by the credential’s usage scope (403 otherwise).',
+    '`accept_host_key_change: true` approves exactly one fingerprint: the key the device offered at its latest `HOST_KEY_CHANGED` backup (409 `CONFLICT` when there is none). The next backup accepts that key only, records it and clears the approval; `false` withdraws it. Every change is audited.',
   ].join('\n\n'),
   security,
   middleware: [requirePermission('devices.update')] as const,
   request: { params: DeviceIdParams, body: jsonBody(DeviceUpdateSchema) },
   responses: {
     200: jsonResponse(DeviceSchema, 'The updated device'),
-    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'DEVICE_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'DEVICE_NAME_EXISTS', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });
 
@@ -137,19 +142,19 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   });
 
   registerRoute(api, createDeviceRoute, (c) => {
-    const device = createDevice(c.get('app').db, c.req.valid('json'));
+    const device = createDevice(c.get('app').db, actorOf(c), c.req.valid('json'));
     return c.json(toDeviceDto(device, c.get('timezone')), 201);
   });
 
   registerRoute(api, updateRoute, (c) => {
     const { device_id } = c.req.valid('param');
-    const device = updateDevice(c.get('app').db, c.get('principal').scope, device_id, c.req.valid('json'));
+    const device = updateDevice(c.get('app').db, actorOf(c), device_id, c.req.valid('json'));
     return c.json(toDeviceDto(device, c.get('timezone')), 200);
   });
 
   registerRoute(api, deleteRoute, (c) => {
     const { device_id } = c.req.valid('param');
-    deleteDevice(c.get('app').db, c.get('principal').scope, device_id);
+    deleteDevice(c.get('app').db, actorOf(c), device_id);
     return c.json({ status: 'success' as const }, 200);
   });
 }

@@ -62,7 +62,9 @@ export const DeviceSchema = z
     enabled: z.boolean().openapi({ description: 'Disabled devices are kept but never backed up' }),
     description: z.string(),
     schedule: z.string().nullable().openapi({ description: 'Cron override; null: the group’s, else the appliance’s schedule', example: null }),
-    accept_host_key_change: z.boolean().openapi({ description: 'When true, the next backup accepts a changed SSH host key (then resets to false)' }),
+    accept_host_key_change: z.boolean().openapi({
+      description: 'True while a user has approved the one changed SSH host key the device offered; the next backup accepts that fingerprint only, then this resets to false',
+    }),
     host_key: z.string().nullable().openapi({ description: 'Recorded SSH host key fingerprint; null until the first SSH contact', example: 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8' }),
     reachability: ReachabilitySchema,
     last_backup: LastBackupSchema.nullable(),
@@ -97,7 +99,10 @@ const fields = {
   enabled: z.boolean(),
   description: DescriptionSchema,
   schedule: ScheduleSchema.nullable().openapi({ description: 'Cron override for this device; null: inherit from its group or the appliance', example: '30 4 * * 1-5' }),
-  accept_host_key_change: z.boolean().openapi({ description: 'Accept a changed SSH host key on the next backup' }),
+  accept_host_key_change: z.boolean().openapi({
+    description:
+      'true: approve the fingerprint the device offered at its latest HOST_KEY_CHANGED backup (exactly that key, once; 409 CONFLICT when none was offered). false: withdraw an approval. No effect on create (the first key seen is recorded).',
+  }),
 };
 
 export const DeviceCreateSchema = z

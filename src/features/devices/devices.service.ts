@@ -2,7 +2,12 @@
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';
+import type { Actor } from '../../identity/actor';
+import { authorize } from '../../identity/policy';
+import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
+import { requireCredentialCovers, requireCredentialInReach } from '../credentials/credentials.policy';
 import { groupExists } from '../groups/groups.store';
+import { getHostKeyOffer, setHostKeyApproval, type HostKeyOfferRow } from './host-keys.store';
 import {
   countDevices,
   credentialExists,
@@ -94,37 +99,69 @@ function loadDevice(db: DB, id: number): Device {
   return toDevice(row);
 }
 
-/** Creation checks only the permission (spec 4.6 rule 3): the group is not checked against the caller's scope. */
-export function createDevice(db: DB, input: DeviceInput): Device {
-  const id = db
+/** The fields the audit trail compares (reachability, host key and timestamps are observations, not edits). */
+function auditView(d: Device) {
+  return {
+    name: d.name,
+    hostname: d.hostname,
+    port: d.port,
+    protocol: d.protocol,
+    group_id: d.group_id,
+    credential_id: d.credential_id,
+    template_id: d.template_id,
+    enabled: d.enabled,
+    description: d.description,
+    schedule: d.schedule,
+    accept_host_key_change: d.accept_host_key_change,
+  };
+}
+
+/**
+ * The group is not checked against the caller's scope (spec 4.6 rule 3). The credential is: attaching it needs
+ * credentials.view and a credential whose usage scope lies inside the caller's scope, and it must cover the
+ * device's group. `accept_host_key_change` has nothing to accept yet (the first key seen is recorded).
+ */
+export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
+  authorize(actor, 'devices.create');
+  return db
     .transaction(() => {
       checkReferences(db, input);
+      requireCredentialInReach(db, actor, input.credential_id, 'Attaching a credential to a device');
+      requireCredentialCovers(db, input.credential_id, input.group_id);
+      let id: number;
       try {
-        return insertDevice(db, {
+        id = insertDevice(db, {
           ...input,
           port: input.port ?? DEFAULT_PORT[input.protocol],
           enabled: input.enabled ? 1 : 0,
-          accept_host_key_change: input.accept_host_key_change ? 1 : 0,
+          accept_host_key_change: 0,
         });
       } catch (err) {
         if (isUniqueViolation(err)) throw nameExists(input.name);
         throw err;
       }
+      const created = loadDevice(db, id);
+      recordAudit(db, actor, { action: 'device.create', target: `device ${id}`, changes: changesBetween(null, auditView(created)), details: { name: created.name } });
+      return created;
     })
     .immediate();
-  return loadDevice(db, id);
 }
 
 /**
  * Partial update of the given fields. The device must be in the caller's scope, and so must a new group_id
  * (a scoped caller cannot move a device out of its reach, nor make it ungrouped). When the protocol changes
  * and no port is given, a port that was the old protocol's default follows to the new one's default.
- * A changed address (hostname, port, protocol) resets reachability to unknown; the recorded host key stays,
- * so a different key at the new address is refused until accept_host_key_change is set.
+ * A changed address (hostname, port, protocol) resets reachability to unknown; the recorded host key stays.
+ * Choosing where the credential goes (a new credential, a new address) needs the credential within reach;
+ * the credential must cover the (new) group. accept_host_key_change true approves the key the device offered
+ * at its latest HOST_KEY_CHANGED backup (409 when there is none); false withdraws an approval.
  */
-export function updateDevice(db: DB, scope: Scope, id: number, patch: DevicePatch): Device {
-  db.transaction(() => {
+export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatch): Device {
+  authorize(actor, 'devices.update');
+  const scope = actor.principal.scope;
+  return db.transaction(() => {
     const row = requireDeviceInScope(db, scope, id);
+    const before = loadDevice(db, id);
     checkReferences(db, patch);
     if (patch.group_id !== undefined && patch.group_id !== row.group_id && !inScope(scope, patch.group_id)) {
       throw new ApiError('PERMISSION_DENIED', 'The target group is outside your device-group scope', { field: 'group_id' });
@@ -137,30 +174,82 @@ export function updateDevice(db: DB, scope: Scope, id: number, patch: DevicePatc
       (patch.hostname !== undefined && patch.hostname !== row.hostname) ||
       (port !== undefined && port !== row.port) ||
       (patch.protocol !== undefined && patch.protocol !== row.protocol);
+    const credentialId = patch.credential_id ?? row.credential_id;
+    const groupId = patch.group_id !== undefined ? patch.group_id : row.group_id;
+    const credentialChanged = credentialId !== row.credential_id;
+    if (credentialChanged) requireCredentialInReach(db, actor, credentialId, 'Attaching a credential to a device');
+    else if (addressChanged) requireCredentialInReach(db, actor, credentialId, 'Changing the address of a device that has a credential');
+    if (credentialChanged || groupId !== row.group_id) requireCredentialCovers(db, credentialId, groupId);
+    const { accept_host_key_change: accept, ...fields } = patch;
     try {
       updateDeviceFields(
         db,
         id,
-        {
-          ...patch,
-          port,
-          enabled: patch.enabled === undefined ? undefined : patch.enabled ? 1 : 0,
-          accept_host_key_change: patch.accept_host_key_change === undefined ? undefined : patch.accept_host_key_change ? 1 : 0,
-        },
+        { ...fields, port, enabled: fields.enabled === undefined ? undefined : fields.enabled ? 1 : 0 },
         { resetReachability: addressChanged },
       );
     } catch (err) {
       if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
       throw err;
     }
+    if (accept === true && !before.accept_host_key_change) approveOfferedKey(db, actor, id, credentialId, null);
+    if (accept === false && before.accept_host_key_change) setHostKeyApproval(db, id, null);
+    const after = loadDevice(db, id);
+    const changes = changesBetween(auditView(before), auditView(after));
+    if (Object.keys(changes).length) recordAudit(db, actor, { action: 'device.update', target: `device ${id}`, changes, details: { name: after.name } });
+    return after;
   }).immediate();
-  return loadDevice(db, id);
+}
+
+/**
+ * Approve the one host key the device offered at its latest HOST_KEY_CHANGED backup; `fingerprint`, when given,
+ * must be the one shown to the user (else 409: the device has offered another key since). Cleared once recorded.
+ */
+export function acceptHostKey(db: DB, actor: Actor, id: number, fingerprint: string): Device {
+  authorize(actor, 'devices.update');
+  return db.transaction(() => {
+    const row = requireDeviceInScope(db, actor.principal.scope, id);
+    approveOfferedKey(db, actor, id, row.credential_id, fingerprint);
+    recordAudit(db, actor, {
+      action: 'device.host_key_accept',
+      target: `device ${id}`,
+      changes: { accept_host_key_change: { before: row.accept_host_key_change === 1, after: true } },
+      details: { name: row.name, recorded: row.host_key, accepted: fingerprint },
+    });
+    return loadDevice(db, id);
+  }).immediate();
+}
+
+function approveOfferedKey(db: DB, actor: Actor, id: number, credentialId: number, fingerprint: string | null): void {
+  const offer = getHostKeyOffer(db, id);
+  if (!offer) throw new ApiError('CONFLICT', `device ${id} has not offered a changed SSH host key; there is nothing to accept`, { field: 'accept_host_key_change' });
+  if (fingerprint !== null && fingerprint !== offer.fingerprint) {
+    throw new ApiError('CONFLICT', `device ${id} now offers another host key (${offer.fingerprint}); check it and accept again`, { field: 'accept_host_key_change' });
+  }
+  requireCredentialInReach(db, actor, credentialId, 'Accepting a new host key for a device that has a credential');
+  setHostKeyApproval(db, id, { by: actor.principal.username, at: Date.now() });
+}
+
+/** The changed host key the device offered (and whether it is approved), for the device pages; scope-checked. */
+export function getHostKeyChange(db: DB, scope: Scope, id: number): HostKeyOfferRow | null {
+  requireDeviceInScope(db, scope, id);
+  return getHostKeyOffer(db, id) ?? null;
 }
 
 /** Deletes the device and its backup records. */
-export function deleteDevice(db: DB, scope: Scope, id: number): void {
+export function deleteDevice(db: DB, actor: Actor, id: number): void {
+  authorize(actor, 'devices.delete');
   db.transaction(() => {
-    requireDeviceInScope(db, scope, id);
+    requireDeviceInScope(db, actor.principal.scope, id);
+    const before = loadDevice(db, id);
     deleteDeviceRow(db, id);
+    recordAudit(db, actor, { action: 'device.delete', target: `device ${id}`, changes: removedFields(auditView(before)), details: { name: before.name } });
   }).immediate();
+}
+
+/** A deleted record's audited fields as before/after pairs (after: null). */
+function removedFields(before: object): AuditChanges {
+  const out: AuditChanges = {};
+  for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
+  return out;
 }

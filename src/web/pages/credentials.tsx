@@ -2,10 +2,13 @@
 import type { Hono } from 'hono';
 import { CredentialCreateSchema } from '../../features/credentials/credentials.schemas';
 import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential, type Credential } from '../../features/credentials/credentials.service';
+import { actorOf } from '../../http/context';
 import { zodFieldErrors } from '../../http/errors';
+import { SCOPE_ALL } from '../../identity/principal';
 import { Csrf, FieldError } from '../components/layout';
+import { groupOptions, groupPaths } from './groups-options';
 import { redirectWith, render } from '../render';
-import { audit, can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
+import { can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
 
 const SECRETS = [
   ['password', 'Password'],
@@ -17,6 +20,9 @@ const SECRETS = [
 /** Form → the API's input: an empty secret field means "keep" (edit) or "none" (create); a ticked "clear" box clears it. */
 function parseCredential(f: Record<string, string>, editing: boolean) {
   const body: Record<string, unknown> = { name: f.name ?? '', username: f.username ?? '', description: f.description ?? '' };
+  // Usage scope: ticked groups; none ticked means "devices anywhere" on edit, and the service's default on create.
+  const groups = Object.keys(f).filter((k) => /^group_\d+$/.test(k) && f[k] === 'on').map((k) => Number(k.slice(6)));
+  body.group_ids = groups.length ? groups : editing ? null : undefined;
   for (const [k] of SECRETS) {
     if (f[`clear_${k}`] === 'on') body[k] = null;
     else if ((f[k] ?? '') !== '') body[k] = k === 'private_key' ? f[k].replace(/\r\n/g, '\n') : f[k];
@@ -37,8 +43,7 @@ export function registerCredentials(web: Hono<WebEnv>): void {
     const p = parseCredential(f, false);
     if (!p.ok) return formPage(c, null, f, p.errors);
     try {
-      const cr = createCredential(c.get('app').db, c.get('app').secrets, p.input);
-      audit(c, 'credential.create', `credential ${cr.id}`, { name: cr.name });
+      const cr = createCredential(c.get('app').db, actorOf(c), c.get('app').secrets, p.input);
       return redirectWith(c, '/credentials', `Credential ${cr.name} created.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -54,9 +59,7 @@ export function registerCredentials(web: Hono<WebEnv>): void {
     const p = parseCredential(f, true);
     if (!p.ok) return formPage(c, id, f, p.errors);
     try {
-      const cr = updateCredential(c.get('app').db, c.get('app').secrets, id, p.input);
-      // Which secrets changed, never their values.
-      audit(c, 'credential.update', `credential ${id}`, { name: cr.name, secrets_changed: SECRETS.map(([k]) => k).filter((k) => p.input[k] !== undefined) });
+      const cr = updateCredential(c.get('app').db, actorOf(c), c.get('app').secrets, id, p.input);
       return redirectWith(c, '/credentials', `Credential ${cr.name} saved.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -68,12 +71,11 @@ export function registerCredentials(web: Hono<WebEnv>): void {
     const id = intParam(c, 'id');
     const cr = getCredential(c.get('app').db, id);
     try {
-      deleteCredential(c.get('app').db, id);
+      deleteCredential(c.get('app').db, actorOf(c), id);
     } catch (err) {
       if (fieldErrors(err)) return redirectWith(c, '/credentials', (err as Error).message, 'error');
       throw err;
     }
-    audit(c, 'credential.delete', `credential ${id}`, { name: cr.name });
     return redirectWith(c, '/credentials', `Credential ${cr.name} deleted.`);
   });
 }
@@ -84,6 +86,7 @@ function isSet(cr: Credential, k: (typeof SECRETS)[number][0]): boolean {
 
 function listPage(c: WebContext) {
   const items = listCredentials(c.get('app').db, { page: 1, limit: 1000 }).items;
+  const paths = groupPaths(groupOptions(c.get('app').db, SCOPE_ALL));
   return render(
     c,
     { title: 'Credentials', active: '/credentials' },
@@ -96,7 +99,7 @@ function listPage(c: WebContext) {
         <div class="table-wrap">
           <table class="list" id="credentials">
             <thead>
-              <tr><th>Name</th><th>Username</th><th>Secrets set</th><th>Devices</th></tr>
+              <tr><th>Name</th><th>Username</th><th>Secrets set</th><th>Devices</th><th>Usable by devices in</th></tr>
             </thead>
             <tbody>
               {items.map((cr) => (
@@ -105,6 +108,7 @@ function listPage(c: WebContext) {
                   <td>{cr.username || '—'}</td>
                   <td>{SECRETS.filter(([k]) => isSet(cr, k)).map(([, l]) => l).join(', ') || 'none'}</td>
                   <td>{String(cr.device_count)}</td>
+                  <td>{cr.group_ids === null ? 'anywhere' : cr.group_ids.map((g) => paths.get(g) ?? `group ${g}`).join(', ') || 'nowhere'}</td>
                 </tr>
               ))}
             </tbody>
@@ -149,6 +153,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           <label class="full">
             Description <input name="description" value={v('description', cr?.description ?? '')} />
           </label>
+          <UsageGroups c={c} current={cr?.group_ids ?? null} values={values} errors={errors} />
           <div class="full actions">
             <button type="submit" class="primary">{cr ? 'Save credential' : 'Create credential'}</button>
             <a href="/credentials">Cancel</a>
@@ -162,5 +167,27 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
         </form>
       ) : null}
     </>,
+  );
+}
+
+/**
+ * The usage scope as one box per group of the user's scope; groups of the credential outside it are carried as
+ * hidden fields, so saving other fields leaves them as they are (changing them is the service's refusal to give).
+ */
+function UsageGroups(props: { c: WebContext; current: number[] | null; values?: Record<string, string>; errors?: Record<string, string> | null }) {
+  const options = groupOptions(props.c.get('app').db, props.c.get('principal').scope);
+  const shown = new Set(options.map((o) => o.id));
+  const ticked = (id: number) => (props.values ? props.values[`group_${id}`] === 'on' : props.current?.includes(id) ?? false);
+  return (
+    <fieldset class="full">
+      <legend>Usable by devices in (subgroups included; none ticked: devices anywhere, which needs scope "all")</legend>
+      {options.map((o) => (
+        <label class="check">
+          <input type="checkbox" name={`group_${o.id}`} checked={ticked(o.id)} /> {o.label}
+        </label>
+      ))}
+      {(props.current ?? []).filter((g) => !shown.has(g)).map((g) => <input type="hidden" name={`group_${g}`} value="on" />)}
+      <FieldError errors={props.errors} name="group_ids" />
+    </fieldset>
   );
 }

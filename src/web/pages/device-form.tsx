@@ -3,6 +3,8 @@ import { zodFieldErrors } from '../../http/errors';
 import { DeviceCreateSchema } from '../../features/devices/devices.schemas';
 import type { Device, DeviceInput } from '../../features/devices/devices.service';
 import { listCredentials } from '../../features/credentials/credentials.service';
+import { usageInside } from '../../features/credentials/credentials.policy';
+import type { Scope } from '../../identity/principal';
 import { listTemplates } from '../../features/templates/templates.service';
 import type { DB } from '../../db/open';
 import { Csrf, FieldError } from '../components/layout';
@@ -32,7 +34,6 @@ export function parseDeviceForm(f: Record<string, string>): Parsed {
     enabled: f.enabled === 'on',
     description: f.description ?? '',
     schedule: (f.schedule ?? '').trim() || null,
-    accept_host_key_change: f.accept_host_key_change === 'on',
   };
   const r = DeviceCreateSchema.safeParse(candidate);
   if (!r.success) for (const e of zodFieldErrors(r.error, 'json')) errors[e.field.split('.')[0]] ??= e.message;
@@ -45,6 +46,7 @@ export interface DeviceFormProps {
   csrf: string;
   action: string;
   groups: GroupOption[];
+  scope: Scope;
   device?: Device;
   values?: Record<string, string>;
   errors?: Record<string, string> | null;
@@ -53,7 +55,8 @@ export interface DeviceFormProps {
 export function DeviceForm(props: DeviceFormProps) {
   const d = props.device;
   const v = (k: string, dflt: string) => props.values?.[k] ?? dflt;
-  const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items;
+  // Only credentials the user may attach (and the device's own): another one would be refused on saving.
+  const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items.filter((c) => usageInside(props.scope, c.group_ids) || c.id === d?.credential_id);
   const templates = listTemplates(props.db, { page: 1, limit: 1000 }).items;
   const e = props.errors;
   const checked = (k: string, dflt: boolean) => (props.values ? props.values[k] === 'on' : dflt);
@@ -127,9 +130,6 @@ export function DeviceForm(props: DeviceFormProps) {
       </label>
       <label class="check">
         <input type="checkbox" name="enabled" checked={checked('enabled', d?.enabled ?? true)} /> Enabled (backed up on schedule)
-      </label>
-      <label class="check">
-        <input type="checkbox" name="accept_host_key_change" checked={checked('accept_host_key_change', d?.accept_host_key_change ?? false)} /> Accept a changed SSH host key on the next backup
       </label>
       <div class="full actions">
         <button type="submit" class="primary">{d ? 'Save device' : 'Create device'}</button>

@@ -10,6 +10,7 @@ import { render } from '../render';
 import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';
 import { groupOptions, groupPaths } from './groups-options';
+import { HostKeyChange } from './devices';
 
 const HISTORY_PAGE = 20;
 
@@ -133,6 +134,7 @@ function devicePage(c: WebContext) {
       <div id="backup-status" class={`job ${jv ? jv.state : 'idle'}`} aria-live="polite" data-job={jv?.state === 'running' ? jv.id : undefined}>
         {jv ? <JobMessage job={jv} /> : null}
       </div>
+      <HostKeyChange c={c} deviceId={id} />
       <dl class="facts">
         <dt>Address</dt>
         <dd class="mono">{`${device.protocol}://${device.hostname}:${device.port}`}</dd>

@@ -1,10 +1,20 @@
 // Devices: the scoped list (search, group and reachability filters, paging), create, edit, delete.
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
-import { createDevice, deleteDevice, getDevice, listDevices, updateDevice, type DeviceFilter } from '../../features/devices/devices.service';
+import {
+  acceptHostKey,
+  createDevice,
+  deleteDevice,
+  getDevice,
+  getHostKeyChange,
+  listDevices,
+  updateDevice,
+  type DeviceFilter,
+} from '../../features/devices/devices.service';
+import { actorOf } from '../../http/context';
 import { Csrf, Pager } from '../components/layout';
 import { redirectWith, render } from '../render';
-import { audit, can, fieldErrors, formFields, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
+import { can, fieldErrors, formFields, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DeviceForm, parseDeviceForm } from './device-form';
 import { groupOptions, groupPaths } from './groups-options';
 
@@ -19,12 +29,11 @@ export function registerDevices(web: Hono<WebEnv>): void {
     const parsed = parseDeviceForm(f);
     if (!parsed.ok) return formPage(c, null, f, parsed.errors);
     try {
-      const d = createDevice(c.get('app').db, parsed.input);
-      audit(c, 'device.create', `device ${d.id}`, { name: d.name });
+      const d = createDevice(c.get('app').db, actorOf(c), parsed.input);
       return redirectWith(c, `/devices/${d.id}`, `Device ${d.name} created.`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, null, f, errors);
+      if (errors) return formPage(c, null, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
       throw err;
     }
   });
@@ -33,14 +42,14 @@ export function registerDevices(web: Hono<WebEnv>): void {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     const db = c.get('app').db;
-    const scope = c.get('principal').scope;
-    getDevice(db, scope, id); // 404/403 before anything is said about the form
+    getDevice(db, c.get('principal').scope, id); // 404/403 before anything is said about the form
     const parsed = parseDeviceForm(f);
     if (!parsed.ok) return formPage(c, id, f, parsed.errors);
     try {
-      // The form shows every field, so an empty port means "the protocol's default", as on creation.
-      const d = updateDevice(db, scope, id, { ...parsed.input, port: parsed.input.port ?? (parsed.input.protocol === 'telnet' ? 23 : 22) });
-      audit(c, 'device.update', `device ${id}`, { name: d.name });
+      // The form shows every field, so an empty port means "the protocol's default", as on creation. A host key
+      // is accepted by its own button (one fingerprint), never by saving the form.
+      const { accept_host_key_change: _ignored, ...input } = parsed.input;
+      const d = updateDevice(db, actorOf(c), id, { ...input, port: input.port ?? (input.protocol === 'telnet' ? 23 : 22) });
       return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -52,9 +61,20 @@ export function registerDevices(web: Hono<WebEnv>): void {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     const d = getDevice(db, c.get('principal').scope, id);
-    deleteDevice(db, c.get('principal').scope, id);
-    audit(c, 'device.delete', `device ${id}`, { name: d.name });
+    deleteDevice(db, actorOf(c), id);
     return redirectWith(c, '/devices', `Device ${d.name} and its backup records deleted.`);
+  });
+  // The fingerprint posted is the one the page showed: a device offering another key since is refused (409).
+  web.post('/devices/:id/host-key/accept', need('devices.view', 'devices.update'), async (c) => {
+    const id = intParam(c, 'id');
+    const f = await formFields(c);
+    try {
+      acceptHostKey(c.get('app').db, actorOf(c), id, f.fingerprint ?? '');
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500 && err.status !== 404) return redirectWith(c, `/devices/${id}/edit`, err.message, 'error');
+      throw err;
+    }
+    return redirectWith(c, `/devices/${id}`, `Host key ${f.fingerprint} accepted for the next backup.`);
   });
 }
 
@@ -165,11 +185,13 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           csrf={c.get('session').csrfToken}
           action={device ? `/devices/${device.id}/edit` : '/devices'}
           groups={groupOptions(db, scope)}
+          scope={scope}
           device={device}
           values={values}
           errors={errors}
         />
       </section>
+      {device ? <HostKeyChange c={c} deviceId={device.id} /> : null}
       {device && can(c, 'devices.delete') ? (
         <form method="post" action={`/devices/${device.id}/delete`} class="inline" data-confirm={`Delete ${device.name} and all its backup records?`}>
           <Csrf token={c.get('session').csrfToken} />
@@ -177,5 +199,31 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
         </form>
       ) : null}
     </>,
+  );
+}
+
+/** The changed host key a device offered: its fingerprint and an "Accept this key" button for exactly that key. */
+export function HostKeyChange(props: { c: WebContext; deviceId: number }) {
+  const { c, deviceId } = props;
+  const offer = getHostKeyChange(c.get('app').db, c.get('principal').scope, deviceId);
+  if (!offer) return null;
+  const device = getDevice(c.get('app').db, c.get('principal').scope, deviceId);
+  return (
+    <section class="card" id="host-key-change">
+      <h2>Changed SSH host key</h2>
+      <p>
+        The device presented a different host key at {formatTime(offer.seen_at, c.get('timezone'))}. Recorded:{' '}
+        <code>{device.host_key ?? '—'}</code>; offered: <code class="fingerprint">{offer.fingerprint}</code>
+      </p>
+      {offer.approved_at !== null ? (
+        <p>Accepted by {offer.approved_by ?? '?'}: the next backup accepts this key, and only this one.</p>
+      ) : can(c, 'devices.update') ? (
+        <form method="post" action={`/devices/${deviceId}/host-key/accept`} class="inline" data-confirm={`Accept host key ${offer.fingerprint}?`}>
+          <Csrf token={c.get('session').csrfToken} />
+          <input type="hidden" name="fingerprint" value={offer.fingerprint} />
+          <button type="submit">Accept this key</button>
+        </form>
+      ) : null}
+    </section>
   );
 }

@@ -1,0 +1,71 @@
+// Where a credential's secret may go: its usage scope, who may set it, and who may point a device (an address) at it.
+import type { DB } from '../../db/open';
+import { ApiError } from '../../errors';
+import type { Actor } from '../../identity/actor';
+import { denied } from '../../identity/policy';
+import type { Scope } from '../../identity/principal';
+import { credentialCoversGroup, getUsageGroups, groupsExisting, type UsageGroups } from './credential-usage.store';
+
+/** Whether every device the credential may serve lies inside the actor's scope (null usage needs scope "all"). */
+export function usageWithinScope(actor: Actor, usage: UsageGroups): boolean {
+  return usageInside(actor.principal.scope, usage);
+}
+
+/** The same rule for a bare scope (the device form lists only credentials its user may attach). */
+export function usageInside(scope: Scope, usage: UsageGroups): boolean {
+  if (scope.all) return true;
+  if (usage === null) return false;
+  return usage.every((g) => scope.groupIds.has(g));
+}
+
+/**
+ * The actor decides where the credential's secret is sent (attaches it to a device, or changes the address or
+ * accepted host key of a device using it): it needs credentials.view and a credential whose usage scope lies
+ * inside its own device-group scope.
+ */
+export function requireCredentialInReach(db: DB, actor: Actor, credentialId: number, why: string): void {
+  if (!actor.principal.permissions.has('credentials.view')) {
+    throw denied(`${why} needs the permission credentials.view`, { permission: 'credentials.view', field: 'credential_id' });
+  }
+  if (!usageWithinScope(actor, getUsageGroups(db, credentialId))) {
+    throw denied(`${why} is refused: credential ${credentialId} may be used beyond your device-group scope`, { field: 'credential_id' });
+  }
+}
+
+/** A device in `groupId` may reference the credential only when its usage scope covers that group. */
+export function requireCredentialCovers(db: DB, credentialId: number, groupId: number | null): void {
+  if (!credentialCoversGroup(db, credentialId, groupId)) {
+    throw denied(
+      groupId === null
+        ? `credential ${credentialId} is restricted to device groups, so an ungrouped device cannot use it`
+        : `credential ${credentialId} may not be used by devices in group ${groupId} (outside its usage scope)`,
+      { field: 'credential_id' },
+    );
+  }
+}
+
+/**
+ * A usage scope the actor may set: null (anywhere) only with scope "all"; otherwise existing groups (422 for
+ * missing ones), each inside the actor's scope. Returns the list sorted without duplicates.
+ */
+export function checkUsageInput(db: DB, actor: Actor, groups: UsageGroups): UsageGroups {
+  if (groups === null) {
+    if (!actor.principal.scope.all) throw denied('Only a user with device-group scope "all" may make a credential usable by devices anywhere', { field: 'group_ids' });
+    return null;
+  }
+  const ids = [...new Set(groups)].sort((a, b) => a - b);
+  const existing = groupsExisting(db, ids);
+  const missing = ids.filter((g) => !existing.has(g));
+  if (missing.length) {
+    throw ApiError.validation(missing.map((g) => ({ field: 'group_ids', message: `group ${g} does not exist` })), 'Referenced records do not exist');
+  }
+  const outside = ids.filter((g) => !usageWithinScope(actor, [g]));
+  if (outside.length) throw denied(`group_ids ${outside.join(', ')} are outside your device-group scope`, { field: 'group_ids', group_ids: outside });
+  return ids;
+}
+
+/** The usage scope a create without group_ids gets: anywhere for scope "all", otherwise the actor's own groups. */
+export function defaultUsage(actor: Actor): UsageGroups {
+  const scope = actor.principal.scope;
+  return scope.all ? null : [...scope.groupIds].sort((a, b) => a - b);
+}
