@@ -12,7 +12,6 @@ import { createUser } from '../../src/features/users/users.service';
 import { BENCH_DIR, REPO_ROOT, forkBench, nextMessage } from './common';
 import { CLOSETS_PER_SITE, FAILURES, REGIONS, SITES_PER_REGION, planFleet, type Plan } from './seed-plan';
 import { isSnapshotDigests, isSnapshotStored, type SnapshotJobItem, type SnapshotStored } from './seed-snapshots';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 export const CACHE_ROOT = path.join(REPO_ROOT, '.bench-cache');
 /** The files whose content decides the seeded database: the schema and this generator. */
