@@ -5,6 +5,7 @@ import { BackupRunner } from '../../src/engine/runner';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createDevice } from '../../src/features/devices/devices.service';
 import { getDeviceRow } from '../../src/features/devices/devices.store';
+import { putHostKeyOffer } from '../../src/features/devices/host-keys.store';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, type Json } from '../helpers/api-security';
@@ -184,6 +185,11 @@ describe('a credential is only sent where someone entitled to it put it', () => 
     assert.ok(jobId);
     assert.equal((await waitJob(web, jobId)).failure, 'CREDENTIAL_NOT_PERMITTED');
 
+    // "Try on device" of the template editor goes through the same job loading: refused before connecting.
+    const tried = await admin.post(`/templates/${id.tpl}/try`, { device_id: String(id.evil) }, { csrf: true });
+    assert.match(tried.html, /CREDENTIAL_NOT_PERMITTED/);
+    assert.match(tried.html, /held: address or credential changed by mallory/);
+
     // The CLI's `backup run`, a separate process on the same data directory.
     const cli = await runCliAsync(['backup', 'run', '--group', String(id.g1), '--data-dir', t.services.dataDir]);
     assert.equal(cli.status, 1, cli.stderr);
@@ -241,5 +247,25 @@ describe('a credential is only sent where someone entitled to it put it', () => 
     const [r] = await fastRunner().run([id.coreDevice], { trigger: 'schedule' });
     assert.notEqual(r.failure, 'CREDENTIAL_NOT_PERMITTED', r.message ?? '');
     assert.ok(trap.connections > before, 'the approved address was contacted');
+  });
+
+  test('an entitled user’s own address change is the approval; a description change is not; a host key accepted by a user not entitled holds', async () => {
+    const adminKey = await t.keyFor({ permissions: 'all' });
+    assert.ok(isHeld(id.webEvil));
+    assert.equal((await call(adminKey, 'PUT', `/devices/${id.webEvil}`, { description: 'looked at it' })).status, 200);
+    assert.ok(isHeld(id.webEvil), 'a description change approves nothing');
+    assert.equal((await call(adminKey, 'PUT', `/devices/${id.webEvil}`, { port: 1 })).status, 200);
+    assert.equal(isHeld(id.webEvil), undefined, 'the administrator chose the address');
+    assert.match(JSON.parse(lastAudit(`device ${id.webEvil}`).details).hold, /^cleared/);
+
+    // The device offers another host key; a user not entitled to its credential accepts it: accepted, and held.
+    putHostKeyOffer(t.services.db, id.coreDevice, 'SHA256:someOtherKey', null, Date.now());
+    const r = await call(attackerNoView, 'PUT', `/devices/${id.coreDevice}`, { accept_host_key_change: true });
+    assert.equal(r.status, 200, JSON.stringify(r.body));
+    assert.equal(r.body.accept_host_key_change, true);
+    const hold = t.services.db.prepare('SELECT changed FROM device_credential_holds WHERE device_id = ?').get(id.coreDevice) as { changed: string };
+    assert.deepEqual(JSON.parse(hold.changed), ['host_key']);
+    const [b] = await fastRunner().run([id.coreDevice], { trigger: 'schedule' });
+    assert.equal(b.failure, 'CREDENTIAL_NOT_PERMITTED');
   });
 });
