@@ -2,6 +2,7 @@
 import type { DB } from '../db/open';
 import { credentialCoversGroup } from '../features/credentials/credential-usage.store';
 import { getDecryptedCredential, type DecryptedCredential } from '../features/credentials/credentials.service';
+import { getDeviceHold } from '../features/devices/device-holds.store';
 import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../features/devices/host-keys.store';
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../features/devices/devices.store';
 import { getTemplateSpec } from '../features/templates/templates.service';
@@ -21,7 +22,8 @@ export interface BackupJob {
 /**
  * The job of one device, or undefined when the device or its template is gone. The credential is decrypted
  * only when its usage scope covers the device's group; when it does not, or the master key cannot open it,
- * the target carries no secret and a `refused` failure, so the backup fails as data and nothing is sent.
+ * the target carries no secret and a `refused` failure, so the backup fails as data and nothing is sent. The same
+ * for a held device (its address or credential chosen by a user not entitled to the credential, not yet approved).
  */
 export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): BackupJob | undefined {
   const device = getDeviceRow(db, deviceId);
@@ -33,6 +35,12 @@ export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): Bac
   if (!credentialCoversGroup(db, device.credential_id, device.group_id)) {
     const where = device.group_id === null ? 'ungrouped devices' : `devices in group ${device.group_id}`;
     return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message: `Credential ${device.credential_id} may not be used by ${where}; no login was attempted.` } } };
+  }
+  const hold = getDeviceHold(db, device.id);
+  if (hold) {
+    const name = hold.credential_name ?? String(device.credential_id);
+    const message = `held: address or credential changed by ${hold.held_by}, not yet approved by a user entitled to credential ${name}; no login was attempted.`;
+    return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message } } };
   }
   let credential: DecryptedCredential | undefined;
   try {

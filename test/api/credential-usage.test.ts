@@ -56,10 +56,11 @@ describe('credential group_ids', () => {
     assert.equal((await newDevice(scoped, onA, g.a)).status, 201);
     assert.equal((await newDevice(scoped, onA, g.a1)).status, 201);
     const inB = await newDevice(admin, onA, g.b);
-    assert.equal(inB.status, 403, 'not even scope "all" may put it outside its usage scope');
+    assert.equal(inB.status, 422, 'not even scope "all" may put it outside its usage scope');
+    assert.equal(inB.body.error!.code, 'VALIDATION_ERROR');
     assert.match(inB.body.error!.message, /outside its usage scope/);
     const ungrouped = await newDevice(admin, onA, null);
-    assert.equal(ungrouped.status, 403);
+    assert.equal(ungrouped.status, 422);
     assert.match(ungrouped.body.error!.message, /ungrouped/);
     const anywhere = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `u-any-${++seq}` }).id;
     assert.equal((await newDevice(admin, anywhere, null)).status, 201);
@@ -69,7 +70,7 @@ describe('credential group_ids', () => {
     const onA = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `u-mv-${++seq}`, group_ids: [g.a] }).id;
     const d = (await newDevice(admin, onA, g.a1)).body;
     const moved = await callApi(t, admin, 'PUT', `/devices/${d.id}`, { group_id: g.b });
-    assert.equal(moved.status, 403);
+    assert.equal(moved.status, 422);
     assert.equal((await callApi(t, admin, 'PUT', `/devices/${d.id}`, { group_id: g.a })).status, 200);
   });
 

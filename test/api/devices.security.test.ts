@@ -119,17 +119,22 @@ describe('device-group scope', () => {
     assert.equal((await call(admin, 'PUT', `/devices/${d.id}`, { group_id: null })).status, 200);
   });
 
-  test('POST checks devices.create and no scope on the group (rule 3); the credential rule comes on top', async () => {
+  test('POST checks devices.create and no scope on the group (rule 3); a credential beyond the caller’s reach holds the device', async () => {
     const k = await t.keyFor({ permissions: [...all, 'credentials.view'], groups: [g.A] });
-    const created: number[] = [];
+    const admin = await t.keyFor({ permissions: [...all, 'credentials.view'] });
+    const held = (id: number) => t.services.db.prepare('SELECT held_by FROM device_credential_holds WHERE device_id = ?').get(id) !== undefined;
     for (const group_id of [g.B, null]) {
-      // The scoped user may not choose where an unrestricted credential goes.
-      expectDenied(await call(k, 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs }), 'unrestricted credential');
-      // The scope-all user may, to any group.
-      const r = await call(await t.keyFor({ permissions: [...all, 'credentials.view'] }), 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs });
-      created.push(r.body.id);
+      // The scoped user may create it anywhere, but may not choose where an unrestricted credential goes: held.
+      const scoped = await call(k, 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs });
+      assert.equal(scoped.status, 201, JSON.stringify(scoped.body));
+      assert.equal(scoped.body.group_id, group_id);
+      assert.ok(held(scoped.body.id), 'held');
+      expectDenied(await call(k, 'GET', `/devices/${scoped.body.id}`), 'created outside scope is then invisible');
+      // The scope-all user is entitled: not held.
+      const r = await call(admin, 'POST', '/devices', { name: `created-${++seq}`, hostname: 'h', group_id, ...refs });
       assert.equal(r.status, 201);
       assert.equal(r.body.group_id, group_id);
+      assert.ok(!held(r.body.id), 'not held');
       expectDenied(await call(k, 'GET', `/devices/${r.body.id}`), 'created outside scope is then invisible');
     }
   });

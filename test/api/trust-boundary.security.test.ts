@@ -1,4 +1,4 @@
-// Device and credential mutations × (holds the permission, lacks it, target outside scope, credential beyond reach): refusals change nothing; allowed changes write one audit row without secrets.
+// Device and credential mutations × (holds the permission, lacks it, target outside scope, credential beyond reach, no credentials.view): refusals change nothing; allowed changes write one audit row without secrets, saying when the device is held.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCredential } from '../../src/features/credentials/credentials.service';
@@ -37,7 +37,8 @@ const device = (group: number | null, cred: number) =>
 const lastAuditId = () => (t.services.db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_log').get() as { id: number }).id;
 const auditSince = (id: number) => t.services.db.prepare('SELECT * FROM audit_log WHERE id > ? ORDER BY id').all(id) as AuditRecord[];
 
-type Case = 'holds' | 'lacks' | 'outside scope' | 'credential beyond reach';
+type Case = 'holds' | 'lacks' | 'outside scope' | 'credential beyond reach' | 'no credentials.view';
+const CASES: Case[] = ['holds', 'lacks', 'outside scope', 'credential beyond reach', 'no credentials.view'];
 
 interface Mutation {
   label: string;
@@ -46,8 +47,10 @@ interface Mutation {
   action: string;
   /** A fresh request for the case; null: the case does not apply. */
   request(c: Case): { method: string; path: string; json?: unknown } | null;
-  /** Expected status per case (default: holds 2xx, every other case 403). */
+  /** Expected status per case (default: holds 2xx, "no credentials.view" as holds, every other case 403). */
   expect?: Partial<Record<Case, number>>;
+  /** Cases accepted but leaving the device held (issue #9: the caller is not entitled to the credential). */
+  held?: Case[];
   /** Fields the audit row must show as changed. */
   changed: string[];
 }
@@ -55,6 +58,7 @@ interface Mutation {
 const MUTATIONS: Mutation[] = [
   {
     label: 'POST /devices',
+    // Spec 4.6 rule 3: devices.create only; a caller not entitled to the credential gets a held device.
     needs: ['devices.create', 'credentials.view'],
     action: 'device.create',
     changed: ['name', 'hostname', 'credential_id'],
@@ -63,7 +67,8 @@ const MUTATIONS: Mutation[] = [
       path: '/devices',
       json: { name: `m-new-${++seq}`, hostname: '198.51.100.1', template_id: tpl, group_id: g.in, credential_id: c === 'credential beyond reach' ? credential(null) : credential([g.in]) },
     }),
-    expect: { holds: 201, 'outside scope': 201 },
+    expect: { holds: 201, 'outside scope': 201, 'credential beyond reach': 201 },
+    held: ['credential beyond reach', 'no credentials.view'],
   },
   {
     label: 'PUT /devices/{id} (address)',
@@ -74,7 +79,8 @@ const MUTATIONS: Mutation[] = [
       const id = c === 'outside scope' ? device(g.out, credential([g.out])) : device(g.in, c === 'credential beyond reach' ? credential(null) : credential([g.in]));
       return { method: 'PUT', path: `/devices/${id}`, json: { hostname: '203.0.113.9' } };
     },
-    expect: { holds: 200 },
+    expect: { holds: 200, 'credential beyond reach': 200 },
+    held: ['credential beyond reach', 'no credentials.view'],
   },
   {
     label: 'PUT /devices/{id} (credential)',
@@ -83,9 +89,10 @@ const MUTATIONS: Mutation[] = [
     changed: ['credential_id'],
     request: (c) => {
       const id = c === 'outside scope' ? device(g.out, credential([g.out])) : device(g.in, credential([g.in]));
-      return { method: 'PUT', path: `/devices/${id}`, json: { credential_id: c === 'credential beyond reach' ? credential([g.out]) : credential([g.in]) } };
+      return { method: 'PUT', path: `/devices/${id}`, json: { credential_id: c === 'credential beyond reach' ? credential(null) : credential([g.in]) } };
     },
-    expect: { holds: 200 },
+    expect: { holds: 200, 'credential beyond reach': 200 },
+    held: ['credential beyond reach', 'no credentials.view'],
   },
   {
     label: 'PUT /devices/{id} (description)',
@@ -157,11 +164,12 @@ after(() => t.close());
 
 describe('device and credential mutations × permission, scope and credential reach', () => {
   for (const m of MUTATIONS) {
-    for (const c of ['holds', 'lacks', 'outside scope', 'credential beyond reach'] as Case[]) {
-      const status = m.expect?.[c] ?? 403;
+    for (const c of CASES) {
+      const status = m.expect?.[c] ?? (c === 'no credentials.view' ? m.expect?.holds : undefined) ?? 403;
       test(`${m.label} × ${c}: ${status}`, async () => {
         const base: Permission[] = ['devices.view', ...m.needs];
-        const perms = c === 'lacks' ? [...base, 'credentials.view' as const].filter((p) => p !== m.needs[0]) : base;
+        const perms =
+          c === 'lacks' ? [...base, 'credentials.view' as const].filter((p) => p !== m.needs[0]) : c === 'no credentials.view' ? base.filter((p) => p !== 'credentials.view') : base;
         const key = await t.keyFor({ permissions: [...new Set(perms)], groups: [g.in, g.in2] });
         const req = m.request(c)!;
         const mark = lastAuditId();
@@ -183,6 +191,11 @@ describe('device and credential mutations × permission, scope and credential re
         for (const f of m.changed) assert.ok(f in changes, `${f} in ${row.changes}`);
         for (const f of ['password', 'enable_secret']) if (f in changes) assert.equal(changes[f], 'changed');
         assert.doesNotMatch(JSON.stringify(row), new RegExp(SECRET), 'no secret in the audit row');
+        const hold = (JSON.parse(row.details) as { hold?: string }).hold;
+        if (m.held?.includes(c)) {
+          assert.match(hold ?? '', /^placed: backups are held/, 'the audit row says the hold was placed');
+          assert.deepEqual(changes.held, { before: false, after: true });
+        } else assert.equal(hold, undefined, 'no hold');
       });
     }
   }

@@ -19,29 +19,35 @@ export function usageInside(scope: Scope, usage: UsageGroups): boolean {
 }
 
 /**
- * The actor decides where the credential's secret is sent (attaches it to a device, or changes the address or
- * accepted host key of a device using it): it needs credentials.view and a credential whose usage scope lies
- * inside its own device-group scope.
+ * Why the actor is not entitled to decide where the credential's secret is sent (attach it to a device, change
+ * the address or accepted host key of a device using it), or null when it is: entitled means holding
+ * credentials.view and a device-group scope containing the credential's whole usage scope.
  */
-export function requireCredentialInReach(db: DB, actor: Actor, credentialId: number, why: string): void {
-  if (!actor.principal.permissions.has('credentials.view')) {
-    throw denied(`${why} needs the permission credentials.view`, { permission: 'credentials.view', field: 'credential_id' });
-  }
-  if (!usageWithinScope(actor, getUsageGroups(db, credentialId))) {
-    throw denied(`${why} is refused: credential ${credentialId} may be used beyond your device-group scope`, { field: 'credential_id' });
-  }
+export function credentialEntitlementGap(db: DB, actor: Actor, credentialId: number): string | null {
+  if (!actor.principal.permissions.has('credentials.view')) return 'lacks the permission credentials.view';
+  if (!usageWithinScope(actor, getUsageGroups(db, credentialId))) return `has a device-group scope that does not contain the usage scope of credential ${credentialId}`;
+  return null;
 }
 
-/** A device in `groupId` may reference the credential only when its usage scope covers that group. */
+/** The same rule as a refusal, for acts that are themselves approvals (approving a held device). */
+export function requireCredentialInReach(db: DB, actor: Actor, credentialId: number, why: string): void {
+  const gap = credentialEntitlementGap(db, actor, credentialId);
+  if (gap === null) return;
+  const permission = gap.includes('credentials.view') ? { permission: 'credentials.view' } : {};
+  throw denied(`${why} needs a user entitled to credential ${credentialId}; the caller ${gap}`, { ...permission, field: 'credential_id' });
+}
+
+/**
+ * A device in `groupId` may reference the credential only when its usage scope covers that group. This is about
+ * the data, not the caller (not even scope "all" may break it), so it is a 422 on `credential_id`.
+ */
 export function requireCredentialCovers(db: DB, credentialId: number, groupId: number | null): void {
-  if (!credentialCoversGroup(db, credentialId, groupId)) {
-    throw denied(
-      groupId === null
-        ? `credential ${credentialId} is restricted to device groups, so an ungrouped device cannot use it`
-        : `credential ${credentialId} may not be used by devices in group ${groupId} (outside its usage scope)`,
-      { field: 'credential_id' },
-    );
-  }
+  if (credentialCoversGroup(db, credentialId, groupId)) return;
+  const message =
+    groupId === null
+      ? `credential ${credentialId} is restricted to device groups, so an ungrouped device cannot use it`
+      : `credential ${credentialId} may not be used by devices in group ${groupId} (outside its usage scope)`;
+  throw ApiError.validation([{ field: 'credential_id', message }], message);
 }
 
 /**

@@ -67,16 +67,19 @@ const createDeviceRoute = createRoute({
   tags,
   summary: 'Create a device',
   description:
-    'Needs `devices.create`: the `group_id` is not checked against the caller’s scope (spec 4.6 rule 3), so a scoped caller may ' +
-    'create a device it cannot then see. The credential is (a secret only goes where someone entitled to it sent it): attaching ' +
-    '`credential_id` needs `credentials.view` and a credential whose usage scope (`group_ids`) lies inside the caller’s scope, and ' +
-    'that usage scope must cover `group_id` (ungrouped devices: unrestricted credentials only); else 403 `PERMISSION_DENIED` naming ' +
-    'the reason. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field. Every change is audited.',
+    'Needs `devices.create` only (spec 4.6 rule 3): the `group_id` is not checked against the caller’s scope, so a scoped caller may ' +
+    'create a device it cannot then see. The credential’s usage scope (`group_ids`) must cover `group_id` (ungrouped devices: ' +
+    'unrestricted credentials only), else 422 `VALIDATION_ERROR` on the field `credential_id` naming the reason: that is about the ' +
+    'data, so not even scope "all" may break it. A secret only goes where someone entitled to it sent it: when the caller lacks ' +
+    '`credentials.view`, or the credential’s usage scope is not inside the caller’s scope, the device is still created (201) but ' +
+    '**held**: its backups fail as `CREDENTIAL_NOT_PERMITTED` without decrypting the credential or connecting, until a user ' +
+    'entitled to the credential approves the address on the device’s web page. The device JSON is the same; the audit row says ' +
+    'the hold was placed. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field.',
   security,
   middleware: [requirePermission('devices.create')] as const,
   request: { body: jsonBody(DeviceCreateSchema) },
   responses: {
-    201: jsonResponse(DeviceSchema, 'The created device'),
+    201: jsonResponse(DeviceSchema, 'The created device (held when the caller is not entitled to its credential)'),
     ...errorResponses('PERMISSION_DENIED', 'DEVICE_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });
@@ -92,14 +95,15 @@ const updateRoute = createRoute({
     `${SCOPE_ONE} A scoped caller also gets 403 when moving the device to a group outside its scope, or to no group.`,
     'Changing the protocol without a port moves a default port (22/23) to the new protocol’s default; a custom port is kept.',
     'Changing hostname, port or protocol resets reachability to unknown. The recorded host key is kept.',
-    'Changing `credential_id`, or hostname, port or protocol, needs `credentials.view` and a credential whose usage scope lies inside the caller’s scope; a new credential or group must be covered by the credential’s usage scope (403 otherwise).',
+    'Checked by `devices.update` and the device-group scope only. A new credential or group must be covered by the credential’s usage scope (422 `VALIDATION_ERROR` on `credential_id` otherwise).',
+    'Changing `credential_id`, hostname, port or protocol (or accepting a host key) by a caller not entitled to the device’s credential (lacking `credentials.view`, or the credential’s usage scope not inside the caller’s scope) is accepted (200) but **holds** the device: its backups fail as `CREDENTIAL_NOT_PERMITTED` without decrypting the credential or connecting, until a user entitled to the credential approves the address on the device’s web page. Such a change by an entitled caller approves the address it leaves (a hold is cleared). The audit row says what happened to the hold.',
     '`accept_host_key_change: true` approves exactly one fingerprint: the key the device offered at its latest `HOST_KEY_CHANGED` backup (409 `CONFLICT` when there is none). The next backup accepts that key only, records it and clears the approval; `false` withdraws it. Every change is audited.',
   ].join('\n\n'),
   security,
   middleware: [requirePermission('devices.update')] as const,
   request: { params: DeviceIdParams, body: jsonBody(DeviceUpdateSchema) },
   responses: {
-    200: jsonResponse(DeviceSchema, 'The updated device'),
+    200: jsonResponse(DeviceSchema, 'The updated device (held when a caller not entitled to its credential changed where it is sent)'),
     ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'DEVICE_NAME_EXISTS', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });

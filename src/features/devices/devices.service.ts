@@ -5,7 +5,8 @@ import { inScope, type Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
 import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
-import { requireCredentialCovers, requireCredentialInReach } from '../credentials/credentials.policy';
+import { requireCredentialCovers } from '../credentials/credentials.policy';
+import { addressOf, holdAudit, settleHoldAfterChange, type HeldField } from './device-holds.service';
 import { groupExists } from '../groups/groups.store';
 import { getHostKeyOffer, setHostKeyApproval, type HostKeyOfferRow } from './host-keys.store';
 import {
@@ -117,16 +118,17 @@ function auditView(d: Device) {
 }
 
 /**
- * The group is not checked against the caller's scope (spec 4.6 rule 3). The credential is: attaching it needs
- * credentials.view and a credential whose usage scope lies inside the caller's scope, and it must cover the
- * device's group. `accept_host_key_change` has nothing to accept yet (the first key seen is recorded).
+ * Checks only devices.create (spec 4.6 rule 3): the group is not checked against the caller's scope. The
+ * credential's usage scope must cover the device's group (422 otherwise). When the caller is not entitled to the
+ * credential (credentials.view and its usage scope inside the caller's scope), the device is created but held:
+ * no backup sends the secret until an entitled user approves its address. `accept_host_key_change` has nothing to
+ * accept yet (the first key seen is recorded).
  */
 export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
   authorize(actor, 'devices.create');
   return db
     .transaction(() => {
       checkReferences(db, input);
-      requireCredentialInReach(db, actor, input.credential_id, 'Attaching a credential to a device');
       requireCredentialCovers(db, input.credential_id, input.group_id);
       let id: number;
       try {
@@ -140,8 +142,10 @@ export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
         if (isUniqueViolation(err)) throw nameExists(input.name);
         throw err;
       }
+      const hold = holdAudit(settleHoldAfterChange(db, actor, id, { prior: null, changed: ['created'] }));
       const created = loadDevice(db, id);
-      recordAudit(db, actor, { action: 'device.create', target: `device ${id}`, changes: changesBetween(null, auditView(created)), details: { name: created.name } });
+      const changes = { ...changesBetween(null, auditView(created)), ...hold.changes };
+      recordAudit(db, actor, { action: 'device.create', target: `device ${id}`, changes, details: { name: created.name, ...hold.details } });
       return created;
     })
     .immediate();
@@ -152,9 +156,11 @@ export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
  * (a scoped caller cannot move a device out of its reach, nor make it ungrouped). When the protocol changes
  * and no port is given, a port that was the old protocol's default follows to the new one's default.
  * A changed address (hostname, port, protocol) resets reachability to unknown; the recorded host key stays.
- * Choosing where the credential goes (a new credential, a new address) needs the credential within reach;
- * the credential must cover the (new) group. accept_host_key_change true approves the key the device offered
- * at its latest HOST_KEY_CHANGED backup (409 when there is none); false withdraws an approval.
+ * A new credential must cover the (new) group, and so must the credential when the group changes (422). When a
+ * caller not entitled to the credential changes the address or the credential, the change stands but the device
+ * is held until an entitled user approves it; an entitled caller's such change approves it (clears a hold).
+ * accept_host_key_change true approves the key the device offered at its latest HOST_KEY_CHANGED backup (409
+ * when there is none; by a caller not entitled to the credential, the device is then held too); false withdraws.
  */
 export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatch): Device {
   authorize(actor, 'devices.update');
@@ -177,8 +183,6 @@ export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatc
     const credentialId = patch.credential_id ?? row.credential_id;
     const groupId = patch.group_id !== undefined ? patch.group_id : row.group_id;
     const credentialChanged = credentialId !== row.credential_id;
-    if (credentialChanged) requireCredentialInReach(db, actor, credentialId, 'Attaching a credential to a device');
-    else if (addressChanged) requireCredentialInReach(db, actor, credentialId, 'Changing the address of a device that has a credential');
     if (credentialChanged || groupId !== row.group_id) requireCredentialCovers(db, credentialId, groupId);
     const { accept_host_key_change: accept, ...fields } = patch;
     try {
@@ -192,41 +196,51 @@ export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatc
       if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
       throw err;
     }
-    if (accept === true && !before.accept_host_key_change) approveOfferedKey(db, actor, id, credentialId, null);
+    const accepted = accept === true && !before.accept_host_key_change;
+    if (accepted) approveOfferedKey(db, actor, id, null);
     if (accept === false && before.accept_host_key_change) setHostKeyApproval(db, id, null);
     const after = loadDevice(db, id);
-    const changes = changesBetween(auditView(before), auditView(after));
-    if (Object.keys(changes).length) recordAudit(db, actor, { action: 'device.update', target: `device ${id}`, changes, details: { name: after.name } });
+    const changed = routeChanges(before, after);
+    if (accepted) changed.push('host_key');
+    const hold = holdAudit(changed.length ? settleHoldAfterChange(db, actor, id, { prior: addressOf(before), changed }) : null);
+    const changes = { ...changesBetween(auditView(before), auditView(after)), ...hold.changes };
+    if (Object.keys(changes).length) recordAudit(db, actor, { action: 'device.update', target: `device ${id}`, changes, details: { name: after.name, ...hold.details } });
     return after;
   }).immediate();
+}
+
+/** The fields deciding where the secret goes (address and credential) that differ between two versions of a device. */
+function routeChanges(before: Device, after: Device): HeldField[] {
+  return (['hostname', 'port', 'protocol', 'credential_id'] as const).filter((f) => before[f] !== after[f]);
 }
 
 /**
  * Approve the one host key the device offered at its latest HOST_KEY_CHANGED backup; `fingerprint`, when given,
  * must be the one shown to the user (else 409: the device has offered another key since). Cleared once recorded.
+ * By a caller not entitled to the device's credential, the device is held until an entitled user approves.
  */
 export function acceptHostKey(db: DB, actor: Actor, id: number, fingerprint: string): Device {
   authorize(actor, 'devices.update');
   return db.transaction(() => {
     const row = requireDeviceInScope(db, actor.principal.scope, id);
-    approveOfferedKey(db, actor, id, row.credential_id, fingerprint);
+    approveOfferedKey(db, actor, id, fingerprint);
+    const hold = holdAudit(settleHoldAfterChange(db, actor, id, { prior: addressOf(row), changed: ['host_key'] }));
     recordAudit(db, actor, {
       action: 'device.host_key_accept',
       target: `device ${id}`,
-      changes: { accept_host_key_change: { before: row.accept_host_key_change === 1, after: true } },
-      details: { name: row.name, recorded: row.host_key, accepted: fingerprint },
+      changes: { accept_host_key_change: { before: row.accept_host_key_change === 1, after: true }, ...hold.changes },
+      details: { name: row.name, recorded: row.host_key, accepted: fingerprint, ...hold.details },
     });
     return loadDevice(db, id);
   }).immediate();
 }
 
-function approveOfferedKey(db: DB, actor: Actor, id: number, credentialId: number, fingerprint: string | null): void {
+function approveOfferedKey(db: DB, actor: Actor, id: number, fingerprint: string | null): void {
   const offer = getHostKeyOffer(db, id);
   if (!offer) throw new ApiError('CONFLICT', `device ${id} has not offered a changed SSH host key; there is nothing to accept`, { field: 'accept_host_key_change' });
   if (fingerprint !== null && fingerprint !== offer.fingerprint) {
     throw new ApiError('CONFLICT', `device ${id} now offers another host key (${offer.fingerprint}); check it and accept again`, { field: 'accept_host_key_change' });
   }
-  requireCredentialInReach(db, actor, credentialId, 'Accepting a new host key for a device that has a credential');
   setHostKeyApproval(db, id, { by: actor.principal.username, at: Date.now() });
 }
 

@@ -11,6 +11,7 @@ import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type
 import { DiffView } from './diff-view';
 import { groupOptions, groupPaths } from './groups-options';
 import { HostKeyChange } from './devices';
+import { DeviceHold } from '../components/device-hold';
 
 const HISTORY_PAGE = 20;
 
@@ -135,6 +136,7 @@ function devicePage(c: WebContext) {
         {jv ? <JobMessage job={jv} /> : null}
       </div>
       <HostKeyChange c={c} deviceId={id} />
+      <DeviceHold c={c} deviceId={id} />
       <dl class="facts">
         <dt>Address</dt>
         <dd class="mono">{`${device.protocol}://${device.hostname}:${device.port}`}</dd>

@@ -11,7 +11,9 @@ import {
   updateDevice,
   type DeviceFilter,
 } from '../../features/devices/devices.service';
+import { approveDeviceHold, getDeviceHoldView, heldDevices } from '../../features/devices/device-holds.service';
 import { actorOf } from '../../http/context';
+import { DeviceHold } from '../components/device-hold';
 import { Csrf, Pager } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
@@ -30,7 +32,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
     if (!parsed.ok) return formPage(c, null, f, parsed.errors);
     try {
       const d = createDevice(c.get('app').db, actorOf(c), parsed.input);
-      return redirectWith(c, `/devices/${d.id}`, `Device ${d.name} created.`);
+      return redirectWith(c, `/devices/${d.id}`, `Device ${d.name} created.${heldNote(c, d.id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
       if (errors) return formPage(c, null, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
@@ -50,7 +52,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
       // is accepted by its own button (one fingerprint), never by saving the form.
       const { accept_host_key_change: _ignored, ...input } = parsed.input;
       const d = updateDevice(db, actorOf(c), id, { ...input, port: input.port ?? (input.protocol === 'telnet' ? 23 : 22) });
-      return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.`);
+      return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.${heldNote(c, id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
       if (errors) return formPage(c, id, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
@@ -74,8 +76,27 @@ export function registerDevices(web: Hono<WebEnv>): void {
       if (err instanceof ApiError && err.status < 500 && err.status !== 404) return redirectWith(c, `/devices/${id}/edit`, err.message, 'error');
       throw err;
     }
-    return redirectWith(c, `/devices/${id}`, `Host key ${f.fingerprint} accepted for the next backup.`);
+    return redirectWith(c, `/devices/${id}`, `Host key ${f.fingerprint} accepted for the next backup.${heldNote(c, id)}`);
   });
+  // The fields posted are the address the page showed: a device changed since is refused (409), nothing approved.
+  web.post('/devices/:id/hold/approve', need('devices.view', 'devices.update'), async (c) => {
+    const id = intParam(c, 'id');
+    const f = await formFields(c);
+    const shown = { hostname: f.hostname ?? '', port: Number(f.port), protocol: f.protocol ?? '', credential_id: Number(f.credential_id) };
+    try {
+      approveDeviceHold(c.get('app').db, actorOf(c), id, shown);
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500 && err.status !== 404) return redirectWith(c, `/devices/${id}`, err.message, 'error');
+      throw err;
+    }
+    return redirectWith(c, `/devices/${id}`, `Address ${shown.protocol}://${shown.hostname}:${shown.port} approved: the next backup logs in.`);
+  });
+}
+
+/** The flash text's tail when the change left the device held. */
+function heldNote(c: WebContext, id: number): string {
+  const view = getDeviceHoldView(c.get('app').db, actorOf(c), id);
+  return view ? ` Its backups are held until a user entitled to credential ${view.hold.credential_name ?? view.hold.credential_id} approves its address.` : '';
 }
 
 function listPage(c: WebContext) {
@@ -88,6 +109,7 @@ function listPage(c: WebContext) {
   const page = intQuery(c, 'page', 1, 100_000);
   const filter: DeviceFilter = { q: q || undefined, group_id: groupId || undefined, reachability: reach };
   const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE);
+  const held = heldDevices(db, items.map((d) => d.id));
   const groups = groupOptions(db, p.scope);
   const paths = groupPaths(groups);
   return render(
@@ -143,6 +165,7 @@ function listPage(c: WebContext) {
                   <td>
                     <a href={`/devices/${d.id}`}>{d.name}</a>
                     {d.enabled ? null : <span class="badge muted">disabled</span>}
+                    {held.has(d.id) ? <span class="badge failed" title="backups held until an entitled user approves the address">held</span> : null}
                   </td>
                   <td class="mono">{`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span></td>
                   <td>{d.group_id ? paths.get(d.group_id) ?? d.group_id : '—'}</td>
@@ -191,6 +214,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           errors={errors}
         />
       </section>
+      {device ? <DeviceHold c={c} deviceId={device.id} /> : null}
       {device ? <HostKeyChange c={c} deviceId={device.id} /> : null}
       {device && can(c, 'devices.delete') ? (
         <form method="post" action={`/devices/${device.id}/delete`} class="inline" data-confirm={`Delete ${device.name} and all its backup records?`}>
