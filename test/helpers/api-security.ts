@@ -5,7 +5,7 @@ import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import type { TestAppliance } from './appliance';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Json = Record<string, any> & { error?: { code: string; message: string; request_id: string } };
+export type Json = Record<string, any> & { error?: { code: string; message: string; request_id: string; details?: any } };
 
 /** A call to /api/v1; every error body must carry the response's X-Request-ID. */
 export async function callApi(t: TestAppliance, key: string | undefined, method: string, path: string, json?: unknown): Promise<{ status: number; body: Json }> {
