@@ -1,6 +1,7 @@
-// Comparing two stored versions: side-by-side rows and unified hunks (the `diff` package), optionally without ignored lines.
+// Comparing two stored versions: side-by-side rows and unified hunks (the `diff` package, bounded), optionally without ignored lines.
 import { diffLines, structuredPatch } from 'diff';
-import { compilePattern } from '../engine/normalise';
+import { usablePatterns } from '../engine/normalise';
+import { runOffThread } from './workers/pool';
 
 export interface SideRow {
   kind: 'same' | 'del' | 'add' | 'change' | 'skip';
@@ -21,14 +22,26 @@ export interface DiffResult {
   removed: number;
   rows: SideRow[];
   hunks: UnifiedHunk[];
+  /**
+   * The versions differ in more lines than the diff may align (DIFF_LIMITS): no rows nor hunks, the unified text
+   * replaces the whole file, and `preview` holds the start of both versions to show side by side.
+   */
+  tooDifferent: boolean;
+  preview: { left: string[]; right: string[]; leftLines: number; rightLines: number } | null;
 }
+
+/**
+ * Bounds of one diff. Myers' algorithm costs about (lines of both) x (differing lines): two unrelated
+ * 10,000-line files took 32 s unbounded. Beyond the edit length or the time, the view shows both versions.
+ */
+export const DIFF_LIMITS = { max_edit_length: 4_000, timeout_ms: 4_000, preview_lines: 2_000 } as const;
 
 const CONTEXT = 3;
 
-/** Drop the lines an ignore pattern matches (the same per-line rule as the change fingerprint). */
+/** Drop the lines an ignore pattern matches (the same per-line rule as the change fingerprint, RE2 for custom ones). */
 export function withoutIgnored(text: string, patterns: readonly string[]): string {
   if (patterns.length === 0) return text;
-  const res = patterns.map((p) => compilePattern(p));
+  const res = usablePatterns(patterns);
   return text
     .split('\n')
     .filter((l) => !res.some((re) => re.test(l)))
@@ -41,8 +54,12 @@ function lines(value: string): string[] {
   return l;
 }
 
+/** The diff of two texts, bounded by DIFF_LIMITS (CPU-heavy: callers on the server use diffVersions). */
 export function compareTexts(a: string, b: string, names: { a: string; b: string }): DiffResult {
-  const parts = diffLines(a, b);
+  if (a === b) return { identical: true, added: 0, removed: 0, rows: [], hunks: [], tooDifferent: false, preview: null };
+  const bounds = { maxEditLength: DIFF_LIMITS.max_edit_length, timeout: DIFF_LIMITS.timeout_ms };
+  const parts = diffLines(a, b, bounds);
+  if (parts === undefined) return tooDifferent(a, b);
   const rows: SideRow[] = [];
   let ln = 1;
   let rn = 1;
@@ -88,18 +105,66 @@ export function compareTexts(a: string, b: string, names: { a: string; b: string
       rn += ls.length;
     }
   }
-  const patch = structuredPatch(names.a, names.b, a, b, '', '', { context: CONTEXT });
+  const patch = structuredPatch(names.a, names.b, a, b, '', '', { context: CONTEXT, ...bounds });
+  if (patch === undefined) return tooDifferent(a, b);
   const hunks: UnifiedHunk[] = patch.hunks.map((h) => ({
     header: `@@ -${h.oldStart},${h.oldLines} +${h.newStart},${h.newLines} @@`,
     lines: h.lines
       .filter((l) => !l.startsWith('\\'))
       .map((l) => ({ kind: l[0] === '+' ? ('add' as const) : l[0] === '-' ? ('del' as const) : ('same' as const), text: l.slice(1) })),
   }));
-  return { identical: added === 0 && removed === 0, added, removed, rows, hunks };
+  return { identical: added === 0 && removed === 0, added, removed, rows, hunks, tooDifferent: false, preview: null };
+}
+
+/** Too different to align: every line of one version replaced by every line of the other. */
+function tooDifferent(a: string, b: string): DiffResult {
+  const left = lines(a);
+  const right = lines(b);
+  const hunk: UnifiedHunk = {
+    header: `@@ -${left.length ? 1 : 0},${left.length} +${right.length ? 1 : 0},${right.length} @@`,
+    lines: [...left.map((text) => ({ kind: 'del' as const, text })), ...right.map((text) => ({ kind: 'add' as const, text }))],
+  };
+  const n = DIFF_LIMITS.preview_lines;
+  return {
+    identical: false,
+    added: right.length,
+    removed: left.length,
+    rows: [],
+    hunks: [hunk],
+    tooDifferent: true,
+    preview: { left: left.slice(0, n), right: right.slice(0, n), leftLines: left.length, rightLines: right.length },
+  };
+}
+
+/** What the server hands back: the result without the hunks, whose unified text is built off-thread. */
+export type DiffView = Omit<DiffResult, 'hunks'> & { hunks: UnifiedHunk[]; unified: string | null };
+
+/**
+ * Compares two stored versions (ignored lines dropped first) on a worker thread, so neither a large nor a
+ * very different pair holds the event loop. `unified` asks for the unified text too (downloads, the internal
+ * API); a too-different pair's hunk is then left out of the answer: the text carries it.
+ */
+export async function diffVersions(
+  a: string,
+  b: string,
+  names: { a: string; b: string },
+  ignore: readonly string[],
+  opts: { unified?: boolean } = {},
+): Promise<DiffView> {
+  return runOffThread<DiffView>({ kind: 'diff', a, b, names, ignore: [...ignore], unified: opts.unified === true }, DIFF_LIMITS.timeout_ms * 3 + 5_000);
+}
+
+/** The worker side of diffVersions. */
+export function diffTask(req: { a: string; b: string; names: { a: string; b: string }; ignore: string[]; unified: boolean }): DiffView {
+  const r = compareTexts(withoutIgnored(req.a, req.ignore), withoutIgnored(req.b, req.ignore), req.names);
+  const unified = req.unified ? unifiedText(r, req.names) : null;
+  // A whole-file hunk is big and only the unified text needs it; the page shows the preview.
+  return { ...r, hunks: r.tooDifferent ? [] : r.hunks, unified };
 }
 
 /** The unified diff as text (download, or the internal API). */
-export function unifiedText(r: DiffResult, names: { a: string; b: string }): string {
+export function unifiedText(r: DiffResult | DiffView, names: { a: string; b: string }): string {
+  if ('unified' in r && r.unified !== null) return r.unified;
   if (r.identical) return '';
   const out = [`--- ${names.a}`, `+++ ${names.b}`];
   for (const h of r.hunks) {

@@ -76,7 +76,7 @@ async function main(): Promise<number> {
     say('');
     say('-- public API');
     const quick = values.quick === true;
-    sections.push(runSearchBench(seeded, say));
+    sections.push(await runSearchBench(seeded, say));
     sections.push(...(await runApiBench(seeded, say, { connections: 64, seconds: quick ? 4 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 2, iterations: quick ? 100 : 300, cpuProfileDir: values.profile ? PROFILE_DIR : undefined })));
   }
   if (values.only !== 'api') {

@@ -5,7 +5,7 @@ import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { Csrf, Pager } from '../components/layout';
-import { compareTexts, withoutIgnored } from '../diff';
+import { diffVersions } from '../diff';
 import { render } from '../render';
 import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';
@@ -56,7 +56,7 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     return c.body(text, 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   });
 
-  web.get('/devices/:id/diff', need('devices.view', 'backups.view'), (c) => {
+  web.get('/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
     const a = loadVersion(c, id, c.req.query('a') ?? '');
     const b = loadVersion(c, id, c.req.query('b') ?? '');
@@ -67,7 +67,7 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     const patterns = ignore ? getTemplateSpec(c.get('app').db, a.device.template_id)?.ignore_patterns ?? [] : [];
     const tz = c.get('timezone');
     const names = { a: formatTime(older.row.started_at, tz), b: formatTime(newer.row.started_at, tz) };
-    const result = older.text !== null && newer.text !== null ? compareTexts(withoutIgnored(older.text, patterns), withoutIgnored(newer.text, patterns), names) : null;
+    const result = older.text !== null && newer.text !== null ? await diffVersions(older.text, newer.text, names, patterns) : null;
     const q = (over: Record<string, string>) => `/devices/${id}/diff?${new URLSearchParams({ a: older.row.id, b: newer.row.id, view, ignore: ignore ? '1' : '0', ...over })}`;
     return render(
       c,

@@ -5,7 +5,7 @@ import { getDeviceBackup } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
-import { compareTexts, unifiedText, withoutIgnored } from '../diff';
+import { diffVersions, unifiedText } from '../diff';
 import { audit, intParam, need, type WebEnv } from '../web-context';
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
@@ -24,7 +24,7 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     return c.json(jobView(job));
   });
 
-  web.get('/api/devices/:id/diff', need('devices.view', 'backups.view'), (c) => {
+  web.get('/api/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
     const app = c.get('app');
     const scope = c.get('principal').scope;
@@ -34,7 +34,7 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     if (a.text === null || b.text === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
     const patterns = c.req.query('ignore') === '1' ? getTemplateSpec(app.db, device.template_id)?.ignore_patterns ?? [] : [];
     const names = { a: a.row.id, b: b.row.id };
-    const r = compareTexts(withoutIgnored(a.text, patterns), withoutIgnored(b.text, patterns), names);
+    const r = await diffVersions(a.text, b.text, names, patterns, { unified: true });
     c.header('Cache-Control', 'no-store');
     return c.json({ identical: r.identical, added: r.added, removed: r.removed, unified: unifiedText(r, names) });
   });

@@ -1,0 +1,26 @@
+// Entry of a pool worker thread: runs one search or diff at a time for the main thread (see pool.ts).
+import { parentPort } from 'node:worker_threads';
+import { diffTask } from '../diff';
+import type { WorkerMessage } from './pool';
+import { runSearch, type SearchTask } from './search-task';
+
+type Request = { id: number; task: { kind: 'search' } & SearchTask } | { id: number; task: { kind: 'diff'; a: string; b: string; names: { a: string; b: string }; ignore: string[]; unified: boolean } };
+
+const port = parentPort;
+if (port) {
+  port.on('message', (req: Request) => {
+    const send = (m: WorkerMessage) => port.postMessage(m);
+    try {
+      if (req.task.kind === 'search') {
+        const value = runSearch(req.task, (hit) => send({ id: req.id, type: 'progress', value: hit }));
+        send({ id: req.id, type: 'done', value });
+      } else if (req.task.kind === 'diff') {
+        send({ id: req.id, type: 'done', value: diffTask(req.task) });
+      } else {
+        send({ id: req.id, type: 'error', message: 'unknown task' });
+      }
+    } catch (err) {
+      send({ id: req.id, type: 'error', message: err instanceof Error ? err.message : String(err) });
+    }
+  });
+}

@@ -1,0 +1,159 @@
+// The worker side of the configuration search: reads snapshot files, matches line by line, streams hits, stops at the deadline.
+import path from 'node:path';
+import { re2LinePattern } from '../../lib/re2';
+import { SnapshotIntegrityError, SnapshotStore } from '../../store/snapshots';
+
+export interface SearchQuery {
+  query: string;
+  mode: 'text' | 'regex';
+  caseSensitive: boolean;
+}
+
+export interface SearchHit {
+  deviceId: number;
+  deviceName: string;
+  backupId: string;
+  startedAt: number;
+  /** Groups of consecutive lines (match with context), each line with its number and whether it matched. */
+  blocks: { n: number; text: string; match: boolean }[][];
+  matchCount: number;
+}
+
+export interface SearchTarget {
+  deviceId: number;
+  deviceName: string;
+  backupId: string;
+  startedAt: number;
+  hash: string;
+}
+
+export interface SearchTask {
+  query: SearchQuery;
+  snapshotsRoot: string;
+  targets: SearchTarget[];
+  /** Epoch ms: past it the search stops and says it is partial. */
+  deadline: number;
+  maxDevicesWithHits: number;
+}
+
+export interface SearchDone {
+  devicesSearched: number;
+  /** Stopped at the device cap. */
+  truncated: boolean;
+  /** Stopped at the time budget. */
+  partial: boolean;
+  unreadable: { backupId: string; hash: string; problem: string }[];
+}
+
+const MAX_MATCHES_PER_DEVICE = 20;
+const CONTEXT = 2;
+/** Lines between two looks at the clock. */
+const CLOCK_EVERY = 512;
+
+/** The line test of a query: a plain substring, or an RE2 pattern (linear time, whatever the user typed). */
+export function lineMatcher(q: SearchQuery): (line: string) => boolean {
+  if (q.mode === 'text') {
+    const needle = q.caseSensitive ? q.query : q.query.toLowerCase();
+    return q.caseSensitive ? (l) => l.includes(needle) : (l) => l.toLowerCase().includes(needle);
+  }
+  const re = re2LinePattern(q.query, { caseInsensitive: !q.caseSensitive });
+  return (l) => re.test(l);
+}
+
+// Snapshots are content-addressed, so a cached text can never be stale; the cap keeps each worker's memory bounded.
+const CACHE_MAX_CHARS = 32 * 1024 * 1024;
+const cache = new Map<string, string>();
+let cachedChars = 0;
+const stores = new Map<string, SnapshotStore>();
+
+function readText(root: string, hash: string): string | null {
+  const hit = cache.get(hash);
+  if (hit !== undefined) return hit;
+  let store = stores.get(root);
+  if (!store) stores.set(root, (store = new SnapshotStore(path.dirname(root))));
+  const text = store.read(hash);
+  if (text !== null && text.length < CACHE_MAX_CHARS / 16) {
+    while (cachedChars + text.length > CACHE_MAX_CHARS && cache.size) {
+      const [k, v] = cache.entries().next().value as [string, string];
+      cache.delete(k);
+      cachedChars -= v.length;
+    }
+    cache.set(hash, text);
+    cachedChars += text.length;
+  }
+  return text;
+}
+
+/** Runs one search; each hit goes to `emit` as soon as it is found, so a terminated worker still leaves its hits. */
+export function runSearch(task: SearchTask, emit: (hit: SearchHit) => void): SearchDone {
+  const matcher = lineMatcher(task.query);
+  const done: SearchDone = { devicesSearched: 0, truncated: false, partial: false, unreadable: [] };
+  let hits = 0;
+  let sinceClock = 0;
+  const late = () => Date.now() > task.deadline;
+  for (const t of task.targets) {
+    if (hits >= task.maxDevicesWithHits) {
+      done.truncated = true;
+      break;
+    }
+    if (late()) {
+      done.partial = true;
+      break;
+    }
+    let text: string | null;
+    try {
+      text = readText(task.snapshotsRoot, t.hash);
+    } catch (err) {
+      if (!(err instanceof SnapshotIntegrityError)) throw err;
+      done.unreadable.push({ backupId: t.backupId, hash: t.hash, problem: err.message });
+      continue;
+    }
+    done.devicesSearched++;
+    if (text === null) {
+      done.unreadable.push({ backupId: t.backupId, hash: t.hash, problem: 'snapshot file missing' });
+      continue;
+    }
+    const lines = text.split('\n');
+    const matched: number[] = [];
+    let count = 0;
+    for (let i = 0; i < lines.length; i++) {
+      if (++sinceClock >= CLOCK_EVERY) {
+        sinceClock = 0;
+        if (late()) {
+          done.partial = true;
+          break;
+        }
+      }
+      if (matcher(lines[i])) {
+        count++;
+        if (matched.length < MAX_MATCHES_PER_DEVICE) matched.push(i);
+      }
+    }
+    if (count > 0) {
+      hits++;
+      emit({ deviceId: t.deviceId, deviceName: t.deviceName, backupId: t.backupId, startedAt: t.startedAt, blocks: contextBlocks(lines, matched), matchCount: count });
+    }
+    if (done.partial) break;
+  }
+  return done;
+}
+
+/** Matching lines with CONTEXT lines around each; overlapping windows merge into one block. */
+function contextBlocks(lines: string[], matched: number[]): SearchHit['blocks'] {
+  const set = new Set(matched);
+  const blocks: SearchHit['blocks'] = [];
+  let current: SearchHit['blocks'][number] = [];
+  let lastEnd = -1;
+  for (const m of matched) {
+    const from = Math.max(0, m - CONTEXT);
+    const to = Math.min(lines.length - 1, m + CONTEXT);
+    if (from > lastEnd + 1 && current.length) {
+      blocks.push(current);
+      current = [];
+    }
+    for (let i = Math.max(from, lastEnd + 1); i <= to; i++) current.push({ n: i + 1, text: lines[i], match: set.has(i) });
+    lastEnd = Math.max(lastEnd, to);
+  }
+  if (current.length) blocks.push(current);
+  return blocks;
+}
