@@ -1,7 +1,7 @@
 // Terminal clean-up of raw device output and turning captured text into the stored, fingerprinted configuration.
 import { createHash } from 'node:crypto';
 import { PatternError, compileRe2, re2LinePattern, re2ReplaceAll, type LinePattern } from '../lib/re2';
-import { isBuiltinPattern } from './templates/index';
+import { isBuiltinPattern, patternProblems } from './templates/index';
 import type { TemplateSpec } from './templates/types';
 import { CollectError } from './types';
 
@@ -221,23 +221,6 @@ export function compileRedaction(source: string): (line: string, to: string) => 
   });
 }
 
-/** Every pattern of a template that cannot be compiled, by field ("strip_patterns.2"), with the problem. */
-export function unusablePatterns(template: Partial<Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns'>>): { field: string; problem: string }[] {
-  const out: { field: string; problem: string }[] = [];
-  const check = (field: string, source: string) => {
-    try {
-      compilePattern(source);
-    } catch (err) {
-      if (!(err instanceof PatternError)) throw err;
-      out.push({ field, problem: err.problem });
-    }
-  };
-  (template.strip_patterns ?? []).forEach((p, i) => check(`strip_patterns.${i}`, p));
-  (template.ignore_patterns ?? []).forEach((p, i) => check(`ignore_patterns.${i}`, p));
-  (template.redact_patterns ?? []).forEach((r, i) => check(`redact_patterns.${i}.pattern`, r.pattern));
-  return out;
-}
-
 function splitLines(text: string): string[] {
   const plain = /[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, '\n')) ? cleanTerminalOutput(text) : text;
   return plain.replace(/\r\n/g, '\n').split('\n');
@@ -274,7 +257,7 @@ export function applyTemplate(
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
   options: { redact: boolean },
 ): string {
-  const bad = unusablePatterns(template);
+  const bad = patternProblems({ strip_patterns: template.strip_patterns, ignore_patterns: template.ignore_patterns, redact_patterns: template.redact_patterns });
   if (bad.length > 0) {
     const list = bad.map((b) => `${b.field}: ${b.problem}`).join('; ');
     const who = template.name ? `Template "${template.name}"` : 'The template';

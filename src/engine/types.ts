@@ -14,6 +14,7 @@ export const FAILURE_TYPES = [
   'OUTPUT_TOO_LARGE',
   'COMMAND_FAILED',
   'INTERRUPTED',
+  'STORAGE_ERROR',
   'INTERNAL',
 ] as const;
 export type FailureType = (typeof FAILURE_TYPES)[number];

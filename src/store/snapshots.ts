@@ -13,6 +13,23 @@ export interface SnapshotInfo {
 
 export class SnapshotIntegrityError extends Error {}
 
+/** The snapshot could not be written (disk full, quota, read-only or failing disk); nothing was left behind. */
+export class SnapshotStorageError extends Error {
+  constructor(readonly code: string, message: string) {
+    super(message);
+    this.name = 'SnapshotStorageError';
+  }
+}
+
+const STORAGE_PROBLEMS: Record<string, string> = {
+  ENOSPC: 'the disk is full',
+  EDQUOT: 'the disk quota is exhausted',
+  EROFS: 'the file system is read-only',
+  EIO: 'the disk reported an input/output error',
+  EACCES: 'permission denied',
+  EPERM: 'permission denied',
+};
+
 export function sha256Hex(text: string | Buffer): string {
   return createHash('sha256').update(text).digest('hex');
 }
@@ -53,22 +70,31 @@ export class SnapshotStore {
     }
     const body = this.compress ? gzipSync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
     const dir = this.dirFor(hash);
-    mkdirSync(dir, { recursive: true, mode: 0o700 });
     const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
     const tmp = path.join(dir, `.${hash}.${process.pid}.${Date.now()}.tmp`);
-    const fd = openSync(tmp, 'w', 0o600);
     try {
-      writeSync(fd, body);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    renameSync(tmp, final);
-    const dfd = openSync(dir, 'r');
-    try {
-      fsyncSync(dfd);
-    } finally {
-      closeSync(dfd);
+      mkdirSync(dir, { recursive: true, mode: 0o700 });
+      const fd = openSync(tmp, 'w', 0o600);
+      try {
+        writeSync(fd, body);
+        fsyncSync(fd);
+      } finally {
+        closeSync(fd);
+      }
+      renameSync(tmp, final);
+      const dfd = openSync(dir, 'r');
+      try {
+        fsyncSync(dfd);
+      } finally {
+        closeSync(dfd);
+      }
+    } catch (err) {
+      // Nothing half-written stays behind: the record pointing at this file is never committed either.
+      rmSync(tmp, { force: true });
+      const code = (err as NodeJS.ErrnoException).code ?? '';
+      const why = STORAGE_PROBLEMS[code];
+      if (!why) throw err;
+      throw new SnapshotStorageError(code, `Could not store the configuration snapshot (${body.length} bytes): ${why} (${code}) under ${this.root}.`);
     }
     return { hash, size: buf.length, stored_size: body.length, compressed: this.compress };
   }

@@ -171,6 +171,28 @@ export function isBuiltinPattern(source: string): boolean {
   return builtinSources.has(source);
 }
 
+/**
+ * Every saved pattern the engine cannot run (custom templates saved before patterns were RE2), by field
+ * ("strip_patterns.2", "enable.prompt"), with RE2's reason. `db check` and the template page report them.
+ */
+export function patternProblems(
+  spec: Partial<Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns' | 'prompt' | 'enable'>>,
+): { field: string; problem: string }[] {
+  const out: { field: string; problem: string }[] = [];
+  const check = (field: string, source: string | null | undefined) => {
+    if (!source || isBuiltinPattern(source)) return;
+    const problem = re2Problem(source);
+    if (problem !== null) out.push({ field, problem });
+  };
+  check('prompt', spec.prompt);
+  check('enable.password_prompt', spec.enable?.password_prompt);
+  check('enable.prompt', spec.enable?.prompt);
+  (spec.strip_patterns ?? []).forEach((p, i) => check(`strip_patterns.${i}`, p));
+  (spec.ignore_patterns ?? []).forEach((p, i) => check(`ignore_patterns.${i}`, p));
+  (spec.redact_patterns ?? []).forEach((r, i) => check(`redact_patterns.${i}.pattern`, r.pattern));
+  return out;
+}
+
 /** A pattern as it runs: JavaScript for built-in sources, RE2 (linear time) for everything else. */
 function runnable(source: string): { test(line: string): boolean } {
   return isBuiltinPattern(source) ? new RegExp(source) : re2LinePattern(source);
