@@ -38,32 +38,38 @@ interface Slot {
 }
 
 let code: string | null = null;
+let loading: Promise<string> | null = null;
 
-/** The worker's code: an asset of the executable, or in development the entry bundled once by esbuild. */
-function workerCode(): string {
-  if (code !== null) return code;
-  if (isExecutable()) return (code = readAsset(WORKER_ASSET).toString('utf8'));
-  const root = repoRoot();
-  const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');
-  const out = esbuild.buildSync({
-    entryPoints: [path.join(root, WORKER_ENTRY)],
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    write: false,
-    tsconfig: path.join(root, 'tsconfig.json'),
-    logLevel: 'silent',
-  });
-  return (code = out.outputFiles[0].text);
+/**
+ * The worker's code: an asset of the executable, or in development the entry bundled once by esbuild (a dev
+ * dependency; its async API runs in esbuild's own process, so bundling does not hold the event loop either).
+ */
+function loadWorkerCode(): Promise<string> {
+  loading ??= (async () => {
+    if (isExecutable()) return (code = readAsset(WORKER_ASSET).toString('utf8'));
+    const root = repoRoot();
+    const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');
+    const out = await esbuild.build({
+      entryPoints: [path.join(root, WORKER_ENTRY)],
+      bundle: true,
+      platform: 'node',
+      target: 'node20',
+      format: 'cjs',
+      write: false,
+      tsconfig: path.join(root, 'tsconfig.json'),
+      logLevel: 'silent',
+    });
+    return (code = out.outputFiles[0].text);
+  })();
+  return loading;
 }
 
 const slots: Slot[] = [];
 const queue: Job[] = [];
 let nextId = 1;
 
-function spawn(): Slot {
-  const worker = new Worker(workerCode(), { eval: true, stdout: false, stderr: false });
+function spawn(workerCode: string): Slot {
+  const worker = new Worker(workerCode, { eval: true, stdout: false, stderr: false });
   const slot: Slot = { worker, job: null, timer: null };
   worker.unref();
   worker.on('message', (m: WorkerMessage) => {
@@ -107,8 +113,9 @@ function discard(slot: Slot): void {
 }
 
 function pump(): void {
+  if (code === null) return; // runOffThread pumps again once the code is loaded
   while (queue.length > 0) {
-    const slot = slots.find((s) => s.job === null) ?? (slots.length < POOL_SIZE ? spawn() : null);
+    const slot = slots.find((s) => s.job === null) ?? (slots.length < POOL_SIZE ? spawn(code) : null);
     if (!slot) return;
     const job = queue.shift() as Job;
     slot.job = job;
@@ -132,7 +139,11 @@ export function runOffThread<T>(task: OffThreadTask, hardMs: number, onProgress?
   if (queue.length >= MAX_QUEUED) return Promise.reject(new OffThreadBusy('too many searches and diffs are waiting; try again shortly'));
   return new Promise<T>((resolve, reject) => {
     queue.push({ id: nextId++, task, hardMs, onProgress, resolve: resolve as (v: unknown) => void, reject });
-    pump();
+    if (code !== null) return pump();
+    loadWorkerCode().then(pump, (err: unknown) => {
+      loading = null;
+      for (const job of queue.splice(0)) job.reject(err instanceof Error ? err : new Error(String(err)));
+    });
   });
 }
 
