@@ -36,6 +36,16 @@ export function sha256Hex(text: string | Buffer): string {
 
 const HASH_RE = /^[0-9a-f]{64}$/;
 
+/** write(2) may write less than asked (a nearly full disk does): keep writing until all of it is on disk or it fails. */
+function writeAll(fd: number, body: Buffer): void {
+  let off = 0;
+  while (off < body.length) {
+    const n = writeSync(fd, body, off, body.length - off);
+    if (n <= 0) throw Object.assign(new Error('short write'), { code: 'ENOSPC' });
+    off += n;
+  }
+}
+
 export class SnapshotStore {
   readonly root: string;
   constructor(dataDir: string, private readonly compress = true) {
@@ -76,7 +86,7 @@ export class SnapshotStore {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const fd = openSync(tmp, 'w', 0o600);
       try {
-        writeSync(fd, body);
+        writeAll(fd, body);
         fsyncSync(fd);
       } finally {
         closeSync(fd);
