@@ -6,7 +6,6 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { BackupRunner } from '../../src/engine/runner';
-import { getBackupRow } from '../../src/features/backups/backups.service';
 import { startSimulator, loadTranscript } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
@@ -20,7 +19,7 @@ function files(dir: string): string[] {
     .map((e) => e.name);
 }
 
-test('disk full while storing a snapshot: STORAGE_ERROR, nothing half-written, server alive', { skip: isRoot ? false : 'needs root to mount a 1 MB tmpfs', timeout: 120_000 }, async () => {
+test('disk full while storing a snapshot: STORAGE_ERROR, nothing half-written, server alive', { skip: isRoot ? false : 'needs root to mount a 1 MB tmpfs', timeout: 120_000 }, async (tc) => {
   const t = await startTestAppliance();
   // Incompressible lines: about 3 MB of text, about 2.3 MB gzipped.
   const big = Array.from({ length: 40_000 }, () => ` description ${randomBytes(48).toString('base64')}`).join('\n');
@@ -38,7 +37,7 @@ test('disk full while storing a snapshot: STORAGE_ERROR, nothing half-written, s
       execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', snapshotsDir], { stdio: 'pipe' });
       mounted = true;
     } catch (err) {
-      test.skip?.(`cannot mount a tmpfs here: ${(err as Error).message}`);
+      tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
       return;
     }
     const { db, secrets, snapshots, config } = t.services;
@@ -51,8 +50,9 @@ test('disk full while storing a snapshot: STORAGE_ERROR, nothing half-written, s
     assert.equal(failed.success, false);
     assert.equal(failed.failure, 'STORAGE_ERROR', String(failed.message));
     assert.match(String(failed.message), /disk is full \(ENOSPC\)/);
-    const row = getBackupRow(db, failed.backupId!)!;
+    const row = db.prepare('SELECT * FROM backups WHERE device_id = ?').get(bigId) as { failure_type: string; config_snapshot_hash: string | null; finished_at: number | null; error_message: string };
     assert.equal(row.failure_type, 'STORAGE_ERROR');
+    assert.match(row.error_message, /disk is full/);
     assert.equal(row.config_snapshot_hash, null);
     assert.ok(row.finished_at !== null, 'the record is closed, not left running');
     assert.deepEqual(files(snapshotsDir), [], 'no temporary or partial file left behind');
