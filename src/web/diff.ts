@@ -1,7 +1,11 @@
 // Comparing two stored versions: side-by-side rows and unified hunks (the `diff` package, bounded), optionally without ignored lines.
 import { diffLines, structuredPatch } from 'diff';
+import type { Logger } from 'pino';
 import { usablePatterns } from '../engine/normalise';
+import type { BackupRow } from '../features/backups/backups.store';
+import { SnapshotIntegrityError, type SnapshotStore } from '../store/snapshots';
 import { runOffThread } from './workers/pool';
+import { readSnapshotText } from './workers/snapshot-text';
 
 export interface SideRow {
   kind: 'same' | 'del' | 'add' | 'change' | 'skip';
@@ -136,27 +140,67 @@ function tooDifferent(a: string, b: string): DiffResult {
   };
 }
 
-/** What the server hands back: the result without the hunks, whose unified text is built off-thread. */
-export type DiffView = Omit<DiffResult, 'hunks'> & { hunks: UnifiedHunk[]; unified: string | null };
+/** What the server hands back: the result, and the unified text when asked for (built off-thread). */
+export type DiffView = DiffResult & { unified: string | null };
+
+/** One side of a diff: a text, or a stored snapshot read on the worker (10 MB take ~0.1-0.4 s to read and verify). */
+export type DiffSide = string | { hash: string };
+
+type DiffAnswer = DiffView | { unreadable: { hash: string; problem: string } };
 
 /**
- * Compares two stored versions (ignored lines dropped first) on a worker thread, so neither a large nor a
- * very different pair holds the event loop. `unified` asks for the unified text too (downloads, the internal
- * API); a too-different pair's hunk is then left out of the answer: the text carries it.
+ * Compares two versions (ignored lines dropped first) on a worker thread, so neither a large nor a very
+ * different pair holds the event loop. `unified` asks for the unified text too (downloads, the internal API).
+ * Null when a stored snapshot is missing or fails its hash check (logged).
  */
 export async function diffVersions(
-  a: string,
-  b: string,
+  a: DiffSide,
+  b: DiffSide,
+  names: { a: string; b: string },
+  ignore: readonly string[],
+  opts: { unified?: boolean; snapshots?: SnapshotStore; log?: Logger | null } = {},
+): Promise<DiffView | null> {
+  const task = { kind: 'diff', a, b, names, ignore: [...ignore], unified: opts.unified === true, snapshotsRoot: opts.snapshots?.root ?? null };
+  const r = await runOffThread<DiffAnswer>(task, DIFF_LIMITS.timeout_ms * 3 + 5_000);
+  if ('unreadable' in r) {
+    opts.log?.error({ hash: r.unreadable.hash, problem: r.unreadable.problem }, 'snapshot integrity error');
+    return null;
+  }
+  return r;
+}
+
+/** The two stored versions of backup records, compared off the event loop; null when either has no usable text. */
+export function diffBackups(
+  app: { snapshots: SnapshotStore; log: Logger | null },
+  a: Pick<BackupRow, 'success' | 'config_snapshot_hash'>,
+  b: Pick<BackupRow, 'success' | 'config_snapshot_hash'>,
   names: { a: string; b: string },
   ignore: readonly string[],
   opts: { unified?: boolean } = {},
-): Promise<DiffView> {
-  return runOffThread<DiffView>({ kind: 'diff', a, b, names, ignore: [...ignore], unified: opts.unified === true }, DIFF_LIMITS.timeout_ms * 3 + 5_000);
+): Promise<DiffView | null> {
+  if (!a.success || !a.config_snapshot_hash || !b.success || !b.config_snapshot_hash) return Promise.resolve(null);
+  return diffVersions({ hash: a.config_snapshot_hash }, { hash: b.config_snapshot_hash }, names, ignore, { ...opts, snapshots: app.snapshots, log: app.log });
 }
 
 /** The worker side of diffVersions. */
-export function diffTask(req: { a: string; b: string; names: { a: string; b: string }; ignore: string[]; unified: boolean }): DiffView {
-  const r = compareTexts(withoutIgnored(req.a, req.ignore), withoutIgnored(req.b, req.ignore), req.names);
+export function diffTask(req: { a: DiffSide; b: DiffSide; names: { a: string; b: string }; ignore: string[]; unified: boolean; snapshotsRoot: string | null }): DiffAnswer {
+  const texts: string[] = [];
+  for (const side of [req.a, req.b]) {
+    if (typeof side === 'string') {
+      texts.push(side);
+      continue;
+    }
+    let text: string | null;
+    try {
+      text = req.snapshotsRoot ? readSnapshotText(req.snapshotsRoot, side.hash) : null;
+    } catch (err) {
+      if (!(err instanceof SnapshotIntegrityError)) throw err;
+      return { unreadable: { hash: side.hash, problem: err.message } };
+    }
+    if (text === null) return { unreadable: { hash: side.hash, problem: 'snapshot file missing' } };
+    texts.push(text);
+  }
+  const r = compareTexts(withoutIgnored(texts[0], req.ignore), withoutIgnored(texts[1], req.ignore), req.names);
   const unified = req.unified ? unifiedText(r, req.names) : null;
   // A whole-file hunk is big and only the unified text needs it; the page shows the preview.
   return { ...r, hunks: r.tooDifferent ? [] : r.hunks, unified };

@@ -1,11 +1,11 @@
 // A device's page: details, "Back up now", backup history; viewing, downloading and comparing any two versions.
 import type { Hono } from 'hono';
-import { getDeviceBackup, listDeviceHistory } from '../../features/backups/backups.service';
+import { getDeviceBackup, getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { Csrf, Pager } from '../components/layout';
-import { diffVersions } from '../diff';
+import { diffBackups } from '../diff';
 import { render } from '../render';
 import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';
@@ -58,8 +58,8 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
 
   web.get('/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const a = loadVersion(c, id, c.req.query('a') ?? '');
-    const b = loadVersion(c, id, c.req.query('b') ?? '');
+    const a = loadVersion(c, id, c.req.query('a') ?? '', { text: false });
+    const b = loadVersion(c, id, c.req.query('b') ?? '', { text: false });
     // Older on the left whatever order the two were picked in.
     const [older, newer] = a.row.started_at <= b.row.started_at ? [a, b] : [b, a];
     const ignore = c.req.query('ignore') === '1';
@@ -67,7 +67,7 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     const patterns = ignore ? getTemplateSpec(c.get('app').db, a.device.template_id)?.ignore_patterns ?? [] : [];
     const tz = c.get('timezone');
     const names = { a: formatTime(older.row.started_at, tz), b: formatTime(newer.row.started_at, tz) };
-    const result = older.text !== null && newer.text !== null ? await diffVersions(older.text, newer.text, names, patterns) : null;
+    const result = await diffBackups(c.get('app'), older.row, newer.row, names, patterns);
     const q = (over: Record<string, string>) => `/devices/${id}/diff?${new URLSearchParams({ a: older.row.id, b: newer.row.id, view, ignore: ignore ? '1' : '0', ...over })}`;
     return render(
       c,
@@ -91,10 +91,11 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
   });
 }
 
-function loadVersion(c: WebContext, deviceId: number, backupId: string) {
+function loadVersion(c: WebContext, deviceId: number, backupId: string, opts: { text?: false } = {}) {
   const app = c.get('app');
   const scope = c.get('principal').scope;
   const device = getDevice(app.db, scope, deviceId);
+  if (opts.text === false) return { device, row: getDeviceBackupRow(app.db, scope, deviceId, backupId), text: null };
   return { device, ...getDeviceBackup(app.db, app.snapshots, app.log, scope, deviceId, backupId) };
 }
 

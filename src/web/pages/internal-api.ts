@@ -1,11 +1,11 @@
 // The web interface's internal JSON routes under /api/ (not the public /api/v1): backup jobs and diffs, same permissions and scope.
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
-import { getDeviceBackup } from '../../features/backups/backups.service';
+import { getDeviceBackupRow } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
-import { diffVersions, unifiedText } from '../diff';
+import { diffBackups, unifiedText } from '../diff';
 import { audit, intParam, need, type WebEnv } from '../web-context';
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
@@ -29,12 +29,12 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     const app = c.get('app');
     const scope = c.get('principal').scope;
     const device = getDevice(app.db, scope, id);
-    const a = getDeviceBackup(app.db, app.snapshots, app.log, scope, id, c.req.query('a') ?? '');
-    const b = getDeviceBackup(app.db, app.snapshots, app.log, scope, id, c.req.query('b') ?? '');
-    if (a.text === null || b.text === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
+    const a = getDeviceBackupRow(app.db, scope, id, c.req.query('a') ?? '');
+    const b = getDeviceBackupRow(app.db, scope, id, c.req.query('b') ?? '');
     const patterns = c.req.query('ignore') === '1' ? getTemplateSpec(app.db, device.template_id)?.ignore_patterns ?? [] : [];
-    const names = { a: a.row.id, b: b.row.id };
-    const r = await diffVersions(a.text, b.text, names, patterns, { unified: true });
+    const names = { a: a.id, b: b.id };
+    const r = await diffBackups(app, a, b, names, patterns, { unified: true });
+    if (r === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
     c.header('Cache-Control', 'no-store');
     return c.json({ identical: r.identical, added: r.added, removed: r.removed, unified: unifiedText(r, names) });
   });

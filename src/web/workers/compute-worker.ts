@@ -4,7 +4,7 @@ import { diffTask } from '../diff';
 import type { WorkerMessage } from './pool';
 import { runSearch, type SearchTask } from './search-task';
 
-type Request = { id: number; task: { kind: 'search' } & SearchTask } | { id: number; task: { kind: 'diff'; a: string; b: string; names: { a: string; b: string }; ignore: string[]; unified: boolean } };
+type Request = { id: number; task: { kind: 'search' } & SearchTask } | { id: number; task: { kind: 'diff' } & Parameters<typeof diffTask>[0] };
 
 const port = parentPort;
 if (port) {

@@ -1,7 +1,7 @@
 // The worker side of the configuration search: reads snapshot files, matches line by line, streams hits, stops at the deadline.
-import path from 'node:path';
 import { re2LinePattern } from '../../lib/re2';
-import { SnapshotIntegrityError, SnapshotStore } from '../../store/snapshots';
+import { SnapshotIntegrityError } from '../../store/snapshots';
+import { readSnapshotText } from './snapshot-text';
 
 export interface SearchQuery {
   query: string;
@@ -60,30 +60,6 @@ export function lineMatcher(q: SearchQuery): (line: string) => boolean {
   return (l) => re.test(l);
 }
 
-// Snapshots are content-addressed, so a cached text can never be stale; the cap keeps each worker's memory bounded.
-const CACHE_MAX_CHARS = 32 * 1024 * 1024;
-const cache = new Map<string, string>();
-let cachedChars = 0;
-const stores = new Map<string, SnapshotStore>();
-
-function readText(root: string, hash: string): string | null {
-  const hit = cache.get(hash);
-  if (hit !== undefined) return hit;
-  let store = stores.get(root);
-  if (!store) stores.set(root, (store = new SnapshotStore(path.dirname(root))));
-  const text = store.read(hash);
-  if (text !== null && text.length < CACHE_MAX_CHARS / 16) {
-    while (cachedChars + text.length > CACHE_MAX_CHARS && cache.size) {
-      const [k, v] = cache.entries().next().value as [string, string];
-      cache.delete(k);
-      cachedChars -= v.length;
-    }
-    cache.set(hash, text);
-    cachedChars += text.length;
-  }
-  return text;
-}
-
 /** Runs one search; each hit goes to `emit` as soon as it is found, so a terminated worker still leaves its hits. */
 export function runSearch(task: SearchTask, emit: (hit: SearchHit) => void): SearchDone {
   const matcher = lineMatcher(task.query);
@@ -102,7 +78,7 @@ export function runSearch(task: SearchTask, emit: (hit: SearchHit) => void): Sea
     }
     let text: string | null;
     try {
-      text = readText(task.snapshotsRoot, t.hash);
+      text = readSnapshotText(task.snapshotsRoot, t.hash);
     } catch (err) {
       if (!(err instanceof SnapshotIntegrityError)) throw err;
       done.unreadable.push({ backupId: t.backupId, hash: t.hash, problem: err.message });
