@@ -140,8 +140,11 @@ function tooDifferent(a: string, b: string): DiffResult {
   };
 }
 
-/** What the server hands back: the result, and the unified text when asked for (built off-thread). */
-export type DiffView = DiffResult & { unified: string | null };
+/**
+ * What the server hands back: the result, and when asked for, the unified text or the internal API's JSON
+ * body {identical, added, removed, unified}, both built off-thread (a too-different 10 MB pair is 20 MB of text).
+ */
+export type DiffView = DiffResult & { unified: string | null; json: string | null };
 
 /** One side of a diff: a text, or a stored snapshot read on the worker (10 MB take ~0.1-0.4 s to read and verify). */
 export type DiffSide = string | { hash: string };
@@ -158,9 +161,9 @@ export async function diffVersions(
   b: DiffSide,
   names: { a: string; b: string },
   ignore: readonly string[],
-  opts: { unified?: boolean; snapshots?: SnapshotStore; log?: Logger | null } = {},
+  opts: { unified?: boolean; json?: boolean; snapshots?: SnapshotStore; log?: Logger | null } = {},
 ): Promise<DiffView | null> {
-  const task = { kind: 'diff', a, b, names, ignore: [...ignore], unified: opts.unified === true, snapshotsRoot: opts.snapshots?.root ?? null };
+  const task = { kind: 'diff', a, b, names, ignore: [...ignore], unified: opts.unified === true, json: opts.json === true, snapshotsRoot: opts.snapshots?.root ?? null };
   const r = await runOffThread<DiffAnswer>(task, DIFF_LIMITS.timeout_ms * 3 + 5_000);
   if ('unreadable' in r) {
     opts.log?.error({ hash: r.unreadable.hash, problem: r.unreadable.problem }, 'snapshot integrity error');
@@ -176,14 +179,14 @@ export function diffBackups(
   b: Pick<BackupRow, 'success' | 'config_snapshot_hash'>,
   names: { a: string; b: string },
   ignore: readonly string[],
-  opts: { unified?: boolean } = {},
+  opts: { unified?: boolean; json?: boolean } = {},
 ): Promise<DiffView | null> {
   if (!a.success || !a.config_snapshot_hash || !b.success || !b.config_snapshot_hash) return Promise.resolve(null);
   return diffVersions({ hash: a.config_snapshot_hash }, { hash: b.config_snapshot_hash }, names, ignore, { ...opts, snapshots: app.snapshots, log: app.log });
 }
 
 /** The worker side of diffVersions. */
-export function diffTask(req: { a: DiffSide; b: DiffSide; names: { a: string; b: string }; ignore: string[]; unified: boolean; snapshotsRoot: string | null }): DiffAnswer {
+export function diffTask(req: { a: DiffSide; b: DiffSide; names: { a: string; b: string }; ignore: string[]; unified: boolean; json?: boolean; snapshotsRoot: string | null }): DiffAnswer {
   const texts: string[] = [];
   for (const side of [req.a, req.b]) {
     if (typeof side === 'string') {
@@ -201,9 +204,10 @@ export function diffTask(req: { a: DiffSide; b: DiffSide; names: { a: string; b:
     texts.push(text);
   }
   const r = compareTexts(withoutIgnored(texts[0], req.ignore), withoutIgnored(texts[1], req.ignore), req.names);
-  const unified = req.unified ? unifiedText(r, req.names) : null;
+  const unified = req.unified || req.json ? unifiedText(r, req.names) : null;
+  const json = req.json ? JSON.stringify({ identical: r.identical, added: r.added, removed: r.removed, unified }) : null;
   // A whole-file hunk is big and only the unified text needs it; the page shows the preview.
-  return { ...r, hunks: r.tooDifferent ? [] : r.hunks, unified };
+  return { ...r, hunks: r.tooDifferent ? [] : r.hunks, unified: req.json ? null : unified, json };
 }
 
 /** The unified diff as text (download, or the internal API). */

@@ -92,12 +92,12 @@ async function main(sim: SimInfo): Promise<void> {
   const runner = new BackupRunner({ db, secrets, snapshots, config, log });
   await sendToParent({ ready: { url: server.url, bigDevice, versions, searchDevices, seed_s: (performance.now() - t0) / 1000 } satisfies HostileReady });
 
-  process.once('message', () => {
+  process.once('message', (m: { start?: { run: boolean; seconds: number } }) => {
     const eld = monitorEventLoopDelay({ resolution: 10 });
     eld.enable();
     const start = performance.now();
-    runner
-      .run(simIds, { trigger: 'schedule' })
+    const work = m.start?.run === false ? new Promise<[]>((res) => setTimeout(() => res([]), (m.start?.seconds ?? 15) * 1000)) : runner.run(simIds, { trigger: 'schedule' });
+    work
       .then(async (results) => {
         const wall = performance.now() - start;
         eld.disable();

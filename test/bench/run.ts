@@ -90,7 +90,9 @@ async function main(): Promise<number> {
   if (!values.only || values.only === 'hostile') {
     say('');
     say('-- hostile load (event loop)');
-    sections.push(await runHostileBench(say, { devices: 1000 }));
+    const only = process.env.CONFVAULT_BENCH_HOSTILE_PARTS;
+    const parts = only ? new Set(only.split(',').filter((p): p is 'run' | 'search' | 'diff' => p === 'run' || p === 'search' || p === 'diff')) : undefined;
+    sections.push(await runHostileBench(say, { devices: 1000, parts }));
   }
 
   for (const s of sections) printSection(s, say);

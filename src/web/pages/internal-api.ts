@@ -5,7 +5,7 @@ import { getDeviceBackupRow } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
-import { diffBackups, unifiedText } from '../diff';
+import { diffBackups } from '../diff';
 import { audit, intParam, need, type WebEnv } from '../web-context';
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
@@ -33,9 +33,10 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     const b = getDeviceBackupRow(app.db, scope, id, c.req.query('b') ?? '');
     const patterns = c.req.query('ignore') === '1' ? getTemplateSpec(app.db, device.template_id)?.ignore_patterns ?? [] : [];
     const names = { a: a.id, b: b.id };
-    const r = await diffBackups(app, a, b, names, patterns, { unified: true });
-    if (r === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
+    // The JSON body {identical, added, removed, unified} is built on the worker (it can be tens of MB).
+    const r = await diffBackups(app, a, b, names, patterns, { json: true });
+    if (r === null || r.json === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
     c.header('Cache-Control', 'no-store');
-    return c.json({ identical: r.identical, added: r.added, removed: r.removed, unified: unifiedText(r, names) });
+    return c.body(r.json, 200, { 'Content-Type': 'application/json' });
   });
 }

@@ -1,4 +1,5 @@
 // Entry of a pool worker thread: runs one search or diff at a time for the main thread (see pool.ts).
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { diffTask } from '../diff';
 import type { WorkerMessage } from './pool';
@@ -8,6 +9,13 @@ type Request = { id: number; task: { kind: 'search' } & SearchTask } | { id: num
 
 const port = parentPort;
 if (port) {
+  // Background work: on Linux this lowers this thread only (setpriority on the calling task), so on a small
+  // machine the event loop that answers requests and drives backups gets the CPU first.
+  try {
+    setPriority(10);
+  } catch {
+    /* not permitted or not supported: run at normal priority */
+  }
   port.on('message', (req: Request) => {
     const send = (m: WorkerMessage) => port.postMessage(m);
     try {
