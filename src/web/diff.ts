@@ -185,6 +185,32 @@ export function diffBackups(
   return diffVersions({ hash: a.config_snapshot_hash }, { hash: b.config_snapshot_hash }, names, ignore, { ...opts, snapshots: app.snapshots, log: app.log });
 }
 
+/**
+ * A stored version's text read and verified on a worker (a 32 MB configuration takes over a second): the text,
+ * or null for a failed backup or a missing or corrupt snapshot (logged), as readBackupText.
+ */
+export async function readBackupTextOffThread(app: { snapshots: SnapshotStore; log: Logger | null }, row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>): Promise<string | null> {
+  if (!row.success || !row.config_snapshot_hash) return null;
+  const r = await runOffThread<{ text: string } | { unreadable: { hash: string; problem: string } }>(
+    { kind: 'read', hash: row.config_snapshot_hash, snapshotsRoot: app.snapshots.root },
+    DIFF_LIMITS.timeout_ms * 3 + 5_000,
+  );
+  if ('text' in r) return r.text;
+  app.log?.error({ backup_id: row.id, hash: r.unreadable.hash, problem: r.unreadable.problem }, 'snapshot integrity error');
+  return null;
+}
+
+/** The worker side of readBackupTextOffThread. */
+export function readTask(req: { hash: string; snapshotsRoot: string }): { text: string } | { unreadable: { hash: string; problem: string } } {
+  try {
+    const text = readSnapshotText(req.snapshotsRoot, req.hash);
+    return text === null ? { unreadable: { hash: req.hash, problem: 'snapshot file missing' } } : { text };
+  } catch (err) {
+    if (!(err instanceof SnapshotIntegrityError)) throw err;
+    return { unreadable: { hash: req.hash, problem: err.message } };
+  }
+}
+
 /** The worker side of diffVersions. */
 export function diffTask(req: { a: DiffSide; b: DiffSide; names: { a: string; b: string }; ignore: string[]; unified: boolean; json?: boolean; snapshotsRoot: string | null }): DiffAnswer {
   const texts: string[] = [];

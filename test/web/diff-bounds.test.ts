@@ -77,6 +77,20 @@ describe('diff bounds', () => {
     assert.match(r.html, /\+1<\/span> <span class="del">−1<\/span>/);
   });
 
+  test('a large version is viewed and downloaded whole, read off the event loop', async () => {
+    const big = version('z', 120_000); // about 5 MB
+    const id = importBackup(t.services.db, t.services.snapshots, ids.dev, big, Date.now() - 60_000).id;
+    const download = admin.get(`/devices/${ids.dev}/backups/${id}/download`);
+    const worst = await slowestHealthz(t.url, download);
+    const r = await download;
+    assert.equal(r.res.status, 200);
+    assert.equal(r.html, big);
+    assert.ok(worst < 1_000, `/healthz took up to ${Math.round(worst)} ms`);
+    const view = await admin.get(`/devices/${ids.dev}/backups/${id}`);
+    assert.equal(view.res.status, 200);
+    assert.match(view.html, /id="config-text">interface ge-z-0 /);
+  });
+
   test('ignore patterns are RE2 and a hostile one runs linearly', async () => {
     const a = `hostname r1\n${'x'.repeat(5_000)}\n`;
     const b = `hostname r2\n${'x'.repeat(5_000)}\n`;

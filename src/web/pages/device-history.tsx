@@ -1,11 +1,11 @@
 // A device's page: details, "Back up now", backup history; viewing, downloading and comparing any two versions.
 import type { Hono } from 'hono';
-import { getDeviceBackup, getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
+import { getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { Csrf, Pager } from '../components/layout';
-import { diffBackups } from '../diff';
+import { diffBackups, readBackupTextOffThread } from '../diff';
 import { render } from '../render';
 import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';
@@ -25,9 +25,9 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);
   });
 
-  web.get('/devices/:id/backups/:bid', need('devices.view', 'backups.view'), (c) => {
+  web.get('/devices/:id/backups/:bid', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const { device, row, text } = loadVersion(c, id, c.req.param('bid'));
+    const { device, row, text } = await loadVersion(c, id, c.req.param('bid'));
     const tz = c.get('timezone');
     return render(
       c,
@@ -45,9 +45,9 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     );
   });
 
-  web.get('/devices/:id/backups/:bid/download', need('devices.view', 'backups.view'), (c) => {
+  web.get('/devices/:id/backups/:bid/download', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const { device, row, text } = loadVersion(c, id, c.req.param('bid'));
+    const { device, row, text } = await loadVersion(c, id, c.req.param('bid'));
     if (text === null) return c.text('This version has no configuration text.', 404);
     const stamp = new Date(row.started_at).toISOString().replace(/[:]/g, '').replace(/\..*$/, 'Z');
     const file = `${device.name}-${stamp}.txt`.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -58,8 +58,8 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
 
   web.get('/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const a = loadVersion(c, id, c.req.query('a') ?? '', { text: false });
-    const b = loadVersion(c, id, c.req.query('b') ?? '', { text: false });
+    const a = await loadVersion(c, id, c.req.query('a') ?? '', { text: false });
+    const b = await loadVersion(c, id, c.req.query('b') ?? '', { text: false });
     // Older on the left whatever order the two were picked in.
     const [older, newer] = a.row.started_at <= b.row.started_at ? [a, b] : [b, a];
     const ignore = c.req.query('ignore') === '1';
@@ -91,12 +91,13 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
   });
 }
 
-function loadVersion(c: WebContext, deviceId: number, backupId: string, opts: { text?: false } = {}) {
+/** A version of a device, its text read on a worker (up to [backup] max_output_mb; never on the event loop). */
+async function loadVersion(c: WebContext, deviceId: number, backupId: string, opts: { text?: false } = {}) {
   const app = c.get('app');
   const scope = c.get('principal').scope;
   const device = getDevice(app.db, scope, deviceId);
-  if (opts.text === false) return { device, row: getDeviceBackupRow(app.db, scope, deviceId, backupId), text: null };
-  return { device, ...getDeviceBackup(app.db, app.snapshots, app.log, scope, deviceId, backupId) };
+  const row = getDeviceBackupRow(app.db, scope, deviceId, backupId);
+  return { device, row, text: opts.text === false ? null : await readBackupTextOffThread(app, row) };
 }
 
 function devicePage(c: WebContext) {

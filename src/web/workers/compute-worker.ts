@@ -1,11 +1,14 @@
-// Entry of a pool worker thread: runs one search or diff at a time for the main thread (see pool.ts).
+// Entry of a pool worker thread: runs one search, diff or snapshot read at a time for the main thread (see pool.ts).
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
-import { diffTask } from '../diff';
+import { diffTask, readTask } from '../diff';
 import type { WorkerMessage } from './pool';
 import { runSearch, type SearchTask } from './search-task';
 
-type Request = { id: number; task: { kind: 'search' } & SearchTask } | { id: number; task: { kind: 'diff' } & Parameters<typeof diffTask>[0] };
+type Request =
+  | { id: number; task: { kind: 'search' } & SearchTask }
+  | { id: number; task: { kind: 'read' } & Parameters<typeof readTask>[0] }
+  | { id: number; task: { kind: 'diff' } & Parameters<typeof diffTask>[0] };
 
 const port = parentPort;
 if (port) {
@@ -22,6 +25,8 @@ if (port) {
       if (req.task.kind === 'search') {
         const value = runSearch(req.task, (hit) => send({ id: req.id, type: 'progress', value: hit }));
         send({ id: req.id, type: 'done', value });
+      } else if (req.task.kind === 'read') {
+        send({ id: req.id, type: 'done', value: readTask(req.task) });
       } else if (req.task.kind === 'diff') {
         send({ id: req.id, type: 'done', value: diffTask(req.task) });
       } else {
