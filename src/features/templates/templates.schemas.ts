@@ -11,7 +11,7 @@ const L = TEMPLATE_LIMITS;
 // Shapes and sizes are checked here; RE2 syntax and match-everything patterns are checked by the engine's
 // validateTemplate, whose errors come back as the same 422 field list.
 /** Said once per pattern field: what the engine accepts, and why. */
-export const RE2_NOTE =
+const RE2_NOTE =
   'RE2 syntax (as in Go, re2js): no backreferences (\\1) and no lookaround ((?=…), (?!…), (?<=…), (?<!…)). ' +
   'RE2 matches in time linear in the line whatever the pattern, so no pattern can stall backups or the server ' +
   '(JavaScript regexes can take exponential time on patterns such as (.|.)*x). A pattern RE2 cannot compile is refused with 422 VALIDATION_ERROR ' +

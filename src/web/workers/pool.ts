@@ -146,9 +146,3 @@ export function runOffThread<T>(task: OffThreadTask, hardMs: number, onProgress?
     });
   });
 }
-
-/** Stops every worker (tests, shutdown). */
-export async function stopWorkers(): Promise<void> {
-  const all = slots.splice(0);
-  await Promise.all(all.map((s) => s.worker.terminate()));
-}
