@@ -1,5 +1,6 @@
 // Search page: text or regex across the newest configuration of every device in scope, hits with context lines.
 import type { Hono } from 'hono';
+import { raw } from 'hono/html';
 import { ApiError } from '../../errors';
 import { FieldError } from '../components/layout';
 import { render } from '../render';
@@ -65,16 +66,7 @@ export function registerSearch(web: Hono<WebEnv>): void {
                     {h.matchCount} match(es) in the <a href={`/devices/${h.deviceId}/backups/${h.backupId}`}>version of {formatTime(h.startedAt, tz)}</a>
                   </span>
                 </h3>
-                {h.blocks.map((b) => (
-                  <pre class="context">
-                    {b.map((l) => (
-                      <>
-                        <span class={l.match ? 'ln match' : 'ln'}>{`${String(l.n).padStart(5)}  ${l.text}`}</span>
-                        {'\n'}
-                      </>
-                    ))}
-                  </pre>
-                ))}
+                {raw(h.blocksHtml)}
               </article>
             ))}
           </section>
