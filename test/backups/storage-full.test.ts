@@ -6,6 +6,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdirSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { BackupRunner } from '../../src/engine/runner';
+import { SnapshotStorageError } from '../../src/store/snapshots';
 import { startSimulator, loadTranscript } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
@@ -56,6 +57,10 @@ test('disk full while storing a snapshot: STORAGE_ERROR, nothing half-written, s
     assert.equal(row.config_snapshot_hash, null);
     assert.ok(row.finished_at !== null, 'the record is closed, not left running');
     assert.deepEqual(files(snapshotsDir), [], 'no temporary or partial file left behind');
+
+    // The asynchronous write fails the same way and leaves nothing either.
+    await assert.rejects(snapshots.putAsync(`${big}\nasync\n`), (err: unknown) => err instanceof SnapshotStorageError && err.code === 'ENOSPC');
+    assert.deepEqual(files(snapshotsDir), []);
 
     const health = await fetch(`${t.url}/healthz`);
     assert.equal(health.status, 200, 'the server keeps answering');
