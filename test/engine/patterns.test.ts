@@ -5,6 +5,7 @@ import { applyTemplate, changeFingerprint, compilePattern } from '../../src/engi
 import { CollectError } from '../../src/engine/types';
 import { re2ReplaceAll, compileRe2 } from '../../src/lib/re2';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { WebClient } from '../web/web-client';
 
 describe('templates API: patterns must be RE2', () => {
   let t: TestAppliance;
@@ -54,6 +55,11 @@ describe('templates API: patterns must be RE2', () => {
     assert.equal(check.status, 1, check.stdout + check.stderr);
     assert.match(check.stdout, /template legacy \(id \d+\): strip_patterns\.1 is not valid RE2 syntax/);
     assert.match(check.stdout, /check: FAILED/);
+    // The template list names it too.
+    const web = new WebClient(t.url);
+    assert.equal((await web.login('admin', 'admin-password-1')).status, 303);
+    const list = await web.get('/templates');
+    assert.match(list.html, new RegExp(`id="template-${r.body.id}-patterns"[^>]*>[^<]*1 pattern\\(s\\) not RE2 syntax: strip_patterns\\.1`));
   });
 });
 
