@@ -27,8 +27,8 @@ export interface DiffResult {
   rows: SideRow[];
   hunks: UnifiedHunk[];
   /**
-   * The versions differ in more lines than the diff may align (DIFF_LIMITS): no rows nor hunks, the unified text
-   * replaces the whole file, and `preview` holds the start of both versions to show side by side.
+   * The versions differ in more lines than the diff may align (DIFF_LIMITS): no rows, one hunk replacing the whole
+   * file (left out of what the worker hands back), and `preview` holds the start of both versions to show side by side.
    */
   tooDifferent: boolean;
   preview: { left: string[]; right: string[]; leftLines: number; rightLines: number } | null;
