@@ -1,9 +1,11 @@
 // Snapshot texts read inside a worker thread (read, gunzip, hash check: ~0.1 s per 10 MB, never on the event loop), with a bounded cache.
 import path from 'node:path';
 import { SnapshotStore } from '../../store/snapshots';
+import { POOL_SIZE } from './pool';
 
-// Snapshots are content-addressed, so a cached text can never be stale; the cap keeps each worker's memory bounded.
-const CACHE_MAX_CHARS = 32 * 1024 * 1024;
+// Snapshots are content-addressed, so a cached text can never be stale. The cap keeps memory bounded: 64 M characters
+// over the whole pool, as the search cache of the main thread had before the search moved to the workers.
+const CACHE_MAX_CHARS = Math.floor((64 * 1024 * 1024) / POOL_SIZE);
 const cache = new Map<string, string>();
 let cachedChars = 0;
 const stores = new Map<string, SnapshotStore>();
