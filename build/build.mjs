@@ -21,6 +21,7 @@ const ASSET_FILES = {
   'native/better_sqlite3.node': 'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
   'native/argon2.linux-x64-gnu.node': 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node',
   'node_modules/@scalar/api-reference/dist/browser/standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
+  'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorker(); WORKER_ASSET in src/web/workers/pool.ts
 };
 // Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]
 const ASSET_FOLDERS = [
@@ -101,6 +102,24 @@ async function bundle(version, outfile) {
   writeFileSync(outfile, `${directive}// confvault ${version}\n${REQUIRE_SHIM}\n${code.slice(directive.length)}`);
 }
 
+/**
+ * The worker threads' code (search, diff: src/web/workers/pool.ts): a second, self-contained bundle carried as an
+ * asset and started with `new Worker(code, { eval: true })`, since a SEA has no script file a worker could load.
+ */
+async function bundleWorker(outfile) {
+  await esbuild.build({
+    entryPoints: [path.join(ROOT, 'src/web/workers/compute-worker.ts')],
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    tsconfig: path.join(ROOT, 'tsconfig.json'),
+    legalComments: 'none',
+    logLevel: 'warning',
+  });
+}
+
 /** Strip a copy of node before injecting (stripping after injection could drop or move the blob's note). */
 function tryStrip(file) {
   if (process.env.CONFVAULT_NO_STRIP === '1') return 'skipped (CONFVAULT_NO_STRIP=1)';
@@ -134,6 +153,10 @@ async function main() {
   const bundleFile = path.join(TMP, 'confvault.cjs');
   await bundle(version, bundleFile);
   step(`bundled src/main.ts -> ${rel(bundleFile)} (${(statSync(bundleFile).size / 1e6).toFixed(1)} MB)`);
+
+  const workerFile = path.join(TMP, 'compute-worker.cjs');
+  await bundleWorker(workerFile);
+  step(`bundled the worker -> ${rel(workerFile)} (${(statSync(workerFile).size / 1e6).toFixed(1)} MB)`);
 
   const assets = collectAssets();
   const blob = path.join(TMP, 'confvault.blob');

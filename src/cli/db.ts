@@ -1,5 +1,5 @@
 // `confvault db ...`: online backup of the database and integrity checks.
-import { backupDatabase, checkDatabase } from '../features/maintenance/maintenance.service';
+import { backupDatabase, checkDatabase, checkTemplatePatterns } from '../features/maintenance/maintenance.service';
 import { pruneBackups } from '../features/maintenance/retention.service';
 import { checkSnapshots } from '../features/maintenance/snapshots-check';
 import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, withAppliance, type Command } from './common';
@@ -10,7 +10,8 @@ export const dbCommand: Command = {
   help: `Usage:
   confvault db backup DEST     consistent copy of the live database, safe while the server runs
   confvault db check           database integrity, every referenced snapshot present and matching
-                               its hash, orphan files reported; exits 1 when anything is damaged
+                               its hash, orphan files reported, custom template patterns that are
+                               not RE2 syntax listed; exits 1 when anything is damaged
   confvault db prune           apply [retention] now: old records, then unreferenced snapshot files
 
 backup uses SQLite's online backup API, so the appliance keeps serving and backing up devices
@@ -34,7 +35,7 @@ ${GLOBAL_OPTIONS_HELP}`,
         });
       case 'check':
         return withAppliance(flags, async (a) => {
-          const reports = [checkDatabase(a.db), checkSnapshots(a.db, a.snapshots)];
+          const reports = [checkDatabase(a.db), checkSnapshots(a.db, a.snapshots), checkTemplatePatterns(a.db)];
           for (const r of reports) for (const l of r.lines) out(l);
           const ok = reports.every((r) => r.ok);
           out(ok ? 'check: ok' : 'check: FAILED');

@@ -1,6 +1,9 @@
 // Terminal clean-up of raw device output and turning captured text into the stored, fingerprinted configuration.
 import { createHash } from 'node:crypto';
+import { PatternError, compileRe2, re2LinePattern, re2ReplaceAll, type LinePattern } from '../lib/re2';
+import { isBuiltinPattern, patternProblems } from './templates/index';
 import type { TemplateSpec } from './templates/types';
+import { CollectError } from './types';
 
 /**
  * A one-line-at-a-time terminal model fed with decoded device output.
@@ -183,17 +186,39 @@ export function cleanTerminalOutput(raw: string): string {
   return lines.join('\n') + (endsWithNewline && lines.length > 0 ? '\n' : '');
 }
 
-const patternCache = new Map<string, RegExp>();
+/** Compiled patterns by source; bounded (templates repeat, a few hundred distinct patterns is the norm). */
+const CACHE_MAX = 2_000;
+const patternCache = new Map<string, LinePattern>();
+const redactCache = new Map<string, (line: string, to: string) => string>();
 
-/** Compiles a template pattern (JavaScript regex source, applied per line); cached because templates repeat. */
-export function compilePattern(source: string, flags = ''): RegExp {
-  const key = `${flags}/${source}`;
-  let re = patternCache.get(key);
-  if (!re) {
-    re = new RegExp(source, flags);
-    patternCache.set(key, re);
+function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
+  let v = cache.get(key);
+  if (v === undefined) {
+    v = make();
+    if (cache.size >= CACHE_MAX) cache.delete(cache.keys().next().value as string);
+    cache.set(key, v);
   }
-  return re;
+  return v;
+}
+
+/**
+ * Compiles a template line pattern: built-in sources (trusted code) as JavaScript regexes, anything else with RE2
+ * (linear time, whatever the pattern). Throws PatternError when RE2 cannot compile it (a backreference, a lookaround ...).
+ */
+export function compilePattern(source: string): LinePattern {
+  return remember(patternCache, source, () => (isBuiltinPattern(source) ? new RegExp(source) : re2LinePattern(source)));
+}
+
+/** A redact rule as a function replacing every match in a line (JavaScript's "$1" replacement rules either way). */
+export function compileRedaction(source: string): (line: string, to: string) => string {
+  return remember(redactCache, source, () => {
+    if (isBuiltinPattern(source)) {
+      const re = new RegExp(source, 'g');
+      return (line, to) => line.replace(re, to);
+    }
+    const re = compileRe2(source);
+    return (line, to) => re2ReplaceAll(re, line, to);
+  });
 }
 
 function splitLines(text: string): string[] {
@@ -223,14 +248,23 @@ export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
  * Redaction also covers what line rules cannot: the body of a PEM private key spread over many lines (FortiOS
  * "set private-key", certificates on Linux hosts, SSH host keys) becomes one placeholder line between its BEGIN
  * and END lines, whatever the template. A key whose END line never comes is redacted to the end of the text.
+ *
+ * A saved pattern that no longer compiles (custom templates saved before patterns became RE2) fails the backup
+ * as data (COMMAND_FAILED naming the field): skipping a redact rule would store the secret it was there to hide.
  */
 export function applyTemplate(
   raw: string,
-  template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'>,
+  template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
   options: { redact: boolean },
 ): string {
+  const bad = patternProblems({ strip_patterns: template.strip_patterns, ignore_patterns: template.ignore_patterns, redact_patterns: template.redact_patterns });
+  if (bad.length > 0) {
+    const list = bad.map((b) => `${b.field}: ${b.problem}`).join('; ');
+    const who = template.name ? `Template "${template.name}"` : 'The template';
+    throw new CollectError('COMMAND_FAILED', `${who} has patterns that are not valid RE2 syntax (edit the template): ${list}`, true);
+  }
   const strip = template.strip_patterns.map((p) => compilePattern(p));
-  const redact = options.redact ? template.redact_patterns.map((r) => ({ re: compilePattern(r.pattern, 'g'), to: r.replacement })) : [];
+  const redact = options.redact ? template.redact_patterns.map((r) => ({ replace: compileRedaction(r.pattern), to: r.replacement })) : [];
   const kept: string[] = [];
   let inPrivateKey = false;
   for (const line of splitLines(raw)) {
@@ -245,7 +279,7 @@ export function applyTemplate(
       }
     }
     let out = options.redact ? line.replace(PRIVATE_KEY_INLINE, `$1${PRIVATE_KEY_PLACEHOLDER}$2`) : line;
-    for (const r of redact) out = out.replace(r.re, r.to);
+    for (const r of redact) out = r.replace(out, r.to);
     kept.push(out.trimEnd());
   }
   if (inPrivateKey) kept.push(PRIVATE_KEY_PLACEHOLDER);
@@ -253,11 +287,27 @@ export function applyTemplate(
   return lines.length === 0 ? '' : lines.join('\n') + '\n';
 }
 
-/** sha256 (hex) of the stored text without the lines matching an ignore pattern: equal fingerprints mean "unchanged". */
+/**
+ * sha256 (hex) of the stored text without the lines matching an ignore pattern: equal fingerprints mean "unchanged".
+ * An ignore pattern that no longer compiles is skipped (only change detection is affected; `db check` reports it).
+ */
 export function changeFingerprint(text: string, ignore_patterns: readonly string[]): string {
-  const ignore = ignore_patterns.map((p) => compilePattern(p));
+  const ignore = usablePatterns(ignore_patterns);
   const lines = text.replace(/\r\n/g, '\n').split('\n').filter((line) => !ignore.some((re) => re.test(line)));
   return createHash('sha256').update(lines.join('\n')).digest('hex');
+}
+
+/** The compiled patterns among `sources`, leaving out those that do not compile. */
+export function usablePatterns(sources: readonly string[]): LinePattern[] {
+  const out: LinePattern[] = [];
+  for (const p of sources) {
+    try {
+      out.push(compilePattern(p));
+    } catch (err) {
+      if (!(err instanceof PatternError)) throw err;
+    }
+  }
+  return out;
 }
 
 /**

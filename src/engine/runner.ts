@@ -5,7 +5,7 @@ import type { DB } from '../db/open';
 import { finishBackup, startBackup, type StartedBackup } from '../features/backups/backups.service';
 import { runningBackupForDevice, type BackupTrigger } from '../features/backups/backups.store';
 import type { SecretBox } from '../identity/secrets';
-import type { SnapshotStore } from '../store/snapshots';
+import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
 import { loadBackupJob, recordDeviceContact } from './jobs';
 import { changeFingerprint } from './normalise';
@@ -169,14 +169,16 @@ export class BackupRunner {
       };
     } catch (err) {
       log?.error({ err, device_id: deviceId }, 'backup crashed');
+      // A snapshot that cannot be written (disk full ...) is a failure of this backup, said as such.
+      const f = err instanceof SnapshotStorageError ? { failure: 'STORAGE_ERROR' as const, message: err.message } : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
       if (started) {
         try {
-          finishBackup(db, snapshots, started, { ok: false, failure: 'INTERNAL', message: 'Internal error while recording the backup.' });
+          finishBackup(db, snapshots, started, { ok: false, ...f });
         } catch {
           /* the start-up sweep closes it as interrupted */
         }
       }
-      return { ...base, success: false, failure: 'INTERNAL', message: 'Internal error while recording the backup.', durationMs: Date.now() - begun };
+      return { ...base, success: false, ...f, durationMs: Date.now() - begun };
     } finally {
       this.active.delete(deviceId);
     }

@@ -3,6 +3,7 @@ import { StringDecoder } from 'node:string_decoder';
 import { CollectError } from './types';
 import type { TemplateSpec } from './templates/types';
 import { formatBytes } from '../lib/bytes';
+import type { LinePattern } from '../lib/re2';
 import { TerminalScreen, compilePattern, dropEcho } from './normalise';
 import { formatSeconds } from './transports/tcp';
 
@@ -55,7 +56,7 @@ function escapeRegex(s: string): string {
 }
 
 /** A template regex, or the literal text when the regex does not compile (a template bug must not stop backups). */
-export function safePattern(source: string): RegExp {
+export function safePattern(source: string): LinePattern {
   try {
     return compilePattern(source);
   } catch {

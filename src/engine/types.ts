@@ -16,8 +16,10 @@ export const FAILURE_TYPES = [
   'INTERRUPTED',
   /** The stored credential cannot be decrypted with this master key: nothing was sent. */
   'CREDENTIAL_UNREADABLE',
-  /** The credential's usage scope does not cover the device's group: nothing was sent. */
+  /** The device is held, or its credential's usage scope does not cover its group: nothing was sent. */
   'CREDENTIAL_NOT_PERMITTED',
+  /** The snapshot could not be written (disk full, read-only, quota): nothing half-written was kept. */
+  'STORAGE_ERROR',
   'INTERNAL',
 ] as const;
 export type FailureType = (typeof FAILURE_TYPES)[number];

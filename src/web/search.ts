@@ -1,119 +1,91 @@
-// Configuration search: a text or (vetted) regex over the newest stored version of every device in the user's scope.
+// Configuration search: a text or RE2 pattern over the newest stored version of every device in the user's scope, run on a worker.
 import { ApiError } from '../errors';
-import { findNestedQuantifier } from '../engine/templates/index';
-import { listLatestSnapshots, readBackupText } from '../features/backups/backups.service';
+import { recordAudit } from '../features/audit/audit.service';
+import { listLatestSnapshots } from '../features/backups/backups.service';
 import type { AppServices } from '../http/context';
+import type { Actor } from '../identity/actor';
+import { authorize } from '../identity/policy';
 import type { Scope } from '../identity/principal';
+import { PatternError, compileRe2 } from '../lib/re2';
+import { OffThreadBusy, OffThreadTimeout, runOffThread } from './workers/pool';
+import type { SearchDone, SearchHit, SearchQuery, SearchTask } from './workers/search-task';
 
-export interface SearchHit {
-  deviceId: number;
-  deviceName: string;
-  backupId: string;
-  startedAt: number;
-  /** Groups of consecutive lines (match with context), each line with its number and whether it matched. */
-  blocks: { n: number; text: string; match: boolean }[][];
-  matchCount: number;
-}
+export type { SearchHit, SearchQuery } from './workers/search-task';
 
 export interface SearchResult {
   hits: SearchHit[];
   devicesSearched: number;
+  /** Stopped at the cap of devices with hits. */
   truncated: boolean;
+  /** Stopped at the time budget: the hits found so far. */
+  partial: boolean;
   elapsedMs: number;
 }
 
 const MAX_PATTERN = 200;
 const MAX_DEVICES_WITH_HITS = 200;
-const MAX_MATCHES_PER_DEVICE = 20;
-const CONTEXT = 2;
-// A search stops here and says so, rather than holding the event loop (and every other user) for long.
-const TIME_BUDGET_MS = 8_000;
+/** A search stops here and returns what it found, marked partial. */
+export const SEARCH_BUDGET_MS = 8_000;
+/** Past the budget plus this grace the worker is terminated (a single huge line may overrun the budget). */
+const HARD_GRACE_MS = 4_000;
 
-// Snapshots are content-addressed, so a cached text can never be stale; the cap keeps memory bounded.
-const CACHE_MAX_CHARS = 64 * 1024 * 1024;
-const cache = new Map<string, string>();
-let cachedChars = 0;
-
-function cachedText(app: AppServices, hash: string, row: { id: string; success: number; config_snapshot_hash: string }): string | null {
-  const hit = cache.get(hash);
-  if (hit !== undefined) return hit;
-  const text = readBackupText(app.db, app.snapshots, app.log, row);
-  if (text !== null && text.length < CACHE_MAX_CHARS / 16) {
-    while (cachedChars + text.length > CACHE_MAX_CHARS && cache.size) {
-      const [k, v] = cache.entries().next().value as [string, string];
-      cache.delete(k);
-      cachedChars -= v.length;
-    }
-    cache.set(hash, text);
-    cachedChars += text.length;
-  }
-  return text;
-}
-
-/** The matcher of a query; a regex with a nested unbounded repeat is refused (exponential backtracking). */
-export function buildMatcher(query: string, mode: 'text' | 'regex', caseSensitive: boolean): (line: string) => boolean {
+/**
+ * Checks a query and returns it for searchConfigs. Regex mode takes RE2 syntax: linear-time matching whatever
+ * the pattern, so no query can hold a worker (or, before, the whole appliance) with catastrophic backtracking.
+ */
+export function buildMatcher(query: string, mode: 'text' | 'regex', caseSensitive: boolean): SearchQuery {
   if (query.length === 0 || query.length > MAX_PATTERN) throw ApiError.validation([{ field: 'q', message: `enter 1-${MAX_PATTERN} characters` }]);
-  if (mode === 'text') {
-    const needle = caseSensitive ? query : query.toLowerCase();
-    return caseSensitive ? (l) => l.includes(needle) : (l) => l.toLowerCase().includes(needle);
+  if (mode === 'regex') {
+    try {
+      compileRe2(query, { caseInsensitive: !caseSensitive });
+    } catch (err) {
+      if (!(err instanceof PatternError)) throw err;
+      throw ApiError.validation([{ field: 'q', message: `not valid RE2 syntax: ${err.problem}` }]);
+    }
   }
-  let re: RegExp;
-  try {
-    re = new RegExp(query, caseSensitive ? '' : 'i');
-  } catch (err) {
-    throw ApiError.validation([{ field: 'q', message: `not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}` }]);
-  }
-  const nested = findNestedQuantifier(query);
-  if (nested !== null) {
-    throw ApiError.validation([{ field: 'q', message: `repeats a group that already repeats (near character ${nested + 1}), which can take exponential time; simplify it` }]);
-  }
-  return (l) => re.test(l);
+  return { query, mode, caseSensitive };
 }
 
-export function searchConfigs(app: AppServices, scope: Scope, matcher: (line: string) => boolean): SearchResult {
+/** Searches on a pool worker; the event loop only lists the snapshots and collects the hits. */
+export async function searchConfigs(app: AppServices, scope: Scope, query: SearchQuery, budgetMs = SEARCH_BUDGET_MS): Promise<SearchResult> {
   const started = performance.now();
+  const targets = listLatestSnapshots(app.db, scope).map((r) => ({
+    deviceId: r.device_id,
+    deviceName: r.device_name,
+    backupId: r.backup_id,
+    startedAt: r.started_at,
+    hash: r.config_snapshot_hash,
+  }));
+  const task: SearchTask = { query, snapshotsRoot: app.snapshots.root, targets, deadline: Date.now() + budgetMs, maxDevicesWithHits: MAX_DEVICES_WITH_HITS };
   const hits: SearchHit[] = [];
-  let truncated = false;
-  let searched = 0;
-  for (const row of listLatestSnapshots(app.db, scope)) {
-    if (hits.length >= MAX_DEVICES_WITH_HITS || performance.now() - started > TIME_BUDGET_MS) {
-      truncated = true;
-      break;
-    }
-    searched++;
-    const text = cachedText(app, row.config_snapshot_hash, { id: row.backup_id, success: 1, config_snapshot_hash: row.config_snapshot_hash });
-    if (text === null) continue;
-    const lines = text.split('\n');
-    const matched: number[] = [];
-    let count = 0;
-    for (let i = 0; i < lines.length; i++) {
-      if (matcher(lines[i])) {
-        count++;
-        if (matched.length < MAX_MATCHES_PER_DEVICE) matched.push(i);
-      }
-    }
-    if (count === 0) continue;
-    hits.push({ deviceId: row.device_id, deviceName: row.device_name, backupId: row.backup_id, startedAt: row.started_at, blocks: contextBlocks(lines, matched), matchCount: count });
+  let done: SearchDone;
+  try {
+    done = await runOffThread<SearchDone>({ kind: 'search', ...task }, budgetMs + HARD_GRACE_MS, (hit) => hits.push(hit as SearchHit));
+  } catch (err) {
+    if (err instanceof OffThreadBusy) throw new ApiError('CONFLICT', 'Too many searches are running; try again in a few seconds.');
+    if (!(err instanceof OffThreadTimeout)) throw err;
+    app.log?.warn({ elapsed_ms: Math.round(performance.now() - started) }, 'search worker passed its hard deadline and was stopped');
+    done = { devicesSearched: -1, truncated: false, partial: true, unreadable: [] };
   }
-  return { hits, devicesSearched: searched, truncated, elapsedMs: Math.round(performance.now() - started) };
+  for (const u of done.unreadable) app.log?.error({ backup_id: u.backupId, hash: u.hash, problem: u.problem }, 'snapshot integrity error');
+  return {
+    hits,
+    devicesSearched: done.devicesSearched >= 0 ? done.devicesSearched : hits.length,
+    truncated: done.truncated,
+    partial: done.partial,
+    elapsedMs: Math.round(performance.now() - started),
+  };
 }
 
-/** Matching lines with CONTEXT lines around each; overlapping windows merge into one block. */
-function contextBlocks(lines: string[], matched: number[]): SearchHit['blocks'] {
-  const set = new Set(matched);
-  const blocks: SearchHit['blocks'] = [];
-  let current: SearchHit['blocks'][number] = [];
-  let lastEnd = -1;
-  for (const m of matched) {
-    const from = Math.max(0, m - CONTEXT);
-    const to = Math.min(lines.length - 1, m + CONTEXT);
-    if (from > lastEnd + 1 && current.length) {
-      blocks.push(current);
-      current = [];
-    }
-    for (let i = Math.max(from, lastEnd + 1); i <= to; i++) current.push({ n: i + 1, text: lines[i], match: set.has(i) });
-    lastEnd = Math.max(lastEnd, to);
-  }
-  if (current.length) blocks.push(current);
-  return blocks;
+/** The search a person runs (web page): permissions checked, the search run in their scope, one audit row. */
+export async function searchConfigsAs(app: AppServices, actor: Actor, query: SearchQuery): Promise<SearchResult> {
+  authorize(actor, 'devices.view');
+  authorize(actor, 'backups.view');
+  const result = await searchConfigs(app, actor.principal.scope, query);
+  recordAudit(app.db, actor, {
+    action: 'search',
+    target: '',
+    details: { mode: query.mode, length: query.query.length, hits: result.hits.length, partial: result.partial },
+  });
+  return result;
 }

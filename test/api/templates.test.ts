@@ -113,7 +113,7 @@ describe('templates', () => {
   test('pattern and shape problems → 422 with one details.errors entry per field', async () => {
     const bad = (json: object) => call('/templates', { method: 'POST', json: { ...minimal('bad-one'), ...json } });
     expectError(await bad({ strip_patterns: ['ok', '(unclosed'] }), 422, 'VALIDATION_ERROR', ['strip_patterns.1']);
-    expectError(await bad({ ignore_patterns: ['(a+)+$'] }), 422, 'VALIDATION_ERROR', ['ignore_patterns.0']);
+    expectError(await bad({ ignore_patterns: ['^(?!x)a$'] }), 422, 'VALIDATION_ERROR', ['ignore_patterns.0']); // not RE2 syntax
     expectError(await bad({ strip_patterns: ['.*'] }), 422, 'VALIDATION_ERROR', ['strip_patterns.0']);
     expectError(await bad({ redact_patterns: [{ pattern: 'x*', replacement: 'y' }] }), 422, 'VALIDATION_ERROR', ['redact_patterns.0.pattern']);
     expectError(await bad({ prompt: '[', enable: { command: 'enable', password_prompt: '(', prompt: null } }), 422, 'VALIDATION_ERROR', [

@@ -12,7 +12,7 @@ export interface EngineBenchOptions {
 }
 
 /** test/sim/run-sim.ts as its own process: all 14 vendor transcripts in turn, every device with its own hostname. */
-async function startSimulator(devices: number): Promise<{ child: ChildProcess; info: SimInfo }> {
+export async function startSimulator(devices: number): Promise<{ child: ChildProcess; info: SimInfo }> {
   const child = spawn(process.execPath, ['--import', TSX_LOADER, path.join(REPO_ROOT, 'test/sim/run-sim.ts'), '--devices', String(devices)], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],

@@ -6,6 +6,7 @@ import { runApiBench } from './api-bench';
 import { runSearchBench } from './search-bench';
 import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './common';
 import { runEngineBench } from './engine-bench';
+import { runHostileBench } from './hostile-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
@@ -13,7 +14,8 @@ const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine   run one part (RESULTS.md is rewritten only by a complete run)
+  --only api|engine|hostile
+                      run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
   --profile           write a CPU profile of the appliance's server process to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
@@ -29,8 +31,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && values.only !== 'api' && values.only !== 'engine') {
-    console.error(`--only takes "api" or "engine", not "${values.only}"`);
+  if (values.only && values.only !== 'api' && values.only !== 'engine' && values.only !== 'hostile') {
+    console.error(`--only takes "api", "engine" or "hostile", not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -45,7 +47,7 @@ async function main(): Promise<number> {
 
   const sections: Section[] = [];
   let seedInfo: Record<string, unknown> = {};
-  if (values.only !== 'engine') {
+  if (!values.only || values.only === 'api') {
     if (values.reseed) {
       for (const d of existsSync(CACHE_ROOT) ? readdirSync(CACHE_ROOT) : []) if (d.startsWith('api-')) rmSync(path.join(CACHE_ROOT, d), { recursive: true, force: true });
     }
@@ -76,13 +78,21 @@ async function main(): Promise<number> {
     say('');
     say('-- public API');
     const quick = values.quick === true;
-    sections.push(runSearchBench(seeded, say));
+    sections.push(await runSearchBench(seeded, say));
     sections.push(...(await runApiBench(seeded, say, { connections: 64, seconds: quick ? 4 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 2, iterations: quick ? 100 : 300, cpuProfileDir: values.profile ? PROFILE_DIR : undefined })));
   }
-  if (values.only !== 'api') {
+  if (!values.only || values.only === 'engine') {
     say('');
     say('-- backup engine');
     sections.push(...(await runEngineBench(say, { devices: 1000, concurrency: 64, storageBackups: 100 })));
+  }
+
+  if (!values.only || values.only === 'hostile') {
+    say('');
+    say('-- hostile load (event loop)');
+    const only = process.env.CONFVAULT_BENCH_HOSTILE_PARTS;
+    const parts = only ? new Set(only.split(',').filter((p): p is 'run' | 'search' | 'diff' => p === 'run' || p === 'search' || p === 'diff')) : undefined;
+    sections.push(await runHostileBench(say, { devices: 1000, parts }));
   }
 
   for (const s of sections) printSection(s, say);

@@ -1,4 +1,4 @@
-// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, SIGTERM.
+// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, search on a worker, SIGTERM.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -7,6 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from '../helpers/browser';
+import { WebClient } from '../web/web-client';
 
 // Not the shared helpers: they load the whole app into this process, which this test never uses.
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -71,6 +72,18 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
     assert.equal((await fetch(`${url}/api/v1/exe-auth-check`)).status, 401);
     const authed = await fetch(`${url}/api/v1/exe-auth-check`, { headers: { 'X-API-Key': key } });
     assert.notEqual(authed.status, 401, 'the key from the CLI authenticates against the running server');
+
+    // Search runs on a worker thread whose code is an asset of the executable (no script file to load).
+    const adminPassword = init.stdout.trim().split('\n').pop() ?? '';
+    const web = new WebClient(url);
+    assert.equal((await web.login('admin', adminPassword)).status, 303, 'admin logs in to the web interface');
+    const form = await web.get('/account/password');
+    const csrf = /<meta name="csrf-token" content="([^"]+)"/.exec(form.html)?.[1] ?? /name="_csrf" value="([^"]+)"/.exec(form.html)?.[1];
+    const changed = await web.post('/account/password', { current: adminPassword, password: 'exe-test-password-1', confirm: 'exe-test-password-1' }, { csrf });
+    assert.equal(changed.res.status, 303, 'the forced first password change');
+    const search = await web.get('/search?q=(.%7C.)*zzz%24&mode=regex');
+    assert.equal(search.res.status, 200, search.html.slice(0, 500));
+    assert.match(search.html, /device\(s\) with matches among 0 searched/);
 
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     proc.kill('SIGTERM');

@@ -1,4 +1,5 @@
 // The built-in template library, registered by explicit import, and the rules every saved template must pass.
+import { re2LinePattern, re2Problem } from '../../lib/re2';
 import type { TemplateSpec } from './types';
 import { aristaEos } from './arista-eos';
 import { arubaProcurve } from './aruba-procurve';
@@ -105,7 +106,7 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
     t.redact_patterns.forEach((r, i) => {
       const rule = r as { pattern?: unknown; replacement?: unknown } | null;
       if (typeof rule !== 'object' || rule === null) return add(`redact_patterns.${i}`, 'must be an object with pattern and replacement');
-      if (checkPattern(rule.pattern, `redact_patterns.${i}.pattern`, add) && new RegExp(rule.pattern as string).test('')) {
+      if (checkPattern(rule.pattern, `redact_patterns.${i}.pattern`, add) && runnable(rule.pattern as string).test('')) {
         add(`redact_patterns.${i}.pattern`, 'matches the empty string, so the replacement would be inserted between every character');
       }
       checkText(rule.replacement, `redact_patterns.${i}.replacement`, 0, TEMPLATE_LIMITS.pattern_max, add, true);
@@ -152,25 +153,65 @@ function checkCommand(value: unknown, field: string, add: Add): void {
   }
 }
 
-/** Adds an error and returns false unless `value` is a usable, size-limited, compilable, non-explosive regex. */
+let builtinSources: ReadonlySet<string> | null = null;
+
+/**
+ * True for a pattern written in a built-in template: trusted code, reviewed with the templates, which may use
+ * JavaScript-only syntax (lookaround, backreferences). A custom template copied from a built-in keeps them.
+ */
+export function isBuiltinPattern(source: string): boolean {
+  if (!builtinSources) {
+    const set = new Set<string>();
+    for (const t of BUILTIN_TEMPLATES) {
+      for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...t.redact_patterns.map((r) => r.pattern)]) set.add(p);
+      for (const p of [t.prompt, t.enable?.prompt, t.enable?.password_prompt]) if (p) set.add(p);
+    }
+    builtinSources = set;
+  }
+  return builtinSources.has(source);
+}
+
+/**
+ * Every saved pattern the engine cannot run (custom templates saved before patterns were RE2), by field
+ * ("strip_patterns.2", "enable.prompt"), with RE2's reason. `db check` and the template page report them.
+ */
+export function patternProblems(
+  spec: Partial<Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns' | 'prompt' | 'enable'>>,
+): { field: string; problem: string }[] {
+  const out: { field: string; problem: string }[] = [];
+  const check = (field: string, source: string | null | undefined) => {
+    if (!source || isBuiltinPattern(source)) return;
+    const problem = re2Problem(source);
+    if (problem !== null) out.push({ field, problem });
+  };
+  check('prompt', spec.prompt);
+  check('enable.password_prompt', spec.enable?.password_prompt);
+  check('enable.prompt', spec.enable?.prompt);
+  (spec.strip_patterns ?? []).forEach((p, i) => check(`strip_patterns.${i}`, p));
+  (spec.ignore_patterns ?? []).forEach((p, i) => check(`ignore_patterns.${i}`, p));
+  (spec.redact_patterns ?? []).forEach((r, i) => check(`redact_patterns.${i}.pattern`, r.pattern));
+  return out;
+}
+
+/** A pattern as it runs: JavaScript for built-in sources, RE2 (linear time) for everything else. */
+function runnable(source: string): { test(line: string): boolean } {
+  return isBuiltinPattern(source) ? new RegExp(source) : re2LinePattern(source);
+}
+
+/**
+ * Adds an error and returns false unless `value` is a size-limited pattern the engine can run: RE2 syntax (no
+ * backreferences, no lookaround), which matches in time linear in the line whatever the pattern, so no saved
+ * pattern can stall backups or the server with catastrophic backtracking.
+ */
 function checkPattern(value: unknown, field: string, add: Add): boolean {
   if (typeof value !== 'string' || value.length < 1 || value.length > TEMPLATE_LIMITS.pattern_max) {
     add(field, `must be a regular expression of 1-${TEMPLATE_LIMITS.pattern_max} characters`);
     return false;
   }
-  try {
-    new RegExp(value, 'g');
-  } catch (err) {
-    add(field, `is not a valid regular expression: ${(err as Error).message.replace(/^Invalid regular expression: /, '')}`);
-    return false;
-  }
-  const nested = findNestedQuantifier(value);
-  if (nested !== null) {
-    add(
-      field,
-      `repeats a group that already repeats (near character ${nested + 1}), which can take exponential time; ` +
-        'write (a+)+ as a+, or bound the outer repeat, e.g. {0,4}',
-    );
+  if (isBuiltinPattern(value)) return true;
+  const problem = re2Problem(value);
+  if (problem !== null) {
+    add(field, `is not valid RE2 syntax: ${problem}`);
     return false;
   }
   return true;
@@ -186,89 +227,6 @@ function checkPromptPattern(value: unknown, field: string, add: Add): void {
 const SAMPLE_LINES = ['', 'hostname core-sw1', ' ip address 10.0.0.1 255.255.255.0', '}', '#'];
 
 function matchesEveryLine(source: string): boolean {
-  const re = new RegExp(source);
+  const re = runnable(source);
   return SAMPLE_LINES.every((line) => re.test(line));
-}
-
-/**
- * The catastrophic-backtracking rule, kept simple on purpose: a group that contains an unbounded quantifier
- * (*, +, {n,}) must not itself be followed by an unbounded quantifier. That rejects (a+)+, (\s*x)*, (.*,)+
- * and other nested repeats; it also rejects some harmless ones such as (\([^)]*\))*, which can always be
- * written with a bounded outer repeat. Overlapping alternation such as (a|a)* is not detected.
- * Returns the index of the offending quantifier, or null.
- */
-export function findNestedQuantifier(source: string): number | null {
-  const stack: boolean[] = [false]; // per open group: does it contain an unbounded quantifier?
-  let i = 0;
-  while (i < source.length) {
-    const c = source[i];
-    if (c === '\\') {
-      i += 2;
-      continue;
-    }
-    if (c === '[') {
-      i = skipClass(source, i);
-      continue;
-    }
-    if (c === '(') {
-      stack.push(false);
-      i++;
-      if (source[i] === '?') i = skipGroupPrefix(source, i);
-      continue;
-    }
-    if (c === ')') {
-      const inner = stack.length > 1 ? (stack.pop() as boolean) : false;
-      const q = readQuantifier(source, i + 1);
-      if (q && q.unbounded && inner) return i + 1;
-      if (inner || (q && q.unbounded)) stack[stack.length - 1] = true;
-      i = q ? q.end : i + 1;
-      continue;
-    }
-    const q = readQuantifier(source, i);
-    if (q) {
-      if (q.unbounded) stack[stack.length - 1] = true;
-      i = q.end;
-      continue;
-    }
-    i++;
-  }
-  return null;
-}
-
-function skipClass(source: string, start: number): number {
-  let i = start + 1;
-  while (i < source.length && source[i] !== ']') i += source[i] === '\\' ? 2 : 1;
-  return i + 1;
-}
-
-/** Skips "?:", "?=", "?!", "?<=", "?<!" and "?<name>" after an opening parenthesis. */
-function skipGroupPrefix(source: string, i: number): number {
-  if (source[i + 1] === '<' && source[i + 2] !== '=' && source[i + 2] !== '!') {
-    const close = source.indexOf('>', i);
-    return close < 0 ? i + 1 : close + 1;
-  }
-  return source[i + 1] === '<' ? i + 3 : i + 2;
-}
-
-/** A quantifier starting at i (with its lazy "?"), or null. */
-function readQuantifier(source: string, i: number): { end: number; unbounded: boolean } | null {
-  const c = source[i];
-  let end: number;
-  let unbounded: boolean;
-  if (c === '*' || c === '+') {
-    end = i + 1;
-    unbounded = true;
-  } else if (c === '?') {
-    end = i + 1;
-    unbounded = false;
-  } else if (c === '{') {
-    const m = /^\{(\d+)(,(\d*))?\}/.exec(source.slice(i));
-    if (!m) return null;
-    end = i + m[0].length;
-    unbounded = m[2] !== undefined && m[3] === '';
-  } else {
-    return null;
-  }
-  if (source[end] === '?') end++;
-  return { end, unbounded };
 }

@@ -182,10 +182,16 @@ export function listDeviceHistory(db: DB, scope: Scope, deviceId: number, page: 
  * device and the device must be in the scope: a diff or view can never reach another device's text by id.
  */
 export function getDeviceBackup(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, deviceId: number, backupId: string): { row: BackupRow; text: string | null } {
+  const row = getDeviceBackupRow(db, scope, deviceId, backupId);
+  return { row, text: readBackupText(db, store, log, row) };
+}
+
+/** The record of getDeviceBackup without reading its text (large texts are read off the event loop, web/diff.ts). */
+export function getDeviceBackupRow(db: DB, scope: Scope, deviceId: number, backupId: string): BackupRow {
   const row = getBackupRow(db, backupId);
   if (!row || row.device_id !== deviceId) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} of device ${deviceId} does not exist`);
   if (!inScope(scope, row.group_id)) throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `The device of backup ${backupId} is outside your device-group scope`);
-  return { row, text: readBackupText(db, store, log, row) };
+  return row;
 }
 
 /** Newest successful backup of every device in the scope, for configuration search. */

@@ -3,6 +3,8 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from '../../db/open';
 import { openDatabase } from '../../db/open';
+import { patternProblems } from '../../engine/templates/index';
+import { listTemplates } from '../templates/templates.service';
 
 export interface CheckReport {
   ok: boolean;
@@ -21,6 +23,26 @@ export function checkDatabase(db: DB): CheckReport {
   else for (const r of integrity) lines.push(`database integrity: ${r.integrity_check}`);
   lines.push(fk.length === 0 ? 'foreign keys: ok' : `foreign keys: ${fk.length} violation(s)`);
   return { ok, lines };
+}
+
+/**
+ * Custom templates whose patterns the engine cannot run (saved before patterns became RE2 syntax). Their backups
+ * fail with a message naming the pattern until the template is edited, so `db check` fails on them too.
+ */
+export function checkTemplatePatterns(db: DB): CheckReport {
+  const lines: string[] = [];
+  let custom = 0;
+  for (let page = 1; ; page++) {
+    const { items, total } = listTemplates(db, { page, limit: 200, builtin: false });
+    for (const t of items) {
+      custom++;
+      for (const p of patternProblems(t)) lines.push(`template ${t.name} (id ${t.id}): ${p.field} is not valid RE2 syntax: ${p.problem}`);
+    }
+    if (page * 200 >= total) break;
+  }
+  const bad = lines.length;
+  lines.unshift(bad === 0 ? `template patterns: ok (${custom} custom template(s), RE2 syntax)` : `template patterns: ${bad} pattern(s) the engine cannot run; edit these templates:`);
+  return { ok: bad === 0, lines };
 }
 
 /**

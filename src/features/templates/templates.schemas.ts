@@ -9,10 +9,16 @@ import { specFields } from './templates.service';
 
 const L = TEMPLATE_LIMITS;
 
-// Shapes and sizes are checked here; regex syntax, catastrophic backtracking and match-everything patterns are
-// checked by the engine's validateTemplate, whose errors come back as the same 422 field list.
+// Shapes and sizes are checked here; RE2 syntax and match-everything patterns are checked by the engine's
+// validateTemplate, whose errors come back as the same 422 field list.
+/** Said once per pattern field: what the engine accepts, and why. */
+const RE2_NOTE =
+  'RE2 syntax (as in Go, re2js): no backreferences (\\1) and no lookaround ((?=…), (?!…), (?<=…), (?<!…)). ' +
+  'RE2 matches in time linear in the line whatever the pattern, so no pattern can stall backups or the server ' +
+  '(JavaScript regexes can take exponential time on patterns such as (.|.)*x). A pattern RE2 cannot compile is refused with 422 VALIDATION_ERROR ' +
+  'naming the field; patterns copied unchanged from a built-in template are accepted as they are.';
 const pattern = (description: string, example: string) =>
-  z.string().min(1).max(L.pattern_max).openapi({ description: `${description} (JavaScript regular expression source)`, example });
+  z.string().min(1).max(L.pattern_max).openapi({ description: `${description} (RE2 syntax: no backreferences, no lookaround; matched in linear time)`, example });
 const command = (description: string, example: string) =>
   z.string().min(1).max(L.command_max).openapi({ description, example });
 
@@ -33,7 +39,7 @@ const EnableSchema = z
 const RedactRuleSchema = z
   .object({
     pattern: pattern('Matched against each line', '^(snmp-server community) \\S+'),
-    replacement: z.string().max(L.pattern_max).openapi({ description: 'Replacement text; $1 etc. refer to groups', example: '$1 <redacted>' }),
+    replacement: z.string().max(L.pattern_max).openapi({ description: 'Replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"', example: '$1 <redacted>' }),
   })
   .strict()
   .openapi('RedactRule');
@@ -71,7 +77,7 @@ const fields = {
   strip_patterns: z
     .array(pattern('Line pattern', '^! Last configuration change at '))
     .max(L.patterns_per_list)
-    .openapi({ description: 'Lines matching any of these are dropped before storing', example: ['^! Last configuration change at '] }),
+    .openapi({ description: `Lines matching any of these are dropped before storing. ${RE2_NOTE}`, example: ['^! Last configuration change at '] }),
   ignore_patterns: z
     .array(pattern('Line pattern', '^ntp clock-period '))
     .max(L.patterns_per_list)

@@ -1,11 +1,11 @@
 // A device's page: details, "Back up now", backup history; viewing, downloading and comparing any two versions.
 import type { Hono } from 'hono';
-import { getDeviceBackup, listDeviceHistory } from '../../features/backups/backups.service';
+import { getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { Csrf, Pager } from '../components/layout';
-import { compareTexts, withoutIgnored } from '../diff';
+import { diffBackups, readBackupTextOffThread } from '../diff';
 import { render } from '../render';
 import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';
@@ -27,9 +27,9 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);
   });
 
-  web.get('/devices/:id/backups/:bid', need('devices.view', 'backups.view'), (c) => {
+  web.get('/devices/:id/backups/:bid', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const { device, row, text } = loadVersion(c, id, c.req.param('bid'));
+    const { device, row, text } = await loadVersion(c, id, c.req.param('bid'));
     const tz = c.get('timezone');
     return render(
       c,
@@ -47,9 +47,9 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     );
   });
 
-  web.get('/devices/:id/backups/:bid/download', need('devices.view', 'backups.view'), (c) => {
+  web.get('/devices/:id/backups/:bid/download', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const { device, row, text } = loadVersion(c, id, c.req.param('bid'));
+    const { device, row, text } = await loadVersion(c, id, c.req.param('bid'));
     if (text === null) return c.text('This version has no configuration text.', 404);
     const stamp = new Date(row.started_at).toISOString().replace(/[:]/g, '').replace(/\..*$/, 'Z');
     const file = `${device.name}-${stamp}.txt`.replace(/[^A-Za-z0-9._-]/g, '_');
@@ -58,10 +58,10 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     return c.body(text, 200, { 'Content-Type': 'text/plain; charset=utf-8' });
   });
 
-  web.get('/devices/:id/diff', need('devices.view', 'backups.view'), (c) => {
+  web.get('/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
-    const a = loadVersion(c, id, c.req.query('a') ?? '');
-    const b = loadVersion(c, id, c.req.query('b') ?? '');
+    const a = await loadVersion(c, id, c.req.query('a') ?? '', { text: false });
+    const b = await loadVersion(c, id, c.req.query('b') ?? '', { text: false });
     // Older on the left whatever order the two were picked in.
     const [older, newer] = a.row.started_at <= b.row.started_at ? [a, b] : [b, a];
     const ignore = c.req.query('ignore') === '1';
@@ -69,7 +69,7 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     const patterns = ignore ? getTemplateSpec(c.get('app').db, a.device.template_id)?.ignore_patterns ?? [] : [];
     const tz = c.get('timezone');
     const names = { a: formatTime(older.row.started_at, tz), b: formatTime(newer.row.started_at, tz) };
-    const result = older.text !== null && newer.text !== null ? compareTexts(withoutIgnored(older.text, patterns), withoutIgnored(newer.text, patterns), names) : null;
+    const result = await diffBackups(c.get('app'), older.row, newer.row, names, patterns);
     const q = (over: Record<string, string>) => `/devices/${id}/diff?${new URLSearchParams({ a: older.row.id, b: newer.row.id, view, ignore: ignore ? '1' : '0', ...over })}`;
     return render(
       c,
@@ -93,11 +93,13 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
   });
 }
 
-function loadVersion(c: WebContext, deviceId: number, backupId: string) {
+/** A version of a device, its text read on a worker (up to [backup] max_output_mb; never on the event loop). */
+async function loadVersion(c: WebContext, deviceId: number, backupId: string, opts: { text?: false } = {}) {
   const app = c.get('app');
   const scope = c.get('principal').scope;
   const device = getDevice(app.db, scope, deviceId);
-  return { device, ...getDeviceBackup(app.db, app.snapshots, app.log, scope, deviceId, backupId) };
+  const row = getDeviceBackupRow(app.db, scope, deviceId, backupId);
+  return { device, row, text: opts.text === false ? null : await readBackupTextOffThread(app, row) };
 }
 
 function devicePage(c: WebContext) {

@@ -1,8 +1,9 @@
-// Rendering a diff: a side-by-side table (folded unchanged stretches) or unified hunks.
+// Rendering a diff: a side-by-side table (folded unchanged stretches), unified hunks, or both versions when too different to align.
 import type { DiffResult } from '../diff';
 
 export function DiffView({ result, view }: { result: DiffResult; view: 'split' | 'unified' }) {
   if (result.identical) return <p class="flash ok" id="diff-identical">The two versions are identical.</p>;
+  if (result.tooDifferent && result.preview) return <BothVersions preview={result.preview} />;
   return (
     <>
       <p class="diff-stat">
@@ -52,6 +53,38 @@ export function DiffView({ result, view }: { result: DiffResult; view: 'split' |
           ))}
         </pre>
       )}
+    </>
+  );
+}
+
+/** Two versions too different to align (DIFF_LIMITS): both shown side by side, unaligned, up to a preview length. */
+function BothVersions({ preview }: { preview: NonNullable<DiffResult['preview']> }) {
+  const more = (shown: number, total: number) => (total > shown ? <p class="muted">… {total - shown} more lines: open or download the version to see them all.</p> : null);
+  return (
+    <>
+      <p class="advice" id="diff-too-different">
+        These versions are too different to align line by line ({preview.leftLines} and {preview.rightLines} lines): showing both versions.
+      </p>
+      <div class="table-wrap">
+        <table class="diff split" id="diff">
+          <colgroup>
+            <col />
+            <col />
+          </colgroup>
+          <tbody>
+            <tr>
+              <td class="code del">
+                <pre>{preview.left.join('\n')}</pre>
+                {more(preview.left.length, preview.leftLines)}
+              </td>
+              <td class="code add">
+                <pre>{preview.right.join('\n')}</pre>
+                {more(preview.right.length, preview.rightLines)}
+              </td>
+            </tr>
+          </tbody>
+        </table>
+      </div>
     </>
   );
 }

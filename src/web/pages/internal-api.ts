@@ -1,11 +1,11 @@
 // The web interface's internal JSON routes under /api/ (not the public /api/v1): backup jobs and diffs, same permissions and scope.
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
-import { getDeviceBackup } from '../../features/backups/backups.service';
+import { getDeviceBackupRow } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
-import { compareTexts, unifiedText, withoutIgnored } from '../diff';
+import { diffBackups } from '../diff';
 import { audit, intParam, need, type WebEnv } from '../web-context';
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
@@ -24,18 +24,19 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     return c.json(jobView(job));
   });
 
-  web.get('/api/devices/:id/diff', need('devices.view', 'backups.view'), (c) => {
+  web.get('/api/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
     const id = intParam(c, 'id');
     const app = c.get('app');
     const scope = c.get('principal').scope;
     const device = getDevice(app.db, scope, id);
-    const a = getDeviceBackup(app.db, app.snapshots, app.log, scope, id, c.req.query('a') ?? '');
-    const b = getDeviceBackup(app.db, app.snapshots, app.log, scope, id, c.req.query('b') ?? '');
-    if (a.text === null || b.text === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
+    const a = getDeviceBackupRow(app.db, scope, id, c.req.query('a') ?? '');
+    const b = getDeviceBackupRow(app.db, scope, id, c.req.query('b') ?? '');
     const patterns = c.req.query('ignore') === '1' ? getTemplateSpec(app.db, device.template_id)?.ignore_patterns ?? [] : [];
-    const names = { a: a.row.id, b: b.row.id };
-    const r = compareTexts(withoutIgnored(a.text, patterns), withoutIgnored(b.text, patterns), names);
+    const names = { a: a.id, b: b.id };
+    // The JSON body {identical, added, removed, unified} is built on the worker (it can be tens of MB).
+    const r = await diffBackups(app, a, b, names, patterns, { json: true });
+    if (r === null || r.json === null) throw new ApiError('CONFLICT', 'One of the two versions has no stored text');
     c.header('Cache-Control', 'no-store');
-    return c.json({ identical: r.identical, added: r.added, removed: r.removed, unified: unifiedText(r, names) });
+    return c.body(r.json, 200, { 'Content-Type': 'application/json' });
   });
 }

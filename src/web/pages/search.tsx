@@ -1,13 +1,15 @@
 // Search page: text or regex across the newest configuration of every device in scope, hits with context lines.
 import type { Hono } from 'hono';
+import { raw } from 'hono/html';
 import { ApiError } from '../../errors';
 import { FieldError } from '../components/layout';
 import { render } from '../render';
-import { buildMatcher, searchConfigs, type SearchResult } from '../search';
-import { audit, fieldErrors, formatTime, need, type WebEnv } from '../web-context';
+import { actorOf } from '../../http/context';
+import { buildMatcher, searchConfigsAs, type SearchResult } from '../search';
+import { fieldErrors, formatTime, need, type WebEnv } from '../web-context';
 
 export function registerSearch(web: Hono<WebEnv>): void {
-  web.get('/search', need('devices.view', 'backups.view'), (c) => {
+  web.get('/search', need('devices.view', 'backups.view'), async (c) => {
     const q = c.req.query('q') ?? '';
     const mode = c.req.query('mode') === 'regex' ? 'regex' : 'text';
     const cs = c.req.query('case') === '1';
@@ -15,8 +17,7 @@ export function registerSearch(web: Hono<WebEnv>): void {
     let errors: Record<string, string> | null = null;
     if (q) {
       try {
-        result = searchConfigs(c.get('app'), c.get('principal').scope, buildMatcher(q, mode, cs));
-        audit(c, 'search', '', { mode, length: q.length, hits: result.hits.length });
+        result = await searchConfigsAs(c.get('app'), actorOf(c), buildMatcher(q, mode, cs));
       } catch (err) {
         if (!(err instanceof ApiError)) throw err;
         errors = fieldErrors(err);
@@ -30,7 +31,7 @@ export function registerSearch(web: Hono<WebEnv>): void {
         <h1>Search configurations</h1>
         <form method="get" action="/search" class="row" role="search">
           <label class="grow">
-            Text or regular expression
+            Text or regular expression (RE2 syntax)
             <input name="q" type="search" value={q} required maxlength={200} placeholder="ip route 203.0.113.0/24" autofocus />
             <FieldError errors={errors} name="q" />
           </label>
@@ -52,6 +53,11 @@ export function registerSearch(web: Hono<WebEnv>): void {
               {result.hits.length} device(s) with matches among {result.devicesSearched} searched in {result.elapsedMs} ms
               {result.truncated ? ' — stopped early: narrow the search to see everything' : ''}.
             </p>
+            {result.partial ? (
+              <p class="advice" id="search-partial">
+                Partial results: time budget reached. The devices not searched yet are missing; narrow the search to see everything.
+              </p>
+            ) : null}
             {result.hits.map((h) => (
               <article class="hit card">
                 <h3>
@@ -60,16 +66,7 @@ export function registerSearch(web: Hono<WebEnv>): void {
                     {h.matchCount} match(es) in the <a href={`/devices/${h.deviceId}/backups/${h.backupId}`}>version of {formatTime(h.startedAt, tz)}</a>
                   </span>
                 </h3>
-                {h.blocks.map((b) => (
-                  <pre class="context">
-                    {b.map((l) => (
-                      <>
-                        <span class={l.match ? 'ln match' : 'ln'}>{`${String(l.n).padStart(5)}  ${l.text}`}</span>
-                        {'\n'}
-                      </>
-                    ))}
-                  </pre>
-                ))}
+                {raw(h.blocksHtml)}
               </article>
             ))}
           </section>

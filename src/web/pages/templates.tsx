@@ -1,5 +1,6 @@
 // Templates: the list, custom templates created/edited/deleted with the API's validation, built-ins shown read-only.
 import type { Hono } from 'hono';
+import { PatternProblems } from './template-patterns';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from '../../features/templates/templates.service';
 import { redirectWith, render } from '../render';
 import { audit, can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
@@ -76,7 +77,7 @@ function listPage(c: WebContext) {
           <tbody>
             {items.map((t) => (
               <tr>
-                <td><a href={`/templates/${t.id}`}>{t.name}</a> {t.builtin ? <span class="badge muted">built-in</span> : null}</td>
+                <td><a href={`/templates/${t.id}`}>{t.name}</a> {t.builtin ? <span class="badge muted">built-in</span> : null}{t.builtin ? null : <PatternProblems t={t} />}</td>
                 <td>{t.vendor}</td>
                 <td>{t.mode}</td>
                 <td class="mono">{t.commands.join('; ')}</td>
