@@ -2,7 +2,7 @@
 import { backupDatabase, checkDatabase } from '../features/maintenance/maintenance.service';
 import { pruneBackups } from '../features/maintenance/retention.service';
 import { checkSnapshots } from '../features/maintenance/snapshots-check';
-import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, withAppliance, type Command } from './common';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 
 export const dbCommand: Command = {
   name: 'db',
@@ -11,7 +11,7 @@ export const dbCommand: Command = {
   confvault db backup DEST     consistent copy of the live database, safe while the server runs
   confvault db check           database integrity, every referenced snapshot present and matching
                                its hash, orphan files reported; exits 1 when anything is damaged
-  confvault db prune           apply [retention] now: old records, then unreferenced snapshot files
+  confvault db prune           apply [retention] now: old records and audit rows, then unreferenced snapshot files
 
 backup uses SQLite's online backup API, so the appliance keeps serving and backing up devices
 while the copy is made; the copy is verified with integrity_check before the command succeeds.
@@ -42,9 +42,10 @@ ${GLOBAL_OPTIONS_HELP}`,
         });
       case 'prune':
         return withAppliance(flags, (a) => {
-          const r = pruneBackups(a.db, a.snapshots, a.config.retention.keep_days, a.config.retention.keep_min_versions);
+          const r = pruneBackups(a.db, consoleActor(), a.snapshots, a.config.retention.keep_days, a.config.retention.keep_min_versions);
           out(`records\t${r.records}`);
           out(`snapshots\t${r.snapshots}`);
+          out(`audit\t${r.audit}`);
           return 0;
         });
       default:
