@@ -7,7 +7,6 @@ import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { compareTexts, unifiedText, withoutIgnored } from '../diff';
 import { intParam, need, type WebEnv } from '../web-context';
-import { requestDeviceBackup } from '../../features/backups/runs.service';
 import { actorOf } from '../../http/context';
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
