@@ -155,6 +155,17 @@ describe('manual backup runs are audited through every door', () => {
   });
 });
 
+test('confvault backup import: one backup.import row naming the device and the backup it made', () => {
+  const file = path.join(scratch, 'aud-in.cfg');
+  writeFileSync(file, 'hostname aud-in\n');
+  const r = runCli(['backup', 'import', '--device', String(ids.inScope), '--file', file, ...dataArgs]);
+  assert.equal(r.status, 0, r.stderr);
+  const row = rows("SELECT actor, door, details FROM audit_log WHERE action = 'backup.import' AND target = ?", `device ${ids.inScope}`);
+  assert.equal(row.length, 1);
+  assert.equal(row[0].door, 'cli');
+  assert.equal(JSON.parse(row[0].details as string).backup_id, r.stdout.trim());
+});
+
 describe('confvault audit list', () => {
   const list = (...args: string[]) => runCli(['audit', 'list', ...args, ...dataArgs]);
 
