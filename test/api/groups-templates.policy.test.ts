@@ -128,9 +128,10 @@ describe('templates: holds permission × scope × commands (issue #9 reproductio
     assert.equal(auditCount(), before);
   });
 
-  test('commands and pre_commands need scope all even for a template used only inside the scope', async () => {
+  test('commands, pre_commands (and the exit command) need scope all even for a template used only inside the scope', async () => {
     assertDenied(await call(keys.scoped, 'PUT', `/templates/${ids.tplIn}`, { commands: ['show run', 'reload in 1'] }), /commands/);
     assertDenied(await call(keys.scoped, 'PUT', `/templates/${ids.tplIn}`, { pre_commands: ['terminal length 0', 'reload'] }), /pre_commands/);
+    assertDenied(await call(keys.scoped, 'PUT', `/templates/${ids.tplIn}`, { exit_command: 'reload' }), /exit_command/);
     assert.deepEqual(getTemplateSpec(t.services.db, ids.tplIn)!.commands, ['show running-config']);
   });
 

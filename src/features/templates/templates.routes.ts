@@ -12,8 +12,8 @@ const security = [{ ApiKeyAuth: [] }];
 const params = z.object({ template_id: IntIdParam('template_id').openapi({ description: 'Template id' }) });
 
 const UPDATE_REFUSALS =
-  'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the change touches `commands` or ' +
-  '`pre_commands`, or the template is used by a device outside that scope.';
+  'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the change touches what the template sends ' +
+  '(`commands`, `pre_commands`, `enable`, `exit_command`), or the template is used by a device outside that scope.';
 const DELETE_REFUSALS = 'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the template is used by a device outside that scope.';
 
 const listRoute = createRoute({
@@ -74,7 +74,8 @@ const updateRoute = createRoute({
   summary: 'Update a custom backup template',
   description:
     'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409). ' +
-    '**Scope rule:** the commands a template sends run on every device using it, so changing `commands` or `pre_commands`, ' +
+    '**Scope rule:** the commands a template sends run on every device using it, so changing `commands`, `pre_commands`, ' +
+    '`enable` or `exit_command`, ' +
     'or changing a template used by any device outside the caller\'s device-group scope, needs scope `all` (403 `PERMISSION_DENIED` naming the reason).',
   security,
   middleware: [requirePermission('templates.update')] as const,

@@ -86,7 +86,8 @@ function requireTemplateWithinScope(db: DB, actor: Actor, id: number, verb: 'cha
   }
 }
 
-const COMMAND_FIELDS = ['commands', 'pre_commands'] as const;
+/** Everything a template sends to a device: the commands proper, and the enable and exit commands sent around them. */
+const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command'] as const;
 
 export function updateTemplate(db: DB, actor: Actor, id: number, patch: TemplatePatch): Template {
   authorize(actor, 'templates.update');
