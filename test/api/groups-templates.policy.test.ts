@@ -187,6 +187,7 @@ describe('the web forms apply the same rules', () => {
 
   test('changing a template’s commands from its form is refused; another field is saved and audited through the web door', async () => {
     const spec = getTemplateSpec(t.services.db, ids.tplIn)!;
+    assert.match((await web.get(`/templates/${ids.tplIn}`)).html, /Your device-group scope is limited/);
     const denied = await web.post(`/templates/${ids.tplIn}/edit`, { ...specValues(spec), commands: 'show run\nreload in 1' }, { csrf: true });
     assert.match(denied.html, /needs a device-group scope of all/);
     assert.deepEqual(getTemplateSpec(t.services.db, ids.tplIn)!.commands, ['show running-config']);
