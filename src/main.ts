@@ -11,6 +11,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   apikey: async () => (await import('./cli/apikey')).apikeyCommand,
   backup: async () => (await import('./cli/backup')).backupCommand,
   db: async () => (await import('./cli/db')).dbCommand,
+  audit: async () => (await import('./cli/audit')).auditCommand,
 };
 
 async function usage(): Promise<string> {

@@ -5,13 +5,14 @@ import { closeInterruptedBackups } from '../features/backups/backups.store';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
 import { selectDeviceIds } from '../engine/jobs';
 import { parseLocalTimestamp } from '../lib/time';
-import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, withAppliance, type Command } from './common';
+import { recordBackupRun } from '../features/backups/runs.service';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 import { ProgressBar } from './progress';
 
 const HELP = `Usage:
   confvault backup run (--device ID | --group ID | --all)
   confvault backup import --device ID --file PATH [--started-at "YYYY-MM-DD HH:MM:SS"]
-  confvault backup import-git --repo DIR --layout oxidized|rancid
+  confvault backup import-git --repo DIR --layout oxidized|rancid [--trust-owner]
 
 run         Backs up now: one device, every enabled device of a group and its subgroups, or every
             enabled device. Shows a progress bar on a terminal, then one summary line per device on
@@ -22,6 +23,11 @@ import      Records an existing configuration file as a successful backup of the
 import-git  Imports the whole history of an Oxidized or RANCID git repository: one backup per commit
             that touched a device's file, at the commit's time, devices matched by name. Running it
             again imports nothing twice. Oxidized: <device> or <group>/<device>; RANCID: <group>/configs/<device>.
+            git runs with a fixed configuration: the repository's own settings cannot run programs
+            (signatures, hooks, pagers, fsmonitor, diff helpers are off). A repository owned by another
+            user is refused unless --trust-owner is given, after you have checked it.
+
+Every run and import is recorded in the audit trail with the OS user who ran it.
 
 ${GLOBAL_OPTIONS_HELP}`;
 
@@ -49,6 +55,7 @@ export const backupCommand: Command = {
       'started-at': { type: 'string' },
       repo: { type: 'string' },
       layout: { type: 'string' },
+      'trust-owner': { type: 'boolean' },
     });
     const [sub] = positionals;
     const flags = flagsOf(values);
@@ -70,6 +77,8 @@ export const backupCommand: Command = {
             err('no enabled devices selected');
             return 0;
           }
+          const selection = deviceId !== undefined ? { deviceId } : groupId !== undefined ? { groupId } : { all: true as const };
+          recordBackupRun(a.db, consoleActor(), selection, ids);
           const runner = new BackupRunner({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config: a.config });
           const bar = new ProgressBar(ids.length, 'backing up');
           const controller = new AbortController();
@@ -113,7 +122,7 @@ export const backupCommand: Command = {
             if (parsed === null) throw new UsageError('--started-at must look like "YYYY-MM-DD HH:MM:SS"');
             at = parsed;
           }
-          const r = importBackup(a.db, a.snapshots, deviceId, text, at);
+          const r = importBackup(a.db, consoleActor(), a.snapshots, deviceId, text, at);
           err(`imported as backup ${r.id}${r.changed ? ' (changed)' : ''}`);
           out(r.id);
           return 0;
@@ -127,9 +136,12 @@ export const backupCommand: Command = {
         const layout = values.layout as GitLayout;
         return withAppliance(flags, (a) => {
           let bar: ProgressBar | null = null;
-          const r = importGitHistory(a.db, a.snapshots, repo, layout, (p) => {
-            bar ??= new ProgressBar(p.commitsTotal, 'importing commits');
-            bar.update(p.commitsDone, 0);
+          const r = importGitHistory(a.db, consoleActor(), a.snapshots, repo, layout, {
+            trustOwner: values['trust-owner'] === true,
+            onProgress: (p) => {
+              bar ??= new ProgressBar(p.commitsTotal, 'importing commits');
+              bar.update(p.commitsDone, 0);
+            },
           });
           (bar as ProgressBar | null)?.finish();
           out(`imported\t${r.imported}`);

@@ -2,7 +2,7 @@
 import { backupDatabase, checkDatabase, checkTemplatePatterns } from '../features/maintenance/maintenance.service';
 import { pruneBackups } from '../features/maintenance/retention.service';
 import { checkSnapshots } from '../features/maintenance/snapshots-check';
-import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, withAppliance, type Command } from './common';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 
 export const dbCommand: Command = {
   name: 'db',
@@ -12,7 +12,7 @@ export const dbCommand: Command = {
   confvault db check           database integrity, every referenced snapshot present and matching
                                its hash, orphan files reported, custom template patterns that are
                                not RE2 syntax listed; exits 1 when anything is damaged
-  confvault db prune           apply [retention] now: old records, then unreferenced snapshot files
+  confvault db prune           apply [retention] now: old records and audit rows, then unreferenced snapshot files
 
 backup uses SQLite's online backup API, so the appliance keeps serving and backing up devices
 while the copy is made; the copy is verified with integrity_check before the command succeeds.
@@ -43,9 +43,10 @@ ${GLOBAL_OPTIONS_HELP}`,
         });
       case 'prune':
         return withAppliance(flags, (a) => {
-          const r = pruneBackups(a.db, a.snapshots, a.config.retention.keep_days, a.config.retention.keep_min_versions);
+          const r = pruneBackups(a.db, consoleActor(), a.snapshots, a.config.retention.keep_days, a.config.retention.keep_min_versions);
           out(`records\t${r.records}`);
           out(`snapshots\t${r.snapshots}`);
+          out(`audit\t${r.audit}`);
           return 0;
         });
       default:

@@ -141,3 +141,11 @@ export function jsonTextResponse<T>(c: Context, text: JsonText<T>): TypedRespons
   // A new header object each time, as c.json makes: @hono/node-server adds Content-Length to the one it is given.
   return c.body(text, 200, { 'Content-Type': 'application/json' }) as unknown as TypedResponse<T, 200, 'json'>;
 }
+
+/** The shared error responses, with the 403 description extended by the operation's own refusals (policy rules). */
+export function errorResponsesWithRefusals(refusals: string, ...codes: ErrorCode[]) {
+  const out = errorResponses('PERMISSION_DENIED', ...codes);
+  const forbidden = out[403];
+  if (forbidden) out[403] = { ...forbidden, description: `${forbidden.description}\n\n${refusals}` };
+  return out;
+}

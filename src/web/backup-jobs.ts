@@ -2,6 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
 import type { AppServices } from '../http/context';
+import type { Actor } from '../identity/actor';
+import { requestDeviceBackup } from '../features/backups/runs.service';
 
 export interface BackupJob {
   id: string;
@@ -24,11 +26,14 @@ function runnerFor(app: AppServices): BackupRunner {
   return app.runner;
 }
 
-/** Start a manual backup of a device (the caller has checked permission and scope). */
-export function startBackupJob(app: AppServices, deviceId: number, userId: number, onDone?: (r: DeviceRunResult) => void): BackupJob {
+/** Start a manual backup of a device: the service checks permission and scope and audits the request first. */
+export function startBackupJob(app: AppServices, actor: Actor, deviceId: number, onDone?: (r: DeviceRunResult) => void): BackupJob {
+  const id = randomUUID();
+  requestDeviceBackup(app.db, actor, deviceId, id);
+  const userId = actor.principal.userId;
   const now = Date.now();
   for (const [id, j] of jobs) if (j.finishedAt !== null && now - j.finishedAt > KEEP_FINISHED_MS) jobs.delete(id);
-  const job: BackupJob = { id: randomUUID(), deviceId, userId, startedAt: now, finishedAt: null, result: null, progress: null };
+  const job: BackupJob = { id, deviceId, userId, startedAt: now, finishedAt: null, result: null, progress: null };
   jobs.set(job.id, job);
   void runnerFor(app)
     .backupDevice(deviceId, { trigger: 'manual', onProgress: (_id, text) => (job.progress = text) })

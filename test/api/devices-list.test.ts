@@ -4,9 +4,8 @@ import assert from 'node:assert/strict';
 import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
 import { setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
-import { SCOPE_ALL } from '../../src/identity/principal';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
 let t: TestAppliance;
 let key: string;
@@ -41,7 +40,7 @@ before(async () => {
     template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
   };
   const g = (name: string, parent: string | null) =>
-    (groups[name] = createGroup(db, SCOPE_ALL, { name, parent_id: parent ? groups[parent] : null, description: '', schedule: null }).id);
+    (groups[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? groups[parent] : null, description: '', schedule: null }).id);
   g('Europe', null);
   g('Berlin', 'Europe');
   g('Core', 'Berlin');

@@ -5,10 +5,9 @@ import { createDevice, type Device, type DeviceInput } from '../../src/features/
 import { getDeviceRow, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
-import { SCOPE_ALL } from '../../src/identity/principal';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 let t: TestAppliance;
 let refs: { credential_id: number; template_id: number };
@@ -41,7 +40,7 @@ before(async () => {
     template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
   };
   const group = (name: string, parent: string | null) =>
-    (g[name] = createGroup(db, SCOPE_ALL, { name, parent_id: parent ? g[parent] : null, description: '', schedule: null }).id);
+    (g[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? g[parent] : null, description: '', schedule: null }).id);
   group('A', null);
   group('A1', 'A');
   group('B', null);

@@ -5,9 +5,8 @@ import { finishBackup, startBackup } from '../../src/features/backups/backups.se
 import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
-import { SCOPE_ALL } from '../../src/identity/principal';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
 const DEVICE_FIELDS = [
   'id', 'name', 'hostname', 'port', 'protocol', 'group_id', 'credential_id', 'template_id', 'enabled', 'description', 'schedule',
@@ -75,7 +74,7 @@ describe('POST /devices', () => {
   });
 
   test('telnet defaults to port 23; explicit values are kept', async () => {
-    const group = createGroup(t.services.db, SCOPE_ALL, { name: 'post-grp', parent_id: null, description: '', schedule: null });
+    const group = createGroup(t.services.db, SYSTEM_ACTOR, { name: 'post-grp', parent_id: null, description: '', schedule: null });
     const r = await call('/devices', { method: 'POST', json: { name: 'tel1', hostname: '2001:db8::1', protocol: 'telnet', ...refs } });
     assert.equal(r.status, 201);
     assert.deepEqual([r.body.port, r.body.protocol], [23, 'telnet']);
@@ -181,7 +180,7 @@ describe('PUT /devices/{device_id}', () => {
   });
 
   test('moves between groups and to no group', async () => {
-    const g = createGroup(t.services.db, SCOPE_ALL, { name: 'put-grp', parent_id: null, description: '', schedule: null });
+    const g = createGroup(t.services.db, SYSTEM_ACTOR, { name: 'put-grp', parent_id: null, description: '', schedule: null });
     const d = seed('put-move');
     assert.equal((await call(`/devices/${d.id}`, { method: 'PUT', json: { group_id: g.id } })).body.group_id, g.id);
     assert.equal((await call(`/devices/${d.id}`, { method: 'PUT', json: { group_id: null } })).body.group_id, null);

@@ -1,13 +1,12 @@
-// Group endpoints × permissions (with and without); scoped users see every group (spec 4.6 rule 4) but count only their devices.
+// Group endpoints × permissions (with and without); scoped users see every group (spec 4.6 rule 4), count only their devices, change only their own.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDevice } from '../../src/features/devices/devices.service';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
-import { SCOPE_ALL } from '../../src/identity/principal';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 let t: TestAppliance;
 const g: Record<string, number> = {};
@@ -16,7 +15,7 @@ let seq = 0;
 const call = (key: string | undefined, method: string, path: string, json?: unknown) => callApi(t, key, method, path, json);
 
 const group = (name: string, parent: number | null = null) =>
-  createGroup(t.services.db, SCOPE_ALL, { name, parent_id: parent, description: '', schedule: null }).id;
+  createGroup(t.services.db, SYSTEM_ACTOR, { name, parent_id: parent, description: '', schedule: null }).id;
 
 before(async () => {
   t = await startTestAppliance();
@@ -70,14 +69,17 @@ describe('device-group scope', () => {
     }
   });
 
-  test('a scoped user manages groups outside its scope (permission only, rule 4)', async () => {
+  test('a scoped user manages groups only inside its scope (issue #9): reads stay permission-only', async () => {
     const k = await t.keyFor({ permissions: perms, groups: [g.A] });
-    const created = await call(k, 'POST', '/groups', { name: `outside-${++seq}`, parent_id: g.B });
-    assert.equal(created.status, 201);
-    assert.equal((await call(k, 'PUT', `/groups/${created.body.id}`, { description: 'x' })).status, 200);
-    assert.equal((await call(k, 'DELETE', `/groups/${created.body.id}`)).status, 200);
+    const outside = await call(k, 'POST', '/groups', { name: `outside-${++seq}`, parent_id: g.B });
+    assert.equal(outside.status, 403);
+    assert.match(outside.body.error!.message, /outside your device-group scope/);
+    const inside = await call(k, 'POST', '/groups', { name: `inside-${++seq}`, parent_id: g.A });
+    assert.equal(inside.status, 201);
+    assert.equal((await call(k, 'PUT', `/groups/${inside.body.id}`, { description: 'x' })).status, 200);
+    assert.equal((await call(k, 'DELETE', `/groups/${inside.body.id}`)).status, 200);
     const full = await call(k, 'DELETE', `/groups/${g.B}`);
-    assert.equal(full.status, 409);
-    assert.equal(full.body.error?.code, 'GROUP_HAS_DEVICES');
+    assert.equal(full.status, 403, 'the scope is checked before the emptiness rule');
+    assert.equal((await call(k, 'GET', `/groups/${g.B}`)).status, 200);
   });
 });

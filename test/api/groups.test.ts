@@ -3,10 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDevice } from '../../src/features/devices/devices.service';
 import { createGroup, type GroupInput } from '../../src/features/groups/groups.service';
-import { SCOPE_ALL } from '../../src/identity/principal';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
 const TREE_FIELDS = ['id', 'name', 'description', 'device_count', 'children'].sort();
@@ -33,7 +32,7 @@ function expectError(r: { status: number; body: Json }, status: number, code: st
 }
 
 const group = (name: string, parent_id: number | null = null, extra: Partial<GroupInput> = {}) =>
-  createGroup(t.services.db, SCOPE_ALL, { name, parent_id, description: '', schedule: null, ...extra });
+  createGroup(t.services.db, SYSTEM_ACTOR, { name, parent_id, description: '', schedule: null, ...extra });
 
 function device(group_id: number | null) {
   return createDevice(t.services.db, SYSTEM_ACTOR, {

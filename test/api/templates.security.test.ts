@@ -1,7 +1,8 @@
-// Template endpoints × permissions: each needs exactly its own permission; no device-group scope applies (spec 4.6 rule 4).
+// Template endpoints × permissions: each needs exactly its own permission; reads ignore scope (spec 4.6 rule 4), changes do not (issue #9).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTemplate } from '../../src/features/templates/templates.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
 
@@ -9,7 +10,7 @@ let t: TestAppliance;
 let seq = 0;
 
 const fresh = () =>
-  createTemplate(t.services.db, {
+  createTemplate(t.services.db, SYSTEM_ACTOR, {
     name: `sec-${++seq}`,
     vendor: 'ACME',
     description: '',
@@ -63,7 +64,7 @@ describe('templates security', () => {
     assert.equal((await call(reader, 'DELETE', '/templates/not-a-number')).status, 403);
   });
 
-  test('scope does not apply: a user limited to one device group sees and changes every template', async () => {
+  test('reads ignore scope; a template used outside the scope is read-only to a scoped user (issue #9)', async () => {
     const db = t.services.db;
     const now = Date.now();
     const groupA = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('tsec-a', ?, ?)").run(now, now).lastInsertRowid);
@@ -81,6 +82,8 @@ describe('templates security', () => {
     assert.equal(body.pagination.total, db.prepare('SELECT count(*) FROM templates').pluck().get());
     assert.equal(body.items.find((i) => i.id === used)?.device_count, 1, 'counts devices outside the scope too');
     assert.equal((await call(scoped, 'GET', `/templates/${used}`)).status, 200);
-    assert.equal((await call(scoped, 'PUT', `/templates/${used}`, { description: 'scoped edit' })).status, 200);
+    const edit = await call(scoped, 'PUT', `/templates/${used}`, { description: 'scoped edit' });
+    assert.equal(edit.status, 403);
+    assert.match(edit.body.error!.message, /outside your device-group scope/);
   });
 });

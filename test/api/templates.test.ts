@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTIN_TEMPLATES } from '../../src/engine/templates/index';
 import { createTemplate, getTemplateSpec, syncBuiltinTemplates } from '../../src/features/templates/templates.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
@@ -134,7 +135,7 @@ describe('templates', () => {
   test('names: unique → 400 TEMPLATE_NAME_EXISTS, built-in names reserved', async () => {
     expectError(await call('/templates', { method: 'POST', json: minimal('acme-os') }), 400, 'TEMPLATE_NAME_EXISTS');
     expectError(await call('/templates', { method: 'POST', json: minimal('cisco-ios') }), 400, 'TEMPLATE_NAME_EXISTS');
-    const other = createTemplate(t.services.db, {
+    const other = createTemplate(t.services.db, SYSTEM_ACTOR, {
       ...minimal('acme-other'),
       description: '',
       mode: 'exec',

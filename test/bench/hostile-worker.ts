@@ -1,4 +1,5 @@
 // Child process of the hostile-load bench: one appliance process (HTTP server and backup runner together, as in production) whose event loop is measured.
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -77,15 +78,15 @@ async function main(sim: SimInfo): Promise<void> {
   for (let d = 0; d < searchDevices; d++) {
     const id = seedDevice(db, { name: `search-${d}`, port: 22, credential_id: cred, template_id: tpl });
     const body = Array.from({ length: 1_000 }, (_, i) => (i % 5 === 0 ? ` description uplink to the ${'core '.repeat(30)}${i}` : ` ip address 10.${d}.${i % 256}.1 255.255.255.0`)).join('\n');
-    importBackup(db, snapshots, id, `hostname search-${d}\n${body}\nend\n`, Date.now() - 3_600_000);
+    importBackup(db, SYSTEM_ACTOR, snapshots, id, `hostname search-${d}\n${body}\nend\n`, Date.now() - 3_600_000);
   }
 
   const bigDevice = seedDevice(db, { name: 'big-10mb', port: 22, credential_id: cred, template_id: tpl });
   const now = Date.now();
   const versions = {
-    a: importBackup(db, snapshots, bigDevice, bigConfig(10, 'ge', 'v1', 0), now - 3 * 3_600_000).id,
-    b: importBackup(db, snapshots, bigDevice, bigConfig(10, 'ge', 'v2', 500), now - 2 * 3_600_000).id,
-    c: importBackup(db, snapshots, bigDevice, bigConfig(10, 'xe', 'v3', 3), now - 3_600_000).id,
+    a: importBackup(db, SYSTEM_ACTOR, snapshots, bigDevice, bigConfig(10, 'ge', 'v1', 0), now - 3 * 3_600_000).id,
+    b: importBackup(db, SYSTEM_ACTOR, snapshots, bigDevice, bigConfig(10, 'ge', 'v2', 500), now - 2 * 3_600_000).id,
+    c: importBackup(db, SYSTEM_ACTOR, snapshots, bigDevice, bigConfig(10, 'xe', 'v3', 3), now - 3_600_000).id,
   };
 
   const server = await startServer(createApp(services), config);

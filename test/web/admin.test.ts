@@ -235,6 +235,7 @@ describe('web users, roles and group schedule', () => {
     assert.equal((q.get('Nightly') as { schedule: string }).schedule, '30 2 * * 1', 'a bad schedule changes nothing');
     await admin.post(`/groups/${row.id}/edit`, { name: 'Nightly', parent_id: '', schedule: '' }, { csrf: true });
     assert.equal((q.get('Nightly') as { schedule: string | null }).schedule, null, 'empty means inherit');
-    assert.equal(JSON.parse(audits('group.update')[0].details).to.schedule, '30 2 * * 1');
+    const changes = t.services.db.prepare("SELECT changes FROM audit_log WHERE action = 'group.update' ORDER BY id").pluck().all() as string[];
+    assert.deepEqual(JSON.parse(changes[0]).schedule, { before: '0 3 * * *', after: '30 2 * * 1' }, 'the service audits before and after');
   });
 });

@@ -1,4 +1,5 @@
 // Bounded diffs: two unrelated 10,000-line versions answer without freezing /healthz, shown as "too different"; the worker pool's hard deadline.
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';
@@ -36,9 +37,9 @@ describe('diff bounds', () => {
     const tpl = seedBuiltinTemplate(db, 'frr');
     ids.dev = seedDevice(db, { name: 'big', port: 22, credential_id: cred, template_id: tpl });
     const now = Date.now();
-    ids.a = importBackup(db, snapshots, ids.dev, version('a', 10_000), now - 3 * 3600_000).id;
-    ids.b = importBackup(db, snapshots, ids.dev, version('b', 10_000), now - 2 * 3600_000).id;
-    ids.c = importBackup(db, snapshots, ids.dev, version('b', 10_000).replace('ge-b-5000 ', 'ge-b-5000 shutdown '), now - 3600_000).id;
+    ids.a = importBackup(db, SYSTEM_ACTOR, snapshots, ids.dev, version('a', 10_000), now - 3 * 3600_000).id;
+    ids.b = importBackup(db, SYSTEM_ACTOR, snapshots, ids.dev, version('b', 10_000), now - 2 * 3600_000).id;
+    ids.c = importBackup(db, SYSTEM_ACTOR, snapshots, ids.dev, version('b', 10_000).replace('ge-b-5000 ', 'ge-b-5000 shutdown '), now - 3600_000).id;
     admin = new WebClient(t.url);
     assert.equal((await admin.login('admin', 'admin-password-1')).status, 303);
   });
@@ -79,7 +80,7 @@ describe('diff bounds', () => {
 
   test('a large version is viewed and downloaded whole, read off the event loop', async () => {
     const big = version('z', 120_000); // about 5 MB
-    const id = importBackup(t.services.db, t.services.snapshots, ids.dev, big, Date.now() - 60_000).id;
+    const id = importBackup(t.services.db, SYSTEM_ACTOR, t.services.snapshots, ids.dev, big, Date.now() - 60_000).id;
     const download = admin.get(`/devices/${ids.dev}/backups/${id}/download`);
     const worst = await slowestHealthz(t.url, download);
     const r = await download;

@@ -1,8 +1,8 @@
 // Device-group scope on every page and internal route: a scoped user never sees another group's device (list, search, page, version, diff, dashboard).
 import { after, before, describe, test } from 'node:test';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { createRole, setRolePermissions } from '../../src/features/roles/roles.service';
 import { createUser, setUserScope } from '../../src/features/users/users.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -24,10 +24,10 @@ describe('web scope', () => {
     ids.a1 = seedDevice(db, { name: 'alpha-rtr', port: 22, credential_id: cred, template_id: tpl, group_id: A });
     ids.b1 = seedDevice(db, { name: 'bravo-rtr', port: 22, credential_id: cred, template_id: tpl, group_id: B });
     const now = Date.now();
-    ids.a1v1 = importBackup(db, snapshots, ids.a1, 'hostname alpha\nsnmp community alpha-secret\n', now - 7200_000).id;
-    ids.a1v2 = importBackup(db, snapshots, ids.a1, 'hostname alpha\nsnmp community alpha-secret\nip route 10.0.0.0/8 Null0\n', now - 3600_000).id;
-    ids.b1v1 = importBackup(db, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret\n', now - 7200_000).id;
-    ids.b1v2 = importBackup(db, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret2\n', now - 3600_000).id;
+    ids.a1v1 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.a1, 'hostname alpha\nsnmp community alpha-secret\n', now - 7200_000).id;
+    ids.a1v2 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.a1, 'hostname alpha\nsnmp community alpha-secret\nip route 10.0.0.0/8 Null0\n', now - 3600_000).id;
+    ids.b1v1 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret\n', now - 7200_000).id;
+    ids.b1v2 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret2\n', now - 3600_000).id;
     createRole(db, SYSTEM_ACTOR, { name: 'operator', permissions: ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view'] });
     await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'operator', groups: [A] });
     scoped = new WebClient(t.url);

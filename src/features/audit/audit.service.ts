@@ -1,7 +1,7 @@
 // The audit trail: one row per state change, written by the service that made it, in the same transaction.
 import type { DB } from '../../db/open';
 import { doorOf, type Actor } from '../../identity/actor';
-import { countAudit, insertAuditRow, listAuditActions, listAuditPage, type AuditFilter, type AuditRow } from './audit.store';
+import { countAudit, deleteAuditBefore, insertAuditRow, listAuditActions, listAuditPage, type AuditFilter, type AuditRow } from './audit.store';
 
 export type { AuditFilter, AuditRow };
 
@@ -92,4 +92,9 @@ export function listAudit(db: DB, filter: AuditFilter, page: number, limit: numb
 
 export function auditActions(db: DB): string[] {
   return listAuditActions(db);
+}
+
+/** Retention: delete the rows older than `before` (ms); returns how many went. */
+export function pruneAudit(db: DB, before: number): number {
+  return db.transaction(() => deleteAuditBefore(db, before))();
 }

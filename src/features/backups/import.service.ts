@@ -1,10 +1,13 @@
-// Imports configurations as successful backups: one file, or the whole history of an Oxidized or RANCID git repository.
-import { execFileSync } from 'node:child_process';
+// Imports configurations as successful backups (audited): one file, or the whole history of an Oxidized or RANCID git repository.
 import type { DB } from '../../db/open';
 import { changeFingerprint } from '../../engine/normalise';
 import { getDeviceRow } from '../devices/devices.store';
 import { getTemplateSpec } from '../templates/templates.service';
 import { ApiError } from '../../errors';
+import type { Actor } from '../../identity/actor';
+import { authorize } from '../../identity/policy';
+import { recordAudit } from '../audit/audit.service';
+import { openGitRepository, SAFE_LOG_FLAGS } from './git-reader';
 import { sha256Hex, type SnapshotStore } from '../../store/snapshots';
 import { finishBackup, startBackup } from './backups.service';
 
@@ -28,12 +31,26 @@ export function normaliseImportedText(text: string): string {
   return lines.length ? lines.join('\n') + '\n' : '';
 }
 
-export function importBackup(db: DB, store: SnapshotStore, deviceId: number, text: string, startedAt = Date.now()) {
-  const device = loadDevice(db, deviceId);
-  const clean = normaliseImportedText(text);
-  if (clean === '') throw ApiError.validation([{ field: 'file', message: 'the file is empty' }], 'nothing to import: the file is empty');
+function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, clean: string, startedAt: number) {
   const started = startBackup(db, device.id, device.template_id, 'import', startedAt);
   return finishBackup(db, store, started, { ok: true, text: clean, fingerprint: changeFingerprint(clean, device.ignore_patterns) }, startedAt);
+}
+
+/** Records one configuration file as a successful backup of the device, with its audit row. */
+export function importBackup(db: DB, actor: Actor, store: SnapshotStore, deviceId: number, text: string, startedAt = Date.now()) {
+  authorize(actor, 'backups.run');
+  const clean = normaliseImportedText(text);
+  return db.transaction(() => {
+    const device = loadDevice(db, deviceId);
+    if (clean === '') throw ApiError.validation([{ field: 'file', message: 'the file is empty' }], 'nothing to import: the file is empty');
+    const r = storeImported(db, store, device, clean, startedAt);
+    recordAudit(db, actor, {
+      action: 'backup.import',
+      target: `device ${device.id}`,
+      details: { name: device.name, backup_id: r.id, started_at: startedAt, changed: r.changed, size: Buffer.byteLength(clean) },
+    });
+    return r;
+  })();
 }
 
 export type GitLayout = 'oxidized' | 'rancid';
@@ -58,31 +75,25 @@ export interface GitImportProgress {
   skipped: number;
 }
 
-function git(repo: string, args: string[]): string {
-  // safe.directory: the repository is usually owned by another user (the old tool's), which git refuses by default.
-  return execFileSync('git', ['-c', 'safe.directory=*', '-C', repo, ...args], { encoding: 'utf8', maxBuffer: 512 * 1024 * 1024 });
-}
-
 /**
  * Replays a git repository's history, oldest first: one successful backup per commit that touched a device's
  * file, at the commit's time, devices matched by name (case-insensitive). A version already present for that
- * device at that time with the same hash is skipped, so running it again imports nothing twice.
+ * device at that time with the same hash is skipped, so running it again imports nothing twice. Git runs with a
+ * fixed configuration (see git-reader.ts); a repository of another owner needs `trustOwner`. One audit row sums it up.
  */
 export function importGitHistory(
   db: DB,
+  actor: Actor,
   store: SnapshotStore,
-  repo: string,
+  repoPath: string,
   layout: GitLayout,
-  onProgress?: (p: GitImportProgress) => void,
+  opts: { trustOwner?: boolean; onProgress?: (p: GitImportProgress) => void } = {},
 ): GitImportProgress & { unmatched: string[] } {
-  try {
-    git(repo, ['rev-parse', '--git-dir']);
-  } catch {
-    throw ApiError.validation([{ field: 'repo', message: 'not a git repository' }], `${repo} is not a git repository`);
-  }
+  authorize(actor, 'backups.run');
+  const git = openGitRepository(repoPath, { trustOwner: opts.trustOwner });
   const devices = new Map<string, number>();
   for (const r of db.prepare('SELECT id, name FROM devices').all() as { id: number; name: string }[]) devices.set(r.name.toLowerCase(), r.id);
-  const log = git(repo, ['log', '--reverse', '--format=%x00%H %ct', '--name-only', '--no-renames', '--diff-filter=AM', 'HEAD']);
+  const log = git.run(['log', ...SAFE_LOG_FLAGS, '--reverse', '--format=%x00%H %ct', '--name-only', '--no-renames', '--diff-filter=AM', 'HEAD']);
   const commits = log.split('\0').filter(Boolean).map((block) => {
     const [head, ...files] = block.split('\n').filter(Boolean);
     const [hash, ct] = head.split(' ');
@@ -100,16 +111,25 @@ export function importGitHistory(
         unmatched.add(name);
         continue;
       }
-      const text = normaliseImportedText(git(repo, ['show', `${c.hash}:${file}`]));
+      // cat-file prints the stored blob as it is: no textconv, filters or pager.
+      const text = normaliseImportedText(git.run(['cat-file', 'blob', `${c.hash}:${file}`]));
       if (text === '' || exists.get(deviceId, c.at, sha256Hex(text))) {
         progress.skipped++;
         continue;
       }
-      importBackup(db, store, deviceId, text, c.at);
+      storeImported(db, store, loadDevice(db, deviceId), text, c.at);
       progress.imported++;
     }
     progress.commitsDone++;
-    onProgress?.(progress);
+    opts.onProgress?.(progress);
   }
-  return { ...progress, unmatched: [...unmatched].sort() };
+  const result = { ...progress, unmatched: [...unmatched].sort() };
+  db.transaction(() => {
+    recordAudit(db, actor, {
+      action: 'backup.import_git',
+      target: `repository ${git.repo}`,
+      details: { layout, commits: result.commitsTotal, imported: result.imported, skipped: result.skipped, unmatched: result.unmatched.length, trust_owner: opts.trustOwner === true },
+    });
+  })();
+  return result;
 }

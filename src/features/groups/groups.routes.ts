@@ -1,8 +1,8 @@
-// Public API routes for device groups: list, tree, detail, create, update, delete (permission checks only, spec 4.6 rule 4).
+// Public API routes for device groups: list, tree, detail, create, update, delete (reads by permission, spec 4.6 rule 4; changes kept inside the caller's scope).
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv } from '../../http/context';
+import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
-import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
+import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import {
   GroupCreateSchema,
   GroupListQuerySchema,
@@ -19,8 +19,16 @@ const tags = ['Groups'];
 const security = [{ ApiKeyAuth: [] }];
 const GroupIdParams = z.object({ group_id: IntIdParam('group_id') });
 const SCOPE_NOTE =
-  'Groups are checked by permission only: a key whose user has a limited device-group scope still sees and manages every group; ' +
+  'Groups are read by permission only: a key whose user has a limited device-group scope still sees every group; ' +
   'only `device_count` is limited to the devices inside that scope.';
+/** Changes stay inside the scope (issue #9): otherwise moving an outside group under one's own would widen it. */
+const CHANGE_SCOPE_NOTE =
+  ' **Scope rule:** for a user whose device-group scope is limited, the group changed and its (new) parent must both lie inside ' +
+  'that scope, and only scope `all` can create or move a group at the top level; a refusal is 403 `PERMISSION_DENIED` naming the reason.';
+
+const REFUSALS =
+  'Also `PERMISSION_DENIED` when the caller\'s device-group scope is limited and the group or its (new) parent lies outside it, ' +
+  'or the group would be at the top level.';
 
 const listRoute = createRoute({
   method: 'get',
@@ -65,13 +73,15 @@ const createGroupRoute = createRoute({
   operationId: 'createGroup',
   tags,
   summary: 'Create a group',
-  description: 'A missing `parent_id` group is a 422 naming the field; a sibling with the same name (case-insensitive) is `GROUP_NAME_EXISTS`.',
+  description:
+    'A missing `parent_id` group is a 422 naming the field; a sibling with the same name (case-insensitive) is `GROUP_NAME_EXISTS`.' +
+    CHANGE_SCOPE_NOTE,
   security,
   middleware: [requirePermission('groups.create')] as const,
   request: { body: jsonBody(GroupCreateSchema) },
   responses: {
     201: jsonResponse(GroupSchema, 'The created group'),
-    ...errorResponses('PERMISSION_DENIED', 'GROUP_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    ...errorResponsesWithRefusals(REFUSALS, 'GROUP_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });
 
@@ -83,13 +93,13 @@ const updateRoute = createRoute({
   summary: 'Update a group',
   description:
     'Partial update: only the fields in the body change (`{}` changes nothing). Changing `parent_id` moves the group with its ' +
-    'subgroups and devices; moving it under itself or a descendant is `GROUP_PARENT_INVALID`.',
+    'subgroups and devices; moving it under itself or a descendant is `GROUP_PARENT_INVALID`.' + CHANGE_SCOPE_NOTE,
   security,
   middleware: [requirePermission('groups.update')] as const,
   request: { params: GroupIdParams, body: jsonBody(GroupUpdateSchema) },
   responses: {
     200: jsonResponse(GroupSchema, 'The updated group'),
-    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'GROUP_NAME_EXISTS', 'GROUP_PARENT_INVALID', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    ...errorResponsesWithRefusals(REFUSALS, 'RESOURCE_NOT_FOUND', 'GROUP_NAME_EXISTS', 'GROUP_PARENT_INVALID', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });
 
@@ -99,13 +109,14 @@ const deleteRoute = createRoute({
   operationId: 'deleteGroup',
   tags,
   summary: 'Delete a group',
-  description: 'Only an empty group can be deleted: subgroups give `GROUP_HAS_CHILDREN`, devices directly in it `GROUP_HAS_DEVICES`.',
+  description:
+    'Only an empty group can be deleted: subgroups give `GROUP_HAS_CHILDREN`, devices directly in it `GROUP_HAS_DEVICES`.' + CHANGE_SCOPE_NOTE,
   security,
   middleware: [requirePermission('groups.delete')] as const,
   request: { params: GroupIdParams },
   responses: {
     200: jsonResponse(SuccessStatusSchema, 'The group was deleted'),
-    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'GROUP_HAS_CHILDREN', 'GROUP_HAS_DEVICES'),
+    ...errorResponsesWithRefusals(REFUSALS, 'RESOURCE_NOT_FOUND', 'GROUP_HAS_CHILDREN', 'GROUP_HAS_DEVICES'),
   },
 });
 
@@ -126,19 +137,19 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   });
 
   registerRoute(api, createGroupRoute, (c) => {
-    const group = createGroup(c.get('app').db, c.get('principal').scope, c.req.valid('json'));
+    const group = createGroup(c.get('app').db, actorOf(c), c.req.valid('json'));
     return c.json(toGroupDto(group, c.get('timezone')), 201);
   });
 
   registerRoute(api, updateRoute, (c) => {
     const { group_id } = c.req.valid('param');
-    const group = updateGroup(c.get('app').db, c.get('principal').scope, group_id, c.req.valid('json'));
+    const group = updateGroup(c.get('app').db, actorOf(c), group_id, c.req.valid('json'));
     return c.json(toGroupDto(group, c.get('timezone')), 200);
   });
 
   registerRoute(api, deleteRoute, (c) => {
     const { group_id } = c.req.valid('param');
-    deleteGroup(c.get('app').db, group_id);
+    deleteGroup(c.get('app').db, actorOf(c), group_id);
     return c.json({ status: 'success' as const }, 200);
   });
 }

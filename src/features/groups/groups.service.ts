@@ -1,7 +1,10 @@
-// Device groups: list, tree, create, update (rename, move with cycle check), delete (only when empty).
+// Device groups: list, tree, create, update (rename, move with cycle check), delete (only when empty), kept inside the actor's scope and audited.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Scope } from '../../identity/principal';
+import type { Actor } from '../../identity/actor';
+import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
+import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countGroups,
   deleteGroupRow,
@@ -20,6 +23,7 @@ import {
   type Group,
   type GroupFilter,
   type GroupPatch,
+  type GroupRow,
 } from './groups.store';
 
 export type { Group, GroupFilter };
@@ -89,31 +93,58 @@ function nameExists(name: string): ApiError {
   return new ApiError('GROUP_NAME_EXISTS', `a group named "${name}" already exists under the same parent`);
 }
 
-export function createGroup(db: DB, scope: Scope, input: GroupInput): Group {
+/**
+ * A scoped user's group changes stay inside the scope: otherwise moving an outside group under one's own would
+ * widen the scope to its devices. A top-level parent (null) is outside every limited scope.
+ */
+function requireParentInScope(actor: Actor, parentId: number | null): void {
+  if (parentId === null) requireScopeAll(actor, 'Only a user whose device-group scope is all can place a group at the top level');
+  else requireGroupInScope(actor, parentId, `The parent group ${parentId}`);
+}
+
+const AUDITED: readonly (keyof GroupRow)[] = ['name', 'parent_id', 'description', 'schedule'];
+
+
+export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
+  authorize(actor, 'groups.create');
   const id = db
     .transaction(() => {
       requireParent(db, input.parent_id);
+      requireParentInScope(actor, input.parent_id);
+      let newId: number;
       try {
-        return insertGroup(db, input);
+        newId = insertGroup(db, input);
       } catch (err) {
         if (isUniqueViolation(err)) throw nameExists(input.name);
         throw err;
       }
+      recordAudit(db, actor, {
+        action: 'group.create',
+        target: `group ${newId}`,
+        changes: changesBetween(null, { name: input.name, parent_id: input.parent_id, description: input.description, schedule: input.schedule }),
+        details: { name: input.name },
+      });
+      return newId;
     })
     .immediate();
-  return getGroup(db, scope, id);
+  return getGroup(db, actor.principal.scope, id);
 }
 
 /** Partial update: only the given fields change. Moving under itself or a descendant is refused. */
-export function updateGroup(db: DB, scope: Scope, id: number, patch: GroupPatch): Group {
+export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch): Group {
+  authorize(actor, 'groups.update');
   db.transaction(() => {
     const row = getGroupRow(db, id);
     if (!row) throw ApiError.notFound(`group ${id}`);
-    if (patch.parent_id !== undefined && patch.parent_id !== null) {
-      requireParent(db, patch.parent_id);
-      if (isSelfOrAncestor(db, id, patch.parent_id)) {
-        throw new ApiError('GROUP_PARENT_INVALID', 'a group cannot be moved under itself or one of its descendants', { parent_id: patch.parent_id });
+    requireGroupInScope(actor, id, `Group ${id}`);
+    if (patch.parent_id !== undefined && patch.parent_id !== row.parent_id) {
+      if (patch.parent_id !== null) {
+        requireParent(db, patch.parent_id);
+        if (isSelfOrAncestor(db, id, patch.parent_id)) {
+          throw new ApiError('GROUP_PARENT_INVALID', 'a group cannot be moved under itself or one of its descendants', { parent_id: patch.parent_id });
+        }
       }
+      requireParentInScope(actor, patch.parent_id);
     }
     try {
       updateGroupFields(db, id, patch);
@@ -121,16 +152,24 @@ export function updateGroup(db: DB, scope: Scope, id: number, patch: GroupPatch)
       if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
       throw err;
     }
+    const changes = changesBetween(row, patch);
+    if (Object.keys(changes).length > 0) {
+      recordAudit(db, actor, { action: 'group.update', target: `group ${id}`, changes, details: { name: patch.name ?? row.name } });
+    }
   }).immediate();
-  return getGroup(db, scope, id);
+  return getGroup(db, actor.principal.scope, id);
 }
 
 /** Only an empty group can go: subgroups and devices are never deleted or re-parented implicitly. */
-export function deleteGroup(db: DB, id: number): void {
+export function deleteGroup(db: DB, actor: Actor, id: number): void {
+  authorize(actor, 'groups.delete');
   db.transaction(() => {
-    if (!getGroupRow(db, id)) throw ApiError.notFound(`group ${id}`);
+    const row = getGroupRow(db, id);
+    if (!row) throw ApiError.notFound(`group ${id}`);
+    requireGroupInScope(actor, id, `Group ${id}`);
     if (hasChildGroups(db, id)) throw new ApiError('GROUP_HAS_CHILDREN', 'the group has subgroups; move or delete them first');
     if (hasDirectDevices(db, id)) throw new ApiError('GROUP_HAS_DEVICES', 'the group holds devices; move or delete them first');
     deleteGroupRow(db, id);
+    recordAudit(db, actor, { action: 'group.delete', target: `group ${id}`, changes: Object.fromEntries(AUDITED.map((k) => [k, { before: row[k], after: null }])), details: { name: row.name } });
   }).immediate();
 }

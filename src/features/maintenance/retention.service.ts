@@ -1,18 +1,27 @@
-// Retention: prune backup records older than [retention] keep_days (keeping the newest N per device) and unreferenced snapshots.
+// Retention: prune backup records and audit rows older than [retention] keep_days (keeping the newest N versions per device), unreferenced snapshots; one audit row sums it up.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config';
 import type { DB } from '../../db/open';
 import type { SnapshotStore } from '../../store/snapshots';
+import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
+import { pruneAudit, recordAudit } from '../audit/audit.service';
 
 export interface PruneResult {
   records: number;
   snapshots: number;
+  /** Audit rows older than keep_days. */
+  audit: number;
 }
 
-/** Delete records past retention, then snapshot files no record points at. keep_days 0 keeps records forever. */
-export function pruneBackups(db: DB, store: SnapshotStore, keepDays: number, keepMin: number, now = Date.now()): PruneResult {
+/**
+ * Delete records and audit rows past retention, then snapshot files no record points at; keep_days 0 keeps both
+ * forever. When anything went, one audit row (written after the old ones were deleted) says what and who.
+ */
+export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, keepDays: number, keepMin: number, now = Date.now()): PruneResult {
   let records = 0;
+  let audit = 0;
   if (keepDays > 0) {
+    audit = pruneAudit(db, now - keepDays * 86_400_000);
     records = db
       .prepare(
         `DELETE FROM backups WHERE id IN (
@@ -35,7 +44,13 @@ export function pruneBackups(db: DB, store: SnapshotStore, keepDays: number, kee
   }
   const fileOrphans = findOrphanFiles(db, store);
   for (const h of fileOrphans.unreferenced) store.remove(h);
-  return { records, snapshots: orphans.length + fileOrphans.unreferenced.length };
+  const result = { records, snapshots: orphans.length + fileOrphans.unreferenced.length, audit };
+  if (result.records || result.snapshots || result.audit) {
+    db.transaction(() => {
+      recordAudit(db, actor, { action: 'retention.prune', target: 'backups', details: { ...result, keep_days: keepDays, keep_min_versions: keepMin } }, now);
+    })();
+  }
+  return result;
 }
 
 export function findOrphanFiles(db: DB, store: SnapshotStore): { unreferenced: string[]; temporary: string[] } {
@@ -48,8 +63,8 @@ export function findOrphanFiles(db: DB, store: SnapshotStore): { unreferenced: s
 export function startRetention(db: DB, store: SnapshotStore, config: Readonly<AppConfig>, log: Logger): NodeJS.Timeout {
   const run = () => {
     try {
-      const r = pruneBackups(db, store, config.retention.keep_days, config.retention.keep_min_versions);
-      if (r.records || r.snapshots) log.info(r, 'retention pruned backups');
+      const r = pruneBackups(db, SYSTEM_ACTOR, store, config.retention.keep_days, config.retention.keep_min_versions);
+      if (r.records || r.snapshots || r.audit) log.info(r, 'retention pruned backups and audit rows');
     } catch (err) {
       log.error({ err }, 'retention failed');
     }

@@ -1,8 +1,8 @@
-// Public API v1 backup-template endpoints: list, read, create, update, delete. Permission checks only (spec 4.6 rule 4).
+// Public API v1 backup-template endpoints: list, read (permission only, spec 4.6 rule 4), create, update, delete (scope rules of issue #9).
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv, AppServices } from '../../http/context';
+import { actorOf, type AppEnv, type AppServices } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
-import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
+import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import { TemplateCreateSchema, TemplateListQuery, TemplatePageSchema, TemplateSchema, TemplateUpdateSchema, toTemplateDto } from './templates.schemas';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from './templates.service';
 import { registerRoute } from '../../http/route';
@@ -10,6 +10,11 @@ import { registerRoute } from '../../http/route';
 const tags = ['Backup templates'];
 const security = [{ ApiKeyAuth: [] }];
 const params = z.object({ template_id: IntIdParam('template_id').openapi({ description: 'Template id' }) });
+
+const UPDATE_REFUSALS =
+  'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the change touches what the template sends ' +
+  '(`commands`, `pre_commands`, `enable`, `exit_command`), or the template is used by a device outside that scope.';
+const DELETE_REFUSALS = 'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the template is used by a device outside that scope.';
 
 const listRoute = createRoute({
   method: 'get',
@@ -67,14 +72,18 @@ const updateRoute = createRoute({
   operationId: 'updateTemplate',
   tags,
   summary: 'Update a custom backup template',
-  description: 'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409).',
+  description:
+    'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409). ' +
+    '**Scope rule:** the commands a template sends run on every device using it, so changing `commands`, `pre_commands`, ' +
+    '`enable` or `exit_command`, ' +
+    'or changing a template used by any device outside the caller\'s device-group scope, needs scope `all` (403 `PERMISSION_DENIED` naming the reason).',
   security,
   middleware: [requirePermission('templates.update')] as const,
   request: { params, body: jsonBody(TemplateUpdateSchema) },
   responses: {
     200: jsonResponse(TemplateSchema, 'The updated template'),
-    ...errorResponses(
-      'PERMISSION_DENIED',
+    ...errorResponsesWithRefusals(
+      UPDATE_REFUSALS,
       'RESOURCE_NOT_FOUND',
       'TEMPLATE_NAME_EXISTS',
       'TEMPLATE_BUILTIN_READONLY',
@@ -90,13 +99,16 @@ const deleteRoute = createRoute({
   operationId: 'deleteTemplate',
   tags,
   summary: 'Delete a custom backup template',
-  description: 'Built-ins cannot be deleted; a template used by a device cannot be deleted. Backup records keep their history.',
+  description:
+    'Built-ins cannot be deleted; a template used by a device cannot be deleted. Backup records keep their history. ' +
+    '**Scope rule:** a template used by any device outside the caller\'s device-group scope can be deleted only with scope `all` ' +
+    '(403 `PERMISSION_DENIED`, checked before `TEMPLATE_IN_USE`).',
   security,
   middleware: [requirePermission('templates.delete')] as const,
   request: { params },
   responses: {
     200: jsonResponse(SuccessStatusSchema, 'Deleted'),
-    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'TEMPLATE_BUILTIN_READONLY', 'TEMPLATE_IN_USE'),
+    ...errorResponsesWithRefusals(DELETE_REFUSALS, 'RESOURCE_NOT_FOUND', 'TEMPLATE_BUILTIN_READONLY', 'TEMPLATE_IN_USE'),
   },
 });
 
@@ -114,19 +126,19 @@ export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   });
 
   registerRoute(api, createTemplateRoute, (c) => {
-    const created = createTemplate(app.db, c.req.valid('json'));
+    const created = createTemplate(app.db, actorOf(c), c.req.valid('json'));
     return c.json(toTemplateDto(created, c.get('timezone')), 201);
   });
 
   registerRoute(api, updateRoute, (c) => {
     const { template_id } = c.req.valid('param');
-    const updated = updateTemplate(app.db, template_id, c.req.valid('json'));
+    const updated = updateTemplate(app.db, actorOf(c), template_id, c.req.valid('json'));
     return c.json(toTemplateDto(updated, c.get('timezone')), 200);
   });
 
   registerRoute(api, deleteRoute, (c) => {
     const { template_id } = c.req.valid('param');
-    deleteTemplate(app.db, template_id);
+    deleteTemplate(app.db, actorOf(c), template_id);
     return c.json({ status: 'success' as const }, 200);
   });
 }

@@ -1,9 +1,13 @@
-// Backup templates: read-only built-ins kept in step with the code, custom templates validated before they are saved.
+// Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
 import { BUILTIN_TEMPLATES, validateTemplate } from '../../engine/templates/index';
 import type { TemplateSpec } from '../../engine/templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
+import type { Actor } from '../../identity/actor';
+import { authorize, denied } from '../../identity/policy';
+import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
+  countTemplateDevicesOutside,
   countTemplateRows,
   deleteTemplateRow,
   getTemplateRow,
@@ -51,33 +55,76 @@ export function getTemplateSpec(db: DB, id: number): TemplateSpec | undefined {
   return row && toTemplateSpec(row);
 }
 
-export function createTemplate(db: DB, input: TemplateInput): Template {
+export function createTemplate(db: DB, actor: Actor, input: TemplateInput): Template {
+  authorize(actor, 'templates.create');
   const spec = specFields(input);
   checkSpec(spec, null);
-  const id = withNameCheck(spec.name, () => insertTemplateRow(db, spec, false, Date.now()));
+  const id = db
+    .transaction(() => {
+      const newId = withNameCheck(spec.name, () => insertTemplateRow(db, spec, false, Date.now()));
+      recordAudit(db, actor, { action: 'template.create', target: `template ${newId}`, changes: changesBetween(null, spec), details: { name: spec.name } });
+      return newId;
+    })
+    .immediate();
   return getTemplate(db, id);
 }
 
-export function updateTemplate(db: DB, id: number, patch: TemplatePatch): Template {
+/**
+ * The commands a template sends run on every device that uses it, so a scoped user must not reach beyond the
+ * scope through them (issue #9): a template used outside the scope, and any change of the commands themselves,
+ * need scope all.
+ */
+function requireTemplateWithinScope(db: DB, actor: Actor, id: number, verb: 'changed' | 'deleted'): void {
+  const scope = actor.principal.scope;
+  if (scope.all) return;
+  const outside = countTemplateDevicesOutside(db, id, [...scope.groupIds]);
+  if (outside > 0) {
+    throw denied(`Template ${id} is used by ${outside} device${outside === 1 ? '' : 's'} outside your device-group scope; only a user whose scope is all can have it ${verb}`, {
+      template_id: id,
+      devices_outside_scope: outside,
+    });
+  }
+}
+
+/** Everything a template sends to a device: the commands proper, and the enable and exit commands sent around them. */
+const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command'] as const;
+
+export function updateTemplate(db: DB, actor: Actor, id: number, patch: TemplatePatch): Template {
+  authorize(actor, 'templates.update');
   // IMMEDIATE: the merge reads the row the write replaces, even with the CLI or web interface writing concurrently.
   db.transaction(() => {
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
-    const spec = specFields({ ...toTemplateSpec(row), ...definedOnly(patch) });
+    const before = toTemplateSpec(row);
+    const spec = specFields({ ...before, ...definedOnly(patch) });
+    const changes = changesBetween(before, spec);
+    const commandFields = COMMAND_FIELDS.filter((f) => f in changes);
+    if (commandFields.length > 0 && !actor.principal.scope.all) {
+      throw denied(`Changing a template's ${commandFields.join(' and ')} needs a device-group scope of all: the commands run on every device using it`, {
+        fields: commandFields,
+      });
+    }
+    requireTemplateWithinScope(db, actor, id, 'changed');
     checkSpec(spec, row.name);
     withNameCheck(spec.name, () => updateTemplateRow(db, id, spec, Date.now()));
+    if (Object.keys(changes).length > 0) {
+      recordAudit(db, actor, { action: 'template.update', target: `template ${id}`, changes, details: { name: spec.name } });
+    }
   }).immediate();
   return getTemplate(db, id);
 }
 
-export function deleteTemplate(db: DB, id: number): void {
+export function deleteTemplate(db: DB, actor: Actor, id: number): void {
+  authorize(actor, 'templates.delete');
   db.transaction(() => {
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
+    requireTemplateWithinScope(db, actor, id, 'deleted');
     if (row.device_count > 0) throw inUseError(id, row.device_count);
     deleteTemplateRow(db, id);
+    recordAudit(db, actor, { action: 'template.delete', target: `template ${id}`, details: { name: row.name, vendor: row.vendor } });
   }).immediate(); // the write lock is held from the count to the delete, so no device can be added in between
 }
 
@@ -178,4 +225,16 @@ function withNameCheck<T>(name: string, write: () => T): T {
     if (isUniqueViolation(err)) throw new ApiError('TEMPLATE_NAME_EXISTS', `a template named "${name}" already exists`);
     throw err;
   }
+}
+
+/** A "try on device" run (web): who tried which template on which device, and how it went; never the output. */
+export function recordTemplateTrial(
+  db: DB,
+  actor: Actor,
+  templateId: number | null,
+  trial: { device_id: number; device_name: string; ok: boolean; failure: string | null; duration_ms: number },
+): void {
+  db.transaction(() => {
+    recordAudit(db, actor, { action: 'template.try', target: templateId === null ? 'template (unsaved)' : `template ${templateId}`, details: trial });
+  })();
 }

@@ -166,3 +166,14 @@ export function updateTemplateRow(db: DB, id: number, spec: TemplateSpec, now: n
 export function deleteTemplateRow(db: DB, id: number): number {
   return stmts(db).remove.run(id).changes;
 }
+
+/** Devices using the template that lie outside `scope` (ungrouped devices are outside every limited scope). */
+export function countTemplateDevicesOutside(db: DB, id: number, groupIds: readonly number[]): number {
+  return db
+    .prepare(
+      `SELECT count(*) FROM devices WHERE template_id = ?
+         AND (group_id IS NULL OR group_id NOT IN (SELECT value FROM json_each(?)))`,
+    )
+    .pluck()
+    .get(id, JSON.stringify(groupIds)) as number;
+}

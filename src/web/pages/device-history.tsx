@@ -7,7 +7,8 @@ import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { Csrf, Pager } from '../components/layout';
 import { diffBackups, readBackupTextOffThread } from '../diff';
 import { render } from '../render';
-import { audit, can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
+import { actorOf } from '../../http/context';
+import { can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';
 import { groupOptions, groupPaths } from './groups-options';
 import { HostKeyChange } from './devices';
@@ -21,9 +22,7 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
   // Without script: start the job and come back to the page, which shows its state.
   web.post('/devices/:id/backup', need('devices.view', 'backups.run'), (c) => {
     const id = intParam(c, 'id');
-    const d = getDevice(c.get('app').db, c.get('principal').scope, id);
-    const job = startBackupJob(c.get('app'), id, c.get('principal').userId);
-    audit(c, 'backup.run', `device ${id}`, { name: d.name, job: job.id });
+    const job = startBackupJob(c.get('app'), actorOf(c), id);
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);
   });
 

@@ -5,7 +5,8 @@ import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGro
 import { zodFieldErrors } from '../../http/errors';
 import { Csrf, FieldError } from '../components/layout';
 import { redirectWith, render } from '../render';
-import { audit, can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
+import { actorOf } from '../../http/context';
+import { can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { groupOptions } from './groups-options';
 
 function parseGroup(f: Record<string, string>) {
@@ -26,8 +27,7 @@ export function registerGroups(web: Hono<WebEnv>): void {
     const p = parseGroup(f);
     if (!p.ok) return groupsPage(c, { errors: p.errors, values: f });
     try {
-      const g = createGroup(c.get('app').db, c.get('principal').scope, p.input);
-      audit(c, 'group.create', `group ${g.id}`, { name: g.name, parent_id: g.parent_id, schedule: g.schedule });
+      const g = createGroup(c.get('app').db, actorOf(c), p.input);
       return redirectWith(c, '/groups', `Group ${g.name} created.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -39,15 +39,10 @@ export function registerGroups(web: Hono<WebEnv>): void {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     const db = c.get('app').db;
-    const before = getGroup(db, c.get('principal').scope, id);
     const p = parseGroup(f);
     if (!p.ok) return redirectWith(c, '/groups', Object.values(p.errors).join('; '), 'error');
     try {
-      const g = updateGroup(db, c.get('principal').scope, id, { name: p.input.name, parent_id: p.input.parent_id, schedule: p.input.schedule });
-      audit(c, 'group.update', `group ${id}`, {
-        from: { name: before.name, parent_id: before.parent_id, schedule: before.schedule },
-        to: { name: g.name, parent_id: g.parent_id, schedule: g.schedule },
-      });
+      const g = updateGroup(db, actorOf(c), id, { name: p.input.name, parent_id: p.input.parent_id, schedule: p.input.schedule });
       return redirectWith(c, '/groups', `Group ${g.name} saved.`);
     } catch (err) {
       if (fieldErrors(err)) return redirectWith(c, '/groups', (err as Error).message, 'error');
@@ -59,12 +54,11 @@ export function registerGroups(web: Hono<WebEnv>): void {
     const db = c.get('app').db;
     const g = getGroup(db, c.get('principal').scope, id);
     try {
-      deleteGroup(db, id);
+      deleteGroup(db, actorOf(c), id);
     } catch (err) {
       if (fieldErrors(err)) return redirectWith(c, '/groups', (err as Error).message, 'error');
       throw err;
     }
-    audit(c, 'group.delete', `group ${id}`, { name: g.name });
     return redirectWith(c, '/groups', `Group ${g.name} deleted.`);
   });
 }

@@ -6,14 +6,13 @@ import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
 import { diffBackups } from '../diff';
-import { audit, intParam, need, type WebEnv } from '../web-context';
+import { intParam, need, type WebEnv } from '../web-context';
+import { actorOf } from '../../http/context';
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
   web.post('/api/devices/:id/backups', need('devices.view', 'backups.run'), (c) => {
     const id = intParam(c, 'id');
-    const d = getDevice(c.get('app').db, c.get('principal').scope, id);
-    const job = startBackupJob(c.get('app'), id, c.get('principal').userId);
-    audit(c, 'backup.run', `device ${id}`, { name: d.name, job: job.id });
+    const job = startBackupJob(c.get('app'), actorOf(c), id);
     return c.json(jobView(job), 202);
   });
 

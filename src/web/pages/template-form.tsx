@@ -117,6 +117,12 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
     <>
       <h1>{title} {t?.builtin ? <span class="badge muted">built-in</span> : null}</h1>
       {t?.builtin ? <p class="advice">Built-in templates are read-only; create a custom template to change these settings.</p> : null}
+      {t && !readOnly && !c.get('principal').scope.all ? (
+        <p class="advice">
+          Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command)
+          needs scope all, and a template used by a device outside your scope cannot be changed or deleted.
+        </p>
+      ) : null}
       <section class="card">
         <form method="post" action={t ? `${base}/edit` : '/templates'} class="grid-form" novalidate>
           <Csrf token={csrf} />

@@ -7,8 +7,9 @@ import { validateTemplate } from '../../engine/templates/index';
 import type { TemplateSpec } from '../../engine/templates/types';
 import { ApiError } from '../../errors';
 import { getDevice } from '../../features/devices/devices.service';
-import { getTemplate } from '../../features/templates/templates.service';
-import { audit, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
+import { getTemplate, recordTemplateTrial } from '../../features/templates/templates.service';
+import { actorOf } from '../../http/context';
+import { fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { parseTemplateForm, templatePage } from './template-form';
 
 export function registerTemplateTry(web: Hono<WebEnv>): void {
@@ -43,7 +44,7 @@ async function tryTemplate(c: WebContext, id: number | null): Promise<Response> 
   // The same limits and redaction as a real backup, but nothing is recorded: no backup row, no host key, no reachability.
   const result = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact: app.config.backup.redact_secrets });
   // The output never goes into the audit log: it is configuration text and may hold secrets.
-  audit(c, 'template.try', id === null ? 'template (unsaved)' : `template ${id}`, {
+  recordTemplateTrial(app.db, actorOf(c), id, {
     device_id: device.id,
     device_name: device.name,
     ok: result.ok,

@@ -3,7 +3,8 @@ import type { Hono } from 'hono';
 import { PatternProblems } from './template-patterns';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from '../../features/templates/templates.service';
 import { redirectWith, render } from '../render';
-import { audit, can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
+import { actorOf } from '../../http/context';
+import { can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { parseTemplateForm, templatePage } from './template-form';
 import { registerTemplateTry } from './template-try';
 
@@ -15,8 +16,7 @@ export function registerTemplates(web: Hono<WebEnv>): void {
     const p = parseTemplateForm(f, null);
     if (!p.ok) return templatePage(c, null, { values: f, errors: p.errors });
     try {
-      const t = createTemplate(c.get('app').db, p.spec);
-      audit(c, 'template.create', `template ${t.id}`, { name: t.name });
+      const t = createTemplate(c.get('app').db, actorOf(c), p.spec);
       return redirectWith(c, `/templates/${t.id}`, `Template ${t.name} created.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -33,8 +33,7 @@ export function registerTemplates(web: Hono<WebEnv>): void {
     const p = parseTemplateForm(f, before);
     if (!p.ok) return templatePage(c, id, { values: f, errors: p.errors });
     try {
-      const t = updateTemplate(db, id, p.spec);
-      audit(c, 'template.update', `template ${id}`, { name: t.name, previous_name: before.name });
+      const t = updateTemplate(db, actorOf(c), id, p.spec);
       return redirectWith(c, `/templates/${id}`, `Template ${t.name} saved.`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -47,12 +46,11 @@ export function registerTemplates(web: Hono<WebEnv>): void {
     const db = c.get('app').db;
     const t = getTemplate(db, id);
     try {
-      deleteTemplate(db, id);
+      deleteTemplate(db, actorOf(c), id);
     } catch (err) {
       if (fieldErrors(err)) return redirectWith(c, `/templates/${id}`, (err as Error).message, 'error');
       throw err;
     }
-    audit(c, 'template.delete', `template ${id}`, { name: t.name });
     return redirectWith(c, '/templates', `Template ${t.name} deleted.`);
   });
   registerTemplateTry(web);
