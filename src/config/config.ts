@@ -1,4 +1,5 @@
 // Appliance settings, resolved once: defaults → config file → CONFVAULT_* environment → command-line flags, validated and frozen.
+import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse as parseToml } from 'smol-toml';
@@ -33,7 +34,9 @@ export const configSchema = z
         tls_cert: z.string().default(''),
         tls_key: z.string().default(''),
         timezone: timezoneSchema.default('UTC'),
-        trusted_proxies: z.array(z.string()).default([]),
+        trusted_proxies: z
+          .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 10.0.0.0/24'))
+          .default([]),
         max_body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
         header_timeout: z.number().int().min(1).max(300).default(10),
         request_timeout: z.number().int().min(1).max(3600).default(30),
@@ -195,4 +198,13 @@ function deepFreeze<T>(o: T): Readonly<T> {
 export function parseListen(listen: string): { host: string; port: number } {
   const i = listen.lastIndexOf(':');
   return { host: listen.slice(0, i).replace(/^\[|\]$/g, ''), port: Number(listen.slice(i + 1)) };
+}
+
+/** An IPv4/IPv6 address, or one with a prefix length in range ("10.0.0.0/8", "fd00::/64"). */
+function isAddressOrRange(entry: string): boolean {
+  const [address, prefix, ...rest] = entry.trim().split('/');
+  const family = isIP(address);
+  if (!family || rest.length) return false;
+  if (prefix === undefined) return true;
+  return /^\d{1,3}$/.test(prefix) && Number(prefix) <= (family === 4 ? 32 : 128);
 }

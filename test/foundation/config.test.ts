@@ -199,3 +199,11 @@ test('server time limits: defaults, a file value, and a header limit longer than
   );
   assert.throws(() => loadConfig({ config: file('timeouts-zero.toml', '[server]\nrequest_timeout = 0\n') }, {}), /server\.request_timeout/);
 });
+
+test('trusted_proxies takes addresses and CIDR ranges; anything else stops start-up naming the entry', () => {
+  const ok = loadConfig({}, { CONFVAULT_TRUSTED_PROXIES: '10.0.0.1, 192.168.0.0/16,fd00::/64, ::1' });
+  assert.deepEqual(ok.server.trusted_proxies, ['10.0.0.1', '192.168.0.0/16', 'fd00::/64', '::1']);
+  for (const bad of ['proxy.example', '10.0.0.0/33', 'fd00::/129', '10.0.0.1/8/8', '10.0.0.256']) {
+    assert.throws(() => loadConfig({}, { CONFVAULT_TRUSTED_PROXIES: bad }), /server\.trusted_proxies\.0: expected an IP address or a CIDR range/, bad);
+  }
+});
