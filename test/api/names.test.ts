@@ -139,4 +139,8 @@ test('CLI: user add and role add refuse control characters (even where trimming 
   assert.doesNotMatch(users.stdout, /bob|carol/);
   const roles = await runCliAsync(['role', 'list', '--data-dir', dataDir]);
   assert.doesNotMatch(roles.stdout, /ops/);
+  const key = await runCliAsync(['apikey', 'create', 'admin', '--name', 'ci\u001bkey', '--data-dir', dataDir]);
+  assert.equal(key.status, 1, key.stderr);
+  assert.match(key.stderr, /control characters/);
+  assert.doesNotMatch((await runCliAsync(['apikey', 'list', '--data-dir', dataDir])).stdout, /ci/);
 });

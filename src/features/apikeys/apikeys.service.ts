@@ -1,4 +1,5 @@
 // API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request; a key seen in a URL is revoked as exposed.
+import { hasControlCharacters } from '../../lib/names';
 import { createHash, hash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
@@ -90,7 +91,8 @@ export function createApiKey(
   if (days !== null && (!Number.isInteger(days) || days < 1 || days > 3650)) {
     throw ApiError.validation([{ field: 'expires_in_days', message: 'must be a whole number of days, 1-3650' }], 'expiry must be 1-3650 days');
   }
-  const name = (input.name ?? '').trim();
+  const name = (input.name ?? '').trim().normalize('NFC');
+  if (hasControlCharacters(input.name ?? '')) throw ApiError.validation([{ field: 'name', message: 'must not contain control characters' }], 'key name has control characters');
   if (name.length > 128) throw ApiError.validation([{ field: 'name', message: 'at most 128 characters' }], 'key name too long');
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');
   const now = Date.now();
