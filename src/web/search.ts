@@ -62,7 +62,7 @@ export async function searchConfigs(app: AppServices, scope: Scope, query: Searc
   try {
     done = await runOffThread<SearchDone>({ kind: 'search', ...task }, budgetMs + HARD_GRACE_MS, (hit) => hits.push(hit as SearchHit));
   } catch (err) {
-    if (err instanceof OffThreadBusy) throw new ApiError('CONFLICT', 'Too many searches are running; try again in a few seconds.');
+    if (err instanceof OffThreadBusy) throw new ApiError('SERVICE_UNAVAILABLE', 'Too many searches are running; try again in a few seconds.');
     if (!(err instanceof OffThreadTimeout)) throw err;
     app.log?.warn({ elapsed_ms: Math.round(performance.now() - started) }, 'search worker passed its hard deadline and was stopped');
     done = { devicesSearched: -1, truncated: false, partial: true, unreadable: [] };

@@ -3,6 +3,7 @@ import { availableParallelism } from 'node:os';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
+import { ApiError } from '../../errors';
 import { isExecutable, readAsset, repoRoot } from '../../runtime/assets';
 
 /** Name of the worker bundle among the executable's assets (build/build.mjs writes it). */
@@ -20,7 +21,12 @@ export type WorkerMessage = { id: number; type: 'progress'; value: unknown } | {
 /** The task ran past its hard deadline; its worker was terminated. */
 export class OffThreadTimeout extends Error {}
 /** Too many tasks are waiting. */
-export class OffThreadBusy extends Error {}
+/** The pool's queue is full: 503, so a client (or a flood of them) is told to come back rather than queued without bound. */
+export class OffThreadBusy extends ApiError {
+  constructor(message: string) {
+    super('SERVICE_UNAVAILABLE', message);
+  }
+}
 
 interface Job {
   id: number;
