@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';
 import { diffVersions } from '../../src/web/diff';
-import { OffThreadTimeout, runOffThread } from '../../src/web/workers/pool';
+import { OffThreadBusy, OffThreadTimeout, runOffThread } from '../../src/web/workers/pool';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { WebClient } from './web-client';
@@ -105,5 +105,16 @@ describe('diff bounds', () => {
     await assert.rejects(runOffThread({ kind: 'diff', a: huge, b: other, names: { a: 'a', b: 'b' }, ignore: [], unified: true, snapshotsRoot: null }, 20), OffThreadTimeout);
     const ok = await diffVersions('a\n', 'b\n', { a: 'a', b: 'b' }, []);
     assert.equal(ok?.added, 1);
+  });
+
+  test('a full queue answers 503 SERVICE_UNAVAILABLE at once instead of queueing without bound', async () => {
+    // All submitted in one turn: whatever the work, the queue holds 64 and the rest are refused at once.
+    const task = { kind: 'diff' as const, a: 'a\n', b: 'b\n', names: { a: 'a', b: 'b' }, ignore: [], unified: true, snapshotsRoot: null };
+    const runs = Array.from({ length: 80 }, () => runOffThread(task, 30_000).then(() => 'done', (e: unknown) => e));
+    const outcomes = await Promise.all(runs);
+    const busy = outcomes.filter((o) => o instanceof OffThreadBusy) as OffThreadBusy[];
+    assert.ok(busy.length >= 80 - 64 - 2, `refused: ${busy.length}`);
+    assert.equal(busy[0].status, 503);
+    assert.equal(busy[0].code, 'SERVICE_UNAVAILABLE');
   });
 });
