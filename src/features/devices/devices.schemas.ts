@@ -28,7 +28,13 @@ const HostnameSchema = z
   .min(1, 'must not be empty')
   .max(253, 'at most 253 characters')
   .refine(isValidHostname, 'must be an IPv4 or IPv6 address or a DNS name')
-  .openapi({ description: 'IPv4 or IPv6 address, or DNS name', example: 'core1.ber.example.net' });
+  .openapi({
+    description:
+      'IPv4 or IPv6 address, or DNS name (labels of letters, digits and hyphens, 1-63 characters each, at most 253 in all, an optional ' +
+      'trailing dot; the last label not all digits, so "300.1.1.1" is refused as a mistyped address). No scheme, port or path: the port ' +
+      'is its own field. A name is resolved at each backup.',
+    example: 'core1.ber.example.net',
+  });
 
 export const ProtocolSchema = z.enum(PROTOCOLS).openapi({ description: 'Transport used for backups', example: 'ssh' });
 export const ReachabilityStatusSchema = z.enum(REACHABILITY).openapi({ example: 'reachable' });

@@ -41,7 +41,13 @@ export const ScheduleSchema = z
     const problem = scheduleProblem(v);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   })
-  .openapi({ description: 'Cron expression (minute hour day month weekday, optional seconds first) or a nickname such as @daily', example: '0 3 * * *' });
+  .openapi({
+    description:
+      'Cron expression in the appliance time zone: five fields (minute hour day-of-month month weekday), or six with seconds first; ' +
+      'ranges, lists and steps (`*/15`, `1-5`, `MON-FRI`), or a nickname such as `@daily` or `@hourly`. It must repeat (a bare ' +
+      'date is refused) and must fire at least once (`0 0 31 2 *` is refused). At most 128 characters.',
+    example: '0 3 * * *',
+  });
 
 /** An optional positive integer query parameter. */
 export const IntQuery = (name: string) =>
