@@ -1,11 +1,11 @@
 // `confvault serve`: run the appliance (HTTP API, web interface, scheduler) until SIGTERM/SIGINT.
 import { openAppliance } from '../app/bootstrap';
-import { createLogger } from '../app/logger';
+import { createLogger } from '../lib/logger';
 import { loadConfig } from '../config/config';
 import { ensureFirstAdmin } from '../features/users/users.service';
-import { createApp } from '../http/app';
+import { createApp } from '../app/app';
 import type { AppServices } from '../http/context';
-import { loadTls, startServer, type RunningServer } from '../http/server';
+import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
 import { closeInterruptedBackups } from '../features/backups/backups.store';
 import { startRetention } from '../features/maintenance/retention.service';

@@ -7,7 +7,7 @@ import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../feature
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../features/devices/devices.store';
 import { getTemplateSpec } from '../features/templates/templates.service';
 import type { SecretBox } from '../identity/secrets';
-import type { TemplateSpec } from './templates/types';
+import type { TemplateSpec } from '../templates/types';
 import type { CollectTarget, FailureType } from './types';
 
 export interface BackupJob {

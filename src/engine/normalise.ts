@@ -1,8 +1,8 @@
 // Terminal clean-up of raw device output and turning captured text into the stored, fingerprinted configuration.
 import { createHash } from 'node:crypto';
 import { PatternError, compileRe2, re2LinePattern, re2ReplaceAll, type LinePattern } from '../lib/re2';
-import { isBuiltinPattern, patternProblems } from './templates/index';
-import type { TemplateSpec } from './templates/types';
+import { isBuiltinPattern, patternProblems } from '../templates/index';
+import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
 /**

@@ -3,7 +3,7 @@
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { accessLogWriter } from '../app/logger';
+import { accessLogWriter } from '../lib/logger';
 import { errorResponse, toApiError } from './errors';
 import { isValidTimeZone } from '../config/config';
 import { ApiError } from '../errors';

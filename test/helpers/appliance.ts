@@ -6,14 +6,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
-import { createLogger } from '../../src/app/logger';
+import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser, ensureFirstAdmin } from '../../src/features/users/users.service';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
 import type { AppServices } from '../../src/http/context';
-import { startServer, type RunningServer } from '../../src/http/server';
+import { startServer, type RunningServer } from '../../src/app/server';
 import type { Permission } from '../../src/identity/permissions';
 import { repoRoot } from '../../src/runtime/assets';
 
