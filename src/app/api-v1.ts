@@ -4,7 +4,8 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors';
 import type { AppEnv, AppServices } from '../http/context';
-import { authenticate, readJsonBody, refuseKeyInQuery, setRequestTimezone } from '../http/middleware';
+import { readJsonBody, setRequestTimezone } from '../http/middleware';
+import { authenticate, refuseKeyInQuery } from './api-key-auth';
 import { API_ROUTE_MODULES } from './api-v1.routes';
 import { registerDocs } from './docs';
 

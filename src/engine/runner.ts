@@ -8,7 +8,7 @@ import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
 import { loadBackupJob, recordDeviceContact } from './jobs';
-import { changeFingerprint } from './normalise';
+import { changeFingerprint } from '../templates/patterns';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
 
 export interface RunnerDeps {

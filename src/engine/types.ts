@@ -1,28 +1,8 @@
 // Contract between the backup runner and the collection engine (transports, session driver, normaliser).
 
-export const FAILURE_TYPES = [
-  'TIMEOUT',
-  'CONNECTION_REFUSED',
-  'DNS_ERROR',
-  'NETWORK_UNREACHABLE',
-  'AUTH_FAILED',
-  'HOST_KEY_CHANGED',
-  'PROMPT_NOT_FOUND',
-  'ENABLE_FAILED',
-  'DISCONNECTED',
-  'ALGORITHM_MISMATCH',
-  'OUTPUT_TOO_LARGE',
-  'COMMAND_FAILED',
-  'INTERRUPTED',
-  /** The stored credential cannot be decrypted with this master key: nothing was sent. */
-  'CREDENTIAL_UNREADABLE',
-  /** The device is held, or its credential's usage scope does not cover its group: nothing was sent. */
-  'CREDENTIAL_NOT_PERMITTED',
-  /** The snapshot could not be written (disk full, read-only, quota): nothing half-written was kept. */
-  'STORAGE_ERROR',
-  'INTERNAL',
-] as const;
-export type FailureType = (typeof FAILURE_TYPES)[number];
+import type { FailureType } from '../features/backups/failure-types';
+
+export { FAILURE_TYPES, type FailureType } from '../features/backups/failure-types';
 
 /** Failure types meaning no session could be established: the device counts as unreachable. */
 export const UNREACHABLE_FAILURES: ReadonlySet<FailureType> = new Set<FailureType>([

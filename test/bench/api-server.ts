@@ -4,6 +4,7 @@ import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { closeInterruptedBackups } from '../../src/features/backups/backups.store';
 import { createApp } from '../../src/app/app';
+import { buildServices } from '../../src/app/services';
 import type { AppServices } from '../../src/http/context';
 import { startServer } from '../../src/app/server';
 import { reportFatal, sendToParent } from './common';
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.log.level);
   const a = openAppliance({}, config);
   closeInterruptedBackups(a.db, Date.now());
-  const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
+  const services: AppServices = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
   const server = await startServer(createApp(services), config);
   process.once('SIGTERM', () => {
     void server.close().then(() => {

@@ -11,6 +11,7 @@ import { BackupRunner } from '../../src/engine/runner';
 import { importBackup } from '../../src/features/backups/import.service';
 import { ensureFirstAdmin } from '../../src/features/users/users.service';
 import { createApp } from '../../src/app/app';
+import { buildServices } from '../../src/app/services';
 import type { AppServices } from '../../src/http/context';
 import { startServer } from '../../src/app/server';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
@@ -61,7 +62,7 @@ async function main(sim: SimInfo): Promise<void> {
   const a = openAppliance({}, config);
   const log = createLogger(config.log.level);
   await ensureFirstAdmin(a.db, BENCH_ADMIN_PASSWORD);
-  const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
+  const services: AppServices = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
   const { db, secrets, snapshots } = a;
 
   const simIds = db.transaction(() =>

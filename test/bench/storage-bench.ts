@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
-import { changeFingerprint } from '../../src/engine/normalise';
+import { changeFingerprint } from '../../src/templates/patterns';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, mean, percentile, reportFatal, sendToParent } from './common';

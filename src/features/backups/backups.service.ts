@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
-import type { FailureType } from '../../engine/types';
+import type { FailureType } from './failure-types';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';

@@ -1,6 +1,6 @@
 // Imports configurations as successful backups (audited): one file, or the whole history of an Oxidized or RANCID git repository.
 import type { DB } from '../../db/open';
-import { changeFingerprint } from '../../engine/normalise';
+import { changeFingerprint } from '../../templates/patterns';
 import { getDeviceRow } from '../devices/devices.store';
 import { getTemplateSpec } from '../templates/templates.service';
 import { ApiError } from '../../errors';
