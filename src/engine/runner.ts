@@ -7,7 +7,7 @@ import { runningBackupForDevice, type BackupTrigger } from '../features/backups/
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
-import { loadBackupJob, recordDeviceContact } from './jobs';
+import { loadBackupJob, recordDeviceContact } from '../features/backups/backup-jobs.service';
 import { changeFingerprint } from '../templates/patterns';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
 

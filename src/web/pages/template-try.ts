@@ -1,7 +1,7 @@
 // "Try on device": run a template (as edited, unsaved) against one in-scope device and show raw and cleaned output; stores nothing.
 import type { Hono } from 'hono';
 import { collectConfig } from '../../engine/collect';
-import { loadBackupJob } from '../../engine/jobs';
+import { loadBackupJob } from '../../features/backups/backup-jobs.service';
 import { limitsFromConfig } from '../../engine/runner';
 import { validateTemplate } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';

@@ -1,14 +1,14 @@
 // Everything one device backup needs (address, decrypted credential, template), and what a backup learns about the device.
-import type { DB } from '../db/open';
-import { credentialCoversGroup } from '../features/credentials/credential-usage.store';
-import { getDecryptedCredential, type DecryptedCredential } from '../features/credentials/credentials.service';
-import { getDeviceHold } from '../features/devices/device-holds.store';
-import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../features/devices/host-keys.store';
-import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../features/devices/devices.store';
-import { getTemplateSpec } from '../features/templates/templates.service';
-import type { SecretBox } from '../identity/secrets';
-import type { TemplateSpec } from '../templates/types';
-import type { CollectTarget, FailureType } from './types';
+import type { DB } from '../../db/open';
+import { credentialCoversGroup } from '../credentials/credential-usage.store';
+import { getDecryptedCredential, type DecryptedCredential } from '../credentials/credentials.service';
+import { getDeviceHold } from '../devices/device-holds.store';
+import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../devices/host-keys.store';
+import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../devices/devices.store';
+import { getTemplateSpec } from '../templates/templates.service';
+import type { SecretBox } from '../../identity/secrets';
+import type { TemplateSpec } from '../../templates/types';
+import type { CollectTarget, FailureType } from '../../engine/types';
 
 export interface BackupJob {
   deviceId: number;
