@@ -1,7 +1,7 @@
 // `confvault backup ...`: run backups now, import a configuration file, import an Oxidized/RANCID git history.
 import { readFileSync } from 'node:fs';
 import { importBackup, importGitHistory, type GitLayout } from '../features/backups/import.service';
-import { closeInterruptedBackups } from '../features/backups/backups.store';
+import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
 import { selectDeviceIds } from '../features/backups/backup-jobs.service';
 import { parseLocalTimestamp } from '../lib/time';

@@ -6,7 +6,7 @@ import { ensureFirstAdmin } from '../features/users/users.service';
 import { createApp } from '../app/app';
 import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
-import { closeInterruptedBackups } from '../features/backups/backups.store';
+import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
 import { startRetention } from '../features/maintenance/retention.service';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
