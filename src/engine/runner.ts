@@ -7,7 +7,6 @@ import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
 import { isBackupRunning, loadBackupJob, recordDeviceContact, type BackupTrigger } from '../features/backups/backup-jobs.service';
-import { changeFingerprint } from '../templates/patterns';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
 
 export interface RunnerDeps {
@@ -149,7 +148,7 @@ export class BackupRunner {
         snapshots,
         started,
         result.ok
-          ? { ok: true, text: result.text, fingerprint: changeFingerprint(result.text, job.template.ignore_patterns) }
+          ? { ok: true, text: result.text, ignorePatterns: job.template.ignore_patterns }
           : { ok: false, failure: result.failure, message: result.message },
       );
       log?.info(

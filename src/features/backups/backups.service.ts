@@ -4,6 +4,7 @@ import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
 import type { FailureType } from './failure-types';
+import { changeFingerprint } from '../../templates/patterns';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';
@@ -52,8 +53,19 @@ export function startBackup(db: DB, deviceId: number, templateId: number | null,
   return { id, deviceId, templateId, startedAt };
 }
 
+/**
+ * The "changed" rule, the one place it lives (device backups, the CLI and imports all record through finishBackup):
+ * a new successful version is a change when its fingerprint (the text without the lines the template's ignore
+ * patterns match) differs from the previous successful version's. A device's first version is not a change.
+ */
+export function changeOf(db: DB, started: StartedBackup, text: string, ignorePatterns: readonly string[]): { fingerprint: string; changed: boolean } {
+  const fingerprint = changeFingerprint(text, ignorePatterns);
+  const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
+  return { fingerprint, changed: previous !== null && previous !== fingerprint };
+}
+
 export type BackupOutcome =
-  | { ok: true; text: string; fingerprint: string }
+  | { ok: true; text: string; ignorePatterns: readonly string[] }
   | { ok: false; failure: FailureType; message: string };
 
 /**
@@ -83,8 +95,8 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
   let changed = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
-    changed = previous !== null && previous !== outcome.fingerprint;
+    const change = changeOf(db, started, outcome.text, outcome.ignorePatterns);
+    changed = change.changed;
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
       success: 1,
@@ -93,7 +105,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
       duration_ms: duration,
       config_snapshot_hash: snap.hash,
       config_size: snap.size,
-      change_fingerprint: outcome.fingerprint,
+      change_fingerprint: change.fingerprint,
       changed: changed ? 1 : 0,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
