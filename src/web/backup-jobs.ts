@@ -17,6 +17,8 @@ export interface BackupJob {
 
 // Finished jobs are kept long enough for the page to pick up the result, then dropped.
 const KEEP_FINISHED_MS = 15 * 60_000;
+/** Jobs kept at most; past it the oldest finished ones go first (a running job is never dropped). */
+const MAX_JOBS = 10_000;
 const jobs = new Map<string, BackupJob>();
 
 /** Start a manual backup of a device: the service checks permission and scope and audits the request first. */
@@ -26,6 +28,10 @@ export function startBackupJob(app: AppServices, actor: Actor, deviceId: number,
   const userId = actor.principal.userId;
   const now = Date.now();
   for (const [id, j] of jobs) if (j.finishedAt !== null && now - j.finishedAt > KEEP_FINISHED_MS) jobs.delete(id);
+  for (const [id, j] of jobs) {
+    if (jobs.size < MAX_JOBS) break;
+    if (j.finishedAt !== null) jobs.delete(id);
+  }
   const job: BackupJob = { id, deviceId, userId, startedAt: now, finishedAt: null, result: null, progress: null };
   jobs.set(job.id, job);
   void app.runner
