@@ -73,6 +73,13 @@ module.exports = {
       to: { path: '\\.store\\.ts$' },
     },
     {
+      name: 'web-and-app-through-services',
+      comment: 'Pages and the composition root call services; a store is reached only by a service (a row type may be shared).',
+      severity: 'error',
+      from: { path: '^src/(web|app)/', pathNot: '\\.(service|store)\\.ts$' },
+      to: { path: '\\.store\\.ts$', dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'routes-not-to-stores',
       comment: 'A route calls one service function; queries live behind the services.',
       severity: 'error',

@@ -32,6 +32,7 @@ test('the layer check reports every wrong-way import of the fixture tree, and no
     'cli-through-services: src/cli/serve.ts -> src/features/backups/backups.store.ts',
     'only-cli-imports-app: src/web/backup-jobs.ts -> src/app/services.ts',
     'templates-import-nothing: src/templates/index.ts -> src/features/templates/templates.store.ts',
+    'web-and-app-through-services: src/web/pages/devices.tsx -> src/features/devices/devices.store.ts',
   ];
   for (const v of expected) assert.ok(found.includes(v), `not reported: ${v}\nreported:\n${found.join('\n')}`);
   assert.ok(found.some((v) => v.startsWith('no-circular: src/lib/a.ts')), `the a ↔ b cycle is not reported:\n${found.join('\n')}`);
