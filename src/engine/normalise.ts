@@ -1,4 +1,4 @@
-// Terminal clean-up of raw device output and turning captured text into the stored, fingerprinted configuration.
+// Terminal clean-up of raw device output and turning captured text into the stored configuration (strip, redact, trim).
 import { patternProblems } from '../templates/index';
 import { compilePattern, compileRedaction } from '../templates/patterns';
 import type { TemplateSpec } from '../templates/types';

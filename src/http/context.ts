@@ -1,4 +1,5 @@
-// What every request handler can reach: the database, settings, logger, secret box; and the per-request variables.
+// What every request handler can reach (database, settings, logger, secret box, snapshots, the backup runner's interface)
+// and the per-request variables; the composition root (src/app/services.ts) builds it.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';

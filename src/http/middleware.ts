@@ -1,5 +1,5 @@
-// Request-wide middleware and the checks of the API's gate: request id, access log, key in URL, API-key authentication,
-// request time zone, JSON bodies, permission guard.
+// Generic request middleware and gate checks: request id, access log, request time zone, JSON bodies, permission guard
+// (API-key authentication, which needs the keys feature, is in src/app/api-key-auth.ts).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
