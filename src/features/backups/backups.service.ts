@@ -55,13 +55,13 @@ export function startBackup(db: DB, deviceId: number, templateId: number | null,
 
 /**
  * The "changed" rule, the one place it lives (device backups, the CLI and imports all record through finishBackup):
- * a new successful version is a change when its fingerprint (the text without the lines the template's ignore
- * patterns match) differs from the previous successful version's. A device's first version is not a change.
+ * a new successful version is a change when its fingerprint (changeFingerprint: the text without the lines the
+ * template's ignore patterns match) differs from the previous successful version's. A device's first version is
+ * not a change. Called inside the transaction that records the version.
  */
-export function changeOf(db: DB, started: StartedBackup, text: string, ignorePatterns: readonly string[]): { fingerprint: string; changed: boolean } {
-  const fingerprint = changeFingerprint(text, ignorePatterns);
+export function isChange(db: DB, started: StartedBackup, fingerprint: string): boolean {
   const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
-  return { fingerprint, changed: previous !== null && previous !== fingerprint };
+  return previous !== null && previous !== fingerprint;
 }
 
 export type BackupOutcome =
@@ -91,12 +91,13 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
     })();
     return { id: started.id, success: false as const, changed: false, hash: null };
   }
+  // Computed before the transaction: the write lock is not held while the text is hashed.
+  const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
   const snap = store.put(outcome.text);
   let changed = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    const change = changeOf(db, started, outcome.text, outcome.ignorePatterns);
-    changed = change.changed;
+    changed = isChange(db, started, fingerprint);
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
       success: 1,
@@ -105,7 +106,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
       duration_ms: duration,
       config_snapshot_hash: snap.hash,
       config_size: snap.size,
-      change_fingerprint: change.fingerprint,
+      change_fingerprint: fingerprint,
       changed: changed ? 1 : 0,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
