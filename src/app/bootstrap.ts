@@ -8,6 +8,7 @@ import { openDatabase, type DB } from '../db/open';
 import type { SecretBox } from '../identity/secrets';
 import { openSecretBox } from '../features/credentials/master-key.service';
 import { prepareNativeAddons } from '../runtime/native';
+import { runtimeEnv } from '../config/runtime-env';
 import { SnapshotStore } from '../store/snapshots';
 import { syncBuiltinTemplates } from '../features/templates/templates.service';
 
@@ -33,7 +34,7 @@ export function ensureDataDir(dir: string): void {
 export function openAppliance(flags: ConfigFlags, config: Readonly<AppConfig> = loadConfig(flags)): Appliance {
   const dataDir = config.storage.data_dir;
   ensureDataDir(dataDir);
-  prepareNativeAddons(dataDir);
+  prepareNativeAddons(dataDir, runtimeEnv().nativeDir);
   const dbFile = path.join(dataDir, DB_FILE_NAME);
   const db = openDatabase(dbFile);
   // Device secrets are encrypted, but configuration metadata is still nobody else's business.

@@ -1,9 +1,9 @@
 // `confvault backup ...`: run backups now, import a configuration file, import an Oxidized/RANCID git history.
 import { readFileSync } from 'node:fs';
 import { importBackup, importGitHistory, type GitLayout } from '../features/backups/import.service';
-import { closeInterruptedBackups } from '../features/backups/backups.store';
+import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
-import { selectDeviceIds } from '../engine/jobs';
+import { selectDeviceIds } from '../features/backups/backup-jobs.service';
 import { parseLocalTimestamp } from '../lib/time';
 import { recordBackupRun } from '../features/backups/runs.service';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';

@@ -1,15 +1,14 @@
 // `confvault serve`: run the appliance (HTTP API, web interface, scheduler) until SIGTERM/SIGINT.
 import { openAppliance } from '../app/bootstrap';
-import { createLogger } from '../app/logger';
+import { createLogger } from '../lib/logger';
 import { loadConfig } from '../config/config';
 import { ensureFirstAdmin } from '../features/users/users.service';
-import { createApp } from '../http/app';
-import type { AppServices } from '../http/context';
-import { loadTls, startServer, type RunningServer } from '../http/server';
+import { createApp } from '../app/app';
+import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
-import { closeInterruptedBackups } from '../features/backups/backups.store';
+import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
 import { startRetention } from '../features/maintenance/retention.service';
-import { BackupRunner } from '../engine/runner';
+import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
@@ -57,7 +56,7 @@ ${GLOBAL_OPTIONS_HELP}`,
 
     const log = createLogger(config.log.level);
     const a = openAppliance(flags, config);
-    const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
+    const services = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
     // Before the listener: a manual backup started by the first request must not be closed as interrupted.
     const closed = closeInterruptedBackups(a.db, Date.now());
     // Bind first: a port that is taken ends the start-up with one line, before any password is made or shown and
@@ -82,8 +81,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       err('  You will be asked to change it at first login.');
       err('');
     }
-    const runner = new BackupRunner(services);
-    services.runner = runner;
+    const runner = services.runner;
     const scheduler = startScheduler(services, runner);
     const retention = startRetention(a.db, a.snapshots, config, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');

@@ -3,6 +3,8 @@ import type Database from 'better-sqlite3';
 import type { DB } from './open';
 
 const caches = new WeakMap<DB, Map<string, Database.Statement>>();
+/** Statements kept per handle, at most: the SQL texts are fixed fragments (a few hundred); this only guards a mistake. */
+const MAX_CACHED_STATEMENTS = 2_000;
 
 /**
  * `db.prepare(sql)`, memoised per handle and SQL text. Only for SQL built from fixed fragments: the number of
@@ -18,6 +20,7 @@ export function prepareCached(db: DB, sql: string): Database.Statement {
   let stmt = cache.get(sql);
   if (!stmt) {
     stmt = db.prepare(sql);
+    if (cache.size >= MAX_CACHED_STATEMENTS) cache.clear();
     cache.set(sql, stmt);
   }
   return stmt;

@@ -1,7 +1,7 @@
 // Backs up one device: connect, drive the CLI per its template, return store-ready text or a classified failure.
 import { CollectError, DEFAULT_LIMITS } from './types';
 import type { CollectLimits, CollectResult, CollectTarget } from './types';
-import type { TemplateSpec } from './templates/types';
+import type { TemplateSpec } from '../templates/types';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
 import { PromptSession } from './session';
 import { commandRejected, driveShell } from './shell';

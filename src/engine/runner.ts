@@ -3,12 +3,10 @@ import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
 import { finishBackup, startBackup, type StartedBackup } from '../features/backups/backups.service';
-import { runningBackupForDevice, type BackupTrigger } from '../features/backups/backups.store';
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
-import { loadBackupJob, recordDeviceContact } from './jobs';
-import { changeFingerprint } from './normalise';
+import { isBackupRunning, loadBackupJob, recordDeviceContact, type BackupTrigger } from '../features/backups/backup-jobs.service';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
 
 export interface RunnerDeps {
@@ -123,7 +121,7 @@ export class BackupRunner {
     const job = loadBackupJob(db, secrets, deviceId);
     const base = { deviceId, deviceName: job?.deviceName ?? String(deviceId), backupId: null, changed: false, attempts: 0 };
     if (!job) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
-    if (this.active.has(deviceId) || runningBackupForDevice(db, deviceId)) {
+    if (this.active.has(deviceId) || isBackupRunning(db, deviceId)) {
       return { ...base, success: false, failure: 'SKIPPED', message: 'A backup of this device is already running.', durationMs: 0 };
     }
     this.active.add(deviceId);
@@ -150,7 +148,7 @@ export class BackupRunner {
         snapshots,
         started,
         result.ok
-          ? { ok: true, text: result.text, fingerprint: changeFingerprint(result.text, job.template.ignore_patterns) }
+          ? { ok: true, text: result.text, ignorePatterns: job.template.ignore_patterns }
           : { ok: false, failure: result.failure, message: result.message },
       );
       log?.info(

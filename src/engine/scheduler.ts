@@ -1,33 +1,9 @@
 // The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
 import { Cron } from 'croner';
-import type { DB } from '../db/open';
-import { setDeviceReachability } from '../features/devices/devices.store';
+import { effectiveSchedules, listProbeTargets, recordReachability } from '../features/backups/backup-jobs.service';
 import type { BackupRunner, RunnerDeps } from './runner';
 import { connectTcp } from './transports/tcp';
 import { CollectError } from './types';
-
-/** Each enabled device's effective schedule: its own, else the nearest group's up the tree, else the global one. */
-export function effectiveSchedules(db: DB, globalSchedule: string): Map<string, number[]> {
-  const rows = db
-    .prepare(
-      `WITH RECURSIVE chain(device_id, group_id, depth, schedule) AS (
-         SELECT d.id, d.group_id, 0, d.schedule FROM devices d WHERE d.enabled = 1
-         UNION ALL
-         SELECT c.device_id, g.parent_id, c.depth + 1, g.schedule
-           FROM chain c JOIN device_groups g ON g.id = c.group_id
-          WHERE c.schedule IS NULL)
-       SELECT device_id, schedule FROM chain WHERE schedule IS NOT NULL
-       UNION ALL
-       SELECT device_id, NULL FROM chain GROUP BY device_id HAVING count(schedule) = 0`,
-    )
-    .all() as { device_id: number; schedule: string | null }[];
-  const bySchedule = new Map<string, number[]>();
-  for (const r of rows) {
-    const expr = r.schedule ?? globalSchedule;
-    bySchedule.set(expr, [...(bySchedule.get(expr) ?? []), r.device_id]);
-  }
-  return bySchedule;
-}
 
 export interface SchedulerHandle {
   stop(): Promise<void>;
@@ -108,12 +84,7 @@ export function startScheduler(deps: RunnerDeps, runner: BackupRunner): Schedule
  */
 export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, signal?: AbortSignal): Promise<number> {
   const { db, config } = deps;
-  const devices = db.prepare('SELECT id, hostname, port, protocol FROM devices WHERE enabled = 1').all() as {
-    id: number;
-    hostname: string;
-    port: number;
-    protocol: string;
-  }[];
+  const devices = listProbeTargets(db);
   let next = 0;
   const worker = async () => {
     while (next < devices.length && !signal?.aborted) {
@@ -122,11 +93,11 @@ export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, 
       try {
         const sock = await connectTcp({ host: d.hostname, port: d.port, timeout_ms: config.backup.connect_timeout * 1000, service: d.protocol === 'ssh' ? 'SSH' : 'Telnet', signal });
         sock.destroy();
-        setDeviceReachability(db, d.id, 'reachable', null, Date.now());
+        recordReachability(db, d.id, 'reachable', null);
       } catch (err) {
         if (signal?.aborted) return;
         const message = err instanceof CollectError ? err.message : 'Connection failed.';
-        setDeviceReachability(db, d.id, 'unreachable', message, Date.now());
+        recordReachability(db, d.id, 'unreachable', message);
       }
     }
   };

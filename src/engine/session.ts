@@ -1,10 +1,11 @@
 // Prompt-driven conversation with a device CLI over any byte stream (SSH shell channel or Telnet socket).
 import { StringDecoder } from 'node:string_decoder';
 import { CollectError } from './types';
-import type { TemplateSpec } from './templates/types';
+import type { TemplateSpec } from '../templates/types';
 import { formatBytes } from '../lib/bytes';
 import type { LinePattern } from '../lib/re2';
-import { TerminalScreen, compilePattern, dropEcho } from './normalise';
+import { TerminalScreen, dropEcho } from './normalise';
+import { compilePattern } from '../templates/patterns';
 import { formatSeconds } from './transports/tcp';
 
 /** The transport side of a session: SSH shell channel or Telnet socket with option negotiation already removed. */

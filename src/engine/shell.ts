@@ -1,7 +1,7 @@
 // One shell-mode backup as a sequence: login prompt, enable, pre-commands, capture commands, exit.
 import { isCommandRejected } from './command-errors';
 import type { PromptSession } from './session';
-import type { TemplateSpec } from './templates/types';
+import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
 /** Login prompt → enable → pre-commands → capture commands → exit; returns the captured output (LF, one newline per line). */

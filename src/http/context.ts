@@ -1,4 +1,5 @@
-// What every request handler can reach: the database, settings, logger, secret box; and the per-request variables.
+// What every request handler can reach (database, settings, logger, secret box, snapshots, the backup runner's interface)
+// and the per-request variables; the composition root (src/app/services.ts) builds it.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
@@ -6,7 +7,6 @@ import type { SecretBox } from '../identity/secrets';
 import type { Principal } from '../identity/principal';
 import type { Actor, Door } from '../identity/actor';
 import type { SnapshotStore } from '../store/snapshots';
-import type { BackupRunner } from '../engine/runner';
 
 export interface AppServices {
   db: DB;
@@ -16,8 +16,24 @@ export interface AppServices {
   /** Absolute data directory (database, master key, snapshots). */
   dataDir: string;
   snapshots: SnapshotStore;
-  /** The process's backup runner (set by `serve`): manual backups share its one-backup-per-device guard. */
-  runner?: BackupRunner;
+  /** The process's one backup runner, built by the composition root (src/app/services.ts): manual backups share its one-backup-per-device guard. */
+  runner: BackupJobRunner;
+}
+
+/** What a request handler sees of one device's backup run (src/engine/runner.ts DeviceRunResult has these fields). */
+export interface RunSummary {
+  backupId: string | null;
+  success: boolean;
+  changed: boolean;
+  failure: string | null;
+  message: string | null;
+  attempts: number;
+}
+
+/** The backup runner as request handlers use it: start one device's backup now, and ask whether one is running. */
+export interface BackupJobRunner {
+  isRunning(deviceId: number): boolean;
+  backupDevice(deviceId: number, opts: { trigger: 'manual'; onProgress?: (deviceId: number, text: string) => void }): Promise<RunSummary>;
 }
 
 export interface AppEnv {

@@ -1,13 +1,12 @@
-// Request-wide middleware and the checks of the API's gate: request id, access log, key in URL, API-key authentication,
-// request time zone, JSON bodies, permission guard.
+// Generic request middleware and gate checks: request id, access log, request time zone, JSON bodies, permission guard
+// (API-key authentication, which needs the keys feature, is in src/app/api-key-auth.ts).
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
-import { accessLogWriter } from '../app/logger';
+import { accessLogWriter } from '../lib/logger';
 import { errorResponse, toApiError } from './errors';
 import { isValidTimeZone } from '../config/config';
 import { ApiError } from '../errors';
-import { authenticateApiKey, exposeKeyInUrl, hasKeyShape } from '../features/apikeys/apikeys.service';
 import { clientOf } from './client';
 import type { Permission } from '../identity/permissions';
 import type { AppEnv, AppServices } from './context';
@@ -91,33 +90,6 @@ export function requestEnvelope(
       client: clientOf(c, app.config.server.trusted_proxies).address,
     });
   };
-}
-
-/**
- * /api/v1 authenticates only by the X-API-Key header. A request whose query string carries a key on record (valid,
- * expired or revoked) is refused; a valid one is revoked and marked exposed, since it now sits in proxy and browser
- * logs. Only values with a key's exact shape are looked up, so `?q=cv_lab1` or `?token=x` are served as usual.
- * The value is never logged.
- */
-export function refuseKeyInQuery(c: Context<AppEnv>): void {
-  const url = c.req.url;
-  const query = url.indexOf('?');
-  // Most requests: no query, or none that could hold a key (a percent-encoded one is decoded below).
-  if (query === -1 || (!url.includes('cv_', query) && !url.includes('%', query))) return;
-  for (const [, value] of new URLSearchParams(url.slice(query + 1))) {
-    if (hasKeyShape(value) && exposeKeyInUrl(c.get('app').db, value, c.get('requestId') ?? null)) {
-      throw new ApiError('UNAUTHORIZED', 'API keys are accepted only in the X-API-Key header, never in the URL; a valid key sent in a URL is revoked');
-    }
-  }
-}
-
-/** The X-API-Key header's principal, set on the context; a missing or refused key is a 401. */
-export function authenticate(c: Context<AppEnv>): void {
-  const key = requestHeader(c, 'x-api-key');
-  if (!key) throw new ApiError('UNAUTHORIZED', 'Missing X-API-Key header');
-  const principal = authenticateApiKey(c.get('app').db, key.trim());
-  if (!principal) throw new ApiError('UNAUTHORIZED', 'Invalid, expired or revoked API key');
-  c.set('principal', principal);
 }
 
 // Zone names already found valid: checking one builds an Intl.DateTimeFormat (~0.1 ms), a clear cost on every

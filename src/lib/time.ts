@@ -1,6 +1,8 @@
 // Rendering of stored UTC millisecond timestamps as "YYYY-MM-DD HH:MM:SS" in a given IANA time zone.
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
+/** Zones remembered, at most: zone names are validated IANA names (about 600), so this bound is never reached in use. */
+const MAX_CACHED_ZONES = 1000;
 
 function formatter(tz: string): Intl.DateTimeFormat {
   let f = formatters.get(tz);
@@ -15,6 +17,7 @@ function formatter(tz: string): Intl.DateTimeFormat {
       second: '2-digit',
       hourCycle: 'h23',
     });
+    if (formatters.size >= MAX_CACHED_ZONES) formatters.clear();
     formatters.set(tz, f);
   }
   return f;
@@ -73,7 +76,10 @@ function exactOffset(ms: number, tz: string): number {
  */
 function spanOffset(spans: Map<string, Map<number, number | null>>, tz: string, index: number, length: number): number | null {
   let zone = spans.get(tz);
-  if (!zone) spans.set(tz, (zone = new Map()));
+  if (!zone) {
+    if (spans.size >= MAX_CACHED_ZONES) spans.clear();
+    spans.set(tz, (zone = new Map()));
+  }
   let offset = zone.get(index);
   if (offset === undefined) {
     const first = exactOffset(index * length, tz);

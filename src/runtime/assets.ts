@@ -1,4 +1,5 @@
 // Files the appliance ships with (SQL migrations, the docs bundle, native addons): SEA assets in the executable, repo files in development.
+import { runtimeEnv } from '../config/runtime-env';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
@@ -35,7 +36,7 @@ let rootDir: string | undefined;
 /** The repository root in development: the nearest folder holding our package.json and schema/. */
 export function repoRoot(): string {
   if (rootDir) return rootDir;
-  const starts = [process.env.CONFVAULT_ROOT, process.argv[1] && path.dirname(path.resolve(process.argv[1])), process.cwd()];
+  const starts = [runtimeEnv().root, process.argv[1] && path.dirname(path.resolve(process.argv[1])), process.cwd()];
   for (const start of starts) {
     if (!start) continue;
     let dir = start;

@@ -4,10 +4,10 @@ import { extractNativeAddon, isExecutable } from './assets';
 
 let sqliteBinding: object | undefined;
 
-/** Prepare native addons before the database or password hashing is used. Idempotent. */
-export function prepareNativeAddons(dataDir: string): void {
+/** Prepare native addons before the database or password hashing is used (into nativeDir, else DATA_DIR/.native). Idempotent. */
+export function prepareNativeAddons(dataDir: string, nativeDir: string | null): void {
   if (!isExecutable() || sqliteBinding) return;
-  const dir = process.env.CONFVAULT_NATIVE_DIR || path.join(dataDir, '.native');
+  const dir = nativeDir ?? path.join(dataDir, '.native');
   const sqlitePath = extractNativeAddon('native/better_sqlite3.node', dir);
   const mod = { exports: {} as object };
   process.dlopen(mod, sqlitePath);

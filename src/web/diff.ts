@@ -1,7 +1,7 @@
 // Comparing two stored versions: side-by-side rows and unified hunks (the `diff` package, bounded), optionally without ignored lines.
 import { diffLines, structuredPatch } from 'diff';
 import type { Logger } from 'pino';
-import { usablePatterns } from '../engine/normalise';
+import { usablePatterns } from '../templates/patterns';
 import type { BackupRow } from '../features/backups/backups.store';
 import { SnapshotIntegrityError, type SnapshotStore } from '../store/snapshots';
 import { runOffThread } from './workers/pool';

@@ -67,7 +67,7 @@ export function recordBackup(services: AppServices, deviceId: number, outcome: O
   if (outcome === 'running') return started.id;
   const result =
     'text' in outcome
-      ? { ok: true as const, text: outcome.text, fingerprint: outcome.text }
+      ? { ok: true as const, text: outcome.text, ignorePatterns: [] }
       : { ok: false as const, failure: 'TIMEOUT' as const, message: outcome.error };
   finishBackup(services.db, services.snapshots, started, result, startedAt + durationMs);
   return started.id;

@@ -228,7 +228,7 @@ describe('DELETE /devices/{device_id}', () => {
   test('200 {status: success}, removes backup records, then 404', async () => {
     const d = seed('del1');
     const started = startBackup(t.services.db, d.id, refs.template_id, 'manual');
-    finishBackup(t.services.db, t.services.snapshots, started, { ok: true, text: 'hostname del1\n', fingerprint: 'f1' });
+    finishBackup(t.services.db, t.services.snapshots, started, { ok: true, text: 'hostname del1\n', ignorePatterns: [] });
     const r = await call(`/devices/${d.id}`, { method: 'DELETE' });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { status: 'success' });

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { docsContentSecurityPolicy } from '../../src/http/docs';
+import { docsContentSecurityPolicy } from '../../src/app/docs';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
 type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any

@@ -1,7 +1,7 @@
 // Template endpoints: built-ins (synced, read-only), custom templates (validated), filters, pagination, time zones.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILTIN_TEMPLATES } from '../../src/engine/templates/index';
+import { BUILTIN_TEMPLATES } from '../../src/templates/index';
 import { createTemplate, getTemplateSpec, syncBuiltinTemplates } from '../../src/features/templates/templates.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';

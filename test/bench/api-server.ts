@@ -1,11 +1,12 @@
 // The appliance's HTTP server as `confvault serve` builds it, in its own process, on the seeded data dir (no scheduler: it would back up 10,000 fake devices).
 import { openAppliance } from '../../src/app/bootstrap';
-import { createLogger } from '../../src/app/logger';
+import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { closeInterruptedBackups } from '../../src/features/backups/backups.store';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
+import { buildServices } from '../../src/app/services';
 import type { AppServices } from '../../src/http/context';
-import { startServer } from '../../src/http/server';
+import { startServer } from '../../src/app/server';
 import { reportFatal, sendToParent } from './common';
 
 async function main(): Promise<void> {
@@ -16,7 +17,7 @@ async function main(): Promise<void> {
   const log = createLogger(config.log.level);
   const a = openAppliance({}, config);
   closeInterruptedBackups(a.db, Date.now());
-  const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
+  const services: AppServices = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
   const server = await startServer(createApp(services), config);
   process.once('SIGTERM', () => {
     void server.close().then(() => {

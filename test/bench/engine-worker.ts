@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { openAppliance } from '../../src/app/bootstrap';
-import { createLogger } from '../../src/app/logger';
+import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { BackupRunner } from '../../src/engine/runner';
 import { getBackupRow, readBackupText } from '../../src/features/backups/backups.service';

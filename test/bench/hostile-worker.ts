@@ -5,14 +5,15 @@ import os from 'node:os';
 import path from 'node:path';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { openAppliance } from '../../src/app/bootstrap';
-import { createLogger } from '../../src/app/logger';
+import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { BackupRunner } from '../../src/engine/runner';
 import { importBackup } from '../../src/features/backups/import.service';
 import { ensureFirstAdmin } from '../../src/features/users/users.service';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
+import { buildServices } from '../../src/app/services';
 import type { AppServices } from '../../src/http/context';
-import { startServer } from '../../src/http/server';
+import { startServer } from '../../src/app/server';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, reportFatal, sendToParent } from './common';
 import type { SimInfo } from './engine-worker';
@@ -61,7 +62,7 @@ async function main(sim: SimInfo): Promise<void> {
   const a = openAppliance({}, config);
   const log = createLogger(config.log.level);
   await ensureFirstAdmin(a.db, BENCH_ADMIN_PASSWORD);
-  const services: AppServices = { db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots };
+  const services: AppServices = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
   const { db, secrets, snapshots } = a;
 
   const simIds = db.transaction(() =>

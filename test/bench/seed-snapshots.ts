@@ -1,6 +1,6 @@
 // Child process of the seeder: digests its share of the distinct configuration texts, then writes them through the real SnapshotStore.
-import { changeFingerprint } from '../../src/engine/normalise';
-import { getBuiltinTemplate } from '../../src/engine/templates/index';
+import { changeFingerprint } from '../../src/templates/patterns';
+import { getBuiltinTemplate } from '../../src/templates/index';
 import { SnapshotStore, sha256Hex } from '../../src/store/snapshots';
 import { isEntryPoint, reportFatal, sendToParent } from './common';
 import { bigConfig, deviceConfig } from './seed-configs';

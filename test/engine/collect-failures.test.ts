@@ -5,7 +5,7 @@ import net from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { collectConfig } from '../../src/engine/collect';
 import type { CollectFailure, CollectLimits, CollectResult, CollectTarget, FailureType } from '../../src/engine/types';
-import type { TemplateSpec } from '../../src/engine/templates/types';
+import type { TemplateSpec } from '../../src/templates/types';
 import { startSimulator, type RunningSimulator } from '../sim/simulator';
 import { FAST_LIMITS, IOS_EXEC_TEMPLATE, IOS_TEMPLATE, fixtureTranscript, iosDevice, target } from '../sim/fixtures/engine-fixtures';
 

@@ -1,7 +1,8 @@
 // Terminal clean-up, stored-text shaping and change fingerprints on nasty raw streams.
 import { describe, it } from 'node:test';
 import assert from 'node:assert/strict';
-import { TerminalScreen, applyTemplate, changeFingerprint, cleanTerminalOutput, dropEcho } from '../../src/engine/normalise';
+import { TerminalScreen, applyTemplate, cleanTerminalOutput, dropEcho } from '../../src/engine/normalise';
+import { changeFingerprint } from '../../src/templates/patterns';
 import { IOS_TEMPLATE } from '../sim/fixtures/engine-fixtures';
 
 const NONE = { strip_patterns: [], redact_patterns: [] };

@@ -1,7 +1,8 @@
 // User-supplied patterns are RE2: refused with 422 when RE2 cannot run them, legacy ones reported by `db check` and failing the backup by name, redaction rules unchanged.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { applyTemplate, changeFingerprint, compilePattern } from '../../src/engine/normalise';
+import { applyTemplate } from '../../src/engine/normalise';
+import { changeFingerprint, compilePattern } from '../../src/templates/patterns';
 import { CollectError } from '../../src/engine/types';
 import { re2ReplaceAll, compileRe2 } from '../../src/lib/re2';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { Writable } from 'node:stream';
-import { accessLogWriter, createLogger, type AccessEntry } from '../../src/app/logger';
+import { accessLogWriter, createLogger, type AccessEntry } from '../../src/lib/logger';
 import { REPO_ROOT, tempDir } from '../helpers/appliance';
 
 test('lines logged in one turn are written together right after it, as one JSON object per line, secrets censored', async () => {
@@ -37,7 +37,7 @@ test('lines logged in one turn are written together right after it, as one JSON 
 
 test('a line logged just before process.exit reaches stdout', () => {
   const loader = pathToFileURL(path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
-  const logger = pathToFileURL(path.join(REPO_ROOT, 'src/app/logger.ts')).href;
+  const logger = pathToFileURL(path.join(REPO_ROOT, 'src/lib/logger.ts')).href;
   const script = `import { createLogger } from ${JSON.stringify(logger)}; const log = createLogger('info'); log.info('one'); log.error('last words'); process.exit(3);`;
   const r = spawnSync(process.execPath, ['--import', loader, '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(r.status, 3, r.stderr);

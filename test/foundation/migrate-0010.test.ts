@@ -149,7 +149,9 @@ test('0010 on a database holding data: every row, index and trigger survives, id
 
     // Every index and trigger is back with the same definition; the tables now use AUTOINCREMENT.
     const objectsAfter = schemaObjects(db);
-    for (const [key, sql] of objectsBefore) assert.equal(objectsAfter.get(key), sql, key);
+    // Later migrations that redefine an object on purpose (0014: the history version moves on any backup update).
+    const redefinedLater = new Set(['trigger backups_history_version_update on backups']);
+    for (const [key, sql] of objectsBefore) if (!redefinedLater.has(key)) assert.equal(objectsAfter.get(key), sql, key);
     for (const t of REBUILT) {
       const sql = db.prepare("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?").pluck().get(t) as string;
       assert.match(sql, /id\s+INTEGER PRIMARY KEY AUTOINCREMENT/, t);

@@ -1,6 +1,6 @@
 // Loaded into `confvault serve` by tests (--import): an /api/v1 route guarded by devices.view that reports its caller,
 // so tests can watch permission changes made from the CLI take effect on a running server, and one that fails.
-import { API_ROUTE_MODULES } from '../../src/http/api-v1.routes';
+import { API_ROUTE_MODULES } from '../../src/app/api-v1.routes';
 import { requirePermission } from '../../src/http/middleware';
 
 API_ROUTE_MODULES.push({

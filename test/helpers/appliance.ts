@@ -6,14 +6,15 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
-import { createLogger } from '../../src/app/logger';
+import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser, ensureFirstAdmin } from '../../src/features/users/users.service';
-import { createApp } from '../../src/http/app';
+import { createApp } from '../../src/app/app';
+import { buildServices } from '../../src/app/services';
 import type { AppServices } from '../../src/http/context';
-import { startServer, type RunningServer } from '../../src/http/server';
+import { startServer, type RunningServer } from '../../src/app/server';
 import type { Permission } from '../../src/identity/permissions';
 import { repoRoot } from '../../src/runtime/assets';
 
@@ -47,14 +48,14 @@ export async function startTestAppliance(overrides: Record<string, string> = {})
   const config = loadConfig({ dataDir: path.join(dir, 'data'), listen: '127.0.0.1:0' }, { CONFVAULT_LOG_LEVEL: 'silent', ...overrides });
   const appliance = openAppliance({}, config);
   await ensureFirstAdmin(appliance.db, 'admin-password-1');
-  const services: AppServices = {
+  const services: AppServices = buildServices({
     db: appliance.db,
     config,
     log: createLogger(config.log.level),
     secrets: appliance.secrets,
     dataDir: appliance.dataDir,
     snapshots: appliance.snapshots,
-  };
+  });
   const server = await startServer(createApp(services), config);
   const url = server.url;
   return {

@@ -1,6 +1,6 @@
 // Seeding for engine and backup tests: a credential (secrets encrypted as the service does), a built-in template row, devices.
 import type { DB } from '../../src/db/open';
-import { getBuiltinTemplate } from '../../src/engine/templates/index';
+import { getBuiltinTemplate } from '../../src/templates/index';
 import type { SecretBox } from '../../src/identity/secrets';
 
 export function seedCredential(db: DB, secrets: SecretBox, c: { name: string; username: string; password?: string; private_key?: string; passphrase?: string; enable_secret?: string }): number {

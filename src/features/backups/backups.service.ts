@@ -3,7 +3,8 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
-import type { FailureType } from '../../engine/types';
+import type { FailureType } from './failure-types';
+import { changeFingerprint } from '../../templates/patterns';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';
@@ -52,8 +53,19 @@ export function startBackup(db: DB, deviceId: number, templateId: number | null,
   return { id, deviceId, templateId, startedAt };
 }
 
+/**
+ * The "changed" rule, the one place it lives (device backups, the CLI and imports all record through finishBackup):
+ * a new successful version is a change when its fingerprint (changeFingerprint: the text without the lines the
+ * template's ignore patterns match) differs from the previous successful version's. A device's first version is
+ * not a change. Called inside the transaction that records the version.
+ */
+export function isChange(db: DB, started: StartedBackup, fingerprint: string): boolean {
+  const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
+  return previous !== null && previous !== fingerprint;
+}
+
 export type BackupOutcome =
-  | { ok: true; text: string; fingerprint: string }
+  | { ok: true; text: string; ignorePatterns: readonly string[] }
   | { ok: false; failure: FailureType; message: string };
 
 /**
@@ -79,12 +91,13 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
     })();
     return { id: started.id, success: false as const, changed: false, hash: null };
   }
+  // Computed before the transaction: the write lock is not held while the text is hashed.
+  const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
   const snap = store.put(outcome.text);
   let changed = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
-    changed = previous !== null && previous !== outcome.fingerprint;
+    changed = isChange(db, started, fingerprint);
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
       success: 1,
@@ -93,7 +106,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
       duration_ms: duration,
       config_snapshot_hash: snap.hash,
       config_size: snap.size,
-      change_fingerprint: outcome.fingerprint,
+      change_fingerprint: fingerprint,
       changed: changed ? 1 : 0,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);

@@ -1,6 +1,5 @@
 // Imports configurations as successful backups (audited): one file, or the whole history of an Oxidized or RANCID git repository.
 import type { DB } from '../../db/open';
-import { changeFingerprint } from '../../engine/normalise';
 import { getDeviceRow } from '../devices/devices.store';
 import { getTemplateSpec } from '../templates/templates.service';
 import { ApiError } from '../../errors';
@@ -33,7 +32,7 @@ export function normaliseImportedText(text: string): string {
 
 function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, clean: string, startedAt: number) {
   const started = startBackup(db, device.id, device.template_id, 'import', startedAt);
-  return finishBackup(db, store, started, { ok: true, text: clean, fingerprint: changeFingerprint(clean, device.ignore_patterns) }, startedAt);
+  return finishBackup(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns }, startedAt);
 }
 
 /** Records one configuration file as a successful backup of the device, with its audit row. */

@@ -3,7 +3,7 @@ import { chmodSync, existsSync, statSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from '../../db/open';
 import { openDatabase } from '../../db/open';
-import { patternProblems } from '../../engine/templates/index';
+import { patternProblems } from '../../templates/index';
 import { listTemplates } from '../templates/templates.service';
 
 export interface CheckReport {

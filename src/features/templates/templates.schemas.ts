@@ -1,6 +1,6 @@
 // Request and response schemas of the backup-template endpoints (the OpenAPI components), and the response converter.
 import { z } from '@hono/zod-openapi';
-import { TEMPLATE_LIMITS } from '../../engine/templates/index';
+import { TEMPLATE_LIMITS } from '../../templates/index';
 import { paginationQuery, pagedSchema, queryBoolean } from '../../http/openapi';
 import { descriptionSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';

@@ -1,7 +1,7 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { BUILTIN_TEMPLATES, validateTemplate } from '../../engine/templates/index';
-import type { TemplateSpec } from '../../engine/templates/types';
+import { BUILTIN_TEMPLATES, validateTemplate } from '../../templates/index';
+import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied } from '../../identity/policy';

@@ -1,7 +1,7 @@
 // Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
 import type { DB } from '../../db/open';
 import { boundLimit } from '../../db/statements';
-import type { TemplateSpec } from '../../engine/templates/types';
+import type { TemplateSpec } from '../../templates/types';
 
 export interface TemplateRow {
   id: number;

@@ -2,7 +2,7 @@
 import { TemplateCreateSchema } from '../../features/templates/templates.schemas';
 import { getTemplate, type Template } from '../../features/templates/templates.service';
 import { listDevices } from '../../features/devices/devices.service';
-import type { TemplateSpec } from '../../engine/templates/types';
+import type { TemplateSpec } from '../../templates/types';
 import type { CollectResult } from '../../engine/types';
 import { zodFieldErrors } from '../../http/errors';
 import { Csrf, FieldError } from '../components/layout';

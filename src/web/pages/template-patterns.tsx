@@ -1,6 +1,6 @@
 // A custom template's saved patterns that are not RE2 syntax (saved before patterns became RE2): named on the template list.
-import { patternProblems } from '../../engine/templates/index';
-import type { TemplateSpec } from '../../engine/templates/types';
+import { patternProblems } from '../../templates/index';
+import type { TemplateSpec } from '../../templates/types';
 
 export function PatternProblems({ t }: { t: TemplateSpec & { id: number } }) {
   const problems = patternProblems(t);

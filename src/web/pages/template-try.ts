@@ -1,10 +1,10 @@
 // "Try on device": run a template (as edited, unsaved) against one in-scope device and show raw and cleaned output; stores nothing.
 import type { Hono } from 'hono';
 import { collectConfig } from '../../engine/collect';
-import { loadBackupJob } from '../../engine/jobs';
+import { loadBackupJob } from '../../features/backups/backup-jobs.service';
 import { limitsFromConfig } from '../../engine/runner';
-import { validateTemplate } from '../../engine/templates/index';
-import type { TemplateSpec } from '../../engine/templates/types';
+import { validateTemplate } from '../../templates/index';
+import type { TemplateSpec } from '../../templates/types';
 import { ApiError } from '../../errors';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplate, recordTemplateTrial } from '../../features/templates/templates.service';

@@ -1,5 +1,5 @@
 // The built-in template library, registered by explicit import, and the rules every saved template must pass.
-import { re2LinePattern, re2Problem } from '../../lib/re2';
+import { re2LinePattern, re2Problem } from '../lib/re2';
 import type { TemplateSpec } from './types';
 import { aristaEos } from './arista-eos';
 import { arubaProcurve } from './aruba-procurve';

@@ -1,6 +1,6 @@
 // The route modules of the public API, registered by explicit import (one per feature).
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import type { AppEnv, AppServices } from './context';
+import type { AppEnv, AppServices } from '../http/context';
 import * as credentialRoutes from '../features/credentials/credentials.routes';
 import * as templateRoutes from '../features/templates/templates.routes';
 import * as deviceRoutes from '../features/devices/devices.routes';

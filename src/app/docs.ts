@@ -9,8 +9,8 @@ import { BUSY_TIMEOUT_MS } from '../db/open';
 import { ApiError, ERROR_CODES } from '../errors';
 import { readAsset } from '../runtime/assets';
 import { VERSION } from '../version';
-import type { AppEnv, AppServices } from './context';
-import { errorResponse } from './errors';
+import type { AppEnv, AppServices } from '../http/context';
+import { errorResponse } from '../http/errors';
 
 /** Where createApp mounts the public API; the document's paths are relative to it (its one server). */
 export const API_BASE = '/api/v1';

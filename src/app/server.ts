@@ -12,7 +12,7 @@ import type { Hono } from 'hono';
 import type { AppConfig } from '../config/config';
 import { ConfigError, parseListen } from '../config/config';
 import type { ErrorCode } from '../errors';
-import type { AppEnv } from './context';
+import type { AppEnv } from '../http/context';
 
 export interface RunningServer {
   server: ServerType;

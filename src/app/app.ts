@@ -2,11 +2,11 @@
 import { Hono } from 'hono';
 import { ApiError } from '../errors';
 import { API_PREFIX, createApiV1 } from './api-v1';
-import type { AppEnv, AppServices } from './context';
-import { errorResponse, toApiError } from './errors';
-import { MethodTable } from './methods';
-import { requestEnvelope } from './middleware';
-import { RememberingRouter } from './router';
+import type { AppEnv, AppServices } from '../http/context';
+import { errorResponse, toApiError } from '../http/errors';
+import { MethodTable } from '../http/methods';
+import { requestEnvelope } from '../http/middleware';
+import { RememberingRouter } from '../http/router';
 import { createWeb } from '../web/web';
 
 export function createApp(app: AppServices): Hono<AppEnv> {

@@ -1,14 +1,20 @@
-// Everything one device backup needs (address, decrypted credential, template), and what a backup learns about the device.
-import type { DB } from '../db/open';
-import { credentialCoversGroup } from '../features/credentials/credential-usage.store';
-import { getDecryptedCredential, type DecryptedCredential } from '../features/credentials/credentials.service';
-import { getDeviceHold } from '../features/devices/device-holds.store';
-import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../features/devices/host-keys.store';
-import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../features/devices/devices.store';
-import { getTemplateSpec } from '../features/templates/templates.service';
-import type { SecretBox } from '../identity/secrets';
-import type { TemplateSpec } from './templates/types';
-import type { CollectTarget, FailureType } from './types';
+// The backup engine's data, through services: each device's job (address, decrypted credential, template), due devices
+// and schedules, what a backup learns about the device, running and interrupted backups.
+import type { DB } from '../../db/open';
+import { credentialCoversGroup } from '../credentials/credential-usage.store';
+import { getDecryptedCredential, type DecryptedCredential } from '../credentials/credentials.service';
+import { getDeviceHold } from '../devices/device-holds.store';
+import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../devices/host-keys.store';
+import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../devices/devices.store';
+import { getTemplateSpec } from '../templates/templates.service';
+import type { SecretBox } from '../../identity/secrets';
+import type { TemplateSpec } from '../../templates/types';
+import type { CollectTarget, FailureType } from './failure-types';
+import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice } from './backups.store';
+import { deviceScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-jobs.store';
+
+export type { BackupTrigger } from './backups.store';
+export type { ProbeTargetRow } from './backup-jobs.store';
 
 export interface BackupJob {
   deviceId: number;
@@ -88,15 +94,35 @@ export function recordDeviceContact(
 
 /** Device ids selected by a run: one device, a group with its subgroups, or every enabled device. */
 export function selectDeviceIds(db: DB, sel: { deviceId?: number; groupId?: number; all?: boolean }): number[] {
-  if (sel.deviceId !== undefined) return db.prepare('SELECT id FROM devices WHERE id = ?').pluck().all(sel.deviceId) as number[];
-  if (sel.groupId !== undefined) {
-    return db
-      .prepare(
-        `WITH RECURSIVE g(id) AS (SELECT ? UNION SELECT dg.id FROM device_groups dg JOIN g ON dg.parent_id = g.id)
-         SELECT d.id FROM devices d WHERE d.group_id IN (SELECT id FROM g) AND d.enabled = 1 ORDER BY d.id`,
-      )
-      .pluck()
-      .all(sel.groupId) as number[];
+  return selectDeviceIdRows(db, sel);
+}
+
+/** Each enabled device's effective schedule: its own, else the nearest group's up the tree, else the global one. */
+export function effectiveSchedules(db: DB, globalSchedule: string): Map<string, number[]> {
+  const bySchedule = new Map<string, number[]>();
+  for (const r of deviceScheduleRows(db)) {
+    const expr = r.schedule ?? globalSchedule;
+    bySchedule.set(expr, [...(bySchedule.get(expr) ?? []), r.device_id]);
   }
-  return db.prepare('SELECT id FROM devices WHERE enabled = 1 ORDER BY id').pluck().all() as number[];
+  return bySchedule;
+}
+
+/** Every enabled device's management address, for the reachability probe between backups. */
+export function listProbeTargets(db: DB): ProbeTargetRow[] {
+  return probeTargetRows(db);
+}
+
+/** What the reachability probe found for one device. */
+export function recordReachability(db: DB, deviceId: number, status: 'reachable' | 'unreachable', error: string | null, at = Date.now()): void {
+  setDeviceReachability(db, deviceId, status, error, at);
+}
+
+/** Whether a backup of the device is recorded as running (by this process or another one). */
+export function isBackupRunning(db: DB, deviceId: number): boolean {
+  return runningBackupForDevice(db, deviceId) !== undefined;
+}
+
+/** Close backups left running by a process that stopped: they are recorded as interrupted; returns how many. */
+export function closeInterruptedBackups(db: DB, at: number, startedBefore = at): number {
+  return closeInterruptedBackupRows(db, at, startedBefore);
 }

@@ -3,8 +3,9 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { Context, MiddlewareHandler } from 'hono';
 import { bodyLimit } from 'hono/body-limit';
 import { ApiError } from '../errors';
-import type { AppEnv, AppServices } from './context';
-import { authenticate, readJsonBody, refuseKeyInQuery, setRequestTimezone } from './middleware';
+import type { AppEnv, AppServices } from '../http/context';
+import { readJsonBody, setRequestTimezone } from '../http/middleware';
+import { authenticate, refuseKeyInQuery } from './api-key-auth';
 import { API_ROUTE_MODULES } from './api-v1.routes';
 import { registerDocs } from './docs';
 
