@@ -115,6 +115,30 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
   return getTemplate(db, id);
 }
 
+/**
+ * "Try on device" sends a template, possibly edited and unsaved, to a device and shows what came back: the same
+ * rules as saving that edit (a scoped user changes no command and no template used outside the scope, and tries
+ * no new template), and backups.view besides backups.run, since what comes back is the device's configuration.
+ */
+export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, spec: TemplateSpec): void {
+  authorize(actor, 'templates.update');
+  authorize(actor, 'backups.run');
+  authorize(actor, 'backups.view');
+  if (actor.principal.scope.all) return;
+  if (id === null) throw denied('Trying a new template needs a device-group scope of all: its commands would run on the device');
+  const row = getTemplateRow(db, id);
+  if (!row) throw ApiError.notFound(`template ${id}`);
+  if (row.builtin) return;
+  const changes = changesBetween(toTemplateSpec(row), specFields(spec));
+  const commandFields = COMMAND_FIELDS.filter((f) => f in changes);
+  if (commandFields.length > 0) {
+    throw denied(`Trying a template with changed ${commandFields.join(' and ')} needs a device-group scope of all: the commands would run on the device`, {
+      fields: commandFields,
+    });
+  }
+  if (Object.keys(changes).length > 0) requireTemplateWithinScope(db, actor, id, 'changed');
+}
+
 export function deleteTemplate(db: DB, actor: Actor, id: number): void {
   authorize(actor, 'templates.delete');
   db.transaction(() => {
