@@ -142,6 +142,28 @@ const strictUtf8 = new TextDecoder('utf-8', { fatal: true });
 // A UTF-16 half without its other half: JSON's \uD800 escapes can spell one even in valid UTF-8.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** No request body of the API nests nearly this deep; 1 MB of "[[[[…" took a second of the event loop to refuse. */
+const MAX_JSON_DEPTH = 32;
+
+/** Whether JSON text opens more than `max` arrays or objects at once (strings skipped); one pass, before parsing. */
+export function jsonNestingExceeds(text: string, max: number): boolean {
+  let depth = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text.charCodeAt(i);
+    if (ch === 0x22) {
+      // Skip the string: to the next quote not escaped by a backslash.
+      for (i++; i < text.length; i++) {
+        const c = text.charCodeAt(i);
+        if (c === 0x5c) i++;
+        else if (c === 0x22) break;
+      }
+    } else if (ch === 0x5b || ch === 0x7b) {
+      if (++depth > max) return true;
+    } else if (ch === 0x5d || ch === 0x7d) depth--;
+  }
+  return false;
+}
+
 /** Why a string of a JSON body cannot be stored as text, or null. */
 function textProblem(s: string): string | null {
   if (s.includes('\u0000')) return 'must not contain NUL characters';
@@ -192,6 +214,9 @@ export async function readJsonBody(c: Context<AppEnv>): Promise<void> {
   // c.req.json() parses the cached text (Hono keeps promises there, whatever its type says): the route reads exactly
   // what was checked here.
   (c.req.bodyCache as unknown as Record<string, Promise<unknown>>).text = Promise.resolve(text);
+  if (jsonNestingExceeds(text, MAX_JSON_DEPTH)) {
+    throw ApiError.validation([{ field: 'body', message: `nested deeper than ${MAX_JSON_DEPTH} levels` }], 'Request body is nested too deeply');
+  }
   let value: unknown;
   try {
     value = JSON.parse(text);

@@ -1,5 +1,6 @@
 // The web interface: security headers, static files, login, then the session + CSRF gate in front of every page and internal /api/ route.
 import { Hono, type MiddlewareHandler } from 'hono';
+import { bodyLimit } from 'hono/body-limit';
 import { deleteCookie, getCookie } from 'hono/cookie';
 import { matchedRoutes } from 'hono/route';
 import { ApiError } from '../errors';
@@ -52,6 +53,17 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
     c.res.headers.set('X-Frame-Options', 'DENY');
     c.res.headers.set('Cross-Origin-Opener-Policy', 'same-origin');
   });
+
+  // Form bodies are limited as the API's are (the login form is open to anyone): beyond it a 413, the rest unread.
+  const limitBody = bodyLimit({
+    maxSize: app.config.server.max_body_bytes,
+    onError: (c) => {
+      // The unread rest of the body makes the connection unusable for another request.
+      c.header('Connection', 'close');
+      throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${app.config.server.max_body_bytes} bytes`);
+    },
+  });
+  web.use('*', (c, next) => (UNSAFE.has(c.req.method) && !isForeignPath(c.req.path) ? limitBody(c, next) : next()));
 
   registerStatic(web);
   // Browsers ask for it on every site; without this it would bounce through the login page.

@@ -62,7 +62,8 @@ before(async () => {
   ids.devA = seedDevice(db, { name: 'pol-dev-a', port: 22, credential_id: cred, template_id: ids.tplIn, group_id: ids.A });
   ids.devB = seedDevice(db, { name: 'pol-dev-b', port: 22, credential_id: cred, template_id: ids.tplOut, group_id: ids.B });
   keys.scoped = await t.keyFor({ permissions: [...GROUP_PERMS, ...TEMPLATE_PERMS], groups: [ids.A], username: 'scoped-op' });
-  keys.all = await t.keyFor({ permissions: [...GROUP_PERMS, ...TEMPLATE_PERMS], username: 'all-op' });
+  // credentials.view: changing what a template sends hands it the enable secrets (template-enable-secret.security.test.ts).
+  keys.all = await t.keyFor({ permissions: [...GROUP_PERMS, ...TEMPLATE_PERMS, 'credentials.view'], username: 'all-op' });
   keys.noUpdate = await t.keyFor({ permissions: GROUP_PERMS.filter((p) => p !== 'groups.update').concat('templates.view'), username: 'no-update' });
 });
 after(() => t.close());

@@ -50,7 +50,7 @@ describe('web templates', () => {
     ids.frr = seedBuiltinTemplate(db, 'frr');
     ids.a = seedDevice(db, { name: 'alpha-r1', port: sim.port, credential_id: cred, template_id: ids.frr, group_id: A });
     ids.b = seedDevice(db, { name: 'bravo-r1', port: sim.port, credential_id: cred, template_id: ids.frr, group_id: B });
-    createRole(db, SYSTEM_ACTOR, { name: 'tpl-runner', permissions: ['templates.view', 'templates.update', 'backups.run', 'devices.view'] });
+    createRole(db, SYSTEM_ACTOR, { name: 'tpl-runner', permissions: ['templates.view', 'templates.update', 'backups.run', 'backups.view', 'devices.view'] });
     createRole(db, SYSTEM_ACTOR, { name: 'tpl-editor', permissions: ['templates.view', 'templates.update'] });
     await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'tpl-runner', groups: [A] });
     await createUser(db, SYSTEM_ACTOR, { username: 'editor', password: 'editor-password-1', role: 'tpl-editor' });

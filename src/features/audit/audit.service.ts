@@ -1,6 +1,7 @@
 // The audit trail: one row per state change, written by the service that made it, in the same transaction.
 import type { DB } from '../../db/open';
 import { doorOf, type Actor } from '../../identity/actor';
+import type { Scope } from '../../identity/principal';
 import { countAudit, deleteAuditBefore, insertAuditRow, listAuditActions, listAuditPage, type AuditFilter, type AuditRow } from './audit.store';
 
 export type { AuditFilter, AuditRow };
@@ -85,9 +86,13 @@ export interface AuditPage {
   total: number;
 }
 
-/** One page of the trail, newest first, with the total under the same filter. */
-export function listAudit(db: DB, filter: AuditFilter, page: number, limit: number): AuditPage {
-  return db.transaction(() => ({ total: countAudit(db, filter), items: listAuditPage(db, filter, (page - 1) * limit, limit) }))();
+/**
+ * One page of the trail, newest first, with the total under the same filter. A reader with a limited device-group
+ * scope does not see rows about devices outside it (names, addresses and credentials of devices they cannot read).
+ */
+export function listAudit(db: DB, scope: Scope, filter: AuditFilter, page: number, limit: number): AuditPage {
+  const f: AuditFilter = scope.all ? filter : { ...filter, deviceGroups: [...scope.groupIds] };
+  return db.transaction(() => ({ total: countAudit(db, f), items: listAuditPage(db, f, (page - 1) * limit, limit) }))();
 }
 
 export function auditActions(db: DB): string[] {

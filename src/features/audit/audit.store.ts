@@ -43,7 +43,16 @@ export interface AuditFilter {
   target?: string;
   since?: number;
   until?: number;
+  /**
+   * A scoped reader's expanded device groups: rows about a device (its target, or the device of a template trial)
+   * show only when the device is in one of them now; rows about a deleted device no longer have a group and are hidden.
+   */
+  deviceGroups?: readonly number[];
 }
+
+/** The device a row is about, if any: `device <id>` targets, and the device a template was tried on. */
+const ROW_DEVICE = `CASE WHEN target GLOB 'device [0-9]*' THEN CAST(substr(target, 8) AS INTEGER)
+  WHEN action = 'template.try' AND json_valid(details) THEN json_extract(details, '$.device_id') END`;
 
 function where(f: AuditFilter): { sql: string; args: unknown[] } {
   const parts: string[] = [];
@@ -68,6 +77,10 @@ function where(f: AuditFilter): { sql: string; args: unknown[] } {
   if (f.until !== undefined) {
     parts.push('at < ?');
     args.push(f.until);
+  }
+  if (f.deviceGroups) {
+    parts.push(`(${ROW_DEVICE} IS NULL OR EXISTS (SELECT 1 FROM devices d WHERE d.id = ${ROW_DEVICE} AND d.group_id IN (SELECT value FROM json_each(?))))`);
+    args.push(JSON.stringify(f.deviceGroups));
   }
   return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', args };
 }

@@ -11,10 +11,14 @@ export function usageWithinScope(actor: Actor, usage: UsageGroups): boolean {
   return usageInside(actor.principal.scope, usage);
 }
 
-/** The same rule for a bare scope (the device form lists only credentials its user may attach). */
+/**
+ * The same rule for a bare scope (the device form lists only credentials its user may attach). A credential usable
+ * by no group (created so, or its groups deleted) belongs to no scope, so only scope "all" holds it: otherwise any
+ * scoped user could claim it for their own groups and send its secret to a host of their choosing.
+ */
 export function usageInside(scope: Scope, usage: UsageGroups): boolean {
   if (scope.all) return true;
-  if (usage === null) return false;
+  if (usage === null || usage.length === 0) return false;
   return usage.every((g) => scope.groupIds.has(g));
 }
 

@@ -39,8 +39,8 @@ export function settleHoldAfterChange(
   if (!row) return null;
   const gap = credentialEntitlementGap(db, actor, row.credential_id);
   if (gap === null) {
-    // Accepting a host key approves a key, not the address: it leaves a hold in place.
-    if (change.changed.every((f) => f === 'host_key')) return null;
+    // Accepting a host key approves a key, and choosing a template a template, not the address: a hold stays.
+    if (change.changed.every((f) => f === 'host_key' || f === 'template_id')) return null;
     if (!deleteDeviceHold(db, deviceId)) return null;
     return { note: `cleared: the change by ${actor.principal.username}, entitled to credential ${row.credential_id}, approves the address`, held: { before: true, after: false } };
   }

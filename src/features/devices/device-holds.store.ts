@@ -3,7 +3,7 @@ import type { DB } from '../../db/open';
 import { prepareCached } from './sql';
 
 /** The fields a hold can name as changed since the last approved address. */
-export type HeldField = 'created' | 'hostname' | 'port' | 'protocol' | 'credential_id' | 'host_key';
+export type HeldField = 'created' | 'hostname' | 'port' | 'protocol' | 'credential_id' | 'host_key' | 'template_id';
 
 export interface HeldAddress {
   credential_id: number;

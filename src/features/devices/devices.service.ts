@@ -18,6 +18,7 @@ import {
   insertDevice,
   listDeviceViewRows,
   templateExists,
+  templateIsCustom,
   toDevice,
   updateDeviceFields,
   type Device,
@@ -201,6 +202,8 @@ export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatc
     if (accept === false && before.accept_host_key_change) setHostKeyApproval(db, id, null);
     const after = loadDevice(db, id);
     const changed = routeChanges(before, after);
+    // A custom template decides what happens to the enable secret it is handed (see templates.service).
+    if (after.template_id !== before.template_id && templateIsCustom(db, after.template_id)) changed.push('template_id');
     if (accepted) changed.push('host_key');
     const hold = holdAudit(changed.length ? settleHoldAfterChange(db, actor, id, { prior: addressOf(before), changed }) : null);
     const changes = { ...changesBetween(auditView(before), auditView(after)), ...hold.changes };

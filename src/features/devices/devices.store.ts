@@ -217,6 +217,11 @@ export function templateExists(db: DB, id: number): boolean {
   return prepareCached(db, 'SELECT 1 AS one FROM templates WHERE id = ?').get(id) !== undefined;
 }
 
+/** Whether the template is a custom one (what it sends was written by a user, not shipped with the appliance). */
+export function templateIsCustom(db: DB, id: number): boolean {
+  return prepareCached(db, 'SELECT 1 AS one FROM templates WHERE id = ? AND builtin = 0').get(id) !== undefined;
+}
+
 /**
  * Record the outcome of a contact attempt (backup or probe). `error` is kept only for `unreachable`.
  * Does not touch updated_at, which tracks configuration edits, not observations.

@@ -86,6 +86,20 @@ function requireTemplateWithinScope(db: DB, actor: Actor, id: number, verb: 'cha
   }
 }
 
+/**
+ * The enable exchange sends the credential's enable secret in-band, where the template's commands decide what
+ * happens to it (typed at a prompt the template names, then read back from the command history or a shell
+ * variable by a capture command): so what a template sends is decided only by a user entitled to every
+ * credential, credentials.view besides scope all.
+ */
+function requireSecretsReach(actor: Actor, fields: readonly string[], verb: 'Changing' | 'Trying'): void {
+  if (actor.principal.permissions.has('credentials.view')) return;
+  throw denied(`${verb} a template's ${fields.join(' and ')} needs the permission credentials.view: the enable exchange hands the enable secret to what the template sends`, {
+    permission: 'credentials.view',
+    fields,
+  });
+}
+
 /** Everything a template sends to a device: the commands proper, and the enable and exit commands sent around them. */
 const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command'] as const;
 
@@ -105,6 +119,7 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
         fields: commandFields,
       });
     }
+    if (commandFields.length > 0) requireSecretsReach(actor, commandFields, 'Changing');
     requireTemplateWithinScope(db, actor, id, 'changed');
     checkSpec(spec, row.name);
     withNameCheck(spec.name, () => updateTemplateRow(db, id, spec, Date.now()));
@@ -113,6 +128,35 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
     }
   }).immediate();
   return getTemplate(db, id);
+}
+
+/**
+ * "Try on device" sends a template, possibly edited and unsaved, to a device and shows what came back: the same
+ * rules as saving that edit (a scoped user changes no command and no template used outside the scope, and tries
+ * no new template), and backups.view besides backups.run, since what comes back is the device's configuration.
+ */
+export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, spec: TemplateSpec): void {
+  authorize(actor, 'templates.update');
+  authorize(actor, 'backups.run');
+  authorize(actor, 'backups.view');
+  const scoped = !actor.principal.scope.all;
+  if (id === null) {
+    if (scoped) throw denied('Trying a new template needs a device-group scope of all: its commands would run on the device');
+    requireSecretsReach(actor, COMMAND_FIELDS, 'Trying');
+    return;
+  }
+  const row = getTemplateRow(db, id);
+  if (!row) throw ApiError.notFound(`template ${id}`);
+  if (row.builtin) return;
+  const changes = changesBetween(toTemplateSpec(row), specFields(spec));
+  const commandFields = COMMAND_FIELDS.filter((f) => f in changes);
+  if (commandFields.length > 0 && scoped) {
+    throw denied(`Trying a template with changed ${commandFields.join(' and ')} needs a device-group scope of all: the commands would run on the device`, {
+      fields: commandFields,
+    });
+  }
+  if (commandFields.length > 0) requireSecretsReach(actor, commandFields, 'Trying');
+  if (scoped && Object.keys(changes).length > 0) requireTemplateWithinScope(db, actor, id, 'changed');
 }
 
 export function deleteTemplate(db: DB, actor: Actor, id: number): void {

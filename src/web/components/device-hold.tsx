@@ -11,6 +11,7 @@ const FIELD_LABEL: Record<string, string> = {
   protocol: 'protocol',
   credential_id: 'credential',
   host_key: 'host key accepted',
+  template_id: 'custom template',
 };
 
 /** Renders nothing for a device that is not held. The approve form posts the address shown, so a stale approval is refused. */

@@ -45,7 +45,7 @@ export function registerAudit(web: Hono<WebEnv>): void {
     const tz = c.get('timezone');
     const page = intQuery(c, 'page', 1, 100_000);
     const { values, filter, errors } = readFilters(c, tz);
-    const { items: rows, total } = listAudit(db, filter, page, PAGE);
+    const { items: rows, total } = listAudit(db, c.get('principal').scope, filter, page, PAGE);
     const actions = auditActions(db);
     const filtered = Object.values(values).some(Boolean);
     return render(

@@ -85,7 +85,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
   const v = s.values ?? (t ? specValues(t) : { mode: 'shell' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
-  const canTry = can(c, 'templates.update') && can(c, 'backups.run');
+  const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
   const devices = canTry ? listDevices(c.get('app').db, c.get('principal').scope, {}, 1, 1000).items : [];
   const base = t ? `/templates/${t.id}` : '/templates/new';
   const title = t ? `Template ${t.name}` : 'New template';

@@ -4,17 +4,18 @@ import { collectConfig } from '../../engine/collect';
 import { loadBackupJob } from '../../features/backups/backup-jobs.service';
 import { limitsFromConfig } from '../../engine/runner';
 import { validateTemplate } from '../../templates/index';
+import { applyTemplate } from '../../engine/normalise';
 import type { TemplateSpec } from '../../templates/types';
 import { ApiError } from '../../errors';
 import { getDevice } from '../../features/devices/devices.service';
-import { getTemplate, recordTemplateTrial } from '../../features/templates/templates.service';
+import { authorizeTemplateTrial, getTemplate, recordTemplateTrial } from '../../features/templates/templates.service';
 import { actorOf } from '../../http/context';
 import { fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { parseTemplateForm, templatePage } from './template-form';
 
 export function registerTemplateTry(web: Hono<WebEnv>): void {
-  web.post('/templates/new/try', need('templates.update', 'backups.run'), (c) => tryTemplate(c, null));
-  web.post('/templates/:id/try', need('templates.update', 'backups.run'), (c) => tryTemplate(c, intParam(c, 'id')));
+  web.post('/templates/new/try', need('templates.update', 'backups.run', 'backups.view'), (c) => tryTemplate(c, null));
+  web.post('/templates/:id/try', need('templates.update', 'backups.run', 'backups.view'), (c) => tryTemplate(c, intParam(c, 'id')));
 }
 
 async function tryTemplate(c: WebContext, id: number | null): Promise<Response> {
@@ -38,11 +39,16 @@ async function tryTemplate(c: WebContext, id: number | null): Promise<Response> 
     const problems = validateTemplate(spec);
     if (problems.length) return again(fieldErrors(ApiError.validation(problems, 'Template validation failed')) ?? {});
   }
+  // Refused (403) before anything connects: the same rules as saving this edit, and backups.view.
+  authorizeTemplateTrial(app.db, actorOf(c), id, spec);
   const job = loadBackupJob(app.db, app.secrets, device.id);
   if (!job) return again({ device_id: 'this device has no usable credential' });
 
   // The same limits and redaction as a real backup, but nothing is recorded: no backup row, no host key, no reachability.
-  const result = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact: app.config.backup.redact_secrets });
+  const redact = spec.redact || app.config.backup.redact_secrets;
+  const collected = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact });
+  // The raw output is shown redacted too when redaction is on: otherwise Try would show what no stored version holds.
+  const result = collected.ok && redact ? { ...collected, raw: applyTemplate(collected.raw, { strip_patterns: [], redact_patterns: spec.redact_patterns }, { redact }) } : collected;
   // The output never goes into the audit log: it is configuration text and may hold secrets.
   recordTemplateTrial(app.db, actorOf(c), id, {
     device_id: device.id,
