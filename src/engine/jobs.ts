@@ -4,7 +4,8 @@ import { credentialCoversGroup } from '../features/credentials/credential-usage.
 import { getDecryptedCredential, type DecryptedCredential } from '../features/credentials/credentials.service';
 import { getDeviceHold } from '../features/devices/device-holds.store';
 import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../features/devices/host-keys.store';
-import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../features/devices/devices.store';
+import { getDeviceRow, setDeviceHostKey } from '../features/devices/devices.store';
+import { recordReachability } from '../features/notifications/notifications.service';
 import { getTemplateSpec } from '../features/templates/templates.service';
 import type { SecretBox } from '../identity/secrets';
 import type { TemplateSpec } from './templates/types';
@@ -74,7 +75,7 @@ export function recordDeviceContact(
   at = Date.now(),
 ): void {
   db.transaction(() => {
-    if (c.reachability) setDeviceReachability(db, job.deviceId, c.reachability, c.error, at);
+    if (c.reachability) recordReachability(db, job.deviceId, c.reachability, c.error, at);
     const known = job.target.known_host_key;
     if (!c.hostKey || c.hostKey === known) return;
     if (!known || c.hostKey === job.target.accepted_host_key) {

@@ -1,7 +1,7 @@
 // The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
 import { Cron } from 'croner';
 import type { DB } from '../db/open';
-import { setDeviceReachability } from '../features/devices/devices.store';
+import { recordReachability } from '../features/notifications/notifications.service';
 import type { BackupRunner, RunnerDeps } from './runner';
 import { connectTcp } from './transports/tcp';
 import { CollectError } from './types';
@@ -122,11 +122,11 @@ export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, 
       try {
         const sock = await connectTcp({ host: d.hostname, port: d.port, timeout_ms: config.backup.connect_timeout * 1000, service: d.protocol === 'ssh' ? 'SSH' : 'Telnet', signal });
         sock.destroy();
-        setDeviceReachability(db, d.id, 'reachable', null, Date.now());
+        recordReachability(db, d.id, 'reachable', null, Date.now());
       } catch (err) {
         if (signal?.aborted) return;
         const message = err instanceof CollectError ? err.message : 'Connection failed.';
-        setDeviceReachability(db, d.id, 'unreachable', message, Date.now());
+        recordReachability(db, d.id, 'unreachable', message, Date.now());
       }
     }
   };

@@ -6,6 +6,7 @@ import { runTransaction } from '../../db/statements';
 import type { FailureType } from '../../engine/types';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
+import { enqueueFinishedBackup } from '../notifications/notifications.service';
 import { inScope, type Scope } from '../../identity/principal';
 import {
   getBackupRow,
@@ -76,6 +77,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
         changed: 0,
       });
       setDeviceLastBackup(db, started.deviceId, started.id);
+      enqueueFinishedBackup(db, started.id, finishedAt);
     })();
     return { id: started.id, success: false as const, changed: false, hash: null };
   }
@@ -97,6 +99,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
       changed: changed ? 1 : 0,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
+    enqueueFinishedBackup(db, started.id, finishedAt);
   })();
   return { id: started.id, success: true as const, changed, hash: snap.hash };
 }
