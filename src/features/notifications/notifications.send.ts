@@ -36,7 +36,14 @@ export function messageText(p: Payload): string {
 }
 
 async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
-  const res = await fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', 'User-Agent': 'confvault', ...headers }, signal: AbortSignal.timeout(SEND_TIMEOUT_MS), redirect: 'error' });
+  let res: Response;
+  try {
+    res = await fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', 'User-Agent': 'confvault', ...headers }, signal: AbortSignal.timeout(SEND_TIMEOUT_MS), redirect: 'error' });
+  } catch (e) {
+    // fetch says only "fetch failed"; the cause names what went wrong (ECONNREFUSED, a certificate ...).
+    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`cannot reach the receiver: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
+  }
   await res.arrayBuffer().catch(() => undefined);
   if (!res.ok) throw new Error(`HTTP ${res.status} from the receiver`);
 }
