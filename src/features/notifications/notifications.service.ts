@@ -18,6 +18,7 @@ import {
   getDeviceReachability,
   getFinishedBackupFacts,
   previousSuccessfulHash,
+  staleAmong,
   getRuleByName,
   groupAncestry,
   groupExists,
@@ -357,4 +358,14 @@ export function recordReachability(db: DB, deviceId: number, status: Reachabilit
     setDeviceReachability(db, deviceId, status, error, at);
     enqueueReachabilityChange(db, deviceId, before, status, error, at);
   })();
+}
+
+/** The time before which a device without a successful backup counts as stale. */
+export function staleBefore(hours: number, now = Date.now()): number {
+  return now - hours * 3_600_000;
+}
+
+/** Which of these devices are stale (the device list's badge). */
+export function staleDevices(db: DB, ids: number[], hours: number, now = Date.now()): Set<number> {
+  return staleAmong(db, ids, staleBefore(hours, now));
 }

@@ -274,3 +274,16 @@ export function getFinishedBackupFacts(db: DB, id: string): FinishedBackupFacts 
 export function getDeviceReachability(db: DB, id: number): string | null {
   return (db.prepare('SELECT reachability FROM devices WHERE id = ?').pluck().get(id) as string | undefined) ?? null;
 }
+
+/** Of these devices, the stale ones (enabled, no successful backup since `before`, or never and created before it). */
+export function staleAmong(db: DB, ids: number[], before: number): Set<number> {
+  if (!ids.length) return new Set();
+  const rows = db
+    .prepare(
+      `SELECT d.id FROM devices d WHERE d.id IN (SELECT value FROM json_each(?)) AND d.enabled = 1
+         AND COALESCE((SELECT MAX(b.finished_at) FROM backups b WHERE b.device_id = d.id AND b.success = 1), d.created_at) < ?`,
+    )
+    .pluck()
+    .all(JSON.stringify(ids), before) as number[];
+  return new Set(rows);
+}
