@@ -2,9 +2,11 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
+import { createSocket } from 'node:dgram';
+import { createServer, type AddressInfo } from 'node:net';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
 import { importBackup } from '../../src/features/backups/import.service';
-import { createChannel, createRule, recordReachability } from '../../src/features/notifications/notifications.service';
+import { createChannel, createRule, listChannels, recordReachability } from '../../src/features/notifications/notifications.service';
 import { NotificationWorker, backoffMs, checkStaleDevices, sendTestMessage, type WorkerDeps } from '../../src/features/notifications/notifications.worker';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -231,5 +233,44 @@ describe('notifications', () => {
     const bad = await sendTestMessage(deps, SYSTEM_ACTOR, 'nowhere');
     assert.match(bad.error ?? '', /ECONNREFUSED/);
     assert.equal(db().prepare('SELECT status FROM notification_deliveries WHERE id = ?').pluck().get(bad.delivery_id), 'dead');
+  });
+
+  test('syslog out (RFC 5424 over UDP, octet-counted over TCP) and Slack / Teams incoming-webhook bodies', async () => {
+    const udp = createSocket('udp4');
+    const udpLines: string[] = [];
+    udp.on('message', (m) => udpLines.push(m.toString('utf8')));
+    await new Promise<void>((r) => udp.bind(0, '127.0.0.1', r));
+    const tcpData: string[] = [];
+    const tcp = createServer((sock) => sock.setEncoding('utf8').on('data', (d: string) => tcpData.push(d)));
+    await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
+    try {
+      createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'sys-udp', type: 'syslog', url: `udp://127.0.0.1:${udp.address().port}` });
+      createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'sys-tcp', type: 'syslog', url: `tcp://127.0.0.1:${(tcp.address() as AddressInfo).port}` });
+      const u = await sendTestMessage(deps, SYSTEM_ACTOR, 'sys-udp');
+      const c = await sendTestMessage(deps, SYSTEM_ACTOR, 'sys-tcp');
+      assert.equal(u.error, null);
+      assert.equal(c.error, null);
+      await hook.waitFor(() => udpLines.length === 1 && tcpData.join('').length > 0);
+      const line = /^<29>1 \d{4}-\d\d-\d\dT[\d:.]+Z \S+ confvault - test \[confvault@32473 delivery="([0-9a-f-]{36})" event="test"\] Test message/;
+      assert.equal(line.exec(udpLines[0])?.[1], u.delivery_id);
+      const framed = /^(\d+) (.*)$/s.exec(tcpData.join(''));
+      assert.ok(framed);
+      assert.equal(Number(framed[1]), Buffer.byteLength(framed[2]));
+      assert.equal(line.exec(framed[2])?.[1], c.delivery_id);
+      // Slack and Teams: the URL is the secret (never listed); the body is what their incoming webhooks take.
+      createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'slack', type: 'slack', secret: hook.url + '?token=slack-token' });
+      createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'teams', type: 'teams', secret: hook.url + '?token=teams-token' });
+      assert.equal((await sendTestMessage(deps, SYSTEM_ACTOR, 'slack')).error, null);
+      assert.match(JSON.parse(hook.ok().at(-1)!.body).text, /^Test message from confvault to channel slack/);
+      assert.equal((await sendTestMessage(deps, SYSTEM_ACTOR, 'teams')).error, null);
+      const card = JSON.parse(hook.ok().at(-1)!.body);
+      assert.equal(card['@type'], 'MessageCard');
+      assert.match(card.text, /channel teams/);
+      const listed = JSON.stringify(listChannels(db(), SYSTEM_ACTOR));
+      assert.ok(!listed.includes('slack-token') && !listed.includes('teams-token'));
+    } finally {
+      udp.close();
+      await new Promise((r) => tcp.close(r));
+    }
   });
 });
