@@ -6,7 +6,7 @@ import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { WebhookReceiver } from '../notifications/receivers';
 import { WebClient } from './web-client';
 
@@ -22,7 +22,7 @@ describe('web Notifications page', () => {
     t = await startTestAppliance();
     hook = await new WebhookReceiver().start();
     const db = t.appliance.db;
-    createRole(db, SYSTEM_ACTOR, { name: 'notifier', permissions: ['settings.view', 'settings.update', 'devices.view', 'dashboard.view'] });
+    createRole(db, SYSTEM_ACTOR, { name: 'notifier', permissions: ['settings.view', 'settings.update', 'devices.view', 'dashboard.view', 'backups.view'] });
     await createUser(db, SYSTEM_ACTOR, { username: 'notifier', password: 'notifier-password-1', role: 'notifier' });
     createRole(db, SYSTEM_ACTOR, { name: 'settings-viewer', permissions: ['settings.view'] });
     await createUser(db, SYSTEM_ACTOR, { username: 'viewer', password: 'viewer-password-1', role: 'settings-viewer' });
@@ -77,6 +77,28 @@ describe('web Notifications page', () => {
     const r = await viewer.post(`${BASE}/channels/web-hook/remove`, {}, { csrf: true });
     assert.equal(r.res.status, 403);
     assert.ok((await admin.get(BASE)).html.includes('data-channel="web-hook"'));
+  });
+
+  test('a user scoped to a group can only make rules for devices in their scope', async () => {
+    const db = t.appliance.db;
+    const a = seedGroup(db, 'scoped-A');
+    const b = seedGroup(db, 'scoped-B');
+    createRole(db, SYSTEM_ACTOR, { name: 'scoped-notifier', permissions: ['settings.view', 'settings.update'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'scoped-notifier', groups: [a] });
+    const web = new WebClient(t.url);
+    assert.equal((await web.login('scoped', 'scoped-password-1')).status, 303);
+    const rule = (name: string, extra: Record<string, string>) => web.post(`${BASE}/rules`, { name, event_config_changed: 'on', 'channel_web-hook': 'on', ...extra }, { csrf: true });
+    let r = await rule('everything', {});
+    assert.equal(r.res.status, 422);
+    assert.match(r.html, /needs device-group scope &quot;all&quot;|needs device-group scope "all"/);
+    r = await rule('other-group', { groups: String(b) });
+    assert.match(r.html, /outside your device-group scope/);
+    r = await rule('with-diff', { groups: String(a), include_diff: 'on' });
+    assert.match(r.html, /backups\.view/);
+    r = await rule('mine', { groups: String(a) });
+    assert.equal(r.res.status, 303);
+    const names = db.prepare('SELECT name FROM notification_rules').pluck().all();
+    assert.ok(names.includes('mine') && !names.includes('everything') && !names.includes('other-group') && !names.includes('with-diff'));
   });
 
   test('stale devices: badge and ?stale=1 filter in the device list, count on the dashboard', async () => {

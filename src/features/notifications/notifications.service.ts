@@ -2,7 +2,7 @@
 import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
-import { authorize } from '../../identity/policy';
+import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
 import type { SecretBox } from '../../identity/secrets';
 import { hasControlCharacters } from '../../lib/names';
 import { recordAudit } from '../audit/audit.service';
@@ -191,6 +191,7 @@ export function createRule(db: DB, actor: Actor, input: { name: string; events: 
   if (!events.length || bad.length) fail('events', `one or more of ${NOTIFICATION_EVENTS.join(', ')}${bad.length ? ` (unknown: ${bad.join(', ')})` : ''}`);
   if (!input.channels.length) fail('channels', 'name at least one channel');
   const groups = [...new Set(input.groups ?? [])];
+  requireRuleInScope(actor, groups, input.include_diff === true);
   return db.transaction(() => {
     if (getRuleByName(db, input.name)) throw new ApiError('CONFLICT', `A notification rule named "${input.name}" already exists`);
     const channelIds = [...new Set(input.channels)].map((n) => {
@@ -210,6 +211,16 @@ export function createRule(db: DB, actor: Actor, input: { name: string; events: 
   })();
 }
 
+/**
+ * A rule sends facts (and with include_diff, configuration text) about every device it covers: an actor may only
+ * make or remove rules covering devices in their own scope, and only ask for diffs when they may read backups.
+ */
+function requireRuleInScope(actor: Actor, groups: number[], includeDiff: boolean): void {
+  if (!groups.length) requireScopeAll(actor, 'A rule without groups covers every device: it needs device-group scope "all"; name groups in your scope');
+  for (const g of groups) requireGroupInScope(actor, g, `Device group ${g}`);
+  if (includeDiff) authorize(actor, 'backups.view');
+}
+
 export function listRules(db: DB, actor: Actor): RuleInfo[] {
   authorize(actor, 'settings.view');
   return listRuleRows(db).map(toRuleInfo);
@@ -220,6 +231,8 @@ export function removeRule(db: DB, actor: Actor, name: string): void {
   db.transaction(() => {
     const row = getRuleByName(db, name);
     if (!row) throw ApiError.notFound(`Notification rule "${name}"`);
+    const info = toRuleInfo(row);
+    requireRuleInScope(actor, info.group_ids, false);
     deleteRuleRow(db, row.id);
     recordAudit(db, actor, { action: 'notification_rule.delete', target: `notification rule ${name}` });
   })();
@@ -243,7 +256,6 @@ function enqueue(db: DB, event: NotificationEvent, device: DeviceFacts, item: Om
   if (!rules.length) return;
   const ancestry = new Set(groupAncestry(db, device.group_id).map((g) => g.id));
   const full: EventItem = { event, occurred_at: new Date(at).toISOString(), device: devicePart(db, device), ...item };
-  const sent = new Set<number>();
   // A channel named by several matching rules gets the event once; with the diff if any of them asks for it.
   const wanted = new Map<number, { rule: number; diff: boolean }>();
   for (const r of rules) {
@@ -254,8 +266,6 @@ function enqueue(db: DB, event: NotificationEvent, device: DeviceFacts, item: Om
     }
   }
   for (const [channel, w] of wanted) {
-    if (sent.has(channel)) continue;
-    sent.add(channel);
     const withDiff = w.diff && diff !== null;
     insertOutbox(db, {
       channel_id: channel,
