@@ -197,6 +197,8 @@ describe('notifications', () => {
     assert.deepEqual(rows.map((r) => r.event), ['config_changed', 'device_unreachable', 'device_recovered']);
     assert.ok(rows.every((r) => r.device_id === inA1));
     assert.equal(JSON.parse(rows[0].item).item.device.group_path, 'A/A1');
+    // The diff is off unless the rule asks for it.
+    assert.equal(JSON.parse(rows[0].item).diff, null);
     assert.ok(!rows.some((r) => r.item.includes(`"id":${inB},`)));
   });
 

@@ -35,7 +35,7 @@ import type { ChannelSettings, EventItem, OutboxDiffRef, Payload } from './notif
 /** Largest diff carried by one event, in characters; the rest is cut and marked. */
 export const MAX_DIFF_CHARS = 64 * 1024;
 /** Largest text compared for a diff: bigger configurations get a note instead (the diff runs on the event loop). */
-const MAX_DIFF_INPUT = 2 * 1024 * 1024;
+const MAX_DIFF_INPUT = 1024 * 1024;
 const MAX_EVENTS_PER_MESSAGE = 500;
 const CONCURRENCY = 4;
 const BACKOFF_BASE_MS = 5_000;
@@ -70,7 +70,13 @@ export function redactedDiff(db: DB, snapshots: SnapshotStore, ref: OutboxDiffRe
   const before = read(ref.previous_snapshot);
   if (after.length + before.length > MAX_DIFF_INPUT) return { diff: '(configuration too large for an inline diff)', truncated: true };
   const redact = (t: string) => applyTemplate(t, { strip_patterns: [], redact_patterns: template?.redact_patterns ?? [] }, { redact: true });
-  const patch = createTwoFilesPatch(`${deviceName} (before)`, `${deviceName} (after)`, redact(before), redact(after), '', '', { context: 3 });
+  // Bounded like the web diff: a change too large to compute quickly gets a note, never a stalled event loop.
+  const patch = createTwoFilesPatch(`${deviceName} (before)`, `${deviceName} (after)`, redact(before), redact(after), '', '', {
+    context: 3,
+    maxEditLength: 4_000,
+    timeout: 500,
+  }) as string | undefined;
+  if (patch === undefined) return { diff: '(change too large for an inline diff)', truncated: true };
   const body = patch.split('\n').slice(2).join('\n');
   return body.length > MAX_DIFF_CHARS ? { diff: body.slice(0, MAX_DIFF_CHARS), truncated: true } : { diff: body, truncated: false };
 }
