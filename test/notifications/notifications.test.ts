@@ -3,18 +3,30 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createHmac } from 'node:crypto';
 import { createSocket } from 'node:dgram';
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { Ajv2020 } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
 import { createServer, type AddressInfo } from 'node:net';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createChannel, createRule, listChannels, recordReachability } from '../../src/features/notifications/notifications.service';
 import { NotificationWorker, backoffMs, checkStaleDevices, sendTestMessage, type WorkerDeps } from '../../src/features/notifications/notifications.worker';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { SmtpReceiver, WebhookReceiver } from './receivers';
 
 const HMAC_KEY = 'hmac-key-never-in-a-payload';
 const SECRET = 'S3cr3tEnable99';
+
+const ajv = new Ajv2020({ strict: false });
+addFormats(ajv);
+/** Validator of docs/webhook-payload.schema.json: what receivers are told they will get. */
+const validPayload = ajv.compile(JSON.parse(readFileSync(path.join(REPO_ROOT, 'docs/webhook-payload.schema.json'), 'utf8')));
+function assertDocumented(body: unknown) {
+  assert.ok(validPayload(body), JSON.stringify(validPayload.errors));
+}
 
 function config(text: string) {
   return `hostname edge\nenable secret 9 ${SECRET}\nusername ops privilege 15 secret 9 ${SECRET}x\n${text}\nend\n`;
@@ -83,6 +95,7 @@ describe('notifications', () => {
     const hit = hook.ok()[0];
     const body = JSON.parse(hit.body);
     assert.equal(body.event, 'config_changed');
+    assertDocumented(body);
     assert.equal(body.delivery_id, hit.headers['x-confvault-delivery']);
     assert.match(body.occurred_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
     assert.deepEqual(body.device, { id: dev, name: `dev${seq}`, hostname: `10.0.0.${seq}`, group_path: null });
@@ -120,6 +133,7 @@ describe('notifications', () => {
     await hook.waitFor(() => hook.ok().length === before.hook + 1 && smtp.mails.length === before.mail + 1);
     const digest = JSON.parse(hook.ok().at(-1)!.body);
     assert.equal(digest.event, 'digest');
+    assertDocumented(digest);
     assert.equal(digest.events.length, 50);
     assert.ok(digest.events.every((e: { event: string }) => e.event === 'config_changed'));
     // More events inside the interval wait for it.
@@ -166,6 +180,7 @@ describe('notifications', () => {
       assert.equal(flakyHook.hits.length, 3);
       assert.equal(new Set(flakyHook.hits.map((h) => h.headers['x-confvault-delivery'])).size, 1, 'one delivery id across retries');
       const body = JSON.parse(flakyHook.hits[0].body);
+      assertDocumented(body);
       assert.equal(body.event, 'backup_failed');
       assert.equal(body.backup.failure_type, 'AUTH_FAILED');
       assert.match(body.summary, /AUTH_FAILED: Login refused/);
@@ -228,7 +243,9 @@ describe('notifications', () => {
   test('Send test: delivered and logged; an unreachable receiver is reported and shown dead', async () => {
     const ok = await sendTestMessage(deps, SYSTEM_ACTOR, 'hook');
     assert.equal(ok.error, null);
-    assert.ok(hook.ok().some((h) => h.headers['x-confvault-delivery'] === ok.delivery_id && JSON.parse(h.body).event === 'test'));
+    const testHit = hook.ok().find((h) => h.headers['x-confvault-delivery'] === ok.delivery_id);
+    assert.equal(JSON.parse(testHit!.body).event, 'test');
+    assertDocumented(JSON.parse(testHit!.body));
     const gone = await new WebhookReceiver().start();
     await gone.stop();
     createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'nowhere', type: 'webhook', url: gone.url });
