@@ -285,6 +285,8 @@ describe('notifications', () => {
       const card = JSON.parse(hook.ok().at(-1)!.body);
       assert.equal(card['@type'], 'MessageCard');
       assert.match(card.text, /channel teams/);
+      assert.equal(card.attachments[0].contentType, 'application/vnd.microsoft.card.adaptive');
+      assert.match(card.attachments[0].content.body[0].text, /channel teams/);
       const listed = JSON.stringify(listChannels(db(), SYSTEM_ACTOR));
       assert.ok(!listed.includes('slack-token') && !listed.includes('teams-token'));
     } finally {

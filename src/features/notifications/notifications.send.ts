@@ -35,6 +35,35 @@ export function messageText(p: Payload): string {
   return parts.join('\n');
 }
 
+/**
+ * One body for both kinds of Teams incoming webhook: a Workflows webhook reads the Adaptive Card in `attachments`,
+ * a classic Office 365 connector reads the MessageCard fields; each ignores the other's.
+ */
+function teamsBody(p: Payload) {
+  const text = messageText(p);
+  return {
+    type: 'message',
+    attachments: [
+      {
+        contentType: 'application/vnd.microsoft.card.adaptive',
+        content: {
+          $schema: 'http://adaptivecards.io/schemas/adaptive-card.json',
+          type: 'AdaptiveCard',
+          version: '1.4',
+          body: [
+            { type: 'TextBlock', text: p.summary, weight: 'Bolder', wrap: true },
+            { type: 'TextBlock', text: text.slice(p.summary.length).trim() || ' ', wrap: true, fontType: 'Monospace' },
+          ],
+        },
+      },
+    ],
+    '@type': 'MessageCard',
+    '@context': 'https://schema.org/extensions',
+    summary: p.summary.slice(0, 200),
+    text: text.replace(/\n/g, '  \n'),
+  };
+}
+
 async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
   let res: Response;
   try {
@@ -95,9 +124,7 @@ export async function sendMessage(ch: Channel, p: Payload): Promise<void> {
     case 'slack':
       return post(ch.secrets.url ?? '', JSON.stringify({ text: messageText(p) }), { 'X-Confvault-Delivery': p.delivery_id });
     case 'teams':
-      return post(ch.secrets.url ?? '', JSON.stringify({ '@type': 'MessageCard', '@context': 'https://schema.org/extensions', summary: p.summary.slice(0, 200), text: messageText(p).replace(/\n/g, '  \n') }), {
-        'X-Confvault-Delivery': p.delivery_id,
-      });
+      return post(ch.secrets.url ?? '', JSON.stringify(teamsBody(p)), { 'X-Confvault-Delivery': p.delivery_id });
     case 'syslog':
       return sendSyslog(ch.settings.url ?? '', syslogLine(p));
     case 'email': {
