@@ -60,7 +60,7 @@ CREATE TABLE notification_outbox (
   include_diff INTEGER NOT NULL DEFAULT 0,
   item        TEXT NOT NULL CHECK (json_valid(item)),
   occurred_at INTEGER NOT NULL,
-  delivery_id TEXT REFERENCES notification_deliveries(id) ON DELETE SET NULL
+  delivery_id TEXT REFERENCES notification_deliveries(id) ON DELETE CASCADE
 ) STRICT;
 CREATE INDEX notification_outbox_waiting ON notification_outbox (channel_id, id) WHERE delivery_id IS NULL;
 

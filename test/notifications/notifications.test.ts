@@ -12,6 +12,7 @@ import { finishBackup, startBackup } from '../../src/features/backups/backups.se
 import { importBackup } from '../../src/features/backups/import.service';
 import { createChannel, createRule, listChannels, recordReachability } from '../../src/features/notifications/notifications.service';
 import { NotificationWorker, backoffMs, checkStaleDevices, sendTestMessage, type WorkerDeps } from '../../src/features/notifications/notifications.worker';
+import { pruneDeliveries } from '../../src/features/notifications/notifications.store';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
@@ -310,5 +311,18 @@ describe('notifications', () => {
     ).item;
     assert.equal(item.backup.changed_by, 'alice');
     assert.match(item.summary, /changed by alice/);
+  });
+
+  test('pruning the delivery log removes finished deliveries with their events, never re-queues them', () => {
+    const waiting = () => db().prepare('SELECT count(*) FROM notification_outbox WHERE delivery_id IS NULL').pluck().get() as number;
+    const w0 = waiting();
+    const finished = db().prepare("SELECT count(*) FROM notification_deliveries WHERE status <> 'pending'").pluck().get() as number;
+    assert.ok(finished > 0);
+    // Earlier tests moved the worker's clock forward: prune "before" a time after all of them.
+    const taken = db().prepare('SELECT count(*) FROM notification_outbox WHERE delivery_id IS NOT NULL').pluck().get() as number;
+    assert.equal(pruneDeliveries(db(), Date.now() + 10 ** 10), finished);
+    assert.ok(taken > (db().prepare('SELECT count(*) FROM notification_outbox WHERE delivery_id IS NOT NULL').pluck().get() as number));
+    assert.equal(waiting(), w0);
+    assert.equal(db().prepare("SELECT count(*) FROM notification_deliveries WHERE status <> 'pending'").pluck().get(), 0);
   });
 });

@@ -287,3 +287,8 @@ export function staleAmong(db: DB, ids: number[], before: number): Set<number> {
     .all(JSON.stringify(ids), before) as number[];
   return new Set(rows);
 }
+
+/** Delete finished deliveries (sent or dead) created before `before`, with their outbox rows; returns how many. */
+export function pruneDeliveries(db: DB, before: number): number {
+  return db.prepare("DELETE FROM notification_deliveries WHERE status <> 'pending' AND created_at < ?").run(before).changes;
+}

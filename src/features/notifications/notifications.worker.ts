@@ -23,6 +23,7 @@ import {
   isStaleNoticed,
   lastSuccessAt,
   pendingDeliveryOf,
+  pruneDeliveries,
   putStaleNotice,
   setChannelLastSent,
   staleDeviceIds,
@@ -40,6 +41,8 @@ const MAX_EVENTS_PER_MESSAGE = 500;
 const CONCURRENCY = 4;
 const BACKOFF_BASE_MS = 5_000;
 const BACKOFF_MAX_MS = 3_600_000;
+/** Sent and dead deliveries (and their events) are kept this long in the delivery log. */
+export const DELIVERY_LOG_DAYS = 30;
 
 export interface WorkerDeps {
   db: DB;
@@ -176,8 +179,9 @@ export class NotificationWorker {
     const stale = () => {
       try {
         checkStaleDevices(this.deps.db, this.deps.config.backup.stale_after_hours);
+        pruneDeliveries(this.deps.db, Date.now() - DELIVERY_LOG_DAYS * 86_400_000);
       } catch (e) {
-        this.deps.log?.error({ err: e }, 'stale check failed');
+        this.deps.log?.error({ err: e }, 'stale check or delivery-log pruning failed');
       }
     };
     stale();
