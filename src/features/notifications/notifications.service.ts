@@ -8,6 +8,7 @@ import { hasControlCharacters } from '../../lib/names';
 import { recordAudit } from '../audit/audit.service';
 import { setDeviceReachability, type Reachability } from '../devices/devices.store';
 import {
+  anyRule,
   backupChangedBy,
   backupsHaveColumn,
   clearStaleNotice,
@@ -303,9 +304,11 @@ export interface BackupOutcomeInput {
 export function enqueueBackupOutcome(db: DB, input: BackupOutcomeInput): void {
   const at = input.at ?? Date.now();
   const b = input.backup;
+  if (b.success) clearStaleNotice(db, input.device.id);
+  // Every finished backup passes here: with no rules, nothing more to read.
+  if (!anyRule(db)) return;
   const changedBy = b.changed_by !== undefined ? b.changed_by : backupsHaveColumn(db, 'changed_by') ? backupChangedBy(db, b.id) : null;
   const part: BackupPart = { id: b.id, trigger: b.trigger, changed_by: changedBy, success: b.success, failure_type: b.failure_type };
-  if (b.success) clearStaleNotice(db, input.device.id);
   if (b.success && b.changed) {
     const who = changedBy ? ` by ${changedBy}` : '';
     enqueue(db, 'config_changed', input.device, { backup: part, summary: `Configuration of ${input.device.name} changed${who} (${b.trigger} backup).` }, at, {
@@ -321,7 +324,7 @@ export function enqueueBackupOutcome(db: DB, input: BackupOutcomeInput): void {
 
 /** device_unreachable / device_recovered on a change of reachability. Call inside the transaction that records it. */
 export function enqueueReachabilityChange(db: DB, deviceId: number, before: string | null, after: string, error: string | null, at = Date.now()): void {
-  if (before === after) return;
+  if (before === after || !anyRule(db)) return;
   const device = getDeviceFacts(db, deviceId);
   if (!device) return;
   if (after === 'unreachable') {
@@ -342,8 +345,13 @@ export function enqueueStale(db: DB, deviceId: number, lastSuccess: number | nul
 /** enqueueBackupOutcome for a backup record just completed (the one-line hook of finishBackup, inside its transaction). */
 export function enqueueFinishedBackup(db: DB, backupId: string, at = Date.now()): void {
   const b = getFinishedBackupFacts(db, backupId);
-  const device = b && getDeviceFacts(db, b.device_id);
-  if (!b || !device) return;
+  if (!b) return;
+  if (!anyRule(db)) {
+    if (b.success === 1) clearStaleNotice(db, b.device_id);
+    return;
+  }
+  const device = getDeviceFacts(db, b.device_id);
+  if (!device) return;
   enqueueBackupOutcome(db, {
     device,
     at,

@@ -292,3 +292,7 @@ export function staleAmong(db: DB, ids: number[], before: number): Set<number> {
 export function pruneDeliveries(db: DB, before: number): number {
   return db.prepare("DELETE FROM notification_deliveries WHERE status <> 'pending' AND created_at < ?").run(before).changes;
 }
+
+export function anyRule(db: DB): boolean {
+  return db.prepare('SELECT 1 FROM notification_rules LIMIT 1').get() !== undefined;
+}
