@@ -12,6 +12,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   backup: async () => (await import('./cli/backup')).backupCommand,
   db: async () => (await import('./cli/db')).dbCommand,
   audit: async () => (await import('./cli/audit')).auditCommand,
+  notify: async () => (await import('./cli/notify')).notifyCommand,
 };
 
 async function usage(): Promise<string> {

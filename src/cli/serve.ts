@@ -10,6 +10,7 @@ import { closeInterruptedBackups } from '../features/backups/backup-jobs.service
 import { startRetention } from '../features/maintenance/retention.service';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
+import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
 export const serveCommand: Command = {
@@ -84,13 +85,14 @@ ${GLOBAL_OPTIONS_HELP}`,
     const runner = services.runner;
     const scheduler = startScheduler(services, runner);
     const retention = startRetention(a.db, a.snapshots, config, log);
+    const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, log });
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
     log.info({ signal }, 'shutting down');
     clearInterval(retention);
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), notifier.stop()]);
     a.close();
     forgetSignals();
     log.info('stopped');

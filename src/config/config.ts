@@ -64,6 +64,7 @@ export const configSchema = z
         jitter: z.number().int().min(0).max(3600).default(60),
         reachability_interval: z.number().int().min(0).max(86400).default(300),
         redact_secrets: z.boolean().default(false),
+        stale_after_hours: z.number().int().min(1).max(87600).default(48),
       })
       .strict()
       .prefault({}),
@@ -71,6 +72,13 @@ export const configSchema = z
       .object({
         keep_days: z.number().int().min(0).max(36500).default(0),
         keep_min_versions: z.number().int().min(1).max(100000).default(10),
+      })
+      .strict()
+      .prefault({}),
+    notifications: z
+      .object({
+        min_interval_seconds: z.number().int().min(0).max(86400).default(60),
+        max_attempts: z.number().int().min(1).max(100).default(8),
       })
       .strict()
       .prefault({}),

@@ -1,6 +1,7 @@
 // Terminal clean-up of raw device output and turning captured text into the stored configuration (strip, redact, trim).
 import { patternProblems } from '../templates/index';
-import { compilePattern, compileRedaction } from '../templates/patterns';
+import { compilePattern } from '../templates/patterns';
+import { redactLines } from '../templates/redact';
 import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
@@ -198,12 +199,6 @@ function trimBlankEdges(lines: string[]): string[] {
   return lines.slice(start, end);
 }
 
-const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
-const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/;
-/** A whole key on one line, its newlines escaped ("\\n" in JSON or quoted strings). */
-const PRIVATE_KEY_INLINE = /(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----)/g;
-export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
-
 /**
  * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
  * (when `redact` is true), trailing whitespace removed per line, leading and trailing blank lines removed,
@@ -228,27 +223,10 @@ export function applyTemplate(
     throw new CollectError('COMMAND_FAILED', `${who} has patterns that are not valid RE2 syntax (edit the template): ${list}`, true);
   }
   const strip = template.strip_patterns.map((p) => compilePattern(p));
-  const redact = options.redact ? template.redact_patterns.map((r) => ({ replace: compileRedaction(r.pattern), to: r.replacement })) : [];
-  const kept: string[] = [];
-  let inPrivateKey = false;
-  for (const line of splitLines(raw)) {
-    if (strip.some((re) => re.test(line))) continue;
-    if (options.redact) {
-      if (inPrivateKey) {
-        if (!PRIVATE_KEY_END.test(line)) continue;
-        inPrivateKey = false;
-        kept.push(PRIVATE_KEY_PLACEHOLDER);
-      } else if (PRIVATE_KEY_BEGIN.test(line) && !PRIVATE_KEY_END.test(line)) {
-        inPrivateKey = true;
-      }
-    }
-    let out = options.redact ? line.replace(PRIVATE_KEY_INLINE, `$1${PRIVATE_KEY_PLACEHOLDER}$2`) : line;
-    for (const r of redact) out = r.replace(out, r.to);
-    kept.push(out.trimEnd());
-  }
-  if (inPrivateKey) kept.push(PRIVATE_KEY_PLACEHOLDER);
-  const lines = trimBlankEdges(kept);
-  return lines.length === 0 ? '' : lines.join('\n') + '\n';
+  const lines = splitLines(raw).filter((line) => !strip.some((re) => re.test(line)));
+  const kept = (options.redact ? redactLines(lines, template.redact_patterns) : lines).map((line) => line.trimEnd());
+  const out = trimBlankEdges(kept);
+  return out.length === 0 ? '' : out.join('\n') + '\n';
 }
 
 /**

@@ -16,6 +16,7 @@ import { registerDeviceHistory } from './pages/device-history';
 import { registerInternalApi } from './pages/internal-api';
 import { registerSearch } from './pages/search';
 import { registerAdminPages } from './pages/admin';
+import { registerNotifications } from './pages/notifications';
 import { render } from './render';
 import { SESSION_COOKIE, resolveSession, tokensEqual } from './session/sessions.service';
 import { LoginThrottle } from './session/throttle';
@@ -121,6 +122,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerSearch(web);
   registerAdminPages(web);
   registerAudit(web);
+  registerNotifications(web);
   registerInternalApi(web);
 
   web.onError((err, c) => {

@@ -5,7 +5,8 @@ import { credentialCoversGroup } from '../credentials/credential-usage.store';
 import { getDecryptedCredential, type DecryptedCredential } from '../credentials/credentials.service';
 import { getDeviceHold } from '../devices/device-holds.store';
 import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../devices/host-keys.store';
-import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../devices/devices.store';
+import { getDeviceRow, setDeviceHostKey } from '../devices/devices.store';
+import { recordReachability as recordReachabilityAndNotify } from '../notifications/notifications.service';
 import { getTemplateSpec } from '../templates/templates.service';
 import type { SecretBox } from '../../identity/secrets';
 import type { TemplateSpec } from '../../templates/types';
@@ -80,7 +81,7 @@ export function recordDeviceContact(
   at = Date.now(),
 ): void {
   db.transaction(() => {
-    if (c.reachability) setDeviceReachability(db, job.deviceId, c.reachability, c.error, at);
+    if (c.reachability) recordReachability(db, job.deviceId, c.reachability, c.error, at);
     const known = job.target.known_host_key;
     if (!c.hostKey || c.hostKey === known) return;
     if (!known || c.hostKey === job.target.accepted_host_key) {
@@ -114,7 +115,7 @@ export function listProbeTargets(db: DB): ProbeTargetRow[] {
 
 /** What the reachability probe found for one device. */
 export function recordReachability(db: DB, deviceId: number, status: 'reachable' | 'unreachable', error: string | null, at = Date.now()): void {
-  setDeviceReachability(db, deviceId, status, error, at);
+  recordReachabilityAndNotify(db, deviceId, status, error, at);
 }
 
 /** Whether a backup of the device is recorded as running (by this process or another one). */

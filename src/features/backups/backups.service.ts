@@ -7,6 +7,7 @@ import type { FailureType } from './failure-types';
 import { changeFingerprint } from '../../templates/patterns';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
+import { enqueueFinishedBackup } from '../notifications/notifications.service';
 import { inScope, type Scope } from '../../identity/principal';
 import {
   getBackupRow,
@@ -88,6 +89,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
         changed: 0,
       });
       setDeviceLastBackup(db, started.deviceId, started.id);
+      enqueueFinishedBackup(db, started.id, finishedAt);
     })();
     return { id: started.id, success: false as const, changed: false, hash: null };
   }
@@ -110,6 +112,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
       changed: changed ? 1 : 0,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
+    enqueueFinishedBackup(db, started.id, finishedAt);
   })();
   return { id: started.id, success: true as const, changed, hash: snap.hash };
 }

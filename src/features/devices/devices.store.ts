@@ -88,6 +88,8 @@ export interface DeviceFilter {
   enabled?: boolean;
   protocol?: Protocol;
   reachability?: Reachability;
+  /** Stale: enabled, and no successful backup since this time (ms); see [backup] stale_after_hours. */
+  stale_before?: number;
 }
 
 /**
@@ -124,6 +126,10 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
   if (f.reachability !== undefined) {
     conds.push('d.reachability = @reachability');
     params.reachability = f.reachability;
+  }
+  if (f.stale_before !== undefined) {
+    conds.push(`d.enabled = 1 AND COALESCE((SELECT MAX(sb.finished_at) FROM backups sb WHERE sb.device_id = d.id AND sb.success = 1), d.created_at) < @stale_before`);
+    params.stale_before = f.stale_before;
   }
   return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
 }

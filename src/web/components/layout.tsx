@@ -21,6 +21,7 @@ const NAV: NavItem[] = [
   { href: '/roles', label: 'Roles', perms: ['roles.view'] },
   { href: '/api-keys', label: 'API keys', perms: ['api_keys.view'] },
   { href: '/audit', label: 'Audit log', perms: ['audit.view'] },
+  { href: '/settings/notifications', label: 'Notifications', perms: ['settings.view'] },
 ];
 
 export interface LayoutProps {

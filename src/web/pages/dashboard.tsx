@@ -1,5 +1,6 @@
 // Dashboard: device and backup figures within the user's scope, 30-day charts (inline SVG), unreachable devices, recent failures.
 import type { Hono } from 'hono';
+import { staleBefore } from '../../features/notifications/notifications.service';
 import { listDevices } from '../../features/devices/devices.service';
 import { getDashboard, type DayPoint } from '../../features/stats/stats.service';
 import { render } from '../render';
@@ -30,6 +31,7 @@ function dashboardPage(c: WebContext) {
   const tz = c.get('timezone');
   const d = getDashboard(db, p.scope, tz);
   const unreachable = can(c, 'devices.view') ? listDevices(db, p.scope, { reachability: 'unreachable' }, 1, 10) : null;
+  const stale = listDevices(db, p.scope, { stale_before: staleBefore(c.get('app').config.backup.stale_after_hours) }, 1, 1).total;
   return render(
     c,
     { title: 'Dashboard', active: '/' },
@@ -39,6 +41,7 @@ function dashboardPage(c: WebContext) {
         <Tile label="Devices" value={d.devices.total} id="stat-devices" />
         <Tile label="Enabled" value={d.devices.enabled} />
         <Tile label="Unreachable" value={d.devices.unreachable} warn={d.devices.unreachable > 0} id="stat-unreachable" />
+        <Tile label="Stale (no good backup)" value={stale} warn={stale > 0} id="stat-stale" />
         <Tile label="Backups ok (24 h)" value={d.last_24h.succeeded} />
         <Tile label="Backups failed (24 h)" value={d.last_24h.failed} warn={d.last_24h.failed > 0} />
         {d.system ? (

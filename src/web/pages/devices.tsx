@@ -1,5 +1,6 @@
 // Devices: the scoped list (search, group and reachability filters, paging), create, edit, delete.
 import type { Hono } from 'hono';
+import { staleBefore, staleDevices } from '../../features/notifications/notifications.service';
 import { ApiError } from '../../errors';
 import {
   acceptHostKey,
@@ -107,9 +108,12 @@ function listPage(c: WebContext) {
   const groupId = intQuery(c, 'group_id', 0);
   const reach = REACH.find((r) => r === c.req.query('reachability'));
   const page = intQuery(c, 'page', 1, 100_000);
-  const filter: DeviceFilter = { q: q || undefined, group_id: groupId || undefined, reachability: reach };
+  const staleOnly = c.req.query('stale') === '1';
+  const staleHours = c.get('app').config.backup.stale_after_hours;
+  const filter: DeviceFilter = { q: q || undefined, group_id: groupId || undefined, reachability: reach, stale_before: staleOnly ? staleBefore(staleHours) : undefined };
   const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE);
   const held = heldDevices(db, items.map((d) => d.id));
+  const stale = staleDevices(db, items.map((d) => d.id), staleHours);
   const groups = groupOptions(db, p.scope);
   const paths = groupPaths(groups);
   return render(
@@ -143,10 +147,13 @@ function listPage(c: WebContext) {
             ))}
           </select>
         </label>
+        <label>
+          <input type="checkbox" name="stale" value="1" checked={staleOnly} /> Stale only (no good backup for {staleHours} h)
+        </label>
         <button type="submit">Filter</button>
       </form>
       {items.length === 0 ? (
-        <p class="empty">No devices{q || groupId || reach ? ' match these filters' : ' yet'}.</p>
+        <p class="empty">No devices{q || groupId || reach || staleOnly ? ' match these filters' : ' yet'}.</p>
       ) : (
         <div class="table-wrap">
           <table class="list" id="devices">
@@ -166,6 +173,7 @@ function listPage(c: WebContext) {
                     <a href={`/devices/${d.id}`}>{d.name}</a>
                     {d.enabled ? null : <span class="badge muted">disabled</span>}
                     {held.has(d.id) ? <span class="badge failed" title="backups held until an entitled user approves the address">held</span> : null}
+                    {stale.has(d.id) ? <span class="badge expired stale" title={`no successful backup for more than ${staleHours} h`}>stale</span> : null}
                   </td>
                   <td class="mono">{`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span></td>
                   <td>{d.group_id ? paths.get(d.group_id) ?? d.group_id : '—'}</td>
@@ -188,7 +196,7 @@ function listPage(c: WebContext) {
           </table>
         </div>
       )}
-      <Pager base="/devices" params={{ q, group_id: groupId ? String(groupId) : undefined, reachability: reach }} page={page} limit={PAGE_SIZE} total={total} />
+      <Pager base="/devices" params={{ q, group_id: groupId ? String(groupId) : undefined, reachability: reach, stale: staleOnly ? '1' : undefined }} page={page} limit={PAGE_SIZE} total={total} />
     </>,
   );
 }

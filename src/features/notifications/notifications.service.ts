@@ -1,0 +1,389 @@
+// Notifications: channels and rules (policy + audit), and the outbox rows written inside the transaction of each event.
+import type { DB } from '../../db/open';
+import { ApiError, type FieldError } from '../../errors';
+import type { Actor } from '../../identity/actor';
+import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
+import type { SecretBox } from '../../identity/secrets';
+import { hasControlCharacters } from '../../lib/names';
+import { recordAudit } from '../audit/audit.service';
+import { setDeviceReachability, type Reachability } from '../devices/devices.store';
+import {
+  anyRule,
+  backupChangedBy,
+  backupsHaveColumn,
+  clearStaleNotice,
+  deleteChannelRow,
+  deleteRuleRow,
+  getChannelByName,
+  getDeviceFacts,
+  getDeviceReachability,
+  getFinishedBackupFacts,
+  previousSuccessfulHash,
+  staleAmong,
+  getRuleByName,
+  groupAncestry,
+  groupExists,
+  insertChannel,
+  insertOutbox,
+  insertRule,
+  listChannelRows,
+  listDeliveryRows,
+  listRuleRows,
+  type ChannelRow,
+  type ChannelType,
+  type DeliveryRow,
+  type DeviceFacts,
+  type RuleRow,
+} from './notifications.store';
+import {
+  CHANNEL_TYPES,
+  NOTIFICATION_EVENTS,
+  type BackupPart,
+  type ChannelSecrets,
+  type ChannelSettings,
+  type EventItem,
+  type NotificationEvent,
+  type OutboxDiffRef,
+} from './notifications.types';
+
+export interface ChannelInput {
+  name: string;
+  type: string;
+  url?: string;
+  /** webhook: HMAC key; slack/teams: the incoming-webhook URL; email: the SMTP password. */
+  secret?: string;
+  smtp_host?: string;
+  smtp_port?: number;
+  smtp_tls?: string;
+  smtp_user?: string;
+  from?: string;
+  to?: string[];
+}
+
+export interface ChannelInfo {
+  id: number;
+  name: string;
+  type: ChannelType;
+  settings: ChannelSettings;
+  has_secret: boolean;
+  last_sent_at: number | null;
+}
+
+export interface RuleInfo {
+  id: number;
+  name: string;
+  events: NotificationEvent[];
+  include_diff: boolean;
+  channel_ids: number[];
+  group_ids: number[];
+}
+
+const NAME_RE = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+function fail(field: string, message: string): never {
+  throw ApiError.validation([{ field, message }], `${field}: ${message}`);
+}
+
+function checkUrl(field: string, v: string | undefined, schemes: string[]): string {
+  if (!v) fail(field, 'is required for this channel type');
+  let u: URL;
+  try {
+    u = new URL(v);
+  } catch {
+    fail(field, 'is not a valid URL');
+  }
+  if (!schemes.includes(u.protocol)) fail(field, `must start with ${schemes.map((s) => s + '//').join(' or ')}`);
+  return v;
+}
+
+/** Validated settings and secrets of a new channel (422 naming the field). */
+function channelParts(input: ChannelInput): { type: ChannelType; settings: ChannelSettings; secrets: ChannelSecrets } {
+  const errors: FieldError[] = [];
+  if (!NAME_RE.test(input.name ?? '')) errors.push({ field: 'name', message: 'letters, digits, ".", "_" or "-", 1-64 characters' });
+  if (!(CHANNEL_TYPES as readonly string[]).includes(input.type)) errors.push({ field: 'type', message: `one of ${CHANNEL_TYPES.join(', ')}` });
+  if (errors.length) throw ApiError.validation(errors, errors.map((e) => `${e.field}: ${e.message}`).join('; '));
+  const type = input.type as ChannelType;
+  const secret = input.secret?.trim() || undefined;
+  if (secret && hasControlCharacters(secret)) fail('secret', 'must not contain control characters');
+  switch (type) {
+    case 'webhook':
+      return { type, settings: { url: checkUrl('url', input.url, ['http:', 'https:']) }, secrets: secret ? { hmac_secret: secret } : {} };
+    case 'slack':
+    case 'teams':
+      // The incoming-webhook URL carries its token: it is the channel's secret (--url or --secret-stdin).
+      return { type, settings: {}, secrets: { url: checkUrl('url', secret ?? input.url, ['https:', 'http:']) } };
+    case 'syslog':
+      return { type, settings: { url: checkUrl('url', input.url, ['udp:', 'tcp:']) }, secrets: {} };
+    case 'email': {
+      if (!input.smtp_host) fail('smtp_host', 'is required for e-mail');
+      const port = input.smtp_port ?? 587;
+      if (!Number.isInteger(port) || port < 1 || port > 65535) fail('smtp_port', 'must be 1-65535');
+      const tls = input.smtp_tls ?? (port === 465 ? 'tls' : 'starttls');
+      if (!['none', 'starttls', 'tls'].includes(tls)) fail('smtp_tls', 'one of none, starttls, tls');
+      const mail = /^[^\s@<>]+@[^\s@<>]+$/;
+      if (!input.from || !mail.test(input.from)) fail('from', 'must be an e-mail address');
+      const to = (input.to ?? []).map((s) => s.trim()).filter(Boolean);
+      if (!to.length || to.some((a) => !mail.test(a))) fail('to', 'one or more e-mail addresses, comma-separated');
+      const settings: ChannelSettings = { smtp_host: input.smtp_host, smtp_port: port, smtp_tls: tls as ChannelSettings['smtp_tls'], from: input.from, to };
+      if (input.smtp_user) settings.smtp_user = input.smtp_user;
+      return { type, settings, secrets: secret ? { smtp_password: secret } : {} };
+    }
+  }
+}
+
+export function toChannelInfo(row: ChannelRow): ChannelInfo {
+  return { id: row.id, name: row.name, type: row.type, settings: JSON.parse(row.settings) as ChannelSettings, has_secret: row.secret_enc !== null, last_sent_at: row.last_sent_at };
+}
+
+export function channelSecrets(secrets: SecretBox, row: ChannelRow): ChannelSecrets {
+  return row.secret_enc ? (JSON.parse(secrets.decrypt(row.secret_enc)) as ChannelSecrets) : {};
+}
+
+export function createChannel(db: DB, actor: Actor, secrets: SecretBox, input: ChannelInput): ChannelInfo {
+  authorize(actor, 'settings.update');
+  const parts = channelParts(input);
+  const enc = Object.keys(parts.secrets).length ? secrets.encrypt(JSON.stringify(parts.secrets)) : null;
+  return db.transaction(() => {
+    if (getChannelByName(db, input.name)) throw new ApiError('CONFLICT', `A notification channel named "${input.name}" already exists`);
+    const id = insertChannel(db, { name: input.name, type: parts.type, settings: JSON.stringify(parts.settings), secret_enc: enc });
+    const changes: Record<string, { before: unknown; after: unknown } | 'changed'> = { type: { before: null, after: parts.type }, settings: { before: null, after: parts.settings } };
+    for (const k of Object.keys(parts.secrets)) changes[k] = 'changed';
+    recordAudit(db, actor, { action: 'notification_channel.create', target: `notification channel ${input.name}`, changes });
+    return { id, name: input.name, type: parts.type, settings: parts.settings, has_secret: enc !== null, last_sent_at: null };
+  })();
+}
+
+export function listChannels(db: DB, actor: Actor): ChannelInfo[] {
+  authorize(actor, 'settings.view');
+  return listChannelRows(db).map(toChannelInfo);
+}
+
+export function findChannel(db: DB, name: string): ChannelRow {
+  const row = getChannelByName(db, name);
+  if (!row) throw ApiError.notFound(`Notification channel "${name}"`);
+  return row;
+}
+
+export function removeChannel(db: DB, actor: Actor, name: string): void {
+  authorize(actor, 'settings.update');
+  db.transaction(() => {
+    const row = findChannel(db, name);
+    deleteChannelRow(db, row.id);
+    recordAudit(db, actor, { action: 'notification_channel.delete', target: `notification channel ${name}`, details: { type: row.type } });
+  })();
+}
+
+function toRuleInfo(r: RuleRow): RuleInfo {
+  return {
+    id: r.id,
+    name: r.name,
+    events: JSON.parse(r.events) as NotificationEvent[],
+    include_diff: r.include_diff === 1,
+    channel_ids: JSON.parse(r.channel_ids ?? '[]') as number[],
+    group_ids: JSON.parse(r.group_ids ?? '[]') as number[],
+  };
+}
+
+export function createRule(db: DB, actor: Actor, input: { name: string; events: string[]; channels: string[]; groups?: number[]; include_diff?: boolean }): RuleInfo {
+  authorize(actor, 'settings.update');
+  if (!NAME_RE.test(input.name ?? '')) fail('name', 'letters, digits, ".", "_" or "-", 1-64 characters');
+  const events = [...new Set(input.events)];
+  const bad = events.filter((e) => !(NOTIFICATION_EVENTS as readonly string[]).includes(e));
+  if (!events.length || bad.length) fail('events', `one or more of ${NOTIFICATION_EVENTS.join(', ')}${bad.length ? ` (unknown: ${bad.join(', ')})` : ''}`);
+  if (!input.channels.length) fail('channels', 'name at least one channel');
+  const groups = [...new Set(input.groups ?? [])];
+  requireRuleInScope(actor, groups, input.include_diff === true);
+  return db.transaction(() => {
+    if (getRuleByName(db, input.name)) throw new ApiError('CONFLICT', `A notification rule named "${input.name}" already exists`);
+    const channelIds = [...new Set(input.channels)].map((n) => {
+      const c = getChannelByName(db, n);
+      if (!c) fail('channels', `no channel named "${n}"`);
+      return c.id;
+    });
+    for (const g of groups) if (!groupExists(db, g)) fail('groups', `device group ${g} does not exist`);
+    const id = insertRule(db, { name: input.name, events, include_diff: input.include_diff === true, channelIds, groupIds: groups });
+    const info: RuleInfo = { id, name: input.name, events: events as NotificationEvent[], include_diff: input.include_diff === true, channel_ids: channelIds, group_ids: groups };
+    recordAudit(db, actor, {
+      action: 'notification_rule.create',
+      target: `notification rule ${input.name}`,
+      changes: { events: { before: null, after: events }, channels: { before: null, after: input.channels }, groups: { before: null, after: groups }, include_diff: { before: null, after: info.include_diff } },
+    });
+    return info;
+  })();
+}
+
+/**
+ * A rule sends facts (and with include_diff, configuration text) about every device it covers: an actor may only
+ * make or remove rules covering devices in their own scope, and only ask for diffs when they may read backups.
+ */
+function requireRuleInScope(actor: Actor, groups: number[], includeDiff: boolean): void {
+  if (!groups.length) requireScopeAll(actor, 'A rule without groups covers every device: it needs device-group scope "all"; name groups in your scope');
+  for (const g of groups) requireGroupInScope(actor, g, `Device group ${g}`);
+  if (includeDiff) authorize(actor, 'backups.view');
+}
+
+export function listRules(db: DB, actor: Actor): RuleInfo[] {
+  authorize(actor, 'settings.view');
+  return listRuleRows(db).map(toRuleInfo);
+}
+
+export function removeRule(db: DB, actor: Actor, name: string): void {
+  authorize(actor, 'settings.update');
+  db.transaction(() => {
+    const row = getRuleByName(db, name);
+    if (!row) throw ApiError.notFound(`Notification rule "${name}"`);
+    const info = toRuleInfo(row);
+    requireRuleInScope(actor, info.group_ids, false);
+    deleteRuleRow(db, row.id);
+    recordAudit(db, actor, { action: 'notification_rule.delete', target: `notification rule ${name}` });
+  })();
+}
+
+export function listDeliveries(db: DB, actor: Actor, channelName: string | null, limit = 50): DeliveryRow[] {
+  authorize(actor, 'settings.view');
+  return listDeliveryRows(db, channelName === null ? null : findChannel(db, channelName).id, limit);
+}
+
+// ---- events into the outbox (called inside the transaction of the event) ----
+
+function devicePart(db: DB, d: DeviceFacts) {
+  const path = groupAncestry(db, d.group_id).map((g) => g.name).reverse().join('/');
+  return { id: d.id, name: d.name, hostname: d.hostname, group_path: path || null };
+}
+
+/** Write one outbox row per channel of every rule that wants this event for this device. */
+function enqueue(db: DB, event: NotificationEvent, device: DeviceFacts, item: Omit<EventItem, 'event' | 'occurred_at' | 'device'>, at: number, diff: OutboxDiffRef | null): void {
+  const rules = listRuleRows(db).map(toRuleInfo).filter((r) => r.events.includes(event));
+  if (!rules.length) return;
+  const ancestry = new Set(groupAncestry(db, device.group_id).map((g) => g.id));
+  const full: EventItem = { event, occurred_at: new Date(at).toISOString(), device: devicePart(db, device), ...item };
+  // A channel named by several matching rules gets the event once; with the diff if any of them asks for it.
+  const wanted = new Map<number, { rule: number; diff: boolean }>();
+  for (const r of rules) {
+    if (r.group_ids.length && !r.group_ids.some((g) => ancestry.has(g))) continue;
+    for (const c of r.channel_ids) {
+      const w = wanted.get(c);
+      wanted.set(c, { rule: w?.rule ?? r.id, diff: (w?.diff ?? false) || r.include_diff });
+    }
+  }
+  for (const [channel, w] of wanted) {
+    const withDiff = w.diff && diff !== null;
+    insertOutbox(db, {
+      channel_id: channel,
+      rule_id: w.rule,
+      event,
+      device_id: device.id,
+      include_diff: withDiff ? 1 : 0,
+      item: JSON.stringify({ item: full, diff: withDiff ? diff : null }),
+      occurred_at: at,
+    });
+  }
+}
+
+export interface BackupOutcomeInput {
+  device: DeviceFacts;
+  backup: {
+    id: string;
+    trigger: string;
+    changed_by?: string | null;
+    success: boolean;
+    failure_type: string | null;
+    error_message: string | null;
+    changed: boolean;
+    config_snapshot_hash: string | null;
+    previous_snapshot_hash: string | null;
+    template_id?: number | null;
+  };
+  at?: number;
+}
+
+/**
+ * The notifications of a finished backup: config_changed (changed and successful, with changed_by when known),
+ * backup_failed (failure type and message). Call inside the transaction that records the finished backup.
+ */
+export function enqueueBackupOutcome(db: DB, input: BackupOutcomeInput): void {
+  const at = input.at ?? Date.now();
+  const b = input.backup;
+  if (b.success) clearStaleNotice(db, input.device.id);
+  // Every finished backup passes here: with no rules, nothing more to read.
+  if (!anyRule(db)) return;
+  const changedBy = b.changed_by !== undefined ? b.changed_by : backupsHaveColumn(db, 'changed_by') ? backupChangedBy(db, b.id) : null;
+  const part: BackupPart = { id: b.id, trigger: b.trigger, changed_by: changedBy, success: b.success, failure_type: b.failure_type };
+  if (b.success && b.changed) {
+    const who = changedBy ? ` by ${changedBy}` : '';
+    enqueue(db, 'config_changed', input.device, { backup: part, summary: `Configuration of ${input.device.name} changed${who} (${b.trigger} backup).` }, at, {
+      template_id: b.template_id ?? null,
+      snapshot: b.config_snapshot_hash,
+      previous_snapshot: b.previous_snapshot_hash,
+    });
+  } else if (!b.success) {
+    const summary = `Backup of ${input.device.name} failed: ${b.failure_type ?? 'UNKNOWN'}${b.error_message ? `: ${b.error_message}` : ''}`;
+    enqueue(db, 'backup_failed', input.device, { backup: part, summary: summary.slice(0, 2000) }, at, null);
+  }
+}
+
+/** device_unreachable / device_recovered on a change of reachability. Call inside the transaction that records it. */
+export function enqueueReachabilityChange(db: DB, deviceId: number, before: string | null, after: string, error: string | null, at = Date.now()): void {
+  if (before === after || !anyRule(db)) return;
+  const device = getDeviceFacts(db, deviceId);
+  if (!device) return;
+  if (after === 'unreachable') {
+    enqueue(db, 'device_unreachable', device, { backup: null, summary: `${device.name} is unreachable${error ? `: ${error}` : ''}`.slice(0, 2000) }, at, null);
+  } else if (after === 'reachable' && before === 'unreachable') {
+    enqueue(db, 'device_recovered', device, { backup: null, summary: `${device.name} is reachable again.` }, at, null);
+  }
+}
+
+/** backup_stale for one device (once per episode; the caller has checked and recorded the notice). */
+export function enqueueStale(db: DB, deviceId: number, lastSuccess: number | null, hours: number, at = Date.now()): void {
+  const device = getDeviceFacts(db, deviceId);
+  if (!device) return;
+  const since = lastSuccess ? `since ${new Date(lastSuccess).toISOString()}` : 'ever';
+  enqueue(db, 'backup_stale', device, { backup: null, summary: `${device.name} has had no successful backup ${since} (more than ${hours} h).` }, at, null);
+}
+
+/** enqueueBackupOutcome for a backup record just completed (the one-line hook of finishBackup, inside its transaction). */
+export function enqueueFinishedBackup(db: DB, backupId: string, at = Date.now()): void {
+  const b = getFinishedBackupFacts(db, backupId);
+  if (!b) return;
+  if (!anyRule(db)) {
+    if (b.success === 1) clearStaleNotice(db, b.device_id);
+    return;
+  }
+  const device = getDeviceFacts(db, b.device_id);
+  if (!device) return;
+  enqueueBackupOutcome(db, {
+    device,
+    at,
+    backup: {
+      id: b.id,
+      trigger: b.trigger,
+      success: b.success === 1,
+      failure_type: b.failure_type,
+      error_message: b.error_message,
+      changed: b.changed === 1,
+      config_snapshot_hash: b.config_snapshot_hash,
+      previous_snapshot_hash: b.success === 1 ? previousSuccessfulHash(db, b.device_id, b.id) : null,
+      template_id: b.template_id,
+    },
+  });
+}
+
+/** Record a device's reachability and, in the same transaction, the unreachable / recovered notification of a change. */
+export function recordReachability(db: DB, deviceId: number, status: Reachability, error: string | null, at = Date.now()): void {
+  db.transaction(() => {
+    const before = getDeviceReachability(db, deviceId);
+    setDeviceReachability(db, deviceId, status, error, at);
+    enqueueReachabilityChange(db, deviceId, before, status, error, at);
+  })();
+}
+
+/** The time before which a device without a successful backup counts as stale. */
+export function staleBefore(hours: number, now = Date.now()): number {
+  return now - hours * 3_600_000;
+}
+
+/** Which of these devices are stale (the device list's badge). */
+export function staleDevices(db: DB, ids: number[], hours: number, now = Date.now()): Set<number> {
+  return staleAmong(db, ids, staleBefore(hours, now));
+}
