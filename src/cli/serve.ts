@@ -11,6 +11,7 @@ import { closeInterruptedBackups } from '../features/backups/backups.store';
 import { startRetention } from '../features/maintenance/retention.service';
 import { BackupRunner } from '../engine/runner';
 import { startScheduler } from '../engine/scheduler';
+import { startEventBackups } from '../events/start';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
 export const serveCommand: Command = {
@@ -86,13 +87,14 @@ ${GLOBAL_OPTIONS_HELP}`,
     services.runner = runner;
     const scheduler = startScheduler(services, runner);
     const retention = startRetention(a.db, a.snapshots, config, log);
+    const events = await startEventBackups(services, runner);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
     log.info({ signal }, 'shutting down');
     clearInterval(retention);
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), events?.stop()]);
     a.close();
     forgetSignals();
     log.info('stopped');
