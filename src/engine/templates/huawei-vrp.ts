@@ -36,11 +36,11 @@ export const huaweiVrp: TemplateSpec = {
   ],
   // Change events (Huawei log references, CONFIGURATION module): "CONFIGURATION/6/CFG_FILE_CHANGE: Configuration file
   // was changed. (LogIndex=.., SrcCmd=.., SrcData=.., DestData=.., TerUser="admin", SrcAddr=..)" and
-  // "CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT: The configuration changed. (Internal change =0, User name =admin, ...)";
-  // older VRP: "CFM/4/SAVE" is not a change of the running configuration and is left out.
+  // "CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT: The configuration changed. (Internal change =0, User name =admin, ...)".
+  // On the wire the mnemonic carries VRP's flags: "%%01CONFIGURATION/6/CFG_FILE_CHANGE(l)[1]:Configuration file ...".
   change_events: [
-    'CFG_FILE_CHANGE: Configuration file was changed\\.(?: \\(.*?TerUser="(?<user>[^"]*)")?',
-    'NETCONF_CONFIG_CHANGE_EVENT: The configuration changed\\.(?: \\(.*?User name =(?<user>[^,)]*))?',
+    'CFG_FILE_CHANGE(?:\\([a-z]\\))?(?:\\[\\d+\\])?: ?Configuration file was changed\\.(?: \\(.*?TerUser="(?<user>[^"]*)")?',
+    'NETCONF_CONFIG_CHANGE_EVENT(?:\\([a-z]\\))?(?:\\[\\d+\\])?: ?The configuration changed\\.(?: \\(.*?User name =(?<user>[^,)]*))?',
   ],
   redact: false,
   exit_command: 'quit',
