@@ -7,7 +7,7 @@ import { runSearchBench } from './search-bench';
 import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './common';
 import { runEngineBench } from './engine-bench';
 import { runHostileBench } from './hostile-bench';
-import { runSyslogBench } from './syslog-bench';
+import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
@@ -100,6 +100,7 @@ async function main(): Promise<number> {
     say('');
     say('-- syslog flood (event-driven backups)');
     sections.push(await runSyslogBench(say, { rate: 10_000, seconds: values.quick ? 3 : 10, devices: 100, senders: 400 }));
+    sections.push(await runLabEventBench(say, values.quick ? 3 : 20));
   }
 
   for (const s of sections) printSection(s, say);

@@ -56,3 +56,39 @@ export async function runSyslogBench(say: (line: string) => void, o: { rate: num
     child.kill();
   }
 }
+
+/**
+ * Change in the lab → stored backup: runs test/lab/events-lab.test.ts (FRR in r1, rsyslog, `serve`) with `changes`
+ * changes and reads the figures it prints. Needs the device lab (root); reported as skipped without it.
+ */
+export async function runLabEventBench(say: (line: string) => void, changes: number): Promise<Section> {
+  const { spawn } = await import('node:child_process');
+  const { REPO_ROOT } = await import('./common');
+  const out = await new Promise<{ code: number | null; text: string }>((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', '--test', 'test/lab/events-lab.test.ts'], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CONFVAULT_LAB_EVENT_CHANGES: String(changes) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let text = '';
+    child.stdout.on('data', (d) => (text += d));
+    child.stderr.on('data', (d) => (text += d));
+    child.on('exit', (code) => resolve({ code, text }));
+  });
+  const m = /over (\d+) changes \(debounce (\d+) s\): median (\d+) ms, max (\d+) ms/.exec(out.text);
+  const skipped = /# SKIP|skipped/.test(out.text) && !m;
+  if (m) say(`  ${m[1]} changes in vtysh on r1 → stored event backup: median ${m[3]} ms, max ${m[4]} ms (debounce ${m[2]} s)`);
+  else say(`  lab leg ${skipped ? 'skipped (no device lab here)' : `failed (exit ${out.code})`}`);
+  const median = m ? Number(m[3]) : NaN;
+  const debounceMs = m ? Number(m[2]) * 1000 : 0;
+  return {
+    title: 'Event-driven backup latency (device lab)',
+    rows: m
+      ? [
+          row('change in vtysh → stored backup, median', `${median} ms`, `< debounce + 5 s (${(debounceMs + 5000) / 1000} s)`, median < debounceMs + 5000),
+          row('change in vtysh → stored backup, max', `${m[4]} ms`, 'info', null),
+        ]
+      : [row('change in vtysh → stored backup', skipped ? 'skipped: no device lab' : 'failed', `${changes} changes`, skipped ? null : false)],
+    notes: ['FRR 8.4 in r1 logs each command (`log commands`, `log syslog`) to rsyslog in its namespace, which forwards over TCP (RFC 5424, octet counting) to `serve`.'],
+  };
+}

@@ -41,6 +41,8 @@ const CHANGES: [string, string, string | null][] = [
   ['mikrotik-routeros', '<14>system,info filter rule changed by winbox-3.40/tcp-msg(winbox):ops@192.0.2.3 (*3 = /ip firewall filter set *3 comment=x)', 'ops'],
   ['frr', '<29>Nov 24 10:00:00 r1 bgpd[812]: vty[5]@(vtysh)(config-router)# neighbor 192.0.2.1 remote-as 65002', null],
   ['frr', '<29>Nov 24 10:00:00 r1 zebra[800]: vty[3]@(vtysh)# configure terminal', null],
+  // FRR 8.4 as the lab's rsyslog forwards it (RFC 5424, message id prefix, empty vty address).
+  ['frr', '<29>1 2026-11-24T11:24:05.120000+00:00 r1-lab staticd 71 - -  [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.77/32 Null0', null],
 ];
 
 /** Messages from the same vendors that are NOT configuration changes. */
