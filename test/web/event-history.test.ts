@@ -47,3 +47,30 @@ test('the public API keeps exactly its six backup fields', async () => {
   const body = (await r.json()) as { items: Record<string, unknown>[] };
   for (const item of body.items) assert.equal(Object.keys(item).length, 6, JSON.stringify(Object.keys(item)));
 });
+
+test('the template form edits change events: one pattern per line, RE2 checked like the other patterns', async () => {
+  const form = (change_events: string) => ({
+    name: 'acme-events',
+    vendor: 'ACME',
+    description: '',
+    mode: 'shell',
+    prompt: '',
+    pre_commands: '',
+    commands: 'show running-config',
+    strip_patterns: '',
+    ignore_patterns: '',
+    redact_patterns: '',
+    change_events,
+    exit_command: '',
+  });
+  const bad = await admin.post('/templates', form('(?<=x)CONFIG'), { csrf: true });
+  assert.equal(bad.res.status, 422);
+  assert.match(bad.html, /id="change_events-error"/);
+  const ok = await admin.post('/templates', form('CONFIG_I: Configured from \\S+ by (?<user>\\S+)\n\nUI_COMMIT_COMPLETED'), { csrf: true });
+  assert.equal(ok.res.status, 303);
+  const id = Number(/\/templates\/(\d+)$/.exec(ok.res.headers.get('location') ?? '')?.[1]);
+  const spec = JSON.parse(t.services.db.prepare('SELECT spec FROM templates WHERE id = ?').pluck().get(id) as string) as { change_events: string[] };
+  assert.deepEqual(spec.change_events, ['CONFIG_I: Configured from \\S+ by (?<user>\\S+)', 'UI_COMMIT_COMPLETED']);
+  const page = await admin.get(`/templates/${id}`);
+  assert.match(page.html, /name="change_events"[^>]*>CONFIG_I: Configured from \\S\+ by \(\?&lt;user&gt;\\S\+\)\nUI_COMMIT_COMPLETED</);
+});
