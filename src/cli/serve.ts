@@ -23,6 +23,8 @@ Starts the appliance. On first start it creates the database and the user "admin
 that user's random password once on stderr. Logs are JSON lines on stdout.
 An address that cannot be bound (port taken, no permission, not on this machine) ends it at
 once with exit code 1 and one line on stderr, before any password is made or shown.
+With [events] syslog_listen set it also receives syslog (UDP and TCP) and backs a device up
+when its template's change events match one of its messages (trigger "event").
 SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
 second signal while stopping exits at once.
 
