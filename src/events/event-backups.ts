@@ -7,7 +7,7 @@ import type { DB } from '../db/open';
 import type { DeviceRunResult, RunOptions } from '../engine/runner';
 import { isBuiltinPattern } from '../engine/templates/index';
 import { getTemplateSpec } from '../features/templates/templates.service';
-import { listEventDevices } from './events.store';
+import { eventDeviceEnabled, listEventDevices } from './events.store';
 import { compileChangeEvents, parseSyslog, type ChangeMatcher } from './syslog';
 
 /** What the event side needs of the backup runner (the same runner as the schedule, so one backup per device). */
@@ -79,6 +79,7 @@ export class EventBackups {
   private readonly ready: number[] = [];
   private readonly running = new Map<number, Promise<void>>();
   private timers: NodeJS.Timeout[] = [];
+  private retry: NodeJS.Timeout | null = null;
   private stopped = false;
   private unknownSinceLog = 0;
   private readonly debounceMs: number;
@@ -107,6 +108,7 @@ export class EventBackups {
   async stop(): Promise<void> {
     this.stopped = true;
     for (const t of this.timers) clearInterval(t);
+    if (this.retry) clearTimeout(this.retry);
     for (const p of this.pending.values()) if (p.timer) clearTimeout(p.timer);
     this.pending.clear();
     this.ready.length = 0;
@@ -227,7 +229,13 @@ export class EventBackups {
     const limit = this.deps.config.backup.concurrency;
     for (let i = 0; i < this.ready.length && this.running.size < limit; ) {
       const id = this.ready[i];
-      if (this.running.has(id) || this.deps.runner.isRunning(id)) {
+      if (this.running.has(id)) {
+        i++;
+        continue;
+      }
+      if (this.deps.runner.isRunning(id)) {
+        // Backed up by someone else right now (schedule, "Back up now"): nothing tells us when that ends, so look again.
+        this.pumpLater();
         i++;
         continue;
       }
@@ -239,6 +247,15 @@ export class EventBackups {
     }
   }
 
+  private pumpLater(): void {
+    if (this.retry || this.stopped) return;
+    this.retry = setTimeout(() => {
+      this.retry = null;
+      this.pump();
+    }, 500);
+    this.retry.unref();
+  }
+
   private startBackup(id: number, p: Pending): void {
     const changedBy = p.users.length ? p.users.join(', ').slice(0, 128) : null;
     this.counters.backups_started++;
@@ -246,7 +263,7 @@ export class EventBackups {
       .backupDevice(id, { trigger: 'event', changedBy })
       .then((r) => {
         // Another backup of the device (the schedule, "Back up now") was running: this change still needs one.
-        if (r.failure === 'SKIPPED' && this.devices.has(id) && !this.stopped) this.requeue(id, p);
+        if (r.failure === 'SKIPPED' && !this.stopped && eventDeviceEnabled(this.deps.db, id)) this.requeue(id, p);
       })
       .catch((err: unknown) => this.deps.log?.error({ err, device_id: id }, 'event backup failed to start'))
       .finally(() => {

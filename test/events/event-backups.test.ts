@@ -20,6 +20,7 @@ let t: TestAppliance;
 let sim: RunningSimulator;
 let events: EventBackups;
 let receiver: SyslogReceiver;
+let runner: BackupRunner;
 let frrId: number;
 let iosId: number;
 const simDevice: SimDevice = { name: 'r1', transcript: frr, username: 'r1', password: 'pw-r1-123' };
@@ -62,7 +63,7 @@ before(async () => {
   // Same address, another template: only its own vendor's messages start its backups (which fail against an FRR shell).
   iosId = seedDevice(db, { name: 'sw1', port: sim.port, credential_id: cred, template_id: seedBuiltinTemplate(db, 'cisco-ios') });
   const config: Readonly<AppConfig> = { ...t.services.config, events: { syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 1 }, backup: { ...t.services.config.backup, retries: 0, command_timeout: 2, login_timeout: 3 } };
-  const runner = new BackupRunner({ db, secrets, snapshots, config });
+  runner = new BackupRunner({ db, secrets, snapshots, config });
   events = new EventBackups({ db, runner, config });
   await events.start();
   receiver = await startSyslogReceiver({ listen: '127.0.0.1:0', onMessage: (a, raw) => events.handle(a, raw) });
@@ -108,6 +109,27 @@ test('never two at once: changes during a running event backup give a second bac
     await until('two finished backups', () => rows(frrId).length === before + 2 && rows(frrId).every((r) => r.finished_at !== null), 30_000);
     const [a, b] = rows(frrId).slice(before);
     assert.ok(b.started_at >= a.finished_at!, 'the second started after the first finished');
+  } finally {
+    simDevice.latency_ms = 0;
+  }
+});
+
+test('a change while another backup of the device runs ("Back up now") is backed up after it, not beside it', async () => {
+  // Slow enough that the event backup is due (1 s debounce) while the manual one still runs.
+  simDevice.latency_ms = 400;
+  try {
+    const before = rows(frrId).length;
+    const manual = runner.backupDevice(frrId, { trigger: 'manual' });
+    await until('the manual backup to start', () => rows(frrId).length === before + 1);
+    await sendUdp([FRR_CHANGE]);
+    await sleep(1300);
+    assert.ok(runner.isRunning(frrId), 'the manual backup still runs when the event backup is due');
+    await manual;
+    await until('the event backup after it', () => rows(frrId).length === before + 2 && rows(frrId).every((r) => r.finished_at !== null), 30_000);
+    const [m, e] = rows(frrId).slice(before);
+    assert.equal(m.trigger, 'manual');
+    assert.equal(e.trigger, 'event');
+    assert.ok(e.started_at >= m.finished_at!, 'the event backup started after the manual one finished');
   } finally {
     simDevice.latency_ms = 0;
   }
