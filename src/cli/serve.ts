@@ -11,6 +11,7 @@ import { startRetention } from '../features/maintenance/retention.service';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
+import { startEventBackups } from '../events/start';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
 export const serveCommand: Command = {
@@ -22,6 +23,8 @@ Starts the appliance. On first start it creates the database and the user "admin
 that user's random password once on stderr. Logs are JSON lines on stdout.
 An address that cannot be bound (port taken, no permission, not on this machine) ends it at
 once with exit code 1 and one line on stderr, before any password is made or shown.
+With [events] syslog_listen set it also receives syslog (UDP and TCP) and backs a device up
+when its template's change events match one of its messages (trigger "event").
 SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
 second signal while stopping exits at once.
 
@@ -86,13 +89,14 @@ ${GLOBAL_OPTIONS_HELP}`,
     const scheduler = startScheduler(services, runner);
     const retention = startRetention(a.db, a.snapshots, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, log });
+    const events = await startEventBackups(services, runner);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
     log.info({ signal }, 'shutting down');
     clearInterval(retention);
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop(), notifier.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), notifier.stop(), events?.stop()]);
     a.close();
     forgetSignals();
     log.info('stopped');

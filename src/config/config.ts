@@ -82,6 +82,14 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    events: z
+      .object({
+        syslog_listen: z.union([z.literal(''), listenSchema]).default(''),
+        trust_hostname: z.boolean().default(false),
+        debounce_seconds: z.number().int().min(0).max(3600).default(30),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),

@@ -31,6 +31,8 @@ export interface DeviceRunResult {
 
 export interface RunOptions {
   trigger: BackupTrigger;
+  /** Who changed the device, when its change message named them (event backups). */
+  changedBy?: string | null;
   /** Spread start times over 0..jitter ms so a whole fleet does not connect in the same second. */
   jitterMs?: number;
   signal?: AbortSignal;
@@ -127,7 +129,7 @@ export class BackupRunner {
     this.active.add(deviceId);
     let started: StartedBackup | null = null;
     try {
-      started = startBackup(db, deviceId, job.templateId, opts.trigger);
+      started = startBackup(db, deviceId, job.templateId, opts.trigger, Date.now(), opts.changedBy ?? null);
       let result: CollectResult;
       let attempts = 0;
       const plan = retryPlan(opts.trigger, config);

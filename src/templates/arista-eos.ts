@@ -30,6 +30,11 @@ export const aristaEos: TemplateSpec = {
     { pattern: '^(\\s*ip ospf (?:authentication-key|message-digest-key \\d+ md5)(?: [0-7])?) \\S+', replacement: '$1 <redacted>' },
     { pattern: '^(\\s*key \\d+ secret(?: [0-7])?) \\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events: "%SYS-5-CONFIG_I: Configured from console by admin on vty3 (192.0.2.1)" (Arista EOS System
+  // Message Guide, SYS-5-CONFIG_I: "Configured from [source] by [user] on [line] ([address])").
+  change_events: [
+    '%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>[^\\s(]+)',
+  ],
   redact: false,
   exit_command: 'exit',
 };

@@ -32,6 +32,12 @@ export const arubaProcurve: TemplateSpec = {
     { pattern: '^(snmp-server community) "[^"]*"', replacement: '$1 "<redacted>"' },
     { pattern: '^(snmp-server host \\S+ community) "[^"]*"', replacement: '$1 "<redacted>"' },
   ],
+  // Change events (HPE ArubaOS-Switch / ProCurve Event Log Message Reference, mgr event 03125):
+  // "mgr: Startup configuration changed by CLI. New seq. number 12" (also "by SNMP", "by WebUI"); the word after
+  // "by" is the interface, not a user, so no user is recorded.
+  change_events: [
+    'mgr: +(?:Startup|Running) configuration changed by ',
+  ],
   redact: false,
   exit_command: 'logout',
 };

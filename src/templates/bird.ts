@@ -39,6 +39,8 @@ export const bird: TemplateSpec = {
     '^ {6,}\\S',
   ],
   redact_patterns: [],
+  // No change-event patterns yet: event-driven backups need them (see the other templates).
+  change_events: [],
   redact: false,
   exit_command: 'exit',
 };

@@ -32,6 +32,13 @@ export const ciscoAsa: TemplateSpec = {
     { pattern: '^(\\s*neighbor \\S+ password(?: [0-9])?) \\S+', replacement: '$1 <redacted>' },
     { pattern: '^(\\s*ospf (?:authentication-key|message-digest-key \\d+ md5)) \\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events (Cisco ASA Series Syslog Messages, 111xxx): "%ASA-5-111008: User 'user' executed the 'command'
+  // command." and "%ASA-5-111010: User 'username', running 'application-name' from IP ip_addr, executed 'cmd'".
+  // 111008 is logged for configuration commands (show commands are 111009, at severity 7).
+  change_events: [
+    "%ASA-5-111008: User '(?<user>[^']*)' executed the ",
+    "%ASA-5-111010: User '?(?<user>[^',]*)'?, running ",
+  ],
   redact: false,
   exit_command: 'exit',
 };

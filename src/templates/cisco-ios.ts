@@ -47,6 +47,12 @@ export const ciscoIos: TemplateSpec = {
     // line vty / line con: password 7 ...
     { pattern: '^(\\s+password(?: [0-7])?) \\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events: "%SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)" (Cisco IOS configuration
+  // guides, "Configuring System Message Logging", Table "System Log Message Elements" example; IOS-XE System Message
+  // Guide, SYS-5-CONFIG_I). The word after "by" is the user, or the line (vty2, console) when no user logged in.
+  change_events: [
+    '%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>[^\\s(]+)',
+  ],
   redact: false,
   exit_command: 'exit',
 };

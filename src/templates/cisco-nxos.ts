@@ -38,6 +38,11 @@ export const ciscoNxos: TemplateSpec = {
     { pattern: '^(\\s*ip ospf (?:authentication-key|message-digest-key \\d+ md5)(?: [0-7])?) \\S+', replacement: '$1 <redacted>' },
     { pattern: '^(\\s*key-string(?: [0-7])?) \\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events: "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.0.2.1@pts/0" (Cisco Nexus
+  // NX-OS System Messages Reference, VSHD messages: "Configured from vty by [chars] on [chars]").
+  change_events: [
+    '%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from \\S+ by (?<user>\\S+)',
+  ],
   redact: false,
   exit_command: 'exit',
 };

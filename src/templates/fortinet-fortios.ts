@@ -25,6 +25,14 @@ export const fortinetFortios: TemplateSpec = {
     { pattern: '^(\\s*set [\\w-]+ ENC) \\S+', replacement: '$1 <redacted>' },
     { pattern: '^(#private-encryption-key=)\\S+', replacement: '$1<redacted>' },
   ],
+  // Change events (FortiOS Log Message Reference, logid 0100032102 "Configuration changed" and 0100044547 "Object
+  // attribute configured"; Fortinet community article 193344): ... logdesc="Configuration changed" user="admin"
+  // ui="https(192.0.2.1)" msg="Configuration is changed in the admin session", and ... logdesc="Object attribute
+  // configured" user="admin" ui="GUI(192.0.2.1)" action="Edit" cfgtid=126746709 cfgpath="firewall.policy" ...
+  change_events: [
+    'logdesc="Configuration changed"(?:.*? user="(?<user>[^"]*)")?',
+    'logdesc="(?:Object )?[Aa]ttribute configured"(?:.*? user="(?<user>[^"]*)")?.*? cfgpath="',
+  ],
   redact: false,
   exit_command: 'exit',
 };

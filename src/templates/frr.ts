@@ -31,6 +31,14 @@ export const frr: TemplateSpec = {
     { pattern: '^(\\s*(?:area|domain)-password (?:clear|md5)) \\S+', replacement: '$1 <redacted>' },
     { pattern: '^(\\s*key-string) \\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events: with "log commands" (FRR User Guide, Basic Commands: "log commands" logs every command
+  // entered on a VTY), each daemon logs "<prompt><command>" at notice level, e.g.
+  // "vty[5]@(vtysh)(config)# router bgp 65001" (lib/vty.c, vty_command); any command given in a configuration
+  // node, or "configure terminal" itself, marks a change. FRR does not name the user.
+  change_events: [
+    'vty\\[[?\\d]*\\]@\\S*\\(config[^)]*\\)# \\S',
+    'vty\\[[?\\d]*\\]@\\S*# conf(?:igure)?(?: t(?:erminal)?)?\\s*$',
+  ],
   redact: false,
   exit_command: 'exit',
 };

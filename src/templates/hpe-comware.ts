@@ -26,6 +26,12 @@ export const hpeComware: TemplateSpec = {
     { pattern: '^(\\s*snmp-agent target-host .* securityname) (?!cipher\\b|simple\\b)\\S+', replacement: '$1 <redacted>' },
     { pattern: '(?<!algorithm )\\b(cipher|hash|simple) (?!cipher\\b|hash\\b|simple\\b|plain\\b)\\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events (HPE Comware 7 System Log Messages Reference, CFGMAN): "%%10CFGMAN/5/CFGMAN_CFGCHANGED:
+  // -EventIndex=[INT32]-CommandSource=[INT32]-ConfigSource=[INT32]-ConfigDestination=[INT32]; Configuration changed."
+  // and the older "CFGMAN/5/CFGMAN_OPTCOMPLETION" is not used (it reports save/copy operations).
+  change_events: [
+    '\\bCFGMAN_CFGCHANGED\\b',
+  ],
   redact: false,
   exit_command: 'quit',
 };

@@ -34,6 +34,14 @@ export const huaweiVrp: TemplateSpec = {
     },
     { pattern: '^(snmp-agent community (?:read|write)) (?!cipher\\b|simple\\b)\\S+', replacement: '$1 <redacted>' },
   ],
+  // Change events (Huawei log references, CONFIGURATION module): "CONFIGURATION/6/CFG_FILE_CHANGE: Configuration file
+  // was changed. (LogIndex=.., SrcCmd=.., SrcData=.., DestData=.., TerUser="admin", SrcAddr=..)" and
+  // "CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT: The configuration changed. (Internal change =0, User name =admin, ...)".
+  // On the wire the mnemonic carries VRP's flags: "%%01CONFIGURATION/6/CFG_FILE_CHANGE(l)[1]:Configuration file ...".
+  change_events: [
+    'CFG_FILE_CHANGE(?:\\([a-z]\\))?(?:\\[\\d+\\])?: ?Configuration file was changed\\.(?: \\(.*?TerUser="(?<user>[^"]*)")?',
+    'NETCONF_CONFIG_CHANGE_EVENT(?:\\([a-z]\\))?(?:\\[\\d+\\])?: ?The configuration changed\\.(?: \\(.*?User name =(?<user>[^,)]*))?',
+  ],
   redact: false,
   exit_command: 'quit',
 };

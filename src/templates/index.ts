@@ -113,6 +113,14 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
     });
   }
 
+  if (t.change_events !== undefined && checkList(t.change_events, 'change_events', TEMPLATE_LIMITS.patterns_per_list, add)) {
+    t.change_events.forEach((p, i) => {
+      if (checkPattern(p, `change_events.${i}`, add) && matchesEveryLine(p as string)) {
+        add(`change_events.${i}`, 'matches every message, so every syslog line from the device would start a backup');
+      }
+    });
+  }
+
   if (typeof t.redact !== 'boolean') add('redact', 'must be true or false');
   if (t.exit_command !== null) checkCommand(t.exit_command, 'exit_command', add);
   return errors;
@@ -163,7 +171,7 @@ export function isBuiltinPattern(source: string): boolean {
   if (!builtinSources) {
     const set = new Set<string>();
     for (const t of BUILTIN_TEMPLATES) {
-      for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...t.redact_patterns.map((r) => r.pattern)]) set.add(p);
+      for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...t.redact_patterns.map((r) => r.pattern), ...(t.change_events ?? [])]) set.add(p);
       for (const p of [t.prompt, t.enable?.prompt, t.enable?.password_prompt]) if (p) set.add(p);
     }
     builtinSources = set;
@@ -176,7 +184,7 @@ export function isBuiltinPattern(source: string): boolean {
  * ("strip_patterns.2", "enable.prompt"), with RE2's reason. `db check` and the template page report them.
  */
 export function patternProblems(
-  spec: Partial<Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns' | 'prompt' | 'enable'>>,
+  spec: Partial<Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns' | 'prompt' | 'enable' | 'change_events'>>,
 ): { field: string; problem: string }[] {
   const out: { field: string; problem: string }[] = [];
   const check = (field: string, source: string | null | undefined) => {
@@ -190,6 +198,7 @@ export function patternProblems(
   (spec.strip_patterns ?? []).forEach((p, i) => check(`strip_patterns.${i}`, p));
   (spec.ignore_patterns ?? []).forEach((p, i) => check(`ignore_patterns.${i}`, p));
   (spec.redact_patterns ?? []).forEach((r, i) => check(`redact_patterns.${i}.pattern`, r.pattern));
+  (spec.change_events ?? []).forEach((p, i) => check(`change_events.${i}`, p));
   return out;
 }
 

@@ -22,6 +22,8 @@ export const linux: TemplateSpec = {
   redact_patterns: [
     { pattern: '^(\\s*wpa-(?:psk|passphrase|password)) \\S+', replacement: '$1 <redacted>' },
   ],
+  // No change-event patterns yet: event-driven backups need them (see the other templates).
+  change_events: [],
   redact: false,
   exit_command: 'exit',
 };

@@ -33,6 +33,8 @@ export const paloaltoPanos: TemplateSpec = {
       replacement: '$1[redacted]$3',
     },
   ],
+  // No change-event patterns yet: event-driven backups need them (see the other templates).
+  change_events: [],
   redact: false,
   exit_command: 'exit',
 };

@@ -38,6 +38,12 @@ export interface TemplateSpec {
   ignore_patterns: string[];
   /** Applied when redaction is on for this template or forced by config. */
   redact_patterns: RedactRule[];
+  /**
+   * Syslog messages by which the device reports a configuration change (src/events): a message matching any of
+   * these queues a backup with trigger "event". A named group `user` captures who made the change, when the
+   * message says. RE2 syntax for custom templates, like the other patterns. Absent means none.
+   */
+  change_events?: string[];
   /** Whether this template redacts by default. */
   redact: boolean;
   /** Sent to close the session politely (shell mode); may be null. */

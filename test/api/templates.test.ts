@@ -9,7 +9,7 @@ import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
 const FIELDS = [
   'id', 'name', 'vendor', 'description', 'builtin', 'mode', 'prompt', 'pre_commands', 'commands', 'enable', 'strip_patterns',
-  'ignore_patterns', 'redact_patterns', 'redact', 'exit_command', 'device_count', 'created_at', 'updated_at',
+  'ignore_patterns', 'redact_patterns', 'change_events', 'redact', 'exit_command', 'device_count', 'created_at', 'updated_at',
 ].sort();
 const READ_ONLY = ['id', 'builtin', 'device_count', 'created_at', 'updated_at'];
 
@@ -95,7 +95,7 @@ describe('templates', () => {
     assert.match(created_at as string, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     assert.deepEqual(rest, {
       name: 'acme-os', vendor: 'ACME OS', description: '', builtin: false, mode: 'shell', prompt: null, pre_commands: [],
-      commands: ['show config'], enable: null, strip_patterns: [], ignore_patterns: [], redact_patterns: [], redact: false,
+      commands: ['show config'], enable: null, strip_patterns: [], ignore_patterns: [], redact_patterns: [], change_events: [], redact: false,
       exit_command: null, device_count: 0,
     });
     const { builtin, device_count, ...spec } = rest;

@@ -7,6 +7,7 @@ import { runSearchBench } from './search-bench';
 import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './common';
 import { runEngineBench } from './engine-bench';
 import { runHostileBench } from './hostile-bench';
+import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
@@ -14,7 +15,7 @@ const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine|hostile
+  --only api|engine|hostile|syslog
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
@@ -31,8 +32,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && values.only !== 'api' && values.only !== 'engine' && values.only !== 'hostile') {
-    console.error(`--only takes "api", "engine" or "hostile", not "${values.only}"`);
+  if (values.only && !['api', 'engine', 'hostile', 'syslog'].includes(values.only)) {
+    console.error(`--only takes "api", "engine", "hostile" or "syslog", not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -93,6 +94,13 @@ async function main(): Promise<number> {
     const only = process.env.CONFVAULT_BENCH_HOSTILE_PARTS;
     const parts = only ? new Set(only.split(',').filter((p): p is 'run' | 'search' | 'diff' => p === 'run' || p === 'search' || p === 'diff')) : undefined;
     sections.push(await runHostileBench(say, { devices: 1000, parts }));
+  }
+
+  if (!values.only || values.only === 'syslog') {
+    say('');
+    say('-- syslog flood (event-driven backups)');
+    sections.push(await runSyslogBench(say, { rate: 10_000, seconds: values.quick ? 3 : 10, devices: 100, senders: 400 }));
+    sections.push(await runLabEventBench(say, values.quick ? 3 : 20));
   }
 
   for (const s of sections) printSection(s, say);

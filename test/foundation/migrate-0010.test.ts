@@ -105,8 +105,10 @@ test('0010 on a database holding data: every row, index and trigger survives, id
     const epochBefore = db.prepare('SELECT epoch FROM auth_epoch').pluck().get() as number;
     const countsBefore = db.prepare('SELECT device_id, total, version FROM device_backup_counts ORDER BY device_id').all();
 
-    const r = migrate(db, file);
-    assert.deepEqual(r.applied, all.filter((m) => m.version >= 10).map((m) => m.version));
+    // Up to 0013, which rebuilds backups with a new column (its own test: migrate-0013.test.ts).
+    const upTo0013 = all.filter((m) => m.version < 13);
+    const r = migrate(db, file, upTo0013);
+    assert.deepEqual(r.applied, upTo0013.filter((m) => m.version >= 10).map((m) => m.version));
     assert.ok(r.backupFile && existsSync(r.backupFile), 'a copy is written before migrating');
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys are enforced again');
     assert.deepEqual(db.pragma('foreign_key_check'), []);

@@ -30,7 +30,11 @@ TESTS_LOCK=/tmp/confvault-lab-tests.lock   # held by the test file using the lab
 BRIDGE=cvlab0
 BRIDGE_IP=10.201.0.1/24
 LAB_NET_PREFIX=10.201.0.              # forwards into it are ours (used to recognise leftovers)
-PKGS=(frr openssh-server bird2 xinetd inetutils-telnetd socat iproute2 util-linux procps)
+PKGS=(frr openssh-server bird2 xinetd inetutils-telnetd socat iproute2 util-linux procps rsyslog)
+# Where the FRR devices' rsyslog forwards every message (RFC 5424, TCP, octet counting): the appliance's
+# [events] syslog_listen in test/lab/events-lab.test.ts. Reachable from every device over the bridge.
+LAB_SYSLOG_HOST=10.201.0.1
+LAB_SYSLOG_PORT=5514
 
 # name   kind   lan-ip       hostname    ssh   telnet
 DEVICES=(
@@ -158,6 +162,7 @@ down() {
   fi
   for ns in $nss; do ip netns del "$ns" 2>/dev/null || true; done   # takes the veth pairs with it
   ip link del "$BRIDGE" 2>/dev/null || true
+  [ "$(readlink /dev/log 2>/dev/null)" = /run/devlog ] && rm -f /dev/log
   # The overlays and bind mounts lived only in the anchors' mount namespaces, gone with their last process.
   rm -rf "$LAB"
 }
@@ -263,13 +268,29 @@ start_device() { # start_device <name> <kind> <lan-ip> <hostname>
       # watchfrr starts zebra, bgpd and staticd, then vtysh -b loads the integrated frr.conf
       in_device "$d" /usr/lib/frr/frrinit.sh start >"$D/log/frrinit.log" 2>&1 \
         || { cat "$D/log/frrinit.log"; die "$d: FRR did not start"; }
-      in_device "$d" /usr/sbin/xinetd -pidfile /run/xinetd.pid ;;
+      in_device "$d" /usr/sbin/xinetd -pidfile /run/xinetd.pid
+      start_rsyslog "$d" ;;
     bird)
       in_device "$d" /usr/sbin/bird -u bird -g bird -c /etc/bird/bird.conf -P /run/bird/bird.pid
       for i in $(seq 50); do [ -S "$D/run/bird/bird.ctl" ] && break; sleep 0.1; done ;;
   esac
   start_sshd "$d"
   log "$d: started"
+}
+
+# A real syslog daemon in the device: FRR's `log syslog` goes to /dev/log, which is a symlink to /run/devlog, and /run
+# is the device's own; rsyslog listens there and forwards everything to the appliance's syslog receiver.
+start_rsyslog() {
+  local D=$LAB/dev/$1
+  [ -e /dev/log ] || [ -L /dev/log ] || ln -s /run/devlog /dev/log
+  cat >"$D/etc/rsyslog-lab.conf" <<CONF
+global(workDirectory="/run")
+module(load="imuxsock" SysSock.Name="/run/devlog")
+*.* action(type="omfwd" target="$LAB_SYSLOG_HOST" port="$LAB_SYSLOG_PORT" protocol="tcp" TCP_Framing="octet-counted"
+           template="RSYSLOG_SyslogProtocol23Format" action.resumeRetryCount="-1" action.resumeInterval="1"
+           queue.type="LinkedList" queue.size="10000")
+CONF
+  in_device "$1" /usr/sbin/rsyslogd -f /etc/rsyslog-lab.conf -i /run/rsyslogd.pid
 }
 
 start_forward() { # start_forward <loopback-port> <lan-ip> <port>

@@ -297,14 +297,11 @@ describe('notifications', () => {
   });
 
   test('changed_by is carried when the backups table records it (event-driven backups)', () => {
-    // The event-driven half adds backups.changed_by; until then it is null, as every test above shows.
-    db().exec('ALTER TABLE backups ADD COLUMN changed_by TEXT');
     createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'who', type: 'webhook', url: hook.url });
     createRule(db(), SYSTEM_ACTOR, { name: 'who', events: ['config_changed'], channels: ['who'] });
     const dev = newDevice();
     imp(dev, 'a');
-    const started = startBackup(db(), dev, tpl, 'manual');
-    db().prepare('UPDATE backups SET changed_by = ? WHERE id = ?').run('alice', started.id);
+    const started = startBackup(db(), dev, tpl, 'event', Date.now(), 'alice');
     finishBackup(db(), t.appliance.snapshots, started, { ok: true, text: config('b'), ignorePatterns: [] });
     const item = JSON.parse(
       db().prepare("SELECT o.item FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = 'who'").pluck().get() as string,

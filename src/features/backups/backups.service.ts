@@ -34,7 +34,14 @@ export interface StartedBackup {
 }
 
 /** Insert the record of a backup that is starting (finished_at null until it completes). */
-export function startBackup(db: DB, deviceId: number, templateId: number | null, trigger: BackupTrigger, startedAt = Date.now()): StartedBackup {
+export function startBackup(
+  db: DB,
+  deviceId: number,
+  templateId: number | null,
+  trigger: BackupTrigger,
+  startedAt = Date.now(),
+  changedBy: string | null = null,
+): StartedBackup {
   const id = randomUUID();
   insertBackup(db, {
     id,
@@ -50,6 +57,7 @@ export function startBackup(db: DB, deviceId: number, templateId: number | null,
     config_snapshot_hash: null,
     config_size: null,
     change_fingerprint: null,
+    changed_by: changedBy,
   });
   return { id, deviceId, templateId, startedAt };
 }

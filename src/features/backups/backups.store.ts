@@ -3,7 +3,8 @@ import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
 import { boundLimit } from '../../db/statements';
 
-export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api';
+/** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
+export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api' | 'event';
 
 export interface BackupRow {
   id: string;
@@ -20,6 +21,8 @@ export interface BackupRow {
   config_size: number | null;
   change_fingerprint: string | null;
   changed: number;
+  /** Who changed the device, as its change message named them (event backups only; schema 0013). */
+  changed_by: string | null;
 }
 
 /** The columns the public API shows, in the order of the history index. */
@@ -70,13 +73,13 @@ function readHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
   return r && { group_id: r[0], total: r[1], version: r[2] };
 }
 
-export function insertBackup(db: DB, r: Omit<BackupRow, 'changed'> & { changed?: number }): void {
+export function insertBackup(db: DB, r: Omit<BackupRow, 'changed' | 'changed_by'> & { changed?: number; changed_by?: string | null }): void {
   db.prepare(
     `INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type,
-                          duration_ms, config_snapshot_hash, config_size, change_fingerprint, changed)
+                          duration_ms, config_snapshot_hash, config_size, change_fingerprint, changed, changed_by)
      VALUES (@id, @device_id, @template_id, @trigger, @started_at, @finished_at, @success, @error_message, @failure_type,
-             @duration_ms, @config_snapshot_hash, @config_size, @change_fingerprint, @changed)`,
-  ).run({ changed: 0, ...r });
+             @duration_ms, @config_snapshot_hash, @config_size, @change_fingerprint, @changed, @changed_by)`,
+  ).run({ changed: 0, changed_by: null, ...r });
 }
 
 export function updateFinishedBackup(

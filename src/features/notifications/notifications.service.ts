@@ -10,7 +10,6 @@ import { setDeviceReachability, type Reachability } from '../devices/devices.sto
 import {
   anyRule,
   backupChangedBy,
-  backupsHaveColumn,
   clearStaleNotice,
   deleteChannelRow,
   deleteRuleRow,
@@ -307,7 +306,7 @@ export function enqueueBackupOutcome(db: DB, input: BackupOutcomeInput): void {
   if (b.success) clearStaleNotice(db, input.device.id);
   // Every finished backup passes here: with no rules, nothing more to read.
   if (!anyRule(db)) return;
-  const changedBy = b.changed_by !== undefined ? b.changed_by : backupsHaveColumn(db, 'changed_by') ? backupChangedBy(db, b.id) : null;
+  const changedBy = b.changed_by !== undefined ? b.changed_by : backupChangedBy(db, b.id);
   const part: BackupPart = { id: b.id, trigger: b.trigger, changed_by: changedBy, success: b.success, failure_type: b.failure_type };
   if (b.success && b.changed) {
     const who = changedBy ? ` by ${changedBy}` : '';

@@ -228,11 +228,6 @@ export function getDeviceFacts(db: DB, id: number): DeviceFacts | undefined {
   return db.prepare('SELECT id, name, hostname, group_id FROM devices WHERE id = ?').get(id) as DeviceFacts | undefined;
 }
 
-/** Whether the backups table has a column (changed_by arrives with the event-driven backups). */
-export function backupsHaveColumn(db: DB, column: string): boolean {
-  return (db.prepare('SELECT name FROM pragma_table_info(?)').pluck().all('backups') as string[]).includes(column);
-}
-
 export function backupChangedBy(db: DB, backupId: string): string | null {
   return (db.prepare('SELECT changed_by FROM backups WHERE id = ?').pluck().get(backupId) as string | null | undefined) ?? null;
 }

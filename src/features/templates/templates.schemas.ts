@@ -89,6 +89,15 @@ const fields = {
       description:
         'Secret-masking rules, applied line by line when redaction is on. Redaction also always replaces the body of a multi-line PEM private key with one "<redacted private key>" line, keeping its BEGIN and END lines.',
     }),
+  change_events: z
+    .array(pattern('Syslog message pattern', '%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>\\S+)'))
+    .max(L.patterns_per_list)
+    .openapi({
+      description:
+        'Syslog messages by which the device reports a configuration change: a message from the device matching any of these queues a backup with trigger "event" ' +
+        `(when the appliance's syslog receiver is on). A named group "user" captures who made the change. ${RE2_NOTE}`,
+      example: ['%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>\\S+)'],
+    }),
   redact: z.boolean().openapi({ description: 'Whether this template redacts by default', example: false }),
   exit_command: command('Sent to close a shell session politely; null sends nothing', 'exit').nullable(),
 };
@@ -104,6 +113,7 @@ export const TemplateCreateSchema = z
     strip_patterns: fields.strip_patterns.default([]),
     ignore_patterns: fields.ignore_patterns.default([]),
     redact_patterns: fields.redact_patterns.default([]),
+    change_events: fields.change_events.default([]),
     redact: fields.redact.default(false),
     exit_command: fields.exit_command.default(null),
   })

@@ -228,7 +228,7 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
 }
 
 /** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts). */
-export function specFields(t: TemplateSpec): TemplateSpec {
+export function specFields(t: TemplateSpec): TemplateSpec & { change_events: string[] } {
   return {
     name: t.name,
     vendor: t.vendor,
@@ -243,6 +243,7 @@ export function specFields(t: TemplateSpec): TemplateSpec {
     redact_patterns: t.redact_patterns,
     redact: t.redact,
     exit_command: t.exit_command,
+    change_events: t.change_events ?? [],
   };
 }
 

@@ -35,6 +35,7 @@ const DEFAULT_SETTINGS: TemplateSettings = {
   strip_patterns: [],
   ignore_patterns: [],
   redact_patterns: [],
+  change_events: [],
   redact: false,
   exit_command: null,
 };
@@ -58,6 +59,8 @@ export function settingsJson(spec: TemplateSpec): string {
     redact_patterns: spec.redact_patterns.map((r) => ({ pattern: r.pattern, replacement: r.replacement })),
     redact: spec.redact,
     exit_command: spec.exit_command,
+    // Written only when set, so templates without change events keep their stored text.
+    ...(spec.change_events?.length ? { change_events: spec.change_events } : {}),
   };
   return JSON.stringify(s);
 }

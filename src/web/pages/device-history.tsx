@@ -81,6 +81,9 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
         <p>
           From <a href={`/devices/${id}/backups/${older.row.id}`}>{names.a}</a> to <a href={`/devices/${id}/backups/${newer.row.id}`}>{names.b}</a>
         </p>
+        <p class="muted">
+          Newer version: {newer.row.trigger} backup{newer.row.changed_by ? `, after a change by ${newer.row.changed_by}` : ''}
+        </p>
         <nav class="tabs" aria-label="Diff options">
           <a href={q({ view: 'split' })} class={view === 'split' ? 'active' : undefined}>Side by side</a>
           <a href={q({ view: 'unified' })} class={view === 'unified' ? 'active' : undefined}>Unified</a>
@@ -197,7 +200,10 @@ function devicePage(c: WebContext) {
                             </>
                           )}
                         </td>
-                        <td>{b.trigger}</td>
+                        <td>
+                          {b.trigger}
+                          {b.changed_by ? <span class="muted"> · changed by {b.changed_by}</span> : null}
+                        </td>
                         <td>{b.config_size !== null ? `${b.config_size} B` : '—'}</td>
                         <td>{b.success ? <a href={`/devices/${id}/backups/${b.id}`}>View</a> : null}</td>
                       </tr>

@@ -9,7 +9,7 @@ import { Csrf, FieldError } from '../components/layout';
 import { render } from '../render';
 import { can, type WebContext } from '../web-context';
 
-const LIST_FIELDS = ['pre_commands', 'commands', 'strip_patterns', 'ignore_patterns'] as const;
+const LIST_FIELDS = ['pre_commands', 'commands', 'strip_patterns', 'ignore_patterns', 'change_events'] as const;
 const ARROW = ' => ';
 
 /** Lines of a textarea; blank lines are dropped, other lines kept as typed (a leading space can matter in a pattern). */
@@ -40,6 +40,7 @@ export function parseTemplateForm(f: Record<string, string>, base: TemplateSpec 
     strip_patterns: lines(f.strip_patterns),
     ignore_patterns: lines(f.ignore_patterns),
     redact_patterns,
+    change_events: lines(f.change_events),
     redact: f.redact === 'on',
     exit_command: (f.exit_command ?? '').trim() === '' ? null : (f.exit_command ?? '').trim(),
   };
@@ -61,7 +62,7 @@ export function specValues(t: TemplateSpec): Record<string, string> {
     redact: t.redact ? 'on' : '',
     exit_command: t.exit_command ?? '',
   };
-  for (const k of LIST_FIELDS) out[k] = t[k].join('\n');
+  for (const k of LIST_FIELDS) out[k] = (t[k] ?? []).join('\n');
   return out;
 }
 
@@ -163,6 +164,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
           {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
           {area('redact_patterns', 'Redact rules', `one per line: pattern${ARROW}replacement`)}
+          {area('change_events', 'Change events', 'one regex per line; a syslog message from the device matching one queues a backup (named group "user": who changed it)')}
           {readOnly ? null : (
             <div class="full actions">
               <button type="submit" class="primary">{t ? 'Save template' : 'Create template'}</button>

@@ -1,0 +1,47 @@
+// `confvault serve` with [events] syslog_listen: the receiver starts with the appliance and a change message backs the device up.
+import { test, after, before } from 'node:test';
+import assert from 'node:assert/strict';
+import dgram from 'node:dgram';
+import { writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
+import { REPO_ROOT, spawnServe, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+
+const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
+let t: TestAppliance;
+let sim: RunningSimulator;
+before(async () => {
+  t = await startTestAppliance();
+  sim = await startSimulator({ devices: [{ name: 'r1', transcript: frr, username: 'r1', password: 'pw-r1-123' }] });
+});
+after(async () => {
+  await sim.close();
+  await t.close();
+});
+
+test('serve receives syslog on [events] syslog_listen and records an event backup', { timeout: 60_000 }, async () => {
+  const { db, secrets } = t.services;
+  const id = seedDevice(db, { name: 'r1', port: sim.port, credential_id: seedCredential(db, secrets, { name: 'c', username: 'r1', password: 'pw-r1-123' }), template_id: seedBuiltinTemplate(db, 'frr') });
+  const conf = path.join(t.dir, 'appliance.conf');
+  writeFileSync(conf, ['[server]', 'listen = "127.0.0.1:0"', '', '[events]', 'syslog_listen = "127.0.0.1:0"', 'debounce_seconds = 1', ''].join('\n'));
+  const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
+  try {
+    let port = 0;
+    for (const deadline = Date.now() + 10_000; !port && Date.now() < deadline; await sleep(50)) {
+      port = Number(/"msg":"syslog receiver listening"/.test(served.output().stdout) && /"udp_port":(\d+)/.exec(served.output().stdout)?.[1]);
+    }
+    assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
+    const s = dgram.createSocket('udp4');
+    await new Promise<void>((r, j) => s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.77/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())));
+    s.close();
+    let row: { trigger: string; success: number } | undefined;
+    for (const deadline = Date.now() + 20_000; !row && Date.now() < deadline; await sleep(100)) {
+      row = db.prepare('SELECT trigger, success FROM backups WHERE device_id = ? AND finished_at IS NOT NULL').get(id) as typeof row;
+    }
+    assert.deepEqual(row, { trigger: 'event', success: 1 });
+  } finally {
+    assert.equal(await served.stop(), 0, 'serve stops cleanly with the receiver running');
+  }
+});
