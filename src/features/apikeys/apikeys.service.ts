@@ -112,7 +112,7 @@ export function createApiKey(
       changes: changesBetween(null, { owner: info.owner, name: info.name, prefix: info.prefix, expires_at: info.expires_at }),
     });
     return { key, info };
-  })();
+  }).immediate();
 }
 
 export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
@@ -133,7 +133,7 @@ export function revokeApiKey(db: DB, actor: Actor, id: number): ApiKeyInfo {
       recordAudit(db, actor, { action: 'apikey.revoke', target: `key ${id}`, changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }), details: { prefix: row.prefix, owner: row.username } });
     }
     return toInfo(getKeyRow(db, id)!);
-  })();
+  }).immediate();
 }
 
 /** Whether a query-string value has the shape of a key: only those are looked up (a digest each). */
@@ -161,7 +161,7 @@ export function exposeKeyInUrl(db: DB, value: string, requestId: string | null, 
       changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }),
       details: { prefix: row.prefix, owner: row.username, reason: 'the key was sent in a URL query string; it has been revoked' },
     });
-  })();
+  }).immediate();
   return true;
 }
 

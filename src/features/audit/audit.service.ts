@@ -101,5 +101,5 @@ export function auditActions(db: DB): string[] {
 
 /** Retention: delete the rows older than `before` (ms); returns how many went. */
 export function pruneAudit(db: DB, before: number): number {
-  return db.transaction(() => deleteAuditBefore(db, before))();
+  return db.transaction(() => deleteAuditBefore(db, before)).immediate();
 }

@@ -90,7 +90,7 @@ export function recordDeviceContact(
     } else if (c.failure === 'HOST_KEY_CHANGED') {
       putHostKeyOffer(db, job.deviceId, c.hostKey, c.backupId ?? null, at);
     }
-  })();
+  }).immediate();
 }
 
 /** Device ids selected by a run: one device, a group with its subgroups, or every enabled device. */

@@ -98,7 +98,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
       });
       setDeviceLastBackup(db, started.deviceId, started.id);
       enqueueFinishedBackup(db, started.id, finishedAt);
-    })();
+    }).immediate();
     return { id: started.id, success: false as const, changed: false, hash: null };
   }
   // Computed before the transaction: the write lock is not held while the text is hashed.
@@ -121,7 +121,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
     enqueueFinishedBackup(db, started.id, finishedAt);
-  })();
+  }).immediate();
   return { id: started.id, success: true as const, changed, hash: snap.hash };
 }
 

@@ -49,7 +49,7 @@ export function importBackup(db: DB, actor: Actor, store: SnapshotStore, deviceI
       details: { name: device.name, backup_id: r.id, started_at: startedAt, changed: r.changed, size: Buffer.byteLength(clean) },
     });
     return r;
-  })();
+  }).immediate();
 }
 
 export type GitLayout = 'oxidized' | 'rancid';
@@ -129,6 +129,6 @@ export function importGitHistory(
       target: `repository ${git.repo}`,
       details: { layout, commits: result.commitsTotal, imported: result.imported, skipped: result.skipped, unmatched: result.unmatched.length, trust_owner: opts.trustOwner === true },
     });
-  })();
+  }).immediate();
   return result;
 }

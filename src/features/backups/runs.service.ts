@@ -15,7 +15,7 @@ export function requestDeviceBackup(db: DB, actor: Actor, deviceId: number, job:
     const d = getDevice(db, actor.principal.scope, deviceId);
     recordAudit(db, actor, { action: 'backup.run', target: `device ${d.id}`, details: { name: d.name, job } });
     return { id: d.id, name: d.name };
-  })();
+  }).immediate();
 }
 
 /** The selection of a console run: one device, a group and its subgroups, or every enabled device. */
@@ -27,5 +27,5 @@ export function recordBackupRun(db: DB, actor: Actor, selection: RunSelection, d
   const target = 'deviceId' in selection ? `device ${selection.deviceId}` : 'groupId' in selection ? `group ${selection.groupId}` : 'all devices';
   db.transaction(() => {
     recordAudit(db, actor, { action: 'backup.run', target, details: { devices: deviceIds.length, device_ids: deviceIds.slice(0, 50) } });
-  })();
+  }).immediate();
 }

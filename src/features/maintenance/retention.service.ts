@@ -48,7 +48,7 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, keepDay
   if (result.records || result.snapshots || result.audit) {
     db.transaction(() => {
       recordAudit(db, actor, { action: 'retention.prune', target: 'backups', details: { ...result, keep_days: keepDays, keep_min_versions: keepMin } }, now);
-    })();
+    }).immediate();
   }
   return result;
 }

@@ -149,7 +149,7 @@ export function createChannel(db: DB, actor: Actor, secrets: SecretBox, input: C
     for (const k of Object.keys(parts.secrets)) changes[k] = 'changed';
     recordAudit(db, actor, { action: 'notification_channel.create', target: `notification channel ${input.name}`, changes });
     return { id, name: input.name, type: parts.type, settings: parts.settings, has_secret: enc !== null, last_sent_at: null };
-  })();
+  }).immediate();
 }
 
 export function listChannels(db: DB, actor: Actor): ChannelInfo[] {
@@ -169,7 +169,7 @@ export function removeChannel(db: DB, actor: Actor, name: string): void {
     const row = findChannel(db, name);
     deleteChannelRow(db, row.id);
     recordAudit(db, actor, { action: 'notification_channel.delete', target: `notification channel ${name}`, details: { type: row.type } });
-  })();
+  }).immediate();
 }
 
 function toRuleInfo(r: RuleRow): RuleInfo {
@@ -208,7 +208,7 @@ export function createRule(db: DB, actor: Actor, input: { name: string; events: 
       changes: { events: { before: null, after: events }, channels: { before: null, after: input.channels }, groups: { before: null, after: groups }, include_diff: { before: null, after: info.include_diff } },
     });
     return info;
-  })();
+  }).immediate();
 }
 
 /**
@@ -235,7 +235,7 @@ export function removeRule(db: DB, actor: Actor, name: string): void {
     requireRuleInScope(actor, info.group_ids, false);
     deleteRuleRow(db, row.id);
     recordAudit(db, actor, { action: 'notification_rule.delete', target: `notification rule ${name}` });
-  })();
+  }).immediate();
 }
 
 export function listDeliveries(db: DB, actor: Actor, channelName: string | null, limit = 50): DeliveryRow[] {
@@ -374,7 +374,7 @@ export function recordReachability(db: DB, deviceId: number, status: Reachabilit
     const before = getDeviceReachability(db, deviceId);
     setDeviceReachability(db, deviceId, status, error, at);
     enqueueReachabilityChange(db, deviceId, before, status, error, at);
-  })();
+  }).immediate();
 }
 
 /** The time before which a device without a successful backup counts as stale. */

@@ -121,7 +121,7 @@ export function buildDelivery(deps: WorkerDeps, channelId: number, now = Date.no
     assignOutbox(db, rows.map((r) => r.id), id);
     setChannelLastSent(db, channelId, now);
     return id;
-  })();
+  }).immediate();
 }
 
 /** Try one delivery once and record the outcome (sent; retry later with backoff; dead after max_attempts). */
@@ -159,7 +159,7 @@ export function checkStaleDevices(db: DB, hours: number, now = Date.now()): numb
       n++;
     }
     return n;
-  })();
+  }).immediate();
 }
 
 export class NotificationWorker {
@@ -229,7 +229,7 @@ export async function sendTestMessage(deps: WorkerDeps, actor: Actor, name: stri
     insertDelivery(db, { id, channel_id: ch.id, status: 'pending', next_attempt_at: now, event_count: 1, body: JSON.stringify(payload), created_at: now });
     recordAudit(db, actor, { action: 'notification_channel.test', target: `notification channel ${ch.name}`, details: { delivery_id: id } });
     return getDeliveryRow(db, id) as DeliveryRow;
-  })();
+  }).immediate();
   // One attempt only: a failed test is shown as dead at once rather than retried behind the user's back.
   return { delivery_id: id, error: await attemptDelivery(deps, delivery, 1) };
 }

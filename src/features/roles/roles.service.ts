@@ -79,7 +79,7 @@ export function createRole(db: DB, actor: Actor, input: { name: string; descript
       changes: changesBetween(null, { description: input.description ?? '', permissions }),
     });
     return toRole(db, { id, name, description: input.description ?? '', builtin: 0, created_at: Date.now() });
-  })();
+  }).immediate();
 }
 
 export function listRoles(db: DB): Role[] {
@@ -117,5 +117,5 @@ export function setRolePermissions(db: DB, actor: Actor, name: string, permissio
     replaceRolePermissions(db, row.id, perms);
     recordAudit(db, actor, { action: 'role.update', target: `role ${row.name}`, changes: changesBetween({ permissions: before }, { permissions: perms }) });
     return toRole(db, row);
-  })();
+  }).immediate();
 }

@@ -281,5 +281,5 @@ export function recordTemplateTrial(
 ): void {
   db.transaction(() => {
     recordAudit(db, actor, { action: 'template.try', target: templateId === null ? 'template (unsaved)' : `template ${templateId}`, details: trial });
-  })();
+  }).immediate();
 }

@@ -94,7 +94,7 @@ export async function createUser(db: DB, actor: Actor, input: CreateUserInput): 
       target: `user ${username}`,
       changes: changesBetween(null, { role: role.name, scope: groups ?? 'all', timezone: input.timezone ?? null, must_change_password: mustChange, password: 'x' }, { secret: ['password'] }),
     });
-  })();
+  }).immediate();
   return getUser(db, username)!;
 }
 
@@ -153,7 +153,7 @@ export function setUserDisabled(db: DB, actor: Actor, username: string, disabled
       details: ended ? { sessions_ended: ended } : {},
     });
     return toUser(db, { ...row, disabled: disabled ? 1 : 0 });
-  })();
+  }).immediate();
 }
 
 /**
@@ -182,7 +182,7 @@ export async function setUserPassword(
       changes: { password: 'changed', ...changesBetween({ must_change_password: row.must_change_password === 1 }, { must_change_password: opts.mustChange === true }) },
       details: { sessions_ended: ended },
     });
-  })();
+  }).immediate();
 }
 
 /** A user changes their own password, proving the current one; their other sessions end. */
@@ -199,7 +199,7 @@ export async function changeOwnPassword(db: DB, actor: Actor, input: { current: 
     updateUserFields(db, row.id, { password_hash: hash, must_change_password: 0 });
     const ended = deleteUserSessions(db, row.id, keepSession);
     recordAudit(db, actor, { action: 'user.password_change', target: `user ${row.username}`, changes: { password: 'changed' }, details: { sessions_ended: ended } });
-  })();
+  }).immediate();
 }
 
 /**
@@ -227,7 +227,7 @@ export function updateUserAccess(db: DB, actor: Actor, username: string, change:
     const ended = Object.keys(changes).length ? deleteUserSessions(db, row.id) : 0;
     recordAudit(db, actor, { action: 'user.update', target: `user ${row.username}`, changes, details: ended ? { sessions_ended: ended } : {} });
     return toUser(db, { ...row, role_id: role.id, scope_all: groups === null ? 1 : 0 });
-  })();
+  }).immediate();
 }
 
 export function setUserRole(db: DB, actor: Actor, username: string, roleName: string): User {
@@ -271,7 +271,7 @@ export function setUserTimezone(db: DB, actor: Actor, username: string, timezone
     updateUserFields(db, row.id, { timezone: tz });
     recordAudit(db, actor, { action: 'user.profile_update', target: `user ${row.username}`, changes: changesBetween({ timezone: row.timezone }, { timezone: tz }) });
     return toUser(db, { ...row, timezone: tz });
-  })();
+  }).immediate();
 }
 
 // Verified when the username is unknown, so that a wrong name takes as long as a wrong password.

@@ -43,7 +43,7 @@ export async function login(db: DB, throttle: LoginThrottle, a: LoginAttempt): P
     const id = createSession(db, check.userId, { address: a.address, userAgent: a.userAgent });
     recordAnonymousAudit(db, { ...audit, actorName: check.username, userId: check.userId, action: 'login.success' });
     return id;
-  })();
+  }).immediate();
   return { result: 'ok', cookie, mustChangePassword: check.mustChangePassword };
 }
 
@@ -52,5 +52,5 @@ export function logout(db: DB, actor: Actor, sessionHash: Buffer): void {
   db.transaction(() => {
     endSession(db, sessionHash);
     recordAudit(db, actor, { action: 'logout', target: `user ${actor.principal.username}` });
-  })();
+  }).immediate();
 }
