@@ -147,7 +147,7 @@ test('db restore refuses what is not a usable confvault database, changing nothi
   writeFileSync(badCron, '[maintenance]\ndb_backup_schedule = "every night"\n');
   const cases: [string[], number, RegExp][] = [
     [['serve', '--config', badCron], 1, /^confvault serve: invalid configuration: maintenance\.db_backup_schedule: not a valid cron expression$/m],
-    [['db', 'restore'], 2, /^confvault db: db restore: missing FILE$/m],
+    [['db', 'restore'], 2, /^confvault db restore: missing FILE$/m],
     [['db', 'restore', path.join(root, 'nope.db')], 1, /nope\.db: no such file$/m],
     [['db', 'restore', text], 1, /notes\.txt is not an SQLite database .*nothing was changed$/m],
     [['db', 'restore', other], 1, /other\.db is an SQLite database but not a confvault database; nothing was changed$/m],
