@@ -13,7 +13,7 @@ export type AppServicesBase = Omit<AppServices, 'runner'>;
  */
 export class MeteredBackupRunner extends BackupRunner {
   private waiting = 0;
-  private readonly pooled = new WeakSet<RunOptions>();
+  /** The options object of each pending run() (the base pool passes it on to backupDevice), with how many it started. */
   private readonly startedOf = new WeakMap<RunOptions, number>();
 
   constructor(deps: RunnerDeps, private readonly metrics: ApplianceMetrics) {
@@ -28,7 +28,6 @@ export class MeteredBackupRunner extends BackupRunner {
     const total = new Set(deviceIds).size;
     // The base pool hands this same object to backupDevice for each device it starts: that is how a start is told apart.
     const own: RunOptions = { ...opts };
-    this.pooled.add(own);
     this.startedOf.set(own, 0);
     this.waiting += total;
     try {
@@ -40,9 +39,10 @@ export class MeteredBackupRunner extends BackupRunner {
   }
 
   override async backupDevice(deviceId: number, opts: RunOptions): Promise<DeviceRunResult> {
-    if (this.pooled.has(opts)) {
+    const started = this.startedOf.get(opts);
+    if (started !== undefined) {
       this.waiting--;
-      this.startedOf.set(opts, (this.startedOf.get(opts) ?? 0) + 1);
+      this.startedOf.set(opts, started + 1);
     }
     const r = await super.backupDevice(deviceId, opts);
     this.metrics.observeBackup({ trigger: opts.trigger, success: r.success, changed: r.changed, failure: r.failure, durationMs: r.durationMs });

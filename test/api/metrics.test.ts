@@ -120,7 +120,10 @@ test('families are present and typed; a backup moves the counters; labels carry 
   // A closed port: a quick CONNECTION_REFUSED.
   const bad = seedDevice(db, { name: 'secret-edge-router-9', port: 1, credential_id: seedCredential(db, secrets, { name: 'c2', username: 'x', password: 'y' }), template_id: tpl });
 
+  // Created long ago and never backed up: stale until its first successful backup.
+  db.prepare('UPDATE devices SET created_at = ? WHERE id = ?').run(Date.now() - 100 * 3_600_000, good);
   const before = await scrape();
+  assert.equal(value(before, 'confvault_devices_stale'), 1);
   const expected: Record<string, string> = {
     confvault_backups_total: 'counter',
     confvault_backup_failures_total: 'counter',
@@ -157,11 +160,20 @@ test('families are present and typed; a backup moves the counters; labels carry 
   assert.equal(delta('confvault_backup_duration_seconds_count', { trigger: 'event' }), 2);
   assert.equal(value(after, 'confvault_devices', { state: 'reachable' }), 1);
   assert.equal(value(after, 'confvault_devices', { state: 'unreachable' }), 1);
+  assert.equal(value(after, 'confvault_devices_stale'), 0);
   assert.equal(value(after, 'confvault_snapshot_files'), 1);
   assert.ok(value(after, 'confvault_snapshot_bytes') > 0);
   assert.equal(value(after, 'confvault_backup_queue', { state: 'queued' }), 0);
   // The earlier scrape was counted under its route pattern, with its status.
   assert.ok(value(after, 'confvault_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }) >= 1);
+
+  // Queue depth: with two workers, the third device waits for a free one; none is left waiting afterwards.
+  const third = seedDevice(db, { name: 'secret-third-9', port: 1, credential_id: seedCredential(db, secrets, { name: 'c3', username: 'x', password: 'y' }), template_id: tpl });
+  const runner = t.services.runner as MeteredBackupRunner;
+  const pending = runner.run([good, bad, third], { trigger: 'manual' });
+  assert.equal(runner.queued(), 1);
+  await pending;
+  assert.equal(runner.queued(), 0);
 
   const text = await (await t.api('/metrics', { key })).text();
   assert.doesNotMatch(text, /secret-(core|edge)-router/);
