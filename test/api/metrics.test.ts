@@ -36,7 +36,6 @@ function parsePrometheus(text: string): Map<string, Family> {
       assert.match(name, NAME, where);
       let f = families.get(name);
       if (!f) {
-        assert.equal(f, undefined);
         f = { name, type: 'untyped', help: '', samples: [] };
         families.set(name, f);
       } else assert.equal(f.samples.length, 0, `${where}: metadata after samples`);
