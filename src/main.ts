@@ -1,5 +1,5 @@
 // CLI entry of the confvault executable: dispatches to one module per subcommand.
-import { runCommand, type Command } from './cli/common';
+import { EXIT_CODES_HELP, runCommand, type Command } from './cli/common';
 import { VERSION } from './version';
 
 // Loaded on demand: `confvault user list` need not load the HTTP server, the engine and every route (half its start-up time).
@@ -27,7 +27,9 @@ ${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
 Every command takes --config FILE and --data-dir DIR, and --help.
   confvault --version     print the version
-Environment: CONFVAULT_CONFIG, CONFVAULT_DATA_DIR, CONFVAULT_LISTEN, CONFVAULT_LOG_LEVEL, ... (see appliance.conf.example)`;
+Environment: CONFVAULT_CONFIG, CONFVAULT_DATA_DIR, CONFVAULT_LISTEN, CONFVAULT_LOG_LEVEL, ... (see appliance.conf.example)
+
+${EXIT_CODES_HELP}`;
 }
 
 export async function main(argv: string[]): Promise<number> {

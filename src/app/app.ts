@@ -8,11 +8,13 @@ import { MethodTable } from '../http/methods';
 import { requestEnvelope } from '../http/middleware';
 import { RememberingRouter } from '../http/router';
 import { createWeb } from '../web/web';
+import { countRequests, registerMetricsRoute } from './metrics.routes';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>({ router: new RememberingRouter() });
   const api = createApiV1(app);
   const methods = new MethodTable();
+  root.use('*', countRequests(app));
   root.use('*', requestEnvelope(app, { prefix: API_PREFIX, gate: api.gate, methods }));
 
   const ping = app.db.prepare('SELECT 1');
@@ -21,6 +23,7 @@ export function createApp(app: AppServices): Hono<AppEnv> {
     return c.json({ status: 'ok' });
   });
 
+  registerMetricsRoute(root);
   root.route(API_PREFIX, api.routes);
   root.route('/', createWeb(app));
 

@@ -8,6 +8,9 @@ import { parseLocalTimestamp } from '../lib/time';
 import { recordBackupRun } from '../features/backups/runs.service';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 import { ProgressBar } from './progress';
+import { ApiError } from '../errors';
+import { getGroup } from '../features/groups/groups.service';
+import { SCOPE_ALL } from '../identity/principal';
 
 const HELP = `Usage:
   confvault backup run (--device ID | --group ID | --all)
@@ -71,8 +74,10 @@ export const backupCommand: Command = {
           const b = a.config.backup;
           const stale = (b.device_timeout * (b.retries + 1) + b.retry_backoff * 2 ** b.retries) * 1000 * 2;
           closeInterruptedBackups(a.db, Date.now(), Date.now() - stale);
+          // An id that names nothing is a failed operation (exit 1), as for every noun; an empty group is not.
+          if (groupId !== undefined) getGroup(a.db, SCOPE_ALL, groupId);
           const ids = selectDeviceIds(a.db, { deviceId, groupId, all: values.all });
-          if (deviceId !== undefined && ids.length === 0) throw new UsageError(`device ${deviceId} does not exist`);
+          if (deviceId !== undefined && ids.length === 0) throw ApiError.notFound(`device ${deviceId}`);
           if (ids.length === 0) {
             err('no enabled devices selected');
             return 0;
@@ -113,7 +118,7 @@ export const backupCommand: Command = {
         try {
           text = readFileSync(values.file, 'utf8');
         } catch (e) {
-          throw new UsageError(`cannot read ${values.file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
+          throw new Error(`cannot read ${values.file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
         }
         return withAppliance(flags, (a) => {
           let at = Date.now();

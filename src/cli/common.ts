@@ -2,12 +2,23 @@
 import { userInfo } from 'node:os';
 import { parseArgs, type ParseArgsConfig } from 'node:util';
 import { openAppliance, type Appliance } from '../app/bootstrap';
-import { ConfigError, loadConfig, type ConfigFlags } from '../config/config';
-import { ApiError } from '../errors';
+import { loadConfig, type ConfigFlags } from '../config/config';
 import { formatTimestamp } from '../lib/time';
 import { cliActor, type Actor } from '../identity/actor';
 
 export class UsageError extends Error {}
+
+/**
+ * The exit codes of every command, one table: scripts can tell "you called it wrong" from "it ran and failed".
+ * A name or id that does not exist is a failed operation (1), whatever the noun.
+ */
+export const EXIT = { OK: 0, FAILED: 1, USAGE: 2 } as const;
+
+export const EXIT_CODES_HELP = `Exit codes (every command):
+  0  done
+  1  the operation failed or was refused: a backup or check failed, a device, user, role or key
+     not found, a rule refused it, bad configuration, a running server in the way (one line on stderr)
+  2  usage error: unknown command or option, a missing or malformed argument; nothing was done`;
 
 export interface Command {
   name: string;
@@ -19,7 +30,9 @@ export interface Command {
 export const GLOBAL_OPTIONS_HELP = `Options on every command:
   --config FILE      appliance.conf to read (or CONFVAULT_CONFIG)
   --data-dir DIR     data directory (or CONFVAULT_DATA_DIR; default ./data)
-  -h, --help         this help`;
+  -h, --help         this help
+
+Exit codes: 0 done, 1 operation failed or refused, 2 usage error (see confvault --help).`;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
@@ -81,26 +94,31 @@ export function parseIdList(text: string, what: string): number[] {
   return ids.map(Number);
 }
 
-/** Run a command body, turning known failures into one line on stderr and an exit code. */
+/**
+ * The one-line message of a failed command: "confvault <command>: <message>", or "confvault <command> <sub>: ..."
+ * when the message already names its subcommand ("backup run: give exactly one of ..."), never both prefixes.
+ */
+export function failureLine(command: string, message: string): string {
+  return message.startsWith(`${command} `) && /^[a-z-]+ [a-z-]+(?: [a-z-]+)?: /.test(message) ? `confvault ${message}` : `confvault ${command}: ${message}`;
+}
+
+/** Run a command body, turning failures into one line on stderr and an exit code of the table above. */
 export async function runCommand(cmd: Command, argv: string[]): Promise<number> {
   if (argv.includes('--help') || argv.includes('-h')) {
     out(cmd.help);
-    return 0;
+    return EXIT.OK;
   }
   try {
     return await cmd.run(argv);
   } catch (e) {
     if (e instanceof UsageError) {
-      err(`confvault ${cmd.name}: ${e.message}`);
+      err(failureLine(cmd.name, e.message));
       err(`Try 'confvault ${cmd.name} --help'.`);
-      return 2;
+      return EXIT.USAGE;
     }
-    if (e instanceof ConfigError || e instanceof ApiError) {
-      err(`confvault ${cmd.name}: ${e.message}`);
-      return 1;
-    }
-    err(`confvault ${cmd.name}: ${(e as Error).message}`);
-    return 1;
+    // ConfigError, ApiError (not found, refused, conflict, invalid value) and any other failure: the operation failed.
+    err(failureLine(cmd.name, (e as Error).message));
+    return EXIT.FAILED;
   }
 }
 

@@ -1,5 +1,5 @@
 // `confvault serve`: run the appliance (HTTP API, web interface, scheduler) until SIGTERM/SIGINT.
-import { openAppliance } from '../app/bootstrap';
+import { ensureDataDir, openAppliance } from '../app/bootstrap';
 import { createLogger } from '../lib/logger';
 import { loadConfig } from '../config/config';
 import { ensureFirstAdmin } from '../features/users/users.service';
@@ -8,6 +8,8 @@ import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
 import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
 import { startRetention } from '../features/maintenance/retention.service';
+import { startDbBackups } from '../features/maintenance/db-backups';
+import { holdServeLock } from '../features/maintenance/db-restore';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
@@ -59,6 +61,9 @@ ${GLOBAL_OPTIONS_HELP}`,
     };
 
     const log = createLogger(config.log.level);
+    // Held while serving: `db restore` refuses to replace the database under a running server.
+    ensureDataDir(config.storage.data_dir);
+    const lock = holdServeLock(config.storage.data_dir);
     const a = openAppliance(flags, config);
     const services = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
     // Before the listener: a manual backup started by the first request must not be closed as interrupted.
@@ -70,6 +75,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       server = await startServer(createApp(services), config);
     } catch (e) {
       a.close();
+      lock.release();
       forgetSignals();
       throw e;
     }
@@ -90,14 +96,16 @@ ${GLOBAL_OPTIONS_HELP}`,
     const retention = startRetention(a.db, a.snapshots, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, log });
     const events = await startEventBackups(services, runner);
+    const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
     log.info({ signal }, 'shutting down');
     clearInterval(retention);
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop(), notifier.stop(), events?.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), notifier.stop(), events?.stop(), dbCopies.stop()]);
     a.close();
+    lock.release();
     forgetSignals();
     log.info('stopped');
     return 0;

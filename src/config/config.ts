@@ -2,6 +2,7 @@
 import { isIP } from 'node:net';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
+import { Cron } from 'croner';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 
@@ -25,6 +26,16 @@ export function isValidTimeZone(tz: string): boolean {
 }
 
 const cronSchema = z.string().min(1).max(128);
+
+/** Whether croner (the scheduler's library) accepts the expression: five fields, or six with seconds first. */
+export function isCronExpression(expr: string): boolean {
+  try {
+    new Cron(expr, { paused: true }).stop();
+    return true;
+  } catch {
+    return false;
+  }
+}
 
 export const configSchema = z
   .object({
@@ -72,6 +83,14 @@ export const configSchema = z
       .object({
         keep_days: z.number().int().min(0).max(36500).default(0),
         keep_min_versions: z.number().int().min(1).max(100000).default(10),
+      })
+      .strict()
+      .prefault({}),
+    maintenance: z
+      .object({
+        // Empty turns the appliance's own database copies off.
+        db_backup_schedule: z.union([z.literal(''), cronSchema.refine(isCronExpression, 'not a valid cron expression')]).default('30 2 * * *'),
+        db_backup_keep: z.number().int().min(1).max(1000).default(7),
       })
       .strict()
       .prefault({}),

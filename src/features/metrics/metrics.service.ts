@@ -1,0 +1,183 @@
+// Prometheus metrics of one appliance: process counters (backups, HTTP requests) and gauges read from the database at scrape time.
+import { statSync } from 'node:fs';
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import type { DB } from '../../db/open';
+import { countDeliveriesByStatus, countDevicesByState, countRunningBackups, countStaleDevices, readStorageCounts } from './metrics.store';
+
+/** What the metrics need to know of a finished device backup (the runner's result has these fields). */
+export interface BackupObservation {
+  trigger: string;
+  success: boolean;
+  changed: boolean;
+  /** A failure type from a fixed list (engine/types.ts), or "SKIPPED"; never free text. */
+  failure: string | null;
+  durationMs: number;
+}
+
+export interface MetricsSources {
+  db: DB;
+  /** The database file, for its size on disk with its write-ahead log. */
+  dbFile: string;
+  staleAfterHours: number;
+  /** Backups waiting in this process's runner for a free worker. */
+  queued: () => number;
+}
+
+export interface ApplianceMetrics {
+  registry: Registry;
+  observeBackup(o: BackupObservation): void;
+  observeRequest(method: string, route: string, status: number, seconds: number): void;
+}
+
+const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** The result label of a backup: a small fixed set. */
+export function backupResult(o: BackupObservation): 'changed' | 'unchanged' | 'failed' | 'skipped' {
+  if (o.failure === 'SKIPPED') return 'skipped';
+  if (!o.success) return 'failed';
+  return o.changed ? 'changed' : 'unchanged';
+}
+
+function fileSize(file: string): number {
+  try {
+    return statSync(file).size;
+  } catch {
+    return 0;
+  }
+}
+
+/**
+ * One registry per appliance (tests run several in one process; prom-client's global registry would mix them).
+ * Labels hold only values from fixed sets or route patterns: never a device name, an address or configuration text.
+ */
+export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
+  const registry = new Registry();
+  collectDefaultMetrics({ register: registry, prefix: 'confvault_' });
+  const registers = [registry];
+
+  const backups = new Counter({
+    name: 'confvault_backups_total',
+    help: 'Device backups finished by this server process, by result (changed, unchanged, failed, skipped) and trigger',
+    labelNames: ['result', 'trigger'] as const,
+    registers,
+  });
+  const failures = new Counter({
+    name: 'confvault_backup_failures_total',
+    help: 'Failed device backups by failure type (CONNECTION_REFUSED, AUTH_FAILED, ...)',
+    labelNames: ['failure_type'] as const,
+    registers,
+  });
+  const durations = new Histogram({
+    name: 'confvault_backup_duration_seconds',
+    help: 'Time from start to recorded result of a device backup, retries included',
+    labelNames: ['trigger'] as const,
+    buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
+    registers,
+  });
+  const requests = new Counter({
+    name: 'confvault_http_requests_total',
+    help: 'HTTP requests by method, route pattern (never the raw path) and status',
+    labelNames: ['method', 'route', 'status'] as const,
+    registers,
+  });
+  const requestSeconds = new Histogram({
+    name: 'confvault_http_request_duration_seconds',
+    help: 'HTTP request durations by method and route pattern',
+    labelNames: ['method', 'route'] as const,
+    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
+    registers,
+  });
+
+  new Gauge({
+    name: 'confvault_devices',
+    help: 'Devices by state: reachable, unreachable, unknown (last contact), enabled, disabled, held (backups held until a credential holder approves)',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      const d = countDevicesByState(src.db);
+      for (const state of ['reachable', 'unreachable', 'unknown', 'enabled', 'disabled', 'held'] as const) this.set({ state }, d[state]);
+    },
+  });
+  new Gauge({
+    name: 'confvault_devices_stale',
+    help: 'Enabled devices without a successful backup for [backup] stale_after_hours',
+    registers,
+    collect() {
+      this.set(countStaleDevices(src.db, Date.now() - src.staleAfterHours * 3_600_000));
+    },
+  });
+  new Gauge({
+    name: 'confvault_backup_queue',
+    help: 'Device backups running (records of every process, CLI runs included) and queued in this server process',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      this.set({ state: 'running' }, countRunningBackups(src.db));
+      this.set({ state: 'queued' }, src.queued());
+    },
+  });
+  new Gauge({
+    name: 'confvault_notification_deliveries',
+    help: 'Notification deliveries on record by status (pending, sent, dead)',
+    labelNames: ['status'] as const,
+    registers,
+    collect() {
+      for (const [status, n] of Object.entries(countDeliveriesByStatus(src.db))) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: 'confvault_database_bytes',
+    help: 'Database size: "file" the main file and its write-ahead log on disk, "used" the pages in use',
+    labelNames: ['kind'] as const,
+    registers,
+    collect() {
+      const s = readStorageCounts(src.db);
+      this.set({ kind: 'file' }, fileSize(src.dbFile) + fileSize(`${src.dbFile}-wal`));
+      this.set({ kind: 'used' }, (s.db_pages - s.db_freelist_pages) * s.db_page_size);
+    },
+  });
+  new Gauge({
+    name: 'confvault_snapshot_bytes',
+    help: 'Bytes of configuration snapshot files stored (after compression and deduplication)',
+    registers,
+    collect() {
+      this.set(readStorageCounts(src.db).snapshot_bytes);
+    },
+  });
+  new Gauge({
+    name: 'confvault_snapshot_files',
+    help: 'Configuration snapshot files stored (one per distinct configuration text)',
+    registers,
+    collect() {
+      this.set(readStorageCounts(src.db).snapshot_files);
+    },
+  });
+
+  return {
+    registry,
+    observeBackup(o) {
+      const trigger = o.trigger;
+      backups.inc({ result: backupResult(o), trigger });
+      if (o.failure && o.failure !== 'SKIPPED') failures.inc({ failure_type: o.failure });
+      if (o.failure !== 'SKIPPED') durations.observe({ trigger }, o.durationMs / 1000);
+    },
+    observeRequest(method, route, status, seconds) {
+      const m = HTTP_METHODS.has(method) ? method : 'OTHER';
+      requests.inc({ method: m, route, status: String(status) });
+      requestSeconds.observe({ method: m, route }, seconds);
+    },
+  };
+}
+
+// The metrics of each open database: the composition root creates them, the /metrics route and the runner find them.
+const byDb = new WeakMap<DB, ApplianceMetrics>();
+
+export function attachMetrics(src: MetricsSources): ApplianceMetrics {
+  let m = byDb.get(src.db);
+  if (!m) byDb.set(src.db, (m = createApplianceMetrics(src)));
+  return m;
+}
+
+export function metricsOf(db: DB): ApplianceMetrics | undefined {
+  return byDb.get(db);
+}
