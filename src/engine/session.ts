@@ -321,7 +321,7 @@ export class PromptSession {
         if (isPassword(cur)) return { done: 'password' };
         if (USERNAME_PROMPT.test(cur)) return { done: 'username' };
         // Privileged and of the same host: no doubt. Anything else may be a reprinted prompt, so let it settle.
-        if (!unchanged && echoSeen && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
+        if (!unchanged && echoSeen && this.lineCount > 0 && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
         return isPromptLike(cur) || this.promptKind(cur) !== null ? this.settled<'prompt'>('prompt') : null;
       };
     };
@@ -377,15 +377,18 @@ export class PromptSession {
         // Still on the line holding the old prompt and the echo, unless the device wiped that line and drew a
         // prompt over it (ArubaOS-Switch after a command that prints nothing: cursor addressing, no CR/LF).
         if (!echoSeen && echo && this.echoWiped(echo)) echoSeen = true;
-        if (this.lineCount === 0 && !echoSeen) return null;
+        const sameLine = this.lineCount === 0;
+        if (sameLine && !echoSeen) return null;
         // A prompt reprinted after an unsolicited log message can arrive before our echo: only a prompt that
         // follows the echo is trusted at once; without an echo it must also be the last thing for a moment.
+        // Drawn over the wiped echo, it must settle too: a CLI that redraws the command line in place
+        // (prompt, then the command again) shows the bare prompt for a moment between two chunks.
         const lines = this.screen.lines;
         for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo);
         const cur = this.currentLine;
         if (!cur || this.answerPager(cur, pager)) return null;
         const kind = this.promptKind(cur);
-        if (kind === 'exact' && echoSeen) return { done: cur };
+        if (kind === 'exact' && echoSeen && !sameLine) return { done: cur };
         return kind ? this.settled(cur) : null;
       },
       {

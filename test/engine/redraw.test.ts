@@ -51,6 +51,18 @@ describe('terminal model: a line ended by escape codes instead of CR/LF', () => 
     assert.equal(screen.current.trim(), 'acc-sw2#');
   });
 
+  test('the shape real 2930s send on a 232-row terminal (row 1000 = "the bottom", echo typed with cursor addressing)', () => {
+    // Shape of the session in netmiko issue #1751 (Aruba 2530, 16.x): every key echoed at an addressed column,
+    // Enter answered by the delete-top-row / insert-bottom-row scroll, the prompt redrawn on the bottom row.
+    const screen = new TerminalScreen();
+    const prompt = (p: string, col: number) => `\x1b[1;232r\x1b[1000;1H\x1b[232;1H\x1b[2K\x1b[1000;1H\x1b[?25h\x1b[1000;1H\x1b[232;1H${p} \x1b[1000;1H\x1b[232;${col}H`;
+    screen.feed(prompt('SW002#', 8));
+    screen.feed('\x1b[232;8Hend\x1b[1000;8H\x1b[?25h\x1b[1000;11H');
+    screen.feed('\x1b[1;0H\x1b[1M\x1b[232;1H\x1b[1L\x1b[1000;11H\x1b[232;1H\x1b[2K\x1b[1000;1H\x1b[?25h' + prompt('SW002#', 8));
+    assert.deepEqual(screen.lines, ['SW002# end']);
+    assert.equal(screen.current.trim(), 'SW002#');
+  });
+
   test('a prompt redrawn over the echo (bottom row, erase, draw) leaves the echo as wiped, not as output', () => {
     const screen = new TerminalScreen();
     screen.feed('\x1b[24;1H\x1b[2Ksw1# terminal width 1920\x1b[24;1H\x1b[2Ksw1# ');
