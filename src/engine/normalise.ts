@@ -18,6 +18,15 @@ export class TerminalScreen {
   private col = 0;
   /** An escape sequence cut by a chunk boundary, completed by the next feed(). */
   private pending = '';
+  /**
+   * Screen rows, known only after cursor addressing (ESC[row;colH) and forgotten at the next LF: `cursorRow` is
+   * where the cursor is, `lineRow` where the current line was drawn. They let a scroll done with escape codes
+   * (ArubaOS-Switch deletes the top row and inserts one at the bottom instead of sending CR/LF) end the line.
+   */
+  private cursorRow: number | null = null;
+  private lineRow: number | null = null;
+  /** Texts of the current line erased whole (ESC[2K, CR + ESC[K) since the last takeLines(), most recent last. */
+  private erased: string[] = [];
 
   feed(text: string): void {
     const s = this.pending ? this.pending + text : text;
@@ -55,10 +64,19 @@ export class TerminalScreen {
     return this.done.length;
   }
 
+  /**
+   * What the current line held each time it was erased whole since the last takeLines() (at most 8, latest
+   * last): a CLI that redraws its prompt in place wipes the echo of the command it just received.
+   */
+  get wiped(): readonly string[] {
+    return this.erased;
+  }
+
   /** Completed lines since the last call; the current line stays. */
   takeLines(): string[] {
     const out = this.done;
     this.done = [];
+    this.erased = [];
     return out;
   }
 
@@ -72,6 +90,7 @@ export class TerminalScreen {
   }
 
   private put(run: string): void {
+    if (this.lineRow === null) this.lineRow = this.cursorRow;
     if (this.col === this.line.length) this.line += run;
     else if (this.col > this.line.length) this.line += ' '.repeat(this.col - this.line.length) + run;
     else this.line = this.line.slice(0, this.col) + run + this.line.slice(this.col + run.length);
@@ -82,6 +101,28 @@ export class TerminalScreen {
     this.done.push(this.line);
     this.line = '';
     this.col = 0;
+    this.cursorRow = null;
+    this.lineRow = null;
+  }
+
+  /** The current line moved up the screen (scrolled by escape codes): it is complete, and the row it left is blank. */
+  private scrolledAway(): void {
+    if (this.line.trim() === '') return;
+    const row = this.lineRow;
+    const cursor = this.cursorRow;
+    const col = this.col;
+    this.newline();
+    this.lineRow = row;
+    this.cursorRow = cursor;
+    this.col = col;
+  }
+
+  private eraseLine(): void {
+    if (this.line.trim() !== '') {
+      this.erased.push(this.line);
+      if (this.erased.length > 8) this.erased.shift();
+    }
+    this.line = '';
   }
 
   /** Handles the control character at s[i]; returns the next position, or -1 when a sequence is cut off. */
@@ -133,6 +174,11 @@ export class TerminalScreen {
       return -1;
     }
     if ('()*+#%'.includes(kind)) return i + 3 <= s.length ? i + 3 : -1; // charset selection
+    if (kind === 'E' || kind === 'D') {
+      // NEL / IND: next line (HP ProCurve firmware uses them in place of CR/LF)
+      this.newline();
+      return i + 2;
+    }
     return i + 2; // ESC=, ESC>, ESC7, ESC8, ESCM ...
   }
 
@@ -141,9 +187,25 @@ export class TerminalScreen {
     const count = Number.isFinite(n) && n > 0 ? n : 1;
     switch (final) {
       case 'K': // erase in line
-        if (params === '' || params === '0') this.line = this.line.slice(0, this.col);
+        if ((params === '' || params === '0') && this.col === 0) this.eraseLine();
+        else if (params === '' || params === '0') this.line = this.line.slice(0, this.col);
         else if (params === '1') this.line = ' '.repeat(Math.min(this.col, this.line.length)) + this.line.slice(this.col);
-        else if (params === '2') this.line = '';
+        else if (params === '2') this.eraseLine();
+        return;
+      case 'M': // delete lines at the cursor: a line below it moves up, so deleting above the current line scrolls it
+        if (this.cursorRow !== null && this.lineRow !== null && this.cursorRow < this.lineRow) this.scrolledAway();
+        return;
+      case 'L': // insert lines at the cursor: the current line is pushed down, off the row being drawn
+        if (this.cursorRow !== null && this.cursorRow === this.lineRow) this.scrolledAway();
+        return;
+      case 'S': // scroll up
+        if (this.lineRow !== null) this.scrolledAway();
+        return;
+      case 'A':
+        if (this.cursorRow !== null) this.cursorRow = Math.max(1, this.cursorRow - count);
+        return;
+      case 'B':
+        if (this.cursorRow !== null) this.cursorRow += count;
         return;
       case 'C':
         this.col += count;
@@ -165,9 +227,11 @@ export class TerminalScreen {
         return;
       case 'H':
       case 'f': {
-        // Cursor positioning: only the column survives in a one-line model.
+        // Cursor positioning: the column, and the row only to recognise a scroll done with escape codes.
         const parts = params.split(';');
+        const rowParam = Number.parseInt(parts[0] ?? '', 10);
         const colParam = Number.parseInt(parts[1] ?? '', 10);
+        this.cursorRow = Number.isFinite(rowParam) && rowParam > 0 ? rowParam : 1;
         this.col = Number.isFinite(colParam) && colParam > 0 ? colParam - 1 : 0;
         return;
       }

@@ -47,6 +47,9 @@ export const GENERIC_PROMPT = /^\S.{0,150}?[\w)\]~\-*.]\s?[#>$%\]]$/;
 const PAGERS: { re: RegExp; key: string; quiet?: boolean }[] = [
   { re: /^-+\s*\(?\s*more\b.{0,80}$/i, key: ' ' }, // --More--, ---- More ----, -- More --, ---(more 45%)---
   { re: /^<--- ?more ?--->$/i, key: ' ' },
+  // Glued to the end of a line of text ("...read systemvi--More--", Netgate TNSR 23.06): only the pager is
+  // answered; the text before it stays on the line, and the device wipes the pager alone.
+  { re: /\S--\s?\(?more\b[^-]{0,40}?\)?\s?--$/i, key: ' ' },
   { re: /^(?:lines \d+-\d+ )?\(END\)$/, key: 'q' }, // less at the end of the text
   { re: /press any key to continue/i, key: ' ' },
   { re: /^:$/, key: ' ', quiet: true }, // less between pages: too short to trust without a quiet line
@@ -210,6 +213,11 @@ export class PromptSession {
     this.promptFamily = m && m[1] ? new RegExp(`^${escapeRegex(m[1])}\\s?(?:\\([^)]*\\))?\\s?[#>$%\\]]$`) : null;
   }
 
+  /** The line holding `echo` (the command just sent, after the prompt) was erased whole since the command went out. */
+  private echoWiped(echo: string): boolean {
+    return this.screen.wiped.some((line) => line.trimEnd().endsWith(echo));
+  }
+
   private promptKind(line: string): 'exact' | 'family' | null {
     if (!line) return null;
     if (line === this.prompt) return 'exact';
@@ -302,14 +310,18 @@ export class PromptSession {
       let echoSeen = echo === null;
       let scanned = 0;
       return (): WaitStep<'password' | 'username' | 'prompt'> => {
-        if (this.lineCount === 0) return null; // the answer always starts on a new line
+        // The answer starts on a new line, or on the same line once the device has wiped it and drawn anew
+        // (ArubaOS-Switch redraws with cursor addressing and no CR/LF): the echo, or the question answered
+        // without echo, must have been erased first, so the line still holding it is not read as the answer.
+        if (this.lineCount === 0 && !(echo === null ? this.screen.wiped.length > 0 : this.echoWiped(echo))) return null;
         const lines = this.screen.lines;
+        if (!echoSeen && echo !== null && this.echoWiped(echo)) echoSeen = true;
         for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo ?? '');
         const cur = this.currentLine;
         if (isPassword(cur)) return { done: 'password' };
         if (USERNAME_PROMPT.test(cur)) return { done: 'username' };
         // Privileged and of the same host: no doubt. Anything else may be a reprinted prompt, so let it settle.
-        if (!unchanged && echoSeen && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
+        if (!unchanged && echoSeen && this.lineCount > 0 && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
         return isPromptLike(cur) || this.promptKind(cur) !== null ? this.settled<'prompt'>('prompt') : null;
       };
     };
@@ -362,15 +374,21 @@ export class PromptSession {
     this.sendLine(command);
     const next = await this.waitFor<string>(
       () => {
-        if (this.lineCount === 0) return null; // still on the line holding the old prompt and the echo
+        // Still on the line holding the old prompt and the echo, unless the device wiped that line and drew a
+        // prompt over it (ArubaOS-Switch after a command that prints nothing: cursor addressing, no CR/LF).
+        if (!echoSeen && echo && this.echoWiped(echo)) echoSeen = true;
+        const sameLine = this.lineCount === 0;
+        if (sameLine && !echoSeen) return null;
         // A prompt reprinted after an unsolicited log message can arrive before our echo: only a prompt that
         // follows the echo is trusted at once; without an echo it must also be the last thing for a moment.
+        // Drawn over the wiped echo, it must settle too: a CLI that redraws the command line in place
+        // (prompt, then the command again) shows the bare prompt for a moment between two chunks.
         const lines = this.screen.lines;
         for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo);
         const cur = this.currentLine;
         if (!cur || this.answerPager(cur, pager)) return null;
         const kind = this.promptKind(cur);
-        if (kind === 'exact' && echoSeen) return { done: cur };
+        if (kind === 'exact' && echoSeen && !sameLine) return { done: cur };
         return kind ? this.settled(cur) : null;
       },
       {

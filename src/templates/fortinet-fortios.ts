@@ -13,8 +13,9 @@ export const fortinetFortios: TemplateSpec = {
     '"#conf_file_ver=" header changes on every save and is dropped. Values stored as "ENC <ciphertext>" are ' +
     'encrypted with a fresh salt each time they are printed, so those lines are kept but not counted as a change.',
   mode: 'shell',
-  // FGT-HQ # , FGT-HQ (console) # , FGT-HQ (global) # ; read-only admins get $
-  prompt: '(?:^|[\\r\\n])[\\w.\\-]+(?: \\([^()\\r\\n]*\\))? [#$] ?$',
+  // FGT-HQ # , FGT-HQ (console) # , FGT-HQ (global) # ; read-only admins get $. A member of an HA cluster
+  // (FortiOS 7.6) shows its role glued to the name: FGT-HQ(Primary) # , FGT-HQ(Secondary) (global) #
+  prompt: '(?:^|[\\r\\n])[\\w.\\-]+(?:\\([^()\\s]{1,32}\\))?(?: \\([^()\\r\\n]*\\))? [#$] ?$',
   pre_commands: ['config system console', 'set output standard', 'end'],
   commands: ['show'],
   enable: null,

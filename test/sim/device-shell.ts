@@ -115,8 +115,8 @@ export class LineInput {
     return key;
   }
 
-  /** Reads up to Enter, echoing what was typed when asked to (passwords are not echoed). */
-  async readLine(echo: ((text: string) => Promise<void>) | null): Promise<string> {
+  /** Reads up to Enter, echoing what was typed when asked to (passwords are not echoed), and `enter` for Enter. */
+  async readLine(echo: ((text: string) => Promise<void>) | null, enter = '\r\n'): Promise<string> {
     let line = '';
     for (;;) {
       await this.available();
@@ -138,10 +138,25 @@ export class LineInput {
       const ended = i < this.buffer.length;
       if (ended) this.afterCr = this.buffer[i] === '\r';
       this.buffer = this.buffer.slice(ended ? i + 1 : i);
-      if (echo && (shown || ended)) await echo(shown + (ended ? '\r\n' : ''));
+      if (echo && (shown || ended)) await echo(shown + (ended ? enter : ''));
       if (ended) return line;
     }
   }
+}
+
+/**
+ * ArubaOS-Switch 16.x on Enter (24-row terminal): cursor to the top row, delete it, cursor to the bottom row,
+ * insert a line there and erase it; no CR/LF. The shape is that of the sessions quoted in netmiko issues #1751
+ * and #1819 (Aruba 2530/2930/3810: ESC[1;0H ESC[1M ESC[232;1H ESC[1L ... ESC[232;1H ESC[2K).
+ */
+export const ARUBA_SCROLL = '\x1b[1;0H\x1b[1M\x1b[24;1H\x1b[1L\x1b[24;1H\x1b[2K\x1b[24;1H\x1b[?25h';
+
+const REDRAW_BOTTOM_ROW = '\x1b[24;1H\x1b[2K';
+
+function enterEcho(t: Transcript): string {
+  if (t.enter_echo === 'ansi_scroll') return ARUBA_SCROLL;
+  if (t.enter_echo === 'none') return '';
+  return '\r\n';
 }
 
 function crlf(text: string): string {
@@ -158,6 +173,7 @@ function outputLines(text: string): string[] {
 export class DeviceShell {
   private privileged: boolean;
   private paging: boolean;
+  private breakPending = false;
 
   constructor(
     private readonly device: SimDevice,
@@ -170,9 +186,20 @@ export class DeviceShell {
     this.paging = !!device.transcript.paging;
   }
 
+  /** Output of a command whose Enter drew no line break starts with one (enter_echo "none"). */
+  private write(text: string): Promise<void> {
+    if (this.breakPending && text) {
+      this.breakPending = false;
+      return this.io.write('\r\n' + text);
+    }
+    return this.io.write(text);
+  }
+
   private get prompt(): string {
     const t = this.device.transcript;
-    return substitute(this.device, this.privileged || !t.enable ? t.prompt : t.enable.unprivileged_prompt);
+    const prompt = substitute(this.device, this.privileged || !t.enable ? t.prompt : t.enable.unprivileged_prompt);
+    // With no line break on Enter, the prompt is redrawn in place over the echo: bottom row, erase it, draw.
+    return t.enter_echo === 'none' ? REDRAW_BOTTOM_ROW + prompt : prompt;
   }
 
   async run(): Promise<void> {
@@ -186,8 +213,10 @@ export class DeviceShell {
           await this.input.waitForInput();
           await this.io.write(`\r\n${this.device.unsolicited}\r\n${this.prompt}`);
         }
-        const line = await this.input.readLine((text) => this.io.write(text));
+        const line = await this.input.readLine((text) => this.io.write(text), enterEcho(this.device.transcript));
+        this.breakPending = this.device.transcript.enter_echo === 'none';
         await this.execute(line.trim());
+        this.breakPending = false;
         await this.io.write(this.prompt);
       }
     } catch (err) {
@@ -206,13 +235,13 @@ export class DeviceShell {
     if (t.paging?.disable_commands.includes(command)) {
       if (this.device.failure !== 'paging_stuck') this.paging = false;
       const out = deviceOutput(this.device, command);
-      if (out) await this.io.write(crlf(out));
+      if (out) await this.write(crlf(out));
       return;
     }
     const out = deviceOutput(this.device, command);
     // Like IOS, an unprivileged session knows no capture commands.
     if (out === undefined || !this.privileged) {
-      await this.io.write(crlf(substitute(this.device, t.unknown_command)) + '\r\n');
+      await this.write(crlf(substitute(this.device, t.unknown_command)) + '\r\n');
       return;
     }
     await this.emit(out);
@@ -220,40 +249,40 @@ export class DeviceShell {
 
   private async enable(spec: NonNullable<Transcript['enable']>): Promise<void> {
     if (this.privileged) {
-      if (spec.granted) await this.io.write(crlf(spec.granted) + '\r\n');
+      if (spec.granted) await this.write(crlf(spec.granted) + '\r\n');
       return;
     }
     if (spec.username_prompt) {
-      await this.io.write(spec.username_prompt);
-      const user = await this.input.readLine((text) => this.io.write(text));
-      await this.io.write('\r\n');
+      await this.write(spec.username_prompt);
+      const user = await this.input.readLine((text) => this.write(text));
+      await this.write('\r\n');
       if (user !== this.loginUser) {
-        await this.io.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : 'Invalid username\r\n');
+        await this.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : 'Invalid username\r\n');
         return;
       }
     }
     for (let attempt = 0; attempt < (spec.refusal ? 1 : 3); attempt++) {
-      await this.io.write(spec.password_prompt);
+      await this.write(spec.password_prompt);
       const secret = await this.input.readLine(null);
-      await this.io.write('\r\n');
+      await this.write('\r\n');
       if (secret === spec.password) {
         this.privileged = true;
-        if (spec.granted) await this.io.write(crlf(spec.granted) + '\r\n');
+        if (spec.granted) await this.write(crlf(spec.granted) + '\r\n');
         return;
       }
     }
-    await this.io.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : '% Bad passwords\r\n');
+    await this.write(spec.refusal ? crlf(spec.refusal) + '\r\n' : '% Bad passwords\r\n');
   }
 
   /** Sends text in chunks, with the configured latency before each. */
   private async paced(text: string): Promise<void> {
     const latency = this.device.latency_ms ?? 0;
     const size = this.device.chunk_bytes ?? 4096;
-    if (latency <= 0 && text.length <= size) return this.io.write(text);
+    if (latency <= 0 && text.length <= size) return this.write(text);
     for (let i = 0; i < text.length; i += size) {
       if (latency > 0) await sleep(latency);
       if (!this.io.isOpen()) throw new SessionClosed();
-      await this.io.write(text.slice(i, i + size));
+      await this.write(text.slice(i, i + size));
     }
   }
 
@@ -273,11 +302,14 @@ export class DeviceShell {
       return;
     }
     for (let i = 0; i < lines.length; i += paging.page_lines) {
-      await this.paced(lines.slice(i, i + paging.page_lines).join('\r\n') + '\r\n');
-      if (i + paging.page_lines >= lines.length) break;
-      await this.io.write(paging.more_prompt);
+      const last = i + paging.page_lines >= lines.length;
+      // A glued more prompt sits right after the page's last line; the line break comes once it is wiped.
+      const glued = paging.glued === true && !last;
+      await this.paced(lines.slice(i, i + paging.page_lines).join('\r\n') + (glued ? '' : '\r\n'));
+      if (last) break;
+      await this.write(paging.more_prompt);
       const key = await this.input.readKey();
-      await this.io.write(eraseSequence(paging.more_prompt, paging.erase ?? 'backspace'));
+      await this.write(eraseSequence(paging.more_prompt, glued ? 'backspace' : (paging.erase ?? 'backspace')) + (glued ? '\r\n' : ''));
       if (key === 'q' || key === 'Q' || key === '\x03') break;
     }
   }

@@ -22,7 +22,17 @@ export interface TranscriptPaging {
   disable_commands: string[];
   /** How the device wipes the more prompt after a key: backspaces (Cisco, default), "\r" + spaces, or "\r ESC[K". */
   erase?: 'backspace' | 'cr' | 'ansi';
+  /** The more prompt follows the last line of a page with no line break ("...read systemvi--More--", TNSR). */
+  glued?: boolean;
 }
+
+/**
+ * What the device sends when Enter ends a command line. `crlf` (default). `ansi_scroll`: ArubaOS-Switch 16.x
+ * scrolls the screen with cursor addressing (delete the top row, insert one at the bottom, erase it) and sends
+ * no CR/LF at all. `none`: nothing; the next prompt is drawn over the echo with cursor addressing.
+ * Output that follows a `none` Enter starts with CR/LF.
+ */
+export type EnterEcho = 'crlf' | 'ansi_scroll' | 'none';
 
 export interface Transcript {
   template: string;
@@ -35,6 +45,7 @@ export interface Transcript {
   commands: Record<string, string>;
   unknown_command: string;
   exec?: boolean;
+  enter_echo?: EnterEcho;
   username: string;
   password: string;
 }
@@ -78,6 +89,10 @@ export function validateTranscript(data: unknown, where = '<inline>'): Transcrip
       fail(where, '"paging.disable_commands" must be a list of strings');
     }
     if (p.erase !== undefined && !['backspace', 'cr', 'ansi'].includes(String(p.erase))) fail(where, '"paging.erase" must be backspace, cr or ansi');
+    if (p.glued !== undefined && typeof p.glued !== 'boolean') fail(where, '"paging.glued" must be true or false');
+  }
+  if (data.enter_echo !== undefined && !['crlf', 'ansi_scroll', 'none'].includes(String(data.enter_echo))) {
+    fail(where, '"enter_echo" must be crlf, ansi_scroll or none');
   }
   if (data.exec !== undefined && typeof data.exec !== 'boolean') fail(where, '"exec" must be true or false');
   return data as unknown as Transcript;
