@@ -145,7 +145,7 @@ export class BackupRunner {
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
       recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId: started.id });
-      const done = finishBackup(
+      const done = await finishBackup(
         db,
         snapshots,
         started,
@@ -173,7 +173,7 @@ export class BackupRunner {
       const f = err instanceof SnapshotStorageError ? { failure: 'STORAGE_ERROR' as const, message: err.message } : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
       if (started) {
         try {
-          finishBackup(db, snapshots, started, { ok: false, ...f });
+          await finishBackup(db, snapshots, started, { ok: false, ...f });
         } catch {
           /* the start-up sweep closes it as interrupted */
         }

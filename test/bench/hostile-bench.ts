@@ -39,10 +39,10 @@ const merge = (loops: Loop[]): Loop => ({
  * `parts` (default all three) is for finding out what costs the event loop: without the backup run the load
  * lasts a fixed 15 s. CONFVAULT_BENCH_HOSTILE_PARTS=run,search,diff picks them from `npm run bench`.
  */
-export async function runHostileBench(say: (line: string) => void, o: { devices: number; parts?: ReadonlySet<'run' | 'search' | 'diff'> }): Promise<Section> {
+export async function runHostileBench(say: (line: string) => void, o: { devices: number; parts?: ReadonlySet<'run' | 'search' | 'diff'>; cpuProfileDir?: string }): Promise<Section> {
   const parts = o.parts ?? new Set(['run', 'search', 'diff']);
   const sim = await startSimulator(o.devices);
-  const child = forkBench('hostile-worker.ts');
+  const child = forkBench('hostile-worker.ts', [], { cpuProfileDir: o.cpuProfileDir });
   try {
     const readyP = nextMessage(child, isHostileReady, 600_000);
     child.send({ sim: sim.info });

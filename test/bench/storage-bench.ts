@@ -33,7 +33,7 @@ export function isStorageResult(m: unknown): m is { storage: StorageResult } {
 
 const timing = (xs: number[]): Timing => ({ mean_ms: mean(xs), p50_ms: percentile(xs, 50), p99_ms: percentile(xs, 99) });
 
-function run(count: number): StorageResult {
+async function run(count: number): Promise<StorageResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-storage-'));
   try {
     const a = openAppliance({}, loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'silent' }));
@@ -50,7 +50,7 @@ function run(count: number): StorageResult {
       const t1 = performance.now();
       const started = startBackup(db, device, template, 'schedule');
       const t2 = performance.now();
-      const done = finishBackup(db, snapshots, started, { ok: true, text: texts[i], ignorePatterns: [] });
+      const done = await finishBackup(db, snapshots, started, { ok: true, text: texts[i], ignorePatterns: [] });
       const t3 = performance.now();
       parts.fingerprint.push(t1 - t0);
       parts.start.push(t2 - t1);
@@ -81,10 +81,7 @@ function run(count: number): StorageResult {
 }
 
 if (isEntryPoint(import.meta.url)) {
-  try {
-    const storage = run(Number(process.argv[2] ?? 100));
-    sendToParent({ storage }).then(() => process.exit(0), reportFatal);
-  } catch (err) {
-    reportFatal(err);
-  }
+  run(Number(process.argv[2] ?? 100))
+    .then((storage) => sendToParent({ storage }))
+    .then(() => process.exit(0), reportFatal);
 }
