@@ -1,7 +1,7 @@
 // Runs device backups: a bounded worker pool, one backup per device at a time, retries with backoff, results recorded.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
-import type { DB } from '../db/open';
+import { withEngineSync, type DB } from '../db/open';
 import { finishBackup, startBackup, type StartedBackup } from '../features/backups/backups.service';
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
@@ -129,7 +129,7 @@ export class BackupRunner {
     this.active.add(deviceId);
     let started: StartedBackup | null = null;
     try {
-      started = startBackup(db, deviceId, job.templateId, opts.trigger, Date.now(), opts.changedBy ?? null);
+      started = withEngineSync(db, () => startBackup(db, deviceId, job.templateId, opts.trigger, Date.now(), opts.changedBy ?? null));
       let result: CollectResult;
       let attempts = 0;
       const plan = retryPlan(opts.trigger, config);
@@ -144,7 +144,8 @@ export class BackupRunner {
         await sleep(wait, opts.signal);
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
-      recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId: started.id });
+      const backupId = started.id;
+      withEngineSync(db, () => recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId }));
       const done = await finishBackup(
         db,
         snapshots,

@@ -1,7 +1,7 @@
 // Backup records: recording results (snapshot first, then the record), imports, reading content back with its hash verified.
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import type { DB } from '../../db/open';
+import { withEngineSync, type DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
 import type { FailureType } from './failure-types';
 import { changeFingerprint } from '../../templates/patterns';
@@ -80,15 +80,16 @@ export type BackupOutcome =
 /**
  * Complete a started backup. A successful text is written to the snapshot store (durably) before the
  * transaction that points the record at it commits, so a crash leaves at worst an unreferenced file.
- * Hashing, compression and the file writes run off the event loop (SnapshotStore.putAsync): a fleet run
- * finishes dozens of backups a second while the same process answers HTTP.
+ * Hashing, compression and the file writes run off the event loop (SnapshotStore.putAsync), and the record commits
+ * without an fsync of its own (withEngineSync, db/open.ts): a fleet run finishes dozens of backups a second while
+ * the same process answers HTTP.
  */
 export async function finishBackup(db: DB, store: SnapshotStore, started: StartedBackup, outcome: BackupOutcome, finishedAt = Date.now()): Promise<FinishedBackup> {
-  if (!outcome.ok) return recordFinishedBackup(db, started, outcome, null, finishedAt);
+  if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt));
   // Computed before the transaction: the write lock is not held while the text is hashed.
   const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
   const snap = await store.putAsync(outcome.text);
-  return recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt);
+  return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
 }
 
 /**
