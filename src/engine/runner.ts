@@ -84,6 +84,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     }, { once: true });
   });
 
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class BackupRunner {
   /** Devices being backed up by this process right now. */
   private readonly active = new Set<number>();
@@ -110,6 +112,9 @@ export class BackupRunner {
         const r = await this.backupDevice(id, opts);
         results.push(r);
         opts.onResult?.(r, results.length, queue.length);
+        // A device's end and the next one's start (records, credentials, template) run in one go otherwise, in the
+        // same turn as the other workers' continuations: let waiting HTTP requests in between.
+        await yieldToEventLoop();
       }
     };
     await Promise.all(Array.from({ length: workers }, worker));

@@ -6,6 +6,7 @@ import { openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { changeFingerprint } from '../../src/templates/patterns';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { withEngineSync } from '../../src/db/open';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, mean, percentile, reportFatal, sendToParent } from './common';
 import { bigConfig } from './seed-configs';
@@ -48,7 +49,7 @@ async function run(count: number): Promise<StorageResult> {
       const t0 = performance.now();
       changeFingerprint(texts[i], []); // timed apart; finishBackup computes it again (the changed rule lives there)
       const t1 = performance.now();
-      const started = startBackup(db, device, template, 'schedule');
+      const started = withEngineSync(db, () => startBackup(db, device, template, 'schedule')); // as the runner does
       const t2 = performance.now();
       const done = await finishBackup(db, snapshots, started, { ok: true, text: texts[i], ignorePatterns: [] });
       const t3 = performance.now();
