@@ -1,7 +1,7 @@
 // Runs device backups: a bounded worker pool, one backup per device at a time, retries with backoff, results recorded.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
-import type { DB } from '../db/open';
+import { withEngineSync, type DB } from '../db/open';
 import { finishBackup, startBackup, type StartedBackup } from '../features/backups/backups.service';
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
@@ -84,6 +84,8 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     }, { once: true });
   });
 
+const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
+
 export class BackupRunner {
   /** Devices being backed up by this process right now. */
   private readonly active = new Set<number>();
@@ -110,6 +112,9 @@ export class BackupRunner {
         const r = await this.backupDevice(id, opts);
         results.push(r);
         opts.onResult?.(r, results.length, queue.length);
+        // A device's end and the next one's start (records, credentials, template) run in one go otherwise, in the
+        // same turn as the other workers' continuations: let waiting HTTP requests in between.
+        await yieldToEventLoop();
       }
     };
     await Promise.all(Array.from({ length: workers }, worker));
@@ -129,7 +134,7 @@ export class BackupRunner {
     this.active.add(deviceId);
     let started: StartedBackup | null = null;
     try {
-      started = startBackup(db, deviceId, job.templateId, opts.trigger, Date.now(), opts.changedBy ?? null);
+      started = withEngineSync(db, () => startBackup(db, deviceId, job.templateId, opts.trigger, Date.now(), opts.changedBy ?? null));
       let result: CollectResult;
       let attempts = 0;
       const plan = retryPlan(opts.trigger, config);
@@ -144,8 +149,9 @@ export class BackupRunner {
         await sleep(wait, opts.signal);
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
-      recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId: started.id });
-      const done = finishBackup(
+      const backupId = started.id;
+      withEngineSync(db, () => recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId }));
+      const done = await finishBackup(
         db,
         snapshots,
         started,
@@ -173,7 +179,7 @@ export class BackupRunner {
       const f = err instanceof SnapshotStorageError ? { failure: 'STORAGE_ERROR' as const, message: err.message } : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
       if (started) {
         try {
-          finishBackup(db, snapshots, started, { ok: false, ...f });
+          await finishBackup(db, snapshots, started, { ok: false, ...f });
         } catch {
           /* the start-up sweep closes it as interrupted */
         }

@@ -39,6 +39,12 @@ export function sha256Hex(text: string | Buffer): string {
 
 const HASH_RE = /^[0-9a-f]{64}$/;
 
+let tempSeq = 0;
+/** A temporary file name of its own: two putAsync() of the same text can be in flight at once (same hash, same millisecond). */
+function tempName(dir: string, hash: string): string {
+  return path.join(dir, `.${hash}.${process.pid}.${Date.now()}.${++tempSeq}.tmp`);
+}
+
 /** write(2) may write less than asked (a nearly full disk does): keep writing until all of it is on disk or it fails. */
 function writeAll(fd: number, body: Buffer): void {
   let off = 0;
@@ -81,7 +87,7 @@ export class SnapshotStore {
     const body = this.compress ? gzipSync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
     const dir = this.dirFor(hash);
     const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
-    const tmp = path.join(dir, `.${hash}.${process.pid}.${Date.now()}.tmp`);
+    const tmp = tempName(dir, hash);
     try {
       mkdirSync(dir, { recursive: true, mode: 0o700 });
       const fd = openSync(tmp, 'w', 0o600);
@@ -119,7 +125,7 @@ export class SnapshotStore {
     const body = this.compress ? await gzipAsync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
     const dir = this.dirFor(hash);
     const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
-    const tmp = path.join(dir, `.${hash}.${process.pid}.${Date.now()}.tmp`);
+    const tmp = tempName(dir, hash);
     try {
       await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
       const fh = await fsp.open(tmp, 'w', 0o600);

@@ -88,7 +88,7 @@ describe('history pages of a running server', () => {
     assert.equal(running.body.pagination.total, before + 1);
     assert.deepEqual([running.body.items[0].id, running.body.items[0].finished_at, running.body.items[0].success], [started.id, null, false]);
 
-    finishBackup(a.db, a.snapshots, started, { ok: false, failure: 'TIMEOUT', message: 'Timed out waiting for the prompt' });
+    await finishBackup(a.db, a.snapshots, started, { ok: false, failure: 'TIMEOUT', message: 'Timed out waiting for the prompt' });
     const failed = (await history(readerA)).body.items[0];
     assert.equal(failed.id, started.id);
     assert.equal(failed.error_message, 'Timed out waiting for the prompt');

@@ -1,7 +1,7 @@
 // Seeding for the backup, statistics, docs and permission tests: inventory rows by plain SQL (the device API is another module), backups through the service.
 import { randomBytes } from 'node:crypto';
 import type { DB } from '../../src/db/open';
-import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
 import type { AppServices } from '../../src/http/context';
 
 export interface Inventory {
@@ -61,7 +61,7 @@ export function seedInventory(db: DB): Inventory {
 
 export type Outcome = { text: string } | { error: string } | 'running';
 
-/** Record one backup the way the engine does: startBackup, then finishBackup (snapshot first) unless it is still running. */
+/** Record one backup the way the engine does: startBackup, then finishBackupSync (snapshot first) unless it is still running. */
 export function recordBackup(services: AppServices, deviceId: number, outcome: Outcome, startedAt = Date.now(), durationMs = 4000): string {
   const started = startBackup(services.db, deviceId, null, 'manual', startedAt);
   if (outcome === 'running') return started.id;
@@ -69,7 +69,7 @@ export function recordBackup(services: AppServices, deviceId: number, outcome: O
     'text' in outcome
       ? { ok: true as const, text: outcome.text, ignorePatterns: [] }
       : { ok: false as const, failure: 'TIMEOUT' as const, message: outcome.error };
-  finishBackup(services.db, services.snapshots, started, result, startedAt + durationMs);
+  finishBackupSync(services.db, services.snapshots, started, result, startedAt + durationMs);
   return started.id;
 }
 

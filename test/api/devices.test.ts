@@ -136,7 +136,7 @@ describe('GET /devices/{device_id}', () => {
     setDeviceReachability(t.services.db, d.id, 'unreachable', 'connect ECONNREFUSED', at);
     setDeviceHostKey(t.services.db, d.id, 'SHA256:abc');
     const started = startBackup(t.services.db, d.id, refs.template_id, 'manual', at - 60_000);
-    const done = finishBackup(t.services.db, t.services.snapshots, started, { ok: false, failure: 'CONNECTION_REFUSED', message: 'refused' }, at);
+    const done = await finishBackup(t.services.db, t.services.snapshots, started, { ok: false, failure: 'CONNECTION_REFUSED', message: 'refused' }, at);
     const r = await call(`/devices/${d.id}`, { headers: { 'X-Timezone': 'Europe/Berlin' } });
     assert.equal(r.status, 200);
     assert.deepEqual(Object.keys(r.body).sort(), DEVICE_FIELDS);
@@ -228,7 +228,7 @@ describe('DELETE /devices/{device_id}', () => {
   test('200 {status: success}, removes backup records, then 404', async () => {
     const d = seed('del1');
     const started = startBackup(t.services.db, d.id, refs.template_id, 'manual');
-    finishBackup(t.services.db, t.services.snapshots, started, { ok: true, text: 'hostname del1\n', ignorePatterns: [] });
+    await finishBackup(t.services.db, t.services.snapshots, started, { ok: true, text: 'hostname del1\n', ignorePatterns: [] });
     const r = await call(`/devices/${d.id}`, { method: 'DELETE' });
     assert.equal(r.status, 200);
     assert.deepEqual(r.body, { status: 'success' });

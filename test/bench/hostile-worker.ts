@@ -3,7 +3,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance as perfHooks } from 'node:perf_hooks';
 import { openAppliance } from '../../src/app/bootstrap';
 import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
@@ -36,6 +36,8 @@ export interface HostileRunDone {
   eld_p50_ms: number;
   eld_p99_ms: number;
   eld_max_ms: number;
+  /** Share of the load's wall time the main thread was busy (performance.eventLoopUtilization): what queues requests, whatever else runs on the machine. */
+  elu: number;
 }
 
 export const isHostileReady = (m: unknown): m is { ready: HostileReady } => !!m && typeof m === 'object' && 'ready' in m;
@@ -97,12 +99,14 @@ async function main(sim: SimInfo): Promise<void> {
   process.once('message', (m: { start?: { run: boolean; seconds: number } }) => {
     const eld = monitorEventLoopDelay({ resolution: 10 });
     eld.enable();
+    const elu0 = perfHooks.eventLoopUtilization();
     const start = performance.now();
     const work = m.start?.run === false ? new Promise<[]>((res) => setTimeout(() => res([]), (m.start?.seconds ?? 15) * 1000)) : runner.run(simIds, { trigger: 'schedule' });
     work
       .then(async (results) => {
         const wall = performance.now() - start;
         eld.disable();
+        const elu = perfHooks.eventLoopUtilization(elu0).utilization;
         const done: HostileRunDone = {
           wall_ms: wall,
           devices: results.length,
@@ -110,6 +114,7 @@ async function main(sim: SimInfo): Promise<void> {
           eld_p50_ms: eld.percentile(50) / 1e6,
           eld_p99_ms: eld.percentile(99) / 1e6,
           eld_max_ms: eld.max / 1e6,
+          elu,
         };
         // The parent stops this process (SIGTERM) once its clients are done.
         await sendToParent({ runDone: done });

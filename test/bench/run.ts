@@ -19,7 +19,7 @@ const HELP = `Usage: npm run bench [-- options]
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
-  --profile           write a CPU profile of the appliance's server process to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
+  --profile           write a CPU profile of the appliance's server process (api, hostile) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
   -h, --help          this help
 
 The seeded API database is cached in ${path.relative(REPO_ROOT, CACHE_ROOT)}/ (keyed by schema/*.sql and the generator).`;
@@ -93,7 +93,7 @@ async function main(): Promise<number> {
     say('-- hostile load (event loop)');
     const only = process.env.CONFVAULT_BENCH_HOSTILE_PARTS;
     const parts = only ? new Set(only.split(',').filter((p): p is 'run' | 'search' | 'diff' => p === 'run' || p === 'search' || p === 'diff')) : undefined;
-    sections.push(await runHostileBench(say, { devices: 1000, parts }));
+    sections.push(await runHostileBench(say, { devices: 1000, parts, cpuProfileDir: values.profile ? PROFILE_DIR : undefined }));
   }
 
   if (!values.only || values.only === 'syslog') {

@@ -6,6 +6,7 @@ import { openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { changeFingerprint } from '../../src/templates/patterns';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { withEngineSync } from '../../src/db/open';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, mean, percentile, reportFatal, sendToParent } from './common';
 import { bigConfig } from './seed-configs';
@@ -33,7 +34,7 @@ export function isStorageResult(m: unknown): m is { storage: StorageResult } {
 
 const timing = (xs: number[]): Timing => ({ mean_ms: mean(xs), p50_ms: percentile(xs, 50), p99_ms: percentile(xs, 99) });
 
-function run(count: number): StorageResult {
+async function run(count: number): Promise<StorageResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-storage-'));
   try {
     const a = openAppliance({}, loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'silent' }));
@@ -48,9 +49,9 @@ function run(count: number): StorageResult {
       const t0 = performance.now();
       changeFingerprint(texts[i], []); // timed apart; finishBackup computes it again (the changed rule lives there)
       const t1 = performance.now();
-      const started = startBackup(db, device, template, 'schedule');
+      const started = withEngineSync(db, () => startBackup(db, device, template, 'schedule')); // as the runner does
       const t2 = performance.now();
-      const done = finishBackup(db, snapshots, started, { ok: true, text: texts[i], ignorePatterns: [] });
+      const done = await finishBackup(db, snapshots, started, { ok: true, text: texts[i], ignorePatterns: [] });
       const t3 = performance.now();
       parts.fingerprint.push(t1 - t0);
       parts.start.push(t2 - t1);
@@ -81,10 +82,7 @@ function run(count: number): StorageResult {
 }
 
 if (isEntryPoint(import.meta.url)) {
-  try {
-    const storage = run(Number(process.argv[2] ?? 100));
-    sendToParent({ storage }).then(() => process.exit(0), reportFatal);
-  } catch (err) {
-    reportFatal(err);
-  }
+  run(Number(process.argv[2] ?? 100))
+    .then((storage) => sendToParent({ storage }))
+    .then(() => process.exit(0), reportFatal);
 }

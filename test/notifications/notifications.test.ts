@@ -154,7 +154,7 @@ describe('notifications', () => {
       createRule(db(), SYSTEM_ACTOR, { name: 'failures', events: ['backup_failed'], channels: ['flaky'] });
       const dev = newDevice();
       const started = startBackup(db(), dev, tpl, 'manual');
-      finishBackup(db(), t.appliance.snapshots, started, { ok: false, failure: 'AUTH_FAILED', message: 'Login refused' });
+      await finishBackup(db(), t.appliance.snapshots, started, { ok: false, failure: 'AUTH_FAILED', message: 'Login refused' });
       // The clock of the digest interval is moved on (the other channels' messages are long gone); retries run on real time.
       await pass(Date.now() + 400_000);
       const row = () =>
@@ -296,13 +296,13 @@ describe('notifications', () => {
     }
   });
 
-  test('changed_by is carried when the backups table records it (event-driven backups)', () => {
+  test('changed_by is carried when the backups table records it (event-driven backups)', async () => {
     createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'who', type: 'webhook', url: hook.url });
     createRule(db(), SYSTEM_ACTOR, { name: 'who', events: ['config_changed'], channels: ['who'] });
     const dev = newDevice();
     imp(dev, 'a');
     const started = startBackup(db(), dev, tpl, 'event', Date.now(), 'alice');
-    finishBackup(db(), t.appliance.snapshots, started, { ok: true, text: config('b'), ignorePatterns: [] });
+    await finishBackup(db(), t.appliance.snapshots, started, { ok: true, text: config('b'), ignorePatterns: [] });
     const item = JSON.parse(
       db().prepare("SELECT o.item FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = 'who'").pluck().get() as string,
     ).item;

@@ -20,7 +20,7 @@ before(async () => {
   ids.a = importBackup(db, SYSTEM_ACTOR, snapshots, ids.dev, 'hostname sw1\n', Date.now() - 60_000).id;
   const started = startBackup(db, ids.dev, tpl, 'event', Date.now() - 1000, 'alice');
   const text = 'hostname sw1\ninterface Gi0/1\n description uplink\n';
-  ids.b = finishBackup(db, snapshots, started, { ok: true, text, ignorePatterns: [] }).id;
+  ids.b = (await finishBackup(db, snapshots, started, { ok: true, text, ignorePatterns: [] })).id;
   admin = new WebClient(t.url);
   assert.equal((await admin.login('admin', 'admin-password-1')).status, 303);
 });

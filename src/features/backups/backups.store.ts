@@ -1,7 +1,7 @@
 // Queries for backup records and snapshot metadata.
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, prepareCached } from '../../db/statements';
 
 /** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api' | 'event';
@@ -74,7 +74,8 @@ function readHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
 }
 
 export function insertBackup(db: DB, r: Omit<BackupRow, 'changed' | 'changed_by'> & { changed?: number; changed_by?: string | null }): void {
-  db.prepare(
+  prepareCached(
+    db,
     `INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type,
                           duration_ms, config_snapshot_hash, config_size, change_fingerprint, changed, changed_by)
      VALUES (@id, @device_id, @template_id, @trigger, @started_at, @finished_at, @success, @error_message, @failure_type,
@@ -87,7 +88,8 @@ export function updateFinishedBackup(
   id: string,
   f: Pick<BackupRow, 'finished_at' | 'success' | 'error_message' | 'failure_type' | 'duration_ms' | 'config_snapshot_hash' | 'config_size' | 'change_fingerprint' | 'changed'>,
 ): void {
-  db.prepare(
+  prepareCached(
+    db,
     `UPDATE backups SET finished_at = @finished_at, success = @success, error_message = @error_message, failure_type = @failure_type,
             duration_ms = @duration_ms, config_snapshot_hash = @config_snapshot_hash, config_size = @config_size,
             change_fingerprint = @change_fingerprint, changed = @changed
@@ -133,14 +135,15 @@ export function latestSuccessfulFingerprint(db: DB, deviceId: number, excludeId:
 }
 
 export function upsertSnapshot(db: DB, s: { hash: string; size: number; stored_size: number; compressed: boolean }): void {
-  db.prepare(
+  prepareCached(
+    db,
     `INSERT INTO snapshots (hash, size, stored_size, compressed, created_at) VALUES (?, ?, ?, ?, ?)
      ON CONFLICT (hash) DO NOTHING`,
   ).run(s.hash, s.size, s.stored_size, s.compressed ? 1 : 0, Date.now());
 }
 
 export function setDeviceLastBackup(db: DB, deviceId: number, backupId: string): void {
-  db.prepare('UPDATE devices SET last_backup_id = ? WHERE id = ?').run(backupId, deviceId);
+  prepareCached(db, 'UPDATE devices SET last_backup_id = ? WHERE id = ?').run(backupId, deviceId);
 }
 
 export function runningBackupForDevice(db: DB, deviceId: number): string | undefined {

@@ -8,7 +8,7 @@ import { authorize } from '../../identity/policy';
 import { recordAudit } from '../audit/audit.service';
 import { openGitRepository, SAFE_LOG_FLAGS } from './git-reader';
 import { sha256Hex, type SnapshotStore } from '../../store/snapshots';
-import { finishBackup, startBackup } from './backups.service';
+import { finishBackupSync, startBackup } from './backups.service';
 
 interface DeviceForImport {
   id: number;
@@ -32,7 +32,7 @@ export function normaliseImportedText(text: string): string {
 
 function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, clean: string, startedAt: number) {
   const started = startBackup(db, device.id, device.template_id, 'import', startedAt);
-  return finishBackup(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns }, startedAt);
+  return finishBackupSync(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns }, startedAt);
 }
 
 /** Records one configuration file as a successful backup of the device, with its audit row. */
