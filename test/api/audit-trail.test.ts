@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { insertCredential, insertDevice, insertGroup, insertTemplate, seedInventory } from './backups.seed';
-import { SPEC_ENDPOINTS, type SpecEndpoint } from './openapi.endpoints';
+import { SPEC_ENDPOINTS } from './openapi.endpoints';
 
 interface AuditRecord {
   actor: string;

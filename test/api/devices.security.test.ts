@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createDevice, type Device, type DeviceInput } from '../../src/features/devices/devices.service';
 import { getDeviceRow, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
-import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';

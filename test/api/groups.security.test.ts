@@ -3,10 +3,10 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDevice } from '../../src/features/devices/devices.service';
 import { createGroup } from '../../src/features/groups/groups.service';
-import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
+import { callApi, permissionMatrix } from '../helpers/api-security';
 
 let t: TestAppliance;
 const g: Record<string, number> = {};

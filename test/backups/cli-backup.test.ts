@@ -84,7 +84,7 @@ test('backup import records a file as a successful backup at the given time', ()
   assert.equal(row.success, 1);
   assert.equal(row.trigger, 'import');
   assert.equal(row.started_at, Date.UTC(2024, 2, 5, 10, 20, 30));
-  assert.equal(readBackupText(db, snapshots, null, row), 'hostname imported-sw\ninterface Gi0/1\n description uplink\n');
+  assert.equal(readBackupText(snapshots, null, row), 'hostname imported-sw\ninterface Gi0/1\n description uplink\n');
 
   const missing = runCli(['backup', 'import', '--device', '999999', '--file', file, ...dataArgs]);
   assert.equal(missing.status, 1);

@@ -58,7 +58,7 @@ test('SIGKILL during `backup run --all`, then restart: no record left running, e
     // Everything committed before the kill is intact.
     const ok = db.prepare('SELECT * FROM backups WHERE success = 1').all() as BackupRow[];
     assert.ok(ok.length >= (before.done ?? 0) - 1);
-    for (const row of ok) assert.ok(readBackupText(db, snapshots, null, row)?.includes('hostname dev'), `backup ${row.id} readable and verified`);
+    for (const row of ok) assert.ok(readBackupText(snapshots, null, row)?.includes('hostname dev'), `backup ${row.id} readable and verified`);
 
     const check = await runCliAsync(['db', 'check', '--data-dir', t.services.dataDir]);
     assert.equal(check.status, 0, check.stdout + check.stderr);

@@ -50,7 +50,7 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
     const row = getBackupRow(db, r.backupId!)!;
     assert.equal(row.config_snapshot_hash, sha256Hex(frrExpected));
     assert.ok(row.finished_at! >= row.started_at);
-    assert.equal(readBackupText(db, snapshots, null, row), frrExpected);
+    assert.equal(readBackupText(snapshots, null, row), frrExpected);
   }
   // Identical text from two devices is stored once.
   const files = readdirSync(path.join(t.services.dataDir, 'snapshots', sha256Hex(frrExpected).slice(0, 2)));
@@ -70,7 +70,7 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
   const changed = await runner().backupDevice(ids[1], { trigger: 'manual' });
   assert.equal(changed.success, true);
   assert.equal(changed.changed, true);
-  const text = readBackupText(db, snapshots, null, getBackupRow(db, changed.backupId!)!)!;
+  const text = readBackupText(snapshots, null, getBackupRow(db, changed.backupId!)!)!;
   assert.match(text, /^ip route 198\.51\.100\.0\/24 Null0$/m);
   assert.notEqual(sha256Hex(text), sha256Hex(frrExpected));
 });

@@ -105,7 +105,7 @@ async function run(job: EngineJob): Promise<EngineResult> {
     for (const r of results) {
       if (!r.success) failures[r.failure ?? 'UNKNOWN'] = (failures[r.failure ?? 'UNKNOWN'] ?? 0) + 1;
       else {
-        const text = readBackupText(db, snapshots, null, getBackupRow(db, r.backupId!)!);
+        const text = readBackupText(snapshots, null, getBackupRow(db, r.backupId!)!);
         if (text?.includes(r.deviceName)) ownHostname++;
       }
     }

@@ -129,7 +129,7 @@ export function finishBackup(db: DB, store: SnapshotStore, started: StartedBacku
  * Read a backup's configuration text. Null when the record has no usable text: a failed backup, or a
  * snapshot that is missing or fails its hash check (logged as an integrity error, never the text).
  */
-export function readBackupText(db: DB, store: SnapshotStore, log: Logger | null, row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>): string | null {
+export function readBackupText(store: SnapshotStore, log: Logger | null, row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>): string | null {
   if (!row.success || !row.config_snapshot_hash) return null;
   try {
     const text = store.read(row.config_snapshot_hash);
@@ -190,7 +190,7 @@ export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | nul
   if (!inScope(scope, row.group_id)) {
     throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `The device of backup ${backupId} is outside your device-group scope`);
   }
-  return readBackupText(db, store, log, row);
+  return readBackupText(store, log, row);
 }
 
 /** Like listDeviceBackups, with every column of the records (the web interface's history table). */
@@ -207,7 +207,7 @@ export function listDeviceHistory(db: DB, scope: Scope, deviceId: number, page: 
  */
 export function getDeviceBackup(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, deviceId: number, backupId: string): { row: BackupRow; text: string | null } {
   const row = getDeviceBackupRow(db, scope, deviceId, backupId);
-  return { row, text: readBackupText(db, store, log, row) };
+  return { row, text: readBackupText(store, log, row) };
 }
 
 /** The record of getDeviceBackup without reading its text (large texts are read off the event loop, web/diff.ts). */
