@@ -201,7 +201,7 @@ export function registerDocs(api: OpenAPIHono<AppEnv>, app: AppServices): void {
     favicon: `${API_BASE}/docs/favicon.svg`,
   });
   let page: Promise<{ html: string; csp: string }> | undefined;
-  const docs = async (c: Context<AppEnv>) => {
+  const docs = async (c: Context<AppEnv, string>) => {
     page ??= (async () => {
       const res = (await render(c, async () => {})) as Response;
       const html = await res.text();

@@ -7,7 +7,7 @@ import { z } from 'zod';
 
 const listenSchema = z
   .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 127.0.0.1:8080')
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 127.0.0.1:8080')
   .refine((v) => {
     const port = Number(v.slice(v.lastIndexOf(':') + 1));
     return port >= 0 && port <= 65535;

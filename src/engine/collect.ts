@@ -59,7 +59,7 @@ export async function collectConfig(
     if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
     return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
-    const failure = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
+    const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);
     return {
       ok: false,

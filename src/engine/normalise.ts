@@ -22,6 +22,7 @@ export class TerminalScreen {
   feed(text: string): void {
     const s = this.pending ? this.pending + text : text;
     this.pending = '';
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
     const special = /[\x00-\x08\x0a-\x1f\x7f]/g;
     let pos = 0;
     while (pos < s.length) {
@@ -187,6 +188,7 @@ export function cleanTerminalOutput(raw: string): string {
 }
 
 function splitLines(text: string): string[] {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
   const plain = /[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, '\n')) ? cleanTerminalOutput(text) : text;
   return plain.replace(/\r\n/g, '\n').split('\n');
 }

@@ -164,7 +164,7 @@ export class PromptSession {
       let retryTimer: NodeJS.Timeout | undefined;
       let totalTimer: NodeJS.Timeout | undefined;
       let finished = false;
-      const finish = (err: unknown, value?: T) => {
+      const finish = (err: Error | null, value?: T) => {
         if (finished) return;
         finished = true;
         clearTimeout(retryTimer);
@@ -180,7 +180,7 @@ export class PromptSession {
         try {
           step = check();
         } catch (err) {
-          return finish(err);
+          return finish(err instanceof Error ? err : new Error(String(err)));
         }
         if (step && 'done' in step) return finish(null, step.done);
         if (this.closed) return finish(o.onClose());

@@ -185,6 +185,7 @@ export function findTextProblem(value: unknown): { field: string; message: strin
       for (const [k, child] of Object.entries(v)) {
         const field = at ? `${at}.${k}` : k;
         const p = textProblem(k);
+        // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
         if (p) return { field: field.replace(/[\u0000\uD800-\uDFFF]/g, '?'), message: `field name ${p}` };
         stack.push({ v: child, at: field });
       }

@@ -133,7 +133,7 @@ export const SuccessStatusSchema = z.object({ status: z.literal('success') }).op
 export type JsonText<T> = string & { readonly __encodes?: T };
 
 export function toJsonText<T>(value: T): JsonText<T> {
-  return JSON.stringify(value) as JsonText<T>;
+  return JSON.stringify(value);
 }
 
 /** A 200 response carrying rendered JSON, with the headers and the route typing c.json would give. */

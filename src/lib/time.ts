@@ -78,7 +78,7 @@ function spanOffset(spans: Map<string, Map<number, number | null>>, tz: string, 
   let zone = spans.get(tz);
   if (!zone) {
     if (spans.size >= MAX_CACHED_ZONES) spans.clear();
-    spans.set(tz, (zone = new Map()));
+    spans.set(tz, (zone = new Map<number, number | null>()));
   }
   let offset = zone.get(index);
   if (offset === undefined) {

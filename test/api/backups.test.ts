@@ -26,7 +26,7 @@ async function ok(res: Response): Promise<Json> {
 }
 
 async function expectError(res: Response, status: number, code: string, field?: string): Promise<Json> {
-  const body = (await res.json()) as Json;
+  const body = (await res.json());
   assert.equal(res.status, status, JSON.stringify(body));
   assert.equal(body.error.code, code);
   assert.equal(body.error.request_id, res.headers.get('x-request-id'));

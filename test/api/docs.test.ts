@@ -104,7 +104,7 @@ describe('GET /api/v1/docs', () => {
     assert.equal(res.headers.get('set-cookie'), null);
     const stats = await t.api('/api/v1/stats', { headers: { Referer: `${t.url}/api/v1/docs` } });
     assert.equal(stats.status, 401);
-    assert.equal(((await stats.json()) as Json).error.code, 'UNAUTHORIZED');
+    assert.equal(((await stats.json())).error.code, 'UNAUTHORIZED');
   });
 
   test('other paths under /api/v1/docs/ are 404, not a way around authentication', async () => {

@@ -46,7 +46,7 @@ function templateBody(name: string): Json {
 function assertDenied(r: { status: number; body: Json }, reason: RegExp): void {
   assert.equal(r.status, 403, JSON.stringify(r.body));
   assert.equal(r.body.error?.code, 'PERMISSION_DENIED');
-  assert.match(r.body.error!.message, reason);
+  assert.match(r.body.error.message, reason);
 }
 
 before(async () => {

@@ -136,7 +136,7 @@ describe('GET /api/v1/openapi.json', () => {
         headers: { 'X-API-Key': key, ...(method === 'post' || method === 'put' ? { 'Content-Type': 'application/json' } : {}) },
         body: method === 'post' || method === 'put' ? '{}' : undefined,
       });
-      const body = (await r.json().catch(() => ({}))) as Json;
+      const body: Json = await r.json().catch(() => ({}));
       if (body?.error?.code === 'ROUTE_NOT_FOUND' || r.status === 405) unrouted.push(`${method} ${path} -> ${r.status}`);
       assert.ok(r.status < 500, `${method} ${path} -> ${r.status}`);
     }

@@ -5,10 +5,9 @@ import { PERMISSIONS } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function expectError(res: Response, status: number, code: string): Promise<void> {
-  const body = (await res.json()) as Json;
+  const body = (await res.json());
   assert.equal(res.status, status, JSON.stringify(body));
   assert.equal(body.error.code, code);
   assert.equal(body.error.request_id, res.headers.get('x-request-id'));
@@ -33,7 +32,7 @@ describe('GET /stats: permissions and scope', () => {
   });
 
   test('figures are appliance-wide whatever the scope of the key’s user', async () => {
-    const all = (await (await t.api('/api/v1/stats', { key: await t.keyFor({ permissions: ['dashboard.view'] }) })).json()) as Json;
+    const all = (await (await t.api('/api/v1/stats', { key: await t.keyFor({ permissions: ['dashboard.view'] }) })).json());
     assert.equal(all.devices.total, 4);
     assert.equal(all.backups.total, 4);
     for (const groups of [[inv.groups.B], [inv.groups.A1], []]) {

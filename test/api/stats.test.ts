@@ -84,7 +84,7 @@ describe('GET /stats', () => {
     const res = await t.api('/api/v1/stats', { key });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('cache-control'), 'no-store');
-    const s = (await res.json()) as Json;
+    const s = (await res.json());
     assert.deepEqual(s.devices, { total: 7, enabled: 6, unreachable: 2 });
     assert.equal(s.groups, 3);
     assert.equal(s.credentials, 1);

@@ -178,7 +178,7 @@ describe('device and credential mutations × permission, scope and credential re
         const rows = auditSince(mark);
         if (status >= 400) {
           assert.equal(r.body.error?.code, 'PERMISSION_DENIED');
-          if (c === 'lacks') assert.match(r.body.error!.message, new RegExp(m.needs[0].replace('.', '\\.')));
+          if (c === 'lacks') assert.match(r.body.error.message, new RegExp(m.needs[0].replace('.', '\\.')));
           assert.deepEqual(rows, [], 'a refusal writes nothing');
           return;
         }

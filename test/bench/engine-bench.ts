@@ -20,7 +20,7 @@ export async function startSimulator(devices: number): Promise<{ child: ChildPro
   const info = await new Promise<SimInfo>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('the simulator did not start within 60 s')), 60_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const nl = out.indexOf('\n');
       if (nl >= 0) {
@@ -30,7 +30,7 @@ export async function startSimulator(devices: number): Promise<{ child: ChildPro
     });
     child.once('exit', (code) => reject(new Error(`the simulator exited (${code}) before it was ready`)));
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   return { child, info };
 }
 

@@ -33,7 +33,7 @@ describe('templates API: patterns must be RE2', () => {
     });
     assert.equal(r.status, 422);
     assert.equal(r.body.error?.code, 'VALIDATION_ERROR');
-    const errors = r.body.error!.details.errors;
+    const errors = r.body.error.details.errors;
     assert.deepEqual(errors.map((e) => e.field).sort(), ['ignore_patterns.0', 'redact_patterns.0.pattern', 'strip_patterns.1']);
     for (const e of errors) assert.match(e.message, /not valid RE2 syntax/);
     assert.match(errors.find((e) => e.field === 'ignore_patterns.0')!.message, /backreferences are not supported/);

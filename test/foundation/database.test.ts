@@ -74,8 +74,8 @@ test('upgrading an existing database keeps a copy of it first, then applies and 
     assert.equal(schemaVersion(db), 3);
 
     // The copy is the database as it was: version 1, its rows, no new table.
-    assert.ok(existsSync(r.backupFile!));
-    const copy = openDatabase(r.backupFile!, { readonly: true });
+    assert.ok(existsSync(r.backupFile));
+    const copy = openDatabase(r.backupFile, { readonly: true });
     try {
       assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
       assert.deepEqual(recorded(copy).map((m) => m.version), [1]);

@@ -46,13 +46,14 @@ function raw(url: string, chunks: (string | Buffer)[], gapMs = 0): Promise<{ tex
     sock.setEncoding('utf8').on('data', (d: string) => (text += d));
     sock.on('error', reject);
     sock.on('close', () => resolve({ text, ms: Date.now() - began }));
-    sock.on('connect', async () => {
+    const send = async () => {
       for (const c of chunks) {
         if (sock.destroyed || sock.writableEnded) break;
         sock.write(c);
         if (gapMs) await sleep(gapMs);
       }
-    });
+    };
+    sock.on('connect', () => void send());
     setTimeout(() => sock.destroy(new Error(`no close after 20 s; got: ${text.slice(0, 200)}`)), 20_000).unref();
   });
 }
@@ -67,7 +68,7 @@ function parseRaw(text: string): { status: number; headers: Record<string, strin
 
 test('a known API path asked with the wrong method is 405 METHOD_NOT_ALLOWED with Allow, before body, key or parameter checks', async () => {
   let res = await t.api('/api/v1/devices', { method: 'PUT', key, body: 'not json', headers: { 'Content-Type': 'text/plain' } });
-  let body = await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  const body = await expectError(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD, POST');
   assert.deepEqual(body.error.details.allow, ['GET', 'HEAD', 'POST']);
 

@@ -45,7 +45,7 @@ test('a line logged just before process.exit reaches stdout', () => {
   assert.deepEqual(msgs, ['one', 'last words']);
 });
 
-test('the access-log writer writes the line pino writes for the same entry, and nothing below level info', async () => {
+test('the access-log writer writes the line pino writes for the same entry, and nothing below level info', () => {
   const capture = () => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) });

@@ -51,5 +51,5 @@ const stop = async () => {
   await Promise.all([sim.close(), telnet?.close()]);
   process.exit(0);
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());

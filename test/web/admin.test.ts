@@ -109,7 +109,7 @@ describe('web users, roles and group schedule', () => {
     assert.equal(e.res.status, 303);
     let u = getUser(t.services.db, 'alice');
     assert.equal(u?.role, 'viewer');
-    assert.deepEqual([...(u!.scope as number[])].sort(), [g.a, g.b].sort());
+    assert.deepEqual([...(u.scope as number[])].sort(), [g.a, g.b].sort());
     const all = await postPairs(admin, '/users/alice/edit', [['role', 'viewer'], ['scope', 'all']]);
     assert.equal(all.res.status, 303);
     assert.equal(getUser(t.services.db, 'alice')?.scope, 'all');

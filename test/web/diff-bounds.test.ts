@@ -112,7 +112,7 @@ describe('diff bounds', () => {
     const task = { kind: 'diff' as const, a: 'a\n', b: 'b\n', names: { a: 'a', b: 'b' }, ignore: [], unified: true, snapshotsRoot: null };
     const runs = Array.from({ length: 80 }, () => runOffThread(task, 30_000).then(() => 'done', (e: unknown) => e));
     const outcomes = await Promise.all(runs);
-    const busy = outcomes.filter((o) => o instanceof OffThreadBusy) as OffThreadBusy[];
+    const busy = outcomes.filter((o): o is OffThreadBusy => o instanceof OffThreadBusy);
     assert.ok(busy.length >= 80 - 64 - 2, `refused: ${busy.length}`);
     assert.equal(busy[0].status, 503);
     assert.equal(busy[0].code, 'SERVICE_UNAVAILABLE');

@@ -39,10 +39,10 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     server = proc;
     let stdout = '';
     let stderr = '';
-    proc.stderr!.on('data', (d) => (stderr += d));
+    proc.stderr.on('data', (d) => (stderr += d));
     url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
-      proc.stdout!.on('data', (d) => {
+      proc.stdout.on('data', (d) => {
         stdout += d;
         const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
         if (m) {

@@ -121,7 +121,7 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
         const tried: AuthenticationType[] = [];
         let offered: AuthenticationType[] | null = null;
 
-        const settle = (err: unknown) => {
+        const settle = (err: Error | null) => {
           if (settled) return;
           settled = true;
           o.signal?.removeEventListener('abort', onAbort);
@@ -132,7 +132,7 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
             resolve({ client, host_key: hostKey ?? '' });
           }
         };
-        const onAbort = () => settle(o.signal?.reason);
+        const onAbort = () => settle(o.signal?.reason as Error);
         o.signal?.addEventListener('abort', onAbort, { once: true });
         sock.once('data', () => {
           spoke = true;
@@ -328,7 +328,7 @@ function runExec(
       let exitCode: number | null = null;
       let lastData = Date.now();
       let done = false;
-      const finish = (failure: unknown) => {
+      const finish = (failure: Error | null) => {
         if (done) return;
         done = true;
         clearTimeout(idleTimer);
@@ -341,7 +341,7 @@ function runExec(
           resolve({ output: Buffer.concat(chunks), exit_code: exitCode });
         }
       };
-      const onAbort = () => finish(signal?.reason);
+      const onAbort = () => finish(signal?.reason as Error);
       signal?.addEventListener('abort', onAbort, { once: true });
       const count = (chunk: Buffer) => {
         limits.budget.used += chunk.length;

@@ -192,7 +192,7 @@ const MAX_CACHED_USERS = 10_000;
 export function userPrincipal(db: DB, u: PrincipalSource): Principal {
   const epoch = currentAuthEpoch(db);
   let cache = userPrincipals.get(db);
-  if (!cache) userPrincipals.set(db, (cache = new Map()));
+  if (!cache) userPrincipals.set(db, (cache = new Map<number, { epoch: number; principal: Principal }>()));
   const hit = cache.get(u.user_id);
   if (hit && hit.epoch === epoch) return hit.principal;
   const principal = loadPrincipal(db, u, null);
@@ -225,7 +225,7 @@ export function authenticateApiKey(db: DB, key: string, now = Date.now()): Princ
   // The epoch is read before the rows: a change landing in between is then seen as a newer epoch next time.
   const epoch = currentAuthEpoch(db);
   let cache = keyCache.get(db);
-  if (!cache) keyCache.set(db, (cache = new Map()));
+  if (!cache) keyCache.set(db, (cache = new Map<string, CachedKey>()));
   let entry = cache.get(id);
   if (!entry || entry.epoch !== epoch) {
     const row = findKeyForAuth(db, Buffer.from(id, 'base64'));

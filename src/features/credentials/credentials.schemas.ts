@@ -5,6 +5,7 @@ import { NAME_RULES, descriptionSchema, nameSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Credential } from './credentials.store';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
 const name = nameSchema('name', 128).openapi({ description: `Unique name, 1-128 characters. ${NAME_RULES}`, example: 'core-switches' });

@@ -78,7 +78,7 @@ export function redactedDiff(db: DB, snapshots: SnapshotStore, ref: OutboxDiffRe
     context: 3,
     maxEditLength: 4_000,
     timeout: 500,
-  }) as string | undefined;
+  });
   if (patch === undefined) return { diff: '(change too large for an inline diff)', truncated: true };
   const body = patch.split('\n').slice(2).join('\n');
   return body.length > MAX_DIFF_CHARS ? { diff: body.slice(0, MAX_DIFF_CHARS), truncated: true } : { diff: body, truncated: false };
@@ -174,7 +174,7 @@ export class NotificationWorker {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.tickMs);
+    this.timer = setInterval(() => this.tick(), this.tickMs);
     this.timer.unref();
     const stale = () => {
       try {
@@ -190,7 +190,7 @@ export class NotificationWorker {
   }
 
   /** One pass: build what is due, start due deliveries up to the concurrency bound (never awaited here). */
-  async tick(now = Date.now()): Promise<void> {
+  tick(now = Date.now()): void {
     if (this.ticking) return;
     this.ticking = true;
     try {

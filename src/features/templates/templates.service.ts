@@ -248,7 +248,7 @@ export function specFields(t: TemplateSpec): TemplateSpec & { change_events: str
 }
 
 function definedOnly(patch: TemplatePatch): TemplatePatch {
-  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as TemplatePatch;
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
 }
 
 function readOnly(name: string): ApiError {

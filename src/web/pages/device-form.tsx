@@ -38,7 +38,7 @@ export function parseDeviceForm(f: Record<string, string>): Parsed {
   const r = DeviceCreateSchema.safeParse(candidate);
   if (!r.success) for (const e of zodFieldErrors(r.error, 'json')) errors[e.field.split('.')[0]] ??= e.message;
   if (Object.keys(errors).length || !r.success) return { ok: false, errors };
-  return { ok: true, input: r.data as DeviceInput };
+  return { ok: true, input: r.data };
 }
 
 export interface DeviceFormProps {

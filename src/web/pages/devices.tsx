@@ -36,7 +36,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
       return redirectWith(c, `/devices/${d.id}`, `Device ${d.name} created.${heldNote(c, d.id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, null, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
+      if (errors) return formPage(c, null, f, err instanceof ApiError && typeof err.details.field === 'string' && err.details.field ? { [err.details.field]: err.message } : errors);
       throw err;
     }
   });
@@ -56,7 +56,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
       return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.${heldNote(c, id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, id, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
+      if (errors) return formPage(c, id, f, err instanceof ApiError && typeof err.details.field === 'string' && err.details.field ? { [err.details.field]: err.message } : errors);
       throw err;
     }
   });
