@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createCredential, getDecryptedCredential } from '../../src/features/credentials/credentials.service';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type ApiResult, type CallInit, type Json } from '../helpers/api';
 import { ed25519KeyPair } from '../helpers/keys';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
@@ -33,22 +34,13 @@ let key: string;
 const bodies: string[] = [];
 const SECRETS = ['pw-Zt8q1', 'enable-K9v', 'key-pass-7QX', 'pw-new-Hh2', 'enable-new-Y7', ed.private.split('\n')[1], edEncrypted.private.split('\n')[1]];
 
-type Json = Record<string, unknown> & { error?: { code: string; request_id: string; details: { errors?: { field: string; message: string }[] } } };
 
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, headers: init.headers, key: init.k ?? key });
-  const text = await res.text();
-  bodies.push(text);
-  const body = JSON.parse(text) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
+async function call(path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}): Promise<ApiResult> {
+  const r = await apiCall(t, path, { ...init, key: init.k ?? key });
+  bodies.push(r.text);
+  return r;
 }
 
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field).sort(), [...fields].sort());
-}
 
 let deviceSeq = 0;
 function insertDevice(credentialId: number): void {

@@ -6,20 +6,15 @@ import { setDeviceReachability } from '../../src/features/devices/devices.store'
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall } from '../helpers/api';
 
 let t: TestAppliance;
 let key: string;
 let refs: { credential_id: number; template_id: number };
 const groups: Record<string, number> = {};
 
-type Json = Record<string, any> & { error?: { code: string; request_id: string; details: { errors?: { field: string }[] } } };
 
-async function call(path: string, k = key) {
-  const res = await t.api(`/api/v1${path}`, { key: k });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'));
-  return { status: res.status, body };
-}
+const call = (path: string, k = key) => apiCall(t, path, { key: k });
 
 const names = async (path: string) => (await call(path)).body.items.map((d: { name: string }) => d.name);
 

@@ -7,6 +7,7 @@ import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../../src
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type CallInit } from '../helpers/api';
 
 const DEVICE_FIELDS = [
   'id', 'name', 'hostname', 'port', 'protocol', 'group_id', 'credential_id', 'template_id', 'enabled', 'description', 'schedule',
@@ -18,21 +19,9 @@ let t: TestAppliance;
 let key: string;
 let refs: { credential_id: number; template_id: number };
 
-type ErrorBody = { code: string; message: string; request_id: string; details: { errors?: { field: string; message: string }[] } };
-type Json = Record<string, any> & { error?: ErrorBody };
 
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string; body?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, body: init.body, headers: init.headers, key: init.k ?? key });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
+const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual([...new Set(r.body.error?.details.errors?.map((e) => e.field))].sort(), [...fields].sort());
-}
 
 /** Credentials and templates belong to another feature: one row of each through plain SQL. */
 function seedRefs(): { credential_id: number; template_id: number } {

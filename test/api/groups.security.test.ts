@@ -6,7 +6,7 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { callApi, permissionMatrix } from '../helpers/api-security';
+import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
 
 let t: TestAppliance;
 const g: Record<string, number> = {};
@@ -60,12 +60,12 @@ describe('device-group scope', () => {
     for (const [groups, counts] of cases) {
       const k = await t.keyFor({ permissions: perms, groups });
       const list = (await call(k, 'GET', '/groups?limit=100')).body;
-      const byName = Object.fromEntries(list.items.filter((x: { name: string }) => x.name in counts).map((x: any) => [x.name, x.device_count]));
+      const byName = Object.fromEntries(list.items.filter((x: { name: string }) => x.name in counts).map((x: Json) => [x.name, x.device_count]));
       assert.deepEqual(byName, counts, `list for ${JSON.stringify(groups)}`);
       for (const [name, n] of Object.entries(counts)) assert.equal((await call(k, 'GET', `/groups/${g[name]}`)).body.device_count, n);
-      const tree = (await call(k, 'GET', '/groups/tree')).body as any[];
-      const a = tree.find((n) => n.id === g.A);
-      assert.deepEqual([a.device_count, a.children[0].device_count, tree.find((n) => n.id === g.B).device_count], [counts.A, counts.A1, counts.B]);
+      const tree = (await call(k, 'GET', '/groups/tree')).body as Json[];
+      const a = tree.find((n) => n.id === g.A)!;
+      assert.deepEqual([a.device_count, a.children[0].device_count, tree.find((n) => n.id === g.B)!.device_count], [counts.A, counts.A1, counts.B]);
     }
   });
 

@@ -6,6 +6,7 @@ import { createGroup, type GroupInput } from '../../src/features/groups/groups.s
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
 const TREE_FIELDS = ['id', 'name', 'description', 'device_count', 'children'].sort();
@@ -15,21 +16,9 @@ let key: string;
 let refs: { credential_id: number; template_id: number };
 let deviceSeq = 0;
 
-type ErrorBody = { code: string; request_id: string; details: { errors?: { field: string; message: string }[] } };
-type Json = Record<string, any> & { error?: ErrorBody };
 
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, headers: init.headers, key: init.k ?? key });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
+const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field).sort(), [...fields].sort());
-}
 
 const group = (name: string, parent_id: number | null = null, extra: Partial<GroupInput> = {}) =>
   createGroup(t.services.db, SYSTEM_ACTOR, { name, parent_id, description: '', schedule: null, ...extra });
@@ -116,8 +105,8 @@ describe('GET /groups, /groups/{group_id}, /groups/tree', () => {
     assert.equal(get.body.device_count, 4);
     assert.equal((await call(`/groups/${b.id}`)).body.device_count, 3);
     assert.equal((await call(`/groups/${a.id}`)).body.device_count, 0);
-    const tree = (await call('/groups/tree')).body as any[];
-    const node = tree.find((n) => n.id === root.id);
+    const tree = (await call('/groups/tree')).body as Json[];
+    const node = tree.find((n) => n.id === root.id)!;
     assert.deepEqual(Object.keys(node).sort(), TREE_FIELDS);
     assert.deepEqual(node, {
       id: root.id, name: 'T-root', description: '', device_count: 4, children: [

@@ -6,6 +6,7 @@ import { createTemplate, getTemplateSpec, syncBuiltinTemplates } from '../../src
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const FIELDS = [
   'id', 'name', 'vendor', 'description', 'builtin', 'mode', 'prompt', 'pre_commands', 'commands', 'enable', 'strip_patterns',
@@ -16,21 +17,10 @@ const READ_ONLY = ['id', 'builtin', 'device_count', 'created_at', 'updated_at'];
 let t: TestAppliance;
 let key: string;
 
-type Json = Record<string, unknown> & { error?: { code: string; request_id: string; details: { errors?: { field: string; message: string }[] } } };
 type Page = { items: Json[]; pagination: Record<string, number | boolean> };
 
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, headers: init.headers, key: init.k ?? key });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
+const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field).sort(), [...fields].sort());
-}
 
 const minimal = (name: string) => ({ name, vendor: 'ACME OS', commands: ['show config'] });
 const builtinId = (name: string) => t.services.db.prepare('SELECT id FROM templates WHERE name = ?').pluck().get(name) as number;
