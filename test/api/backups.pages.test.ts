@@ -14,8 +14,8 @@ import { createUser, ensureFirstAdmin } from '../../src/features/users/users.ser
 import { sha256Hex } from '../../src/store/snapshots';
 import { runCliAsync, spawnServe, tempDir } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 describe('history pages of a running server', () => {
   const root = tempDir('confvault-pages-');
@@ -113,7 +113,7 @@ describe('history pages of a running server', () => {
     assert.equal(moved.status, 200, await moved.text());
     const refused = await history(readerA);
     assert.equal(refused.status, 403);
-    assert.equal(refused.body.error.code, 'BACKUP_DEVICE_FORBIDDEN');
+    assert.equal(refused.body.error?.code, 'BACKUP_DEVICE_FORBIDDEN');
     assert.equal((await history(readerB)).status, 200);
 
     // ...and back by another process.

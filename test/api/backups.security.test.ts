@@ -4,8 +4,8 @@ import assert from 'node:assert/strict';
 import { PERMISSIONS } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 type DeviceName = keyof Inventory['devices'];
 
 async function expectError(res: Response, status: number, code: string): Promise<void> {

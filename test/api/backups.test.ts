@@ -10,6 +10,7 @@ import { SCOPE_ALL } from '../../src/identity/principal';
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
+import type { Json } from '../helpers/api';
 
 const RECORD_FIELDS = ['config_snapshot_hash', 'error_message', 'finished_at', 'id', 'started_at', 'success'];
 const PAGINATION_FIELDS = ['has_next', 'has_prev', 'limit', 'page', 'total', 'total_pages'];
@@ -17,7 +18,6 @@ const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
 const HOUR = 3_600_000;
 const TEXT1 = 'hostname core-sw-1\ninterface Gi0/1\n description uplink\n';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function ok(res: Response): Promise<Json> {
   const body = await res.json();

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { docsContentSecurityPolicy } from '../../src/app/docs';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const BUNDLE = readFileSync(path.join(REPO_ROOT, 'node_modules/@scalar/api-reference/dist/browser/standalone.js'));
 
 /** The configuration object the page passes to Scalar.createApiReference. */

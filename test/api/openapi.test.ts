@@ -8,8 +8,8 @@ import { ERROR_CODES } from '../../src/errors';
 import { VERSION } from '../../src/version';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { SPEC_ENDPOINTS } from './openapi.endpoints';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 
 function operations(doc: Json): { method: string; path: string; op: Json }[] {

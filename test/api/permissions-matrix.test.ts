@@ -5,8 +5,8 @@ import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { insertCredential, insertDevice, insertGroup, insertTemplate, recordBackup, seedInventory } from './backups.seed';
 import { SPEC_ENDPOINTS, type SpecEndpoint } from './openapi.endpoints';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 /** Values for the path placeholders: existing records, a separate one for each DELETE so rows do not interfere. */
 interface Ids {

@@ -10,8 +10,8 @@ import { OUTCOME_BUCKET_MS, countOutcomesSince } from '../../src/features/stats/
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { bulkInsertBackups, insertDevice, recordBackup, seedInventory, type Inventory } from './backups.seed';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const HOUR = 3_600_000;
 
 const SHAPE = {
