@@ -37,7 +37,10 @@ export async function collectConfig(
   const where = describeEndpoint(target.host, target.port);
   const controller = new AbortController();
   const overall = setTimeout(
-    () => controller.abort(new CollectError('TIMEOUT', `The backup of ${where} did not finish within ${formatSeconds(lim.overall_timeout_ms)} (overall time limit).`)),
+    () =>
+      controller.abort(
+        new CollectError('TIMEOUT', `The backup of ${where} did not finish within ${formatSeconds(lim.overall_timeout_ms)} (overall time limit).`),
+      ),
     lim.overall_timeout_ms,
   );
   const onCancel = () => controller.abort(new CollectError('INTERRUPTED', `The backup of ${where} was cancelled before it finished.`));

@@ -218,7 +218,11 @@ export function applyTemplate(
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
   options: { redact: boolean },
 ): string {
-  const bad = patternProblems({ strip_patterns: template.strip_patterns, ignore_patterns: template.ignore_patterns, redact_patterns: template.redact_patterns });
+  const bad = patternProblems({
+    strip_patterns: template.strip_patterns,
+    ignore_patterns: template.ignore_patterns,
+    redact_patterns: template.redact_patterns,
+  });
   if (bad.length > 0) {
     const list = bad.map((b) => `${b.field}: ${b.problem}`).join('; ');
     const who = template.name ? `Template "${template.name}"` : 'The template';

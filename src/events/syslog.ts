@@ -36,7 +36,11 @@ export function parseSyslog(raw: string): SyslogMessage | null {
   if (!pm) return null;
   const pri = Number(pm[1]);
   if (pri > 191 || (pm[1].length > 1 && pm[1][0] === '0')) return null;
-  const text = raw.slice(pm[0].length).replace(/^\uFEFF/, '').replace(CONTROL_RUNS, ' ').trimEnd();
+  const text = raw
+    .slice(pm[0].length)
+    .replace(/^\uFEFF/, '')
+    .replace(CONTROL_RUNS, ' ')
+    .trimEnd();
   const v = V5424_RE.exec(text);
   if (v) {
     const host = v[2] === '-' ? null : v[2];
@@ -157,6 +161,9 @@ export function compileChangeEvents(patterns: readonly string[], trusted: (sourc
 /** A user name as a device reported it: trimmed of quotes, at most 128 characters, null when empty or a placeholder. */
 export function cleanUser(u: string | undefined | null): string | null {
   if (!u) return null;
-  const s = u.replace(/^['"]|['"]$/g, '').trim().slice(0, 128);
+  const s = u
+    .replace(/^['"]|['"]$/g, '')
+    .trim()
+    .slice(0, 128);
   return s === '' || s === '**' || s === '-' ? null : s;
 }

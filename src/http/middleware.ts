@@ -49,10 +49,7 @@ function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
  * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log
  * line. The line never holds the query string (it may carry a mistaken key) nor any body.
  */
-export function requestEnvelope(
-  app: AppServices,
-  api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable },
-): MiddlewareHandler<AppEnv> {
+export function requestEnvelope(app: AppServices, api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable }): MiddlewareHandler<AppEnv> {
   const writeAccessLog = accessLogWriter(app.log);
   return async (c, next) => {
     const start = performance.now();

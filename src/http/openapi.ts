@@ -118,7 +118,14 @@ export const IntIdParam = (name: string) =>
     .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
     .transform(Number)
     .refine((n) => n <= Number.MAX_SAFE_INTEGER, `${name} must be at most 2^53-1`)
-    .openapi({ param: { name, in: 'path' }, type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Record id (1 to 2^53-1); an id is never reused after its record is deleted', example: 1 });
+    .openapi({
+      param: { name, in: 'path' },
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Record id (1 to 2^53-1); an id is never reused after its record is deleted',
+      example: 1,
+    });
 
 export const UuidParam = (name: string) =>
   z

@@ -48,7 +48,10 @@ export function refuseUnvalidatedParts(route: RouteConfig): void {
     }
   }
   const types = Object.keys(route.request?.body?.content ?? {}).filter((t) => t !== 'application/json');
-  if (types.length > 0) throw new Error(`${where}: registerRoute validates JSON bodies only; this definition describes a body of type ${types.join(', ')}, which would go unchecked`);
+  if (types.length > 0)
+    throw new Error(
+      `${where}: registerRoute validates JSON bodies only; this definition describes a body of type ${types.join(', ')}, which would go unchecked`,
+    );
 }
 
 /**

@@ -8,7 +8,6 @@ import { bulkInsertBackups, seedInBulk, seedInventory, type Inventory } from './
 const RECORDS = 100_000;
 const BUDGET_MS = 5;
 
-
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
   return s[Math.floor(s.length / 2)];
@@ -26,7 +25,14 @@ describe('backup history performance', () => {
     const newest = Date.UTC(2025, 5, 1);
     // Two busy devices, so the history of one is a range inside a larger index.
     seedInBulk(t.services.db, () =>
-      bulkInsertBackups(t.services.db, { deviceIds: [inv.devices.dA, inv.devices.dA1], perDevice: RECORDS, newest, stepMs: 3_600_000, failEvery: 17, hash: 'a'.repeat(64) }),
+      bulkInsertBackups(t.services.db, {
+        deviceIds: [inv.devices.dA, inv.devices.dA1],
+        perDevice: RECORDS,
+        newest,
+        stepMs: 3_600_000,
+        failEvery: 17,
+        hash: 'a'.repeat(64),
+      }),
     );
   });
   after(() => t.close());
@@ -44,7 +50,9 @@ describe('backup history performance', () => {
     // The history head (backups.store.ts): device, record count and history version by primary keys, no count of records.
     const headPlan = (
       db
-        .prepare('EXPLAIN QUERY PLAN SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?')
+        .prepare(
+          'EXPLAIN QUERY PLAN SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?',
+        )
         .all(1) as { detail: string }[]
     ).map((r) => r.detail);
     assert.deepEqual(headPlan, ['SEARCH d USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH c USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN']);
@@ -58,7 +66,10 @@ describe('backup history performance', () => {
       .prepare('SELECT id FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT 7 OFFSET ?')
       .pluck()
       .all(inv.devices.dA, total - 3) as string[];
-    assert.deepEqual(listDeviceBackupPage(db, inv.devices.dA, total - 3, 7, total).map((r) => r.id), plain);
+    assert.deepEqual(
+      listDeviceBackupPage(db, inv.devices.dA, total - 3, 7, total).map((r) => r.id),
+      plain,
+    );
     assert.equal(plain.length, 3);
   });
 
@@ -67,10 +78,13 @@ describe('backup history performance', () => {
       const lastPage = Math.ceil(RECORDS / limit);
       const timings: Record<string, number[]> = { first: [], last: [] };
       for (let round = 0; round < 25; round++) {
-        for (const [label, page] of [['first', 1], ['last', lastPage]] as const) {
+        for (const [label, page] of [
+          ['first', 1],
+          ['last', lastPage],
+        ] as const) {
           const start = performance.now();
           const res = await t.api(`/api/v1/devices/${inv.devices.dA}/backups?page=${page}&limit=${limit}`, { key });
-          const body = (await res.json());
+          const body = await res.json();
           const ms = performance.now() - start;
           assert.equal(res.status, 200);
           assert.equal(body.items.length, limit);
@@ -87,8 +101,8 @@ describe('backup history performance', () => {
   }
 
   test('first and last pages join up with the middle: newest and oldest records', async () => {
-    const first = (await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1`, { key })).json());
-    const last = (await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1&page=${RECORDS}`, { key })).json());
+    const first = await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1`, { key })).json();
+    const last = await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1&page=${RECORDS}`, { key })).json();
     assert.equal(first.items[0].started_at, '2025-06-01 00:00:00');
     assert.ok(last.items[0].started_at < first.items[0].started_at);
     assert.deepEqual(last.pagination, { page: RECORDS, limit: 1, total: RECORDS, total_pages: RECORDS, has_next: false, has_prev: true });

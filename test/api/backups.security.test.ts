@@ -9,7 +9,7 @@ import type { Json } from '../helpers/api';
 type DeviceName = keyof Inventory['devices'];
 
 async function expectError(res: Response, status: number, code: string): Promise<void> {
-  const body = (await res.json());
+  const body = await res.json();
   assert.equal(res.status, status, JSON.stringify(body));
   assert.equal(body.error.code, code);
   assert.equal(body.error.request_id, res.headers.get('x-request-id'));
@@ -64,9 +64,14 @@ describe('backup endpoints: permissions and scope', () => {
           const where = `scope ${JSON.stringify(row.scope)} ${e.label} ${name}`;
           if (row.visible.includes(name)) {
             assert.equal(res.status, 200, where);
-            const body = (await res.json());
+            const body = await res.json();
             if (e.label === 'content') assert.equal(body.config_text, `hostname ${name}\n`, where);
-            else assert.deepEqual(body.items.map((i: Json) => i.id), [backupOf[name]], where);
+            else
+              assert.deepEqual(
+                body.items.map((i: Json) => i.id),
+                [backupOf[name]],
+                where,
+              );
           } else {
             await expectError(res, 403, 'BACKUP_DEVICE_FORBIDDEN');
           }
@@ -109,7 +114,7 @@ describe('backup endpoints: permissions and scope', () => {
     const key = await t.keyFor({ permissions: ['backups.view'], groups: [inv.groups.B] });
     const res = await t.api(`/api/v1/backups/${backupOf.dA}/content`, { key, headers: { 'X-Request-ID': 'ticket-4711.retry-2' } });
     assert.equal(res.headers.get('x-request-id'), 'ticket-4711.retry-2');
-    assert.equal(((await res.json())).error.request_id, 'ticket-4711.retry-2');
+    assert.equal((await res.json()).error.request_id, 'ticket-4711.retry-2');
   });
 
   test('an error body never carries configuration text', async () => {

@@ -24,8 +24,16 @@ function expectDenied(r: { status: number; body: Json }, what: string) {
 
 function seed(name: string, extra: Partial<DeviceInput> = {}) {
   return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name, hostname: '192.0.2.1', protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
-    accept_host_key_change: false, ...refs, ...extra,
+    name,
+    hostname: '192.0.2.1',
+    protocol: 'ssh',
+    group_id: null,
+    enabled: true,
+    description: '',
+    schedule: null,
+    accept_host_key_change: false,
+    ...refs,
+    ...extra,
   });
 }
 
@@ -37,7 +45,9 @@ before(async () => {
   const now = Date.now();
   refs = {
     credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
+    template_id: Number(
+      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
+    ),
   };
   const group = (name: string, parent: string | null) =>
     (g[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? g[parent] : null, description: '', schedule: null }).id);
@@ -56,8 +66,20 @@ permissionMatrix('device endpoints × permissions', () => t, '/devices', [
   { label: 'GET /devices', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices' }), ok: 200 },
   { label: 'GET /devices/unreachable', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices/unreachable' }), ok: 200 },
   { label: 'GET /devices/{id}', permission: 'devices.view', method: 'GET', request: () => ({ path: `/devices/${dev.a.id}` }), ok: 200 },
-  { label: 'PUT /devices/{id}', permission: 'devices.update', method: 'PUT', request: () => ({ path: `/devices/${dev.a.id}`, json: { description: `d${++seq}` } }), ok: 200 },
-  { label: 'DELETE /devices/{id}', permission: 'devices.delete', method: 'DELETE', request: () => ({ path: `/devices/${seed(`victim-${++seq}`).id}` }), ok: 200 },
+  {
+    label: 'PUT /devices/{id}',
+    permission: 'devices.update',
+    method: 'PUT',
+    request: () => ({ path: `/devices/${dev.a.id}`, json: { description: `d${++seq}` } }),
+    ok: 200,
+  },
+  {
+    label: 'DELETE /devices/{id}',
+    permission: 'devices.delete',
+    method: 'DELETE',
+    request: () => ({ path: `/devices/${seed(`victim-${++seq}`).id}` }),
+    ok: 200,
+  },
 ]);
 
 describe('device-group scope', () => {

@@ -97,7 +97,10 @@ describe('groups: holds permission × scope (issue #9 reproduction 4)', () => {
 
   test('outside the scope: create under, move out of, move to the top, rename and delete an outside group are 403', async () => {
     const before = auditCount();
-    assertDenied(await call(keys.scoped, 'POST', '/groups', { name: `pol-x-${++seq}`, parent_id: ids.B }), /parent group \d+ is outside your device-group scope/i);
+    assertDenied(
+      await call(keys.scoped, 'POST', '/groups', { name: `pol-x-${++seq}`, parent_id: ids.B }),
+      /parent group \d+ is outside your device-group scope/i,
+    );
     assertDenied(await call(keys.scoped, 'POST', '/groups', { name: `pol-x-${++seq}`, parent_id: null }), /top level/);
     assertDenied(await call(keys.scoped, 'PUT', `/groups/${ids.A1}`, { parent_id: ids.B }), /outside your device-group scope/);
     assertDenied(await call(keys.scoped, 'PUT', `/groups/${ids.A1}`, { parent_id: null }), /top level/);

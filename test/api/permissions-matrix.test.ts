@@ -7,7 +7,6 @@ import { insertCredential, insertDevice, insertGroup, insertTemplate, recordBack
 import { SPEC_ENDPOINTS, type SpecEndpoint } from './openapi.endpoints';
 import type { Json } from '../helpers/api';
 
-
 /** Values for the path placeholders: existing records, a separate one for each DELETE so rows do not interfere. */
 interface Ids {
   device_id: number;
@@ -87,7 +86,7 @@ describe('permission matrix over the 25 endpoints of spec section 4', () => {
       // Denied first, so the allowed call below still finds the record it changes or deletes.
       const others = PERMISSIONS.filter((p) => p !== e.permission);
       const denied = await call(e, await keyWith(others));
-      const deniedBody = (await denied.json());
+      const deniedBody = await denied.json();
       assert.equal(denied.status, 403, `without ${e.permission}: ${denied.status} ${JSON.stringify(deniedBody)}`);
       assert.equal(deniedBody.error.code, 'PERMISSION_DENIED');
       assert.equal(deniedBody.error.request_id, denied.headers.get('x-request-id'));
@@ -101,7 +100,8 @@ describe('permission matrix over the 25 endpoints of spec section 4', () => {
       assert.ok(![401, 403].includes(allowed.status), `with only ${e.permission}: ${allowed.status} ${JSON.stringify(allowedBody)}`);
       if (e.method === 'POST' && e.path === '/devices') {
         assert.equal(allowed.status, 201, JSON.stringify(allowedBody));
-        const held = t.services.db.prepare('SELECT reason FROM device_credential_holds WHERE device_id = ?').get(allowedBody.id) as { reason: string } | undefined;
+        const held = t.services.db.prepare('SELECT reason FROM device_credential_holds WHERE device_id = ?').get(allowedBody.id) as
+          { reason: string } | undefined;
         assert.match(held?.reason ?? '', /credentials\.view/, 'created, and held');
       }
     });

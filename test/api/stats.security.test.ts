@@ -5,9 +5,8 @@ import { PERMISSIONS } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
 
-
 async function expectError(res: Response, status: number, code: string): Promise<void> {
-  const body = (await res.json());
+  const body = await res.json();
   assert.equal(res.status, status, JSON.stringify(body));
   assert.equal(body.error.code, code);
   assert.equal(body.error.request_id, res.headers.get('x-request-id'));
@@ -32,7 +31,7 @@ describe('GET /stats: permissions and scope', () => {
   });
 
   test('figures are appliance-wide whatever the scope of the key’s user', async () => {
-    const all = (await (await t.api('/api/v1/stats', { key: await t.keyFor({ permissions: ['dashboard.view'] }) })).json());
+    const all = await (await t.api('/api/v1/stats', { key: await t.keyFor({ permissions: ['dashboard.view'] }) })).json();
     assert.equal(all.devices.total, 4);
     assert.equal(all.backups.total, 4);
     for (const groups of [[inv.groups.B], [inv.groups.A1], []]) {

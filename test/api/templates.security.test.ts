@@ -26,7 +26,6 @@ const fresh = () =>
     exit_command: null,
   }).id;
 
-
 const ENDPOINTS: GuardedEndpoint[] = [
   { label: 'GET /templates', permission: 'templates.view', method: 'GET', request: () => ({ path: '/templates' }), ok: 200 },
   { label: 'GET /templates/{id}', permission: 'templates.view', method: 'GET', request: () => ({ path: `/templates/${fresh()}` }), ok: 200 },

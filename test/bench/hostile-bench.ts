@@ -47,7 +47,9 @@ export async function runHostileBench(say: (line: string) => void, o: { devices:
     const readyP = nextMessage(child, isHostileReady, 600_000);
     child.send({ sim: sim.info });
     const ready = (await readyP).ready;
-    say(`  appliance ready in ${ready.seed_s.toFixed(1)} s: ${num(sim.info.devices.length)} simulated devices, ${ready.searchDevices} search devices, three 10 MB versions`);
+    say(
+      `  appliance ready in ${ready.seed_s.toFixed(1)} s: ${num(sim.info.devices.length)} simulated devices, ${ready.searchDevices} search devices, three 10 MB versions`,
+    );
     const web = new WebClient(ready.url);
     const login = await web.login('admin', BENCH_ADMIN_PASSWORD);
     if (login.status !== 303) throw new Error(`bench login failed: ${login.status}`);
@@ -84,13 +86,15 @@ export async function runHostileBench(say: (line: string) => void, o: { devices:
       [ready.versions.a, ready.versions.b],
       [ready.versions.b, ready.versions.c],
     ];
-    const diffs = pairs.filter(() => parts.has('diff')).map(([a, b]) =>
-      loop(stop, async () => {
-        const r = await web.fetch(`/api/devices/${ready.bigDevice}/diff?a=${a}&b=${b}`);
-        await r.arrayBuffer();
-        return { ok: r.status === 200 };
-      }),
-    );
+    const diffs = pairs
+      .filter(() => parts.has('diff'))
+      .map(([a, b]) =>
+        loop(stop, async () => {
+          const r = await web.fetch(`/api/devices/${ready.bigDevice}/diff?a=${a}&b=${b}`);
+          await r.arrayBuffer();
+          return { ok: r.status === 200 };
+        }),
+      );
     const done = (await runDoneP).runDone;
     stopped = true;
     const wall = (performance.now() - began) / 1000;
@@ -101,11 +105,37 @@ export async function runHostileBench(say: (line: string) => void, o: { devices:
     return {
       title: `Hostile load: ${HOSTILE_QUERIES.length} bomb-regex searches + 2 diffs of 10 MB configurations + a ${num(done.devices)}-device backup run, together${parts.size < 3 ? ` (only: ${[...parts].join(', ')})` : ''}`,
       rows: [
-        row('/healthz p99 during the load', `${ms(p99)} (p50 ${ms(percentile(healthz, 50))}, max ${ms(Math.max(...healthz))}, ${num(healthz.length)} requests, ${healthzErrors} failed)`, `< ${HEALTHZ_P99_TARGET_MS} ms`, p99 < HEALTHZ_P99_TARGET_MS && healthzErrors === 0, { samples: healthz.length }),
-        row('event-loop delay p99 (monitorEventLoopDelay)', `${ms(done.eld_p99_ms)} (p50 ${ms(done.eld_p50_ms)}, max ${ms(done.eld_max_ms)})`, 'report only', null),
-        row('backup run', `${num(done.succeeded)} / ${num(done.devices)} succeeded in ${(done.wall_ms / 1000).toFixed(1)} s`, 'all', parts.has('run') ? done.succeeded === done.devices : null),
-        row('hostile searches answered', `${num(s.count)} (median ${ms(percentile(s.times, 50))}, max ${ms(Math.max(0, ...s.times))}; ${s.partial} partial, ${s.errors} errors)`, 'no errors', s.errors === 0),
-        row('10 MB diffs answered', `${num(d.count)} (median ${ms(percentile(d.times, 50))}, max ${ms(Math.max(0, ...d.times))}; ${d.errors} errors)`, 'no errors', d.errors === 0),
+        row(
+          '/healthz p99 during the load',
+          `${ms(p99)} (p50 ${ms(percentile(healthz, 50))}, max ${ms(Math.max(...healthz))}, ${num(healthz.length)} requests, ${healthzErrors} failed)`,
+          `< ${HEALTHZ_P99_TARGET_MS} ms`,
+          p99 < HEALTHZ_P99_TARGET_MS && healthzErrors === 0,
+          { samples: healthz.length },
+        ),
+        row(
+          'event-loop delay p99 (monitorEventLoopDelay)',
+          `${ms(done.eld_p99_ms)} (p50 ${ms(done.eld_p50_ms)}, max ${ms(done.eld_max_ms)})`,
+          'report only',
+          null,
+        ),
+        row(
+          'backup run',
+          `${num(done.succeeded)} / ${num(done.devices)} succeeded in ${(done.wall_ms / 1000).toFixed(1)} s`,
+          'all',
+          parts.has('run') ? done.succeeded === done.devices : null,
+        ),
+        row(
+          'hostile searches answered',
+          `${num(s.count)} (median ${ms(percentile(s.times, 50))}, max ${ms(Math.max(0, ...s.times))}; ${s.partial} partial, ${s.errors} errors)`,
+          'no errors',
+          s.errors === 0,
+        ),
+        row(
+          '10 MB diffs answered',
+          `${num(d.count)} (median ${ms(percentile(d.times, 50))}, max ${ms(Math.max(0, ...d.times))}; ${d.errors} errors)`,
+          'no errors',
+          d.errors === 0,
+        ),
       ],
       notes: [
         `one appliance process (server + runner, as in production; searches and diffs on its worker pool), the clients and the simulator in other processes; ${wall.toFixed(0)} s of load; load average after: ${loadAverage()}.`,

@@ -131,7 +131,13 @@ test('requests Node refuses itself (431, missing Host, malformed) carry X-Reques
 
 test('JSON bodies must be valid UTF-8 text: invalid bytes, lone surrogates and NUL are 422 and store nothing', async () => {
   const before = ((await (await t.api('/api/v1/groups', { key })).json()) as { pagination: { total: number } }).pagination.total;
-  const post = (body: Buffer | string) => t.api('/api/v1/groups', { method: 'POST', key, body: typeof body === 'string' ? body : new Uint8Array(body), headers: { 'Content-Type': 'application/json' } });
+  const post = (body: Buffer | string) =>
+    t.api('/api/v1/groups', {
+      method: 'POST',
+      key,
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+      headers: { 'Content-Type': 'application/json' },
+    });
 
   let body = await expectError(await post(Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
   assert.deepEqual(body.error.details.errors, [{ field: 'body', message: 'not valid UTF-8' }]);

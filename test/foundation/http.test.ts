@@ -28,9 +28,13 @@ before(async () => {
   a.close();
   const conf = path.join(root, 'appliance.conf');
   writeFileSync(conf, `[server]\nlisten = "127.0.0.1:0"\nmax_body_bytes = ${MAX_BODY}\n[log]\nlevel = "info"\n`);
-  server = await spawnServe(['--config', conf, '--data-dir', dataDir], { CONFVAULT_LOG_LEVEL: '' }, {
-    imports: [path.join(import.meta.dirname, 'probe-route.ts')],
-  });
+  server = await spawnServe(
+    ['--config', conf, '--data-dir', dataDir],
+    { CONFVAULT_LOG_LEVEL: '' },
+    {
+      imports: [path.join(import.meta.dirname, 'probe-route.ts')],
+    },
+  );
 });
 
 after(async () => {
@@ -111,7 +115,11 @@ test('error bodies for 404, 422 (malformed JSON), 413 (too large, with and witho
   await expectError(malformedPut, 422, 'VALIDATION_ERROR');
 
   const big = JSON.stringify({ text: 'x'.repeat(MAX_BODY) });
-  await expectError(await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'application/json' }), body: big }), 413, 'PAYLOAD_TOO_LARGE');
+  await expectError(
+    await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'application/json' }), body: big }),
+    413,
+    'PAYLOAD_TOO_LARGE',
+  );
   // Streamed (chunked, no Content-Length): counted as it arrives.
   const stream = new ReadableStream({
     start(c) {
@@ -127,7 +135,11 @@ test('error bodies for 404, 422 (malformed JSON), 413 (too large, with and witho
   } as RequestInit);
   await expectError(chunked, 413, 'PAYLOAD_TOO_LARGE');
 
-  await expectError(await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'text/plain' }), body: 'hello' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  await expectError(
+    await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'text/plain' }), body: 'hello' }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+  );
 });
 
 test('an unexpected failure is a bare 500 INTERNAL_ERROR to the client and logged with its cause and request id', async () => {
@@ -167,7 +179,10 @@ test('a key on record in the query string is refused with 401 even beside a vali
   assert.ok(!log.includes(key.slice(3)), 'the key appears in the log');
   assert.ok(!log.includes('B'.repeat(43)));
   assert.doesNotMatch(log, /api_key|token=|\?x=|cv_lab1/);
-  const lines = log.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = log
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   for (const id of ids) {
     const entry = lines.find((l) => l.request_id === id);
     assert.ok(entry, `no log line for ${id}`);

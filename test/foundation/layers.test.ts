@@ -35,7 +35,10 @@ test('the layer check reports every wrong-way import of the fixture tree, and no
     'web-and-app-through-services: src/web/pages/devices.tsx -> src/features/devices/devices.store.ts',
   ];
   for (const v of expected) assert.ok(found.includes(v), `not reported: ${v}\nreported:\n${found.join('\n')}`);
-  assert.ok(found.some((v) => v.startsWith('no-circular: src/lib/a.ts')), `the a ↔ b cycle is not reported:\n${found.join('\n')}`);
+  assert.ok(
+    found.some((v) => v.startsWith('no-circular: src/lib/a.ts')),
+    `the a ↔ b cycle is not reported:\n${found.join('\n')}`,
+  );
   // The right-way edge (a service importing its store) is not reported.
   assert.ok(!found.some((v) => v.includes('src/features/devices/devices.service.ts')), found.join('\n'));
 });

@@ -36,7 +36,8 @@ export async function apiCall(t: TestAppliance, path: string, init: CallInit = {
   const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, body: init.body, headers: init.headers, key: init.key });
   const text = await res.text();
   const body = JSON.parse(text) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), `error.request_id equals X-Request-ID on ${init.method ?? 'GET'} ${path}`);
+  if (res.status >= 400)
+    assert.equal(body.error?.request_id, res.headers.get('x-request-id'), `error.request_id equals X-Request-ID on ${init.method ?? 'GET'} ${path}`);
   return { status: res.status, body, text, headers: res.headers };
 }
 

@@ -3,7 +3,11 @@ import type { DB } from '../../src/db/open';
 import { getBuiltinTemplate } from '../../src/templates/index';
 import type { SecretBox } from '../../src/identity/secrets';
 
-export function seedCredential(db: DB, secrets: SecretBox, c: { name: string; username: string; password?: string; private_key?: string; passphrase?: string; enable_secret?: string }): number {
+export function seedCredential(
+  db: DB,
+  secrets: SecretBox,
+  c: { name: string; username: string; password?: string; private_key?: string; passphrase?: string; enable_secret?: string },
+): number {
   const enc = (v?: string) => (v === undefined ? null : secrets.encrypt(v));
   const now = Date.now();
   return Number(
@@ -33,7 +37,16 @@ export function seedBuiltinTemplate(db: DB, name: string): number {
 
 export function seedDevice(
   db: DB,
-  d: { name: string; hostname?: string; port: number; protocol?: 'ssh' | 'telnet'; credential_id: number; template_id: number; group_id?: number | null; enabled?: boolean },
+  d: {
+    name: string;
+    hostname?: string;
+    port: number;
+    protocol?: 'ssh' | 'telnet';
+    credential_id: number;
+    template_id: number;
+    group_id?: number | null;
+    enabled?: boolean;
+  },
 ): number {
   const now = Date.now();
   return Number(
@@ -42,8 +55,18 @@ export function seedDevice(
         `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, enabled, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(d.name, d.hostname ?? '127.0.0.1', d.port, d.protocol ?? 'ssh', d.group_id ?? null, d.credential_id, d.template_id, d.enabled === false ? 0 : 1, now, now)
-      .lastInsertRowid,
+      .run(
+        d.name,
+        d.hostname ?? '127.0.0.1',
+        d.port,
+        d.protocol ?? 'ssh',
+        d.group_id ?? null,
+        d.credential_id,
+        d.template_id,
+        d.enabled === false ? 0 : 1,
+        now,
+        now,
+      ).lastInsertRowid,
   );
 }
 

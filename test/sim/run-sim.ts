@@ -44,7 +44,12 @@ process.stdout.write(
     port: sim.port,
     telnet_port: telnet?.port ?? null,
     host_key_fingerprint: sim.hostKeyFingerprint,
-    devices: devices.map((d) => ({ name: d.name, template: d.transcript.template, password: d.transcript.password, enable_secret: d.transcript.enable?.password ?? null })),
+    devices: devices.map((d) => ({
+      name: d.name,
+      template: d.transcript.template,
+      password: d.transcript.password,
+      enable_secret: d.transcript.enable?.password ?? null,
+    })),
   }) + '\n',
 );
 const stop = async () => {

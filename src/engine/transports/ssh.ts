@@ -1,7 +1,17 @@
 // SSH transport: connect and authenticate with ssh2, verify the host key, open PTY shells and exec channels.
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
-import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
+import type {
+  Client,
+  Algorithms,
+  AnyAuthMethod,
+  AuthenticationType,
+  ClientChannel,
+  KeyboardInteractiveCallback,
+  NextAuthHandler,
+  ParsedKey,
+  Prompt,
+} from 'ssh2';
 import { CollectError } from '../types';
 import { formatBytes } from '../../lib/bytes';
 import type { TerminalStream } from '../session';
@@ -276,7 +286,11 @@ export async function connectSsh(o: SshOptions): Promise<SshConnection> {
     } catch (again) {
       if (!(again instanceof AlgorithmError)) throw again;
       if (again.closed) {
-        throw new CollectError('ALGORITHM_MISMATCH', `${where} hung up during the SSH key exchange, also when offered legacy algorithms — check its SSH algorithm settings.`, true);
+        throw new CollectError(
+          'ALGORITHM_MISMATCH',
+          `${where} hung up during the SSH key exchange, also when offered legacy algorithms — check its SSH algorithm settings.`,
+          true,
+        );
       }
       throw new CollectError('ALGORITHM_MISMATCH', `No SSH algorithms in common with ${where} (${again.message}), even with legacy algorithms enabled.`, true);
     }
@@ -369,12 +383,15 @@ function runExec(
           finish(null);
         }
       });
-      const onClientClose = () => finish(exitCode === null ? new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true) : null);
+      const onClientClose = () =>
+        finish(exitCode === null ? new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true) : null);
       client.once('close', onClientClose);
       const onIdle = () => {
         const idle = Date.now() - lastData;
         if (idle >= limits.idle_ms) {
-          finish(new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(limits.idle_ms)}).`, true));
+          finish(
+            new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(limits.idle_ms)}).`, true),
+          );
         } else {
           idleTimer = setTimeout(onIdle, limits.idle_ms - idle);
         }

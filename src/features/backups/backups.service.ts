@@ -73,9 +73,7 @@ export function isChange(db: DB, started: StartedBackup, fingerprint: string): b
   return previous !== null && previous !== fingerprint;
 }
 
-export type BackupOutcome =
-  | { ok: true; text: string; ignorePatterns: readonly string[] }
-  | { ok: false; failure: FailureType; message: string };
+export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly string[] } | { ok: false; failure: FailureType; message: string };
 
 /**
  * Complete a started backup. A successful text is written to the snapshot store (durably) before the
@@ -205,7 +203,14 @@ export function listDeviceHistory(db: DB, scope: Scope, deviceId: number, page: 
  * A backup record of a given device, with its text (null when it has none). The record must belong to that
  * device and the device must be in the scope: a diff or view can never reach another device's text by id.
  */
-export function getDeviceBackup(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, deviceId: number, backupId: string): { row: BackupRow; text: string | null } {
+export function getDeviceBackup(
+  db: DB,
+  store: SnapshotStore,
+  log: Logger | null,
+  scope: Scope,
+  deviceId: number,
+  backupId: string,
+): { row: BackupRow; text: string | null } {
   const row = getDeviceBackupRow(db, scope, deviceId, backupId);
   return { row, text: readBackupText(store, log, row) };
 }

@@ -85,7 +85,10 @@ export function insertBackup(db: DB, r: Omit<BackupRow, 'changed' | 'changed_by'
 export function updateFinishedBackup(
   db: DB,
   id: string,
-  f: Pick<BackupRow, 'finished_at' | 'success' | 'error_message' | 'failure_type' | 'duration_ms' | 'config_snapshot_hash' | 'config_size' | 'change_fingerprint' | 'changed'>,
+  f: Pick<
+    BackupRow,
+    'finished_at' | 'success' | 'error_message' | 'failure_type' | 'duration_ms' | 'config_snapshot_hash' | 'config_size' | 'change_fingerprint' | 'changed'
+  >,
 ): void {
   db.prepare(
     `UPDATE backups SET finished_at = @finished_at, success = @success, error_message = @error_message, failure_type = @failure_type,

@@ -90,7 +90,10 @@ export const CredentialSchema = z
     has_passphrase: z.boolean().openapi({ description: 'A private-key passphrase is stored' }),
     has_enable_secret: z.boolean().openapi({ description: 'An enable secret is stored' }),
     device_count: z.number().int().openapi({ description: 'Devices that use this credential', example: 12 }),
-    group_ids: z.array(z.number().int()).nullable().openapi({ description: USAGE, example: [3, 7] }),
+    group_ids: z
+      .array(z.number().int())
+      .nullable()
+      .openapi({ description: USAGE, example: [3, 7] }),
     created_at: timestamp('Creation time'),
     updated_at: timestamp('Last change'),
   })

@@ -46,9 +46,7 @@ function prepareStatements(db: DB) {
          FROM backup_totals t, snapshot_totals s
         WHERE t.id = 1 AND s.id = 1`,
     ),
-    bucketSums: db.prepare(
-      'SELECT ifnull(sum(succeeded), 0) AS succeeded, ifnull(sum(failed), 0) AS failed FROM backup_outcome_buckets WHERE bucket >= ?',
-    ),
+    bucketSums: db.prepare('SELECT ifnull(sum(succeeded), 0) AS succeeded, ifnull(sum(failed), 0) AS failed FROM backup_outcome_buckets WHERE bucket >= ?'),
     // At most one bucket's worth of records, found through backups_started.
     exactRange: db.prepare(
       `SELECT ifnull(sum(success), 0) AS succeeded, ifnull(sum(1 - success), 0) AS failed
@@ -107,7 +105,9 @@ export interface OutcomeBucketRow {
 /** Finished backups per 10-minute bucket since `since`: from the counters for every device, else from the records of the scope's devices. */
 export function listOutcomeBuckets(db: DB, groupIds: readonly number[] | null, since: number): OutcomeBucketRow[] {
   if (groupIds === null) {
-    return db.prepare('SELECT bucket, succeeded, failed FROM backup_outcome_buckets WHERE bucket >= ? ORDER BY bucket').all(Math.floor(since / OUTCOME_BUCKET_MS)) as OutcomeBucketRow[];
+    return db
+      .prepare('SELECT bucket, succeeded, failed FROM backup_outcome_buckets WHERE bucket >= ? ORDER BY bucket')
+      .all(Math.floor(since / OUTCOME_BUCKET_MS)) as OutcomeBucketRow[];
   }
   return db
     .prepare(
