@@ -57,3 +57,11 @@ export function runTransaction<F extends TxBody>(db: DB, body: F, ...args: Param
 export function boundLimit(param: string): string {
   return `LIMIT CAST(${param} AS INTEGER)`;
 }
+
+/**
+ * SQLite's plan for `sql` run with `args`, one detail line per step. The query-plan tests call it (through the
+ * stores' `explain*` functions) on the very SQL text the stores prepare, never on a copy.
+ */
+export function explainQueryPlan(db: DB, sql: string, args: readonly unknown[]): string[] {
+  return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail);
+}

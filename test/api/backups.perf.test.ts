@@ -1,7 +1,7 @@
 // Backup history at 100,000 records per device: first and last pages correct over HTTP, ordered index use without a temp b-tree (timings: npm run bench).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getHistoryHead, listDeviceBackupPage } from '../../src/features/backups/backups.store';
+import { explainReadStatement, getHistoryHead, listDeviceBackupPage } from '../../src/features/backups/backups.store';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { bulkInsertBackups, seedInBulk, seedInventory, type Inventory } from './backups.seed';
 
@@ -39,22 +39,13 @@ describe('backup history performance', () => {
 
   test('query plans: the covering history index, in order, no temp b-tree and no table lookup; the total from its counter', () => {
     const db = t.services.db;
-    const plans = [
-      'SELECT id, started_at, finished_at, success, error_message, config_snapshot_hash FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?',
-      'SELECT id, started_at, finished_at, success, error_message, config_snapshot_hash FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?',
-    ].map((sql) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(inv.devices.dA, 10, 0) as { detail: string }[]).map((r) => r.detail).join(' | '));
+    const plans = (['pageNewest', 'pageOldest'] as const).map((name) => explainReadStatement(db, name, inv.devices.dA, 10, 0).join(' | '));
     for (const plan of plans) {
       assert.match(plan, /USING COVERING INDEX backups_device_history \(device_id=\?\)/, plan);
       assert.doesNotMatch(plan, /TEMP B-TREE|SCAN backups/, plan);
     }
     // The history head (backups.store.ts): device, record count and history version by primary keys, no count of records.
-    const headPlan = (
-      db
-        .prepare(
-          'EXPLAIN QUERY PLAN SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?',
-        )
-        .all(1) as { detail: string }[]
-    ).map((r) => r.detail);
+    const headPlan = explainReadStatement(db, 'historyHead', 1);
     assert.deepEqual(headPlan, ['SEARCH d USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH c USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN']);
     assert.equal(getHistoryHead(db, inv.devices.dA)?.total, RECORDS);
   });

@@ -1,7 +1,7 @@
 // Queries for backup records and snapshot metadata.
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, explainQueryPlan } from '../../db/statements';
 
 /** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api' | 'event';
@@ -49,6 +49,11 @@ function readStatements(db: DB) {
   let s = readStatementCache.get(db);
   if (!s) readStatementCache.set(db, (s = prepareReadStatements(db)));
   return s;
+}
+
+/** The query plan of one of the read statements above, run with `args` (for the query-plan tests). */
+export function explainReadStatement(db: DB, name: keyof ReturnType<typeof prepareReadStatements>, ...args: unknown[]): string[] {
+  return explainQueryPlan(db, readStatements(db)[name].source, args);
 }
 
 /**

@@ -1,6 +1,6 @@
 // Queries behind the statistics endpoint: counters kept by triggers (0001, 0002) and index-only counts, never a scan of backups.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, explainQueryPlan } from '../../db/statements';
 
 /** Width of the started_at buckets of backup_outcome_buckets (schema 0002). */
 export const OUTCOME_BUCKET_MS = 600_000;
@@ -61,6 +61,11 @@ function stmts(db: DB) {
   let s = cache.get(db);
   if (!s) cache.set(db, (s = prepareStatements(db)));
   return s;
+}
+
+/** The query plan of one of the statements above, run with `args` (for the query-plan tests). */
+export function explainStatsStatement(db: DB, name: keyof ReturnType<typeof prepareStatements>, ...args: unknown[]): string[] {
+  return explainQueryPlan(db, stmts(db)[name].source, args);
 }
 
 export function getInventoryCounts(db: DB): InventoryCounts {
