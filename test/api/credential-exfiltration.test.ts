@@ -1,4 +1,4 @@
-// Issue #9 repro 3: a user not entitled to a credential may create or re-point a device (spec 4.6), but its secret is held until an entitled user approves.
+// A user not entitled to a credential may create or re-point a device (spec 4.6), but its secret is held until an entitled user approves.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BackupRunner } from '../../src/engine/runner';

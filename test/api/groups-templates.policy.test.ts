@@ -1,4 +1,4 @@
-// Issue #9 reproductions 4 and 5 through the API and the web forms: scoped group and template changes, each allowed change audited.
+// Group and template changes by a scoped user, through the API and the web forms: refused outside the scope (403 naming why), each allowed change audited.
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';

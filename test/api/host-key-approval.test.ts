@@ -1,4 +1,4 @@
-// Issue #9 repro 6: accepting a changed SSH host key approves exactly the one fingerprint shown, once.
+// Accepting a changed SSH host key approves exactly the one fingerprint shown, once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';

@@ -1,4 +1,4 @@
-// Template endpoints × permissions: each needs exactly its own permission; reads ignore scope (spec 4.6 rule 4), changes do not (issue #9).
+// Template endpoints × permissions: each needs exactly its own permission; reads ignore scope (spec 4.6 rule 4), changes do not.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTemplate } from '../../src/features/templates/templates.service';

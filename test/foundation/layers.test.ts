@@ -1,4 +1,4 @@
-// The import-direction check (.dependency-cruiser.cjs): it reports each wrong-way import of issue 11, and src/ passes it.
+// The import-direction check (.dependency-cruiser.cjs): it reports each wrong-way import the layer diagram forbids, and src/ passes it.
 import assert from 'node:assert/strict';
 import { createRequire } from 'node:module';
 import path from 'node:path';

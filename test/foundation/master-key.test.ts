@@ -1,4 +1,4 @@
-// Issue #9 (master key): a wrong, replaced or missing master.key stops every command at start with one line; an unreadable secret fails one backup as data.
+// The master key: a wrong, replaced or missing master.key stops every command at start with one line; an unreadable secret fails one backup as data.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
