@@ -10,7 +10,7 @@ import { SCOPE_ALL } from '../../src/identity/principal';
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
-import type { Json } from '../helpers/api';
+import { expectErrorResponse, type Json } from '../helpers/api';
 
 const RECORD_FIELDS = ['config_snapshot_hash', 'error_message', 'finished_at', 'id', 'started_at', 'success'];
 const PAGINATION_FIELDS = ['has_next', 'has_prev', 'limit', 'page', 'total', 'total_pages'];
@@ -25,14 +25,10 @@ async function ok(res: Response): Promise<Json> {
 }
 
 async function expectError(res: Response, status: number, code: string, field?: string): Promise<Json> {
-  const body = await res.json();
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-  assert.equal(typeof body.error.message, 'string');
+  const body = await expectErrorResponse(res, status, code);
   if (field)
     assert.ok(
-      body.error.details.errors.some((e: Json) => e.field === field),
+      body.error.details.errors?.some((e) => e.field === field),
       JSON.stringify(body.error.details),
     );
   return body;

@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { ensureFirstAdmin } from '../../src/features/users/users.service';
 import { spawnServe, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
+import { expectErrorResponse } from '../helpers/api';
 
 let t: TestAppliance;
 let key: string;
@@ -26,14 +27,6 @@ after(async () => {
 
 interface ErrorBody {
   error: { code: string; message: string; request_id: string; details: Record<string, unknown> };
-}
-
-async function expectError(res: Response, status: number, code: string): Promise<ErrorBody> {
-  const body = (await res.json()) as ErrorBody;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-  return body;
 }
 
 /** A raw HTTP exchange over one socket: what is written, then everything read until the server closes. */
@@ -68,17 +61,17 @@ function parseRaw(text: string): { status: number; headers: Record<string, strin
 
 test('a known API path asked with the wrong method is 405 METHOD_NOT_ALLOWED with Allow, before body, key or parameter checks', async () => {
   let res = await t.api('/api/v1/devices', { method: 'PUT', key, body: 'not json', headers: { 'Content-Type': 'text/plain' } });
-  const body = await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  const body = await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD, POST');
   assert.deepEqual(body.error.details.allow, ['GET', 'HEAD', 'POST']);
 
   // A static path beside a parameter route: not a DELETE of a device called "unreachable".
   res = await t.api('/api/v1/devices/unreachable', { method: 'DELETE', key });
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD');
 
   res = await t.api('/api/v1/devices/1', { method: 'PATCH', key, json: { name: 'x' } });
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD, PUT');
 
   // fetch() refuses to send TRACE: Node's client does.
@@ -96,16 +89,16 @@ test('a known API path asked with the wrong method is 405 METHOD_NOT_ALLOWED wit
   assert.equal((JSON.parse(trace.body) as ErrorBody).error.code, 'METHOD_NOT_ALLOWED');
 
   // An unknown path stays a 404.
-  await expectError(await t.api('/api/v1/nothing-here', { method: 'DELETE', key }), 404, 'ROUTE_NOT_FOUND');
-  await expectError(await t.api('/api/v1/nothing-here', { key }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await t.api('/api/v1/nothing-here', { method: 'DELETE', key }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await t.api('/api/v1/nothing-here', { key }), 404, 'ROUTE_NOT_FOUND');
 });
 
 test('the web interface internal /api/ routes answer a wrong method with 405 too', async () => {
   let res = await t.api('/api/devices/1/backups');
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'POST');
   res = await t.api('/api/backup-jobs/abc', { method: 'DELETE' });
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD');
 });
 
@@ -139,14 +132,18 @@ test('JSON bodies must be valid UTF-8 text: invalid bytes, lone surrogates and N
       headers: { 'Content-Type': 'application/json' },
     });
 
-  let body = await expectError(await post(Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
+  let body = await expectErrorResponse(
+    await post(Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])),
+    422,
+    'VALIDATION_ERROR',
+  );
   assert.deepEqual(body.error.details.errors, [{ field: 'body', message: 'not valid UTF-8' }]);
   // An overlong encoding of "/" is invalid UTF-8 as well.
-  await expectError(await post(Buffer.concat([Buffer.from('{"name":"x'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
+  await expectErrorResponse(await post(Buffer.concat([Buffer.from('{"name":"x'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
 
-  body = await expectError(await post('{"name":"half \\ud800 a pair"}'), 422, 'VALIDATION_ERROR');
+  body = await expectErrorResponse(await post('{"name":"half \\ud800 a pair"}'), 422, 'VALIDATION_ERROR');
   assert.equal((body.error.details.errors as { field: string }[])[0].field, 'name');
-  body = await expectError(await post('{"name":"nul\\u0000inside"}'), 422, 'VALIDATION_ERROR');
+  body = await expectErrorResponse(await post('{"name":"nul\\u0000inside"}'), 422, 'VALIDATION_ERROR');
   assert.deepEqual(body.error.details.errors, [{ field: 'name', message: 'must not contain NUL characters' }]);
 
   const after = ((await (await t.api('/api/v1/groups', { key })).json()) as { pagination: { total: number } }).pagination.total;
@@ -163,7 +160,7 @@ test('boolean query parameters accept true/false/1/0 in any case; anything else 
     assert.equal(res.status, 200, v);
   }
   for (const v of ['yes', '2', 'on']) {
-    await expectError(await t.api(`/api/v1/devices?enabled=${v}`, { key }), 422, 'VALIDATION_ERROR');
+    await expectErrorResponse(await t.api(`/api/v1/devices?enabled=${v}`, { key }), 422, 'VALIDATION_ERROR');
   }
   assert.equal((await t.api('/api/v1/templates?builtin=TRUE', { key })).status, 200);
 });

@@ -55,3 +55,24 @@ export function expectError(r: { status: number; body: Json }, status: number, c
   if (fields) assert.deepEqual([...new Set(error.details.errors?.map((e) => e.field))].sort(), [...new Set(fields)].sort(), JSON.stringify(r.body));
   return error;
 }
+
+/**
+ * Reads a fetch Response and asserts the spec's error body: the status, JSON, `{ error }` and nothing else, the code,
+ * a message, request_id equal to the X-Request-ID header, details, and no stack trace or HTML. Returns the body.
+ */
+export async function expectErrorResponse(res: Response, status: number, code: string): Promise<Json & { error: ErrorBody }> {
+  const text = await res.text();
+  assert.equal(res.status, status, text);
+  assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
+  const requestId = res.headers.get('x-request-id');
+  assert.ok(requestId, 'an X-Request-ID header');
+  const body = JSON.parse(text) as Json & { error: ErrorBody };
+  assert.deepEqual(Object.keys(body), ['error']);
+  assert.equal(body.error.code, code);
+  assert.equal(typeof body.error.message, 'string');
+  assert.ok(body.error.message.length > 0, 'a message');
+  assert.equal(body.error.request_id, requestId);
+  assert.equal(typeof body.error.details, 'object');
+  assert.doesNotMatch(text, /<html|<!DOCTYPE|\bat \S+ \(|\.ts:\d+|node_modules|Error: /i);
+  return body;
+}
