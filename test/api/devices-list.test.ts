@@ -1,12 +1,13 @@
 // Device lists: GET /devices (order, pagination edges, every filter) and GET /devices/unreachable; speed at 10,000 devices.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
+import { type DeviceInput } from '../../src/features/devices/devices.service';
 import { setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall } from '../helpers/api';
+import { createTestDevice } from '../helpers/seed';
 
 let t: TestAppliance;
 let key: string;
@@ -17,20 +18,7 @@ const call = (path: string, k = key) => apiCall(t, path, { key: k });
 
 const names = async (path: string) => (await call(path)).body.items.map((d: { name: string }) => d.name);
 
-function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name,
-    hostname: `${name}.example.net`,
-    protocol: 'ssh',
-    group_id: null,
-    enabled: true,
-    description: '',
-    schedule: null,
-    accept_host_key_change: false,
-    ...refs,
-    ...extra,
-  });
-}
+const seed = (name: string, extra: Partial<DeviceInput> = {}) => createTestDevice(t.services.db, refs, name, { hostname: `${name}.example.net`, ...extra });
 
 before(async () => {
   t = await startTestAppliance();

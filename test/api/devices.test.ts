@@ -2,12 +2,13 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
-import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
+import { type DeviceInput } from '../../src/features/devices/devices.service';
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError, type CallInit } from '../helpers/api';
+import { createTestDevice } from '../helpers/seed';
 
 const DEVICE_FIELDS = [
   'id',
@@ -49,20 +50,7 @@ function seedRefs(): { credential_id: number; template_id: number } {
   return { credential_id, template_id };
 }
 
-function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name,
-    hostname: '192.0.2.10',
-    protocol: 'ssh',
-    group_id: null,
-    enabled: true,
-    description: '',
-    schedule: null,
-    accept_host_key_change: false,
-    ...refs,
-    ...extra,
-  });
-}
+const seed = (name: string, extra: Partial<DeviceInput> = {}) => createTestDevice(t.services.db, refs, name, extra);
 
 before(async () => {
   t = await startTestAppliance();

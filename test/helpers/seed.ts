@@ -1,5 +1,7 @@
-// Seeding for engine and backup tests: a credential (secrets encrypted as the service does), a built-in template row, devices.
+// Seeding for tests: a credential (secrets encrypted as the service does), a built-in template row, groups, and devices (by row or through the service).
 import type { DB } from '../../src/db/open';
+import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { getBuiltinTemplate } from '../../src/templates/index';
 import type { SecretBox } from '../../src/identity/secrets';
 
@@ -75,4 +77,25 @@ export function seedGroup(db: DB, name: string, parentId: number | null = null):
   return Number(
     db.prepare('INSERT INTO device_groups (name, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, parentId, now, now).lastInsertRowid,
   );
+}
+
+/** A device created through the service by the system actor: SSH, no group, enabled, no schedule; `extra` overrides any field. */
+export function createTestDevice(
+  db: DB,
+  refs: { credential_id: number; template_id: number },
+  name: string,
+  extra: Partial<DeviceInput> = {},
+): ReturnType<typeof createDevice> {
+  return createDevice(db, SYSTEM_ACTOR, {
+    name,
+    hostname: '192.0.2.10',
+    protocol: 'ssh',
+    group_id: null,
+    enabled: true,
+    description: '',
+    schedule: null,
+    accept_host_key_change: false,
+    ...refs,
+    ...extra,
+  });
 }
