@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { forkBench, loadAverage, ms, nextMessage, num, percentile, processCpuSeconds, row, stopChild, type Section } from './common';
 import { isLoadResult, type LoadJob, type LoadResult } from './load-worker';
 import type { SeededDatabase } from './seed';
+import type { Json } from '../helpers/api';
 
 export interface ApiBenchOptions {
   connections: number;
@@ -44,8 +45,6 @@ function timedGet(agent: http.Agent, base: string, path: string, key: string, zo
     req.on('error', reject);
   });
 }
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function getJson(agent: http.Agent, base: string, path: string, key: string): Promise<Json> {
   const r = await timedGet(agent, base, path, key);
