@@ -19,7 +19,8 @@ module.exports = {
     },
     {
       name: 'features-not-to-upper-layers',
-      comment: 'A feature (routes, services, stores) never imports the engine, the web interface, the composition root or the CLI; the template library is shared through src/templates.',
+      comment:
+        'A feature (routes, services, stores) never imports the engine, the web interface, the composition root or the CLI; the template library is shared through src/templates.',
       severity: 'error',
       from: { path: '^src/features/' },
       to: { path: '^src/(engine|web|app|cli)/' },

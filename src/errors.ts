@@ -15,7 +15,10 @@ export const ERROR_CODES = {
   VALIDATION_ERROR: { status: 422, description: 'Path, query parameters or JSON body failed validation; see error.details.errors.' },
   HEADERS_TOO_LARGE: { status: 431, description: 'The request headers are larger than the server accepts.' },
   INTERNAL_ERROR: { status: 500, description: 'Internal server error. The request id identifies it in the appliance log.' },
-  SERVICE_UNAVAILABLE: { status: 503, description: 'The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly.' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    description: 'The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly.',
+  },
   // Backups (spec 7.3)
   BACKUP_DEVICE_NOT_FOUND: { status: 404, description: 'Backup history: the device does not exist.' },
   BACKUP_DEVICE_FORBIDDEN: { status: 403, description: 'Backup history or content: the device is outside the key’s device-group scope.' },

@@ -12,11 +12,4 @@ export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
 }
 
-export const API_ROUTE_MODULES: RouteModule[] = [
-  credentialRoutes,
-  templateRoutes,
-  deviceRoutes,
-  groupRoutes,
-  backupRoutes,
-  statsRoutes,
-];
+export const API_ROUTE_MODULES: RouteModule[] = [credentialRoutes, templateRoutes, deviceRoutes, groupRoutes, backupRoutes, statsRoutes];

@@ -89,9 +89,7 @@ export function buildOpenApiDocument(api: OpenAPIHono<AppEnv>, app: AppServices)
   });
   // Should the API ever get a base path of its own (basePath('/api/v1')), the generator would prefix every
   // path with it and clients would call /api/v1/api/v1/...; keep the paths relative to the server URL.
-  doc.paths = Object.fromEntries(
-    Object.entries(doc.paths ?? {}).map(([p, item]) => [p.startsWith(`${API_BASE}/`) ? p.slice(API_BASE.length) : p, item]),
-  );
+  doc.paths = Object.fromEntries(Object.entries(doc.paths ?? {}).map(([p, item]) => [p.startsWith(`${API_BASE}/`) ? p.slice(API_BASE.length) : p, item]));
   const used = new Set<string>();
   for (const item of Object.values(doc.paths ?? {})) {
     for (const op of Object.values(item as Record<string, { tags?: string[] }>)) for (const t of op?.tags ?? []) used.add(t);
@@ -201,7 +199,7 @@ export function registerDocs(api: OpenAPIHono<AppEnv>, app: AppServices): void {
     favicon: `${API_BASE}/docs/favicon.svg`,
   });
   let page: Promise<{ html: string; csp: string }> | undefined;
-  const docs = async (c: Context<AppEnv>) => {
+  const docs = async (c: Context<AppEnv, string>) => {
     page ??= (async () => {
       const res = (await render(c, async () => {})) as Response;
       const html = await res.text();

@@ -108,7 +108,12 @@ export function startServer(app: Hono<AppEnv>, config: Readonly<AppConfig>): Pro
       const { requestId, body } = errorBody('BAD_REQUEST', 'Missing Host header');
       res.shouldKeepAlive = false;
       res
-        .writeHead(400, { 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'X-Request-ID': requestId, 'Cache-Control': 'no-store' })
+        .writeHead(400, {
+          'Content-Type': 'application/json',
+          'Content-Length': Buffer.byteLength(body),
+          'X-Request-ID': requestId,
+          'Cache-Control': 'no-store',
+        })
         .end(body);
       return;
     }

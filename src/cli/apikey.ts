@@ -32,7 +32,11 @@ ${GLOBAL_OPTIONS_HELP}`,
         const days = values['expires-in-days'];
         if (days !== undefined && !/^\d+$/.test(days)) throw new UsageError('--expires-in-days takes a whole number');
         return withAppliance(flags, (a) => {
-          const { key, info } = createApiKey(a.db, consoleActor(), { username: arg, name: values.name, expiresInDays: days === undefined ? null : Number(days) });
+          const { key, info } = createApiKey(a.db, consoleActor(), {
+            username: arg,
+            name: values.name,
+            expiresInDays: days === undefined ? null : Number(days),
+          });
           err('Store this key now: it is shown only once and cannot be recovered.');
           out(keyLine(info, a.config.server.timezone));
           out(key);

@@ -1,6 +1,6 @@
 // `confvault backup ...`: run backups now, import a configuration file, import an Oxidized/RANCID git history.
 import { readFileSync } from 'node:fs';
-import { importBackup, importGitHistory, type GitLayout } from '../features/backups/import.service';
+import { importBackup, importGitHistory } from '../features/backups/import.service';
 import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
 import { selectDeviceIds } from '../features/backups/backup-jobs.service';
@@ -138,7 +138,7 @@ export const backupCommand: Command = {
           throw new UsageError('backup import-git: --repo DIR and --layout oxidized|rancid are required');
         }
         const repo = values.repo;
-        const layout = values.layout as GitLayout;
+        const layout = values.layout;
         return withAppliance(flags, (a) => {
           let bar: ProgressBar | null = null;
           const r = importGitHistory(a.db, consoleActor(), a.snapshots, repo, layout, {

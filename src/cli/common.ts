@@ -89,7 +89,10 @@ export function fmtTime(ms: number | null, tz: string): string {
 }
 
 export function parseIdList(text: string, what: string): number[] {
-  const ids = text.split(',').map((s) => s.trim()).filter(Boolean);
+  const ids = text
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (!ids.length || ids.some((s) => !/^\d+$/.test(s))) throw new UsageError(`${what}: expected comma-separated numeric ids, got "${text}"`);
   return ids.map(Number);
 }

@@ -49,7 +49,7 @@ ${GLOBAL_OPTIONS_HELP}`,
           return 0;
         });
       case 'check':
-        return withAppliance(flags, async (a) => {
+        return withAppliance(flags, (a) => {
           const reports = [checkDatabase(a.db), checkSnapshots(a.db, a.snapshots), checkTemplatePatterns(a.db)];
           for (const r of reports) for (const l of r.lines) out(l);
           const ok = reports.every((r) => r.ok);

@@ -10,7 +10,20 @@ import {
   type ChannelInfo,
 } from '../features/notifications/notifications.service';
 import { sendTestMessage } from '../features/notifications/notifications.worker';
-import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, parseIdList, readStdinSecret, withAppliance, type Command } from './common';
+import {
+  GLOBAL_OPTIONS_HELP,
+  UsageError,
+  consoleActor,
+  err,
+  flagsOf,
+  fmtTime,
+  out,
+  parse,
+  parseIdList,
+  readStdinSecret,
+  withAppliance,
+  type Command,
+} from './common';
 
 function channelWhere(c: ChannelInfo): string {
   const s = c.settings;
@@ -19,7 +32,11 @@ function channelWhere(c: ChannelInfo): string {
   return s.url ?? '-';
 }
 
-const list = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const list = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export const notifyCommand: Command = {
   name: 'notify',
@@ -110,7 +127,10 @@ ${GLOBAL_OPTIONS_HELP}`,
       }
       case 'channel list':
         return withAppliance(flags, (a) => {
-          for (const c of listChannels(a.db, actor)) out([c.id, c.name, c.type, channelWhere(c), c.has_secret ? 'secret set' : 'no secret', fmtTime(c.last_sent_at, a.config.server.timezone)].join('\t'));
+          for (const c of listChannels(a.db, actor))
+            out(
+              [c.id, c.name, c.type, channelWhere(c), c.has_secret ? 'secret set' : 'no secret', fmtTime(c.last_sent_at, a.config.server.timezone)].join('\t'),
+            );
           return 0;
         });
       case 'channel test': {
@@ -139,7 +159,13 @@ ${GLOBAL_OPTIONS_HELP}`,
         if (!values.channels) throw new UsageError('notify rule add: --channels is required');
         const groups = values.groups ? parseIdList(values.groups, '--groups') : [];
         return withAppliance(flags, (a) => {
-          const r = createRule(a.db, actor, { name: n, events: list(values.events), channels: list(values.channels), groups, include_diff: values['include-diff'] === true });
+          const r = createRule(a.db, actor, {
+            name: n,
+            events: list(values.events),
+            channels: list(values.channels),
+            groups,
+            include_diff: values['include-diff'] === true,
+          });
           err(`Notification rule ${r.name} added.`);
           return 0;
         });
@@ -149,7 +175,9 @@ ${GLOBAL_OPTIONS_HELP}`,
           const names = new Map(listChannels(a.db, actor).map((c) => [c.id, c.name]));
           for (const r of listRules(a.db, actor)) {
             const groups = r.group_ids.length ? r.group_ids.join(',') : 'all';
-            out([r.id, r.name, r.events.join(','), r.channel_ids.map((c) => names.get(c) ?? c).join(','), groups, r.include_diff ? 'diff' : 'no diff'].join('\t'));
+            out(
+              [r.id, r.name, r.events.join(','), r.channel_ids.map((c) => names.get(c) ?? c).join(','), groups, r.include_diff ? 'diff' : 'no diff'].join('\t'),
+            );
           }
           return 0;
         });

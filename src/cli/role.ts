@@ -23,7 +23,10 @@ ${GLOBAL_OPTIONS_HELP}`,
     const flags = flagsOf(values);
     const perms = () => {
       if (values.permissions === undefined) throw new UsageError(`role ${sub}: missing --permissions p1,p2`);
-      return values.permissions.split(',').map((s) => s.trim()).filter(Boolean);
+      return values.permissions
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean);
     };
     switch (sub) {
       case 'add': {

@@ -53,7 +53,14 @@ export const userCommand: Command = {
         return withAppliance(flags, async (a) => {
           // A generated password has been on a terminal: as with init's admin, it must be changed at first login.
           const mustChange = !values['password-stdin'];
-          const u = await createUser(a.db, consoleActor(), { username, password, role, groups, timezone: values.timezone ?? null, must_change_password: mustChange });
+          const u = await createUser(a.db, consoleActor(), {
+            username,
+            password,
+            role,
+            groups,
+            timezone: values.timezone ?? null,
+            must_change_password: mustChange,
+          });
           err(`user ${u.username} created (id ${u.id}, role ${u.role}, scope ${u.scope === 'all' ? 'all' : u.scope.join(',')})`);
           if (!values['password-stdin']) {
             err('Initial password, shown once:');
@@ -66,7 +73,17 @@ export const userCommand: Command = {
         return withAppliance(flags, (a) => {
           for (const u of listUsers(a.db)) {
             const scope = u.scope === 'all' ? 'all' : u.scope.join(',') || 'none';
-            out([u.id, u.username, u.role, scope, u.disabled ? 'disabled' : 'active', u.timezone ?? '-', formatTimestamp(u.created_at, a.config.server.timezone)].join('\t'));
+            out(
+              [
+                u.id,
+                u.username,
+                u.role,
+                scope,
+                u.disabled ? 'disabled' : 'active',
+                u.timezone ?? '-',
+                formatTimestamp(u.created_at, a.config.server.timezone),
+              ].join('\t'),
+            );
           }
           return 0;
         });

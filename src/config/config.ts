@@ -8,7 +8,7 @@ import { z } from 'zod';
 
 const listenSchema = z
   .string()
-  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 127.0.0.1:8080')
+  .regex(/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):\d{1,5}$/, 'must be HOST:PORT, e.g. 127.0.0.1:8080')
   .refine((v) => {
     const port = Number(v.slice(v.lastIndexOf(':') + 1));
     return port >= 0 && port <= 65535;
@@ -45,10 +45,13 @@ export const configSchema = z
         tls_cert: z.string().default(''),
         tls_key: z.string().default(''),
         timezone: timezoneSchema.default('UTC'),
-        trusted_proxies: z
-          .array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 10.0.0.0/24'))
-          .default([]),
-        max_body_bytes: z.number().int().min(1024).max(64 * 1024 * 1024).default(1024 * 1024),
+        trusted_proxies: z.array(z.string().refine(isAddressOrRange, 'expected an IP address or a CIDR range such as 10.0.0.0/24')).default([]),
+        max_body_bytes: z
+          .number()
+          .int()
+          .min(1024)
+          .max(64 * 1024 * 1024)
+          .default(1024 * 1024),
         header_timeout: z.number().int().min(1).max(300).default(10),
         request_timeout: z.number().int().min(1).max(3600).default(30),
       })
@@ -156,7 +159,11 @@ function envValue(name: string, where: string, value: string, kind: 'string' | '
     return Number(value);
   }
   if (kind === 'bool') return /^(1|true|yes|on)$/i.test(value);
-  if (kind === 'list') return value.split(',').map((s) => s.trim()).filter(Boolean);
+  if (kind === 'list')
+    return value
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean);
   return value;
 }
 

@@ -82,7 +82,7 @@ export class GenerationMemo<K, V> {
     const generation = databaseGeneration(db);
     if (generation === null) return read(db, key);
     let entries = this.byHandle.get(db);
-    if (!entries) this.byHandle.set(db, (entries = new Map()));
+    if (!entries) this.byHandle.set(db, (entries = new Map<K, { generation: number; value: V }>()));
     const hit = entries.get(key);
     if (hit !== undefined && hit.generation === generation) return hit.value;
     const value = read(db, key);

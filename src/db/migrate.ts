@@ -24,7 +24,7 @@ export function loadMigrations(): Migration[] {
 function appliedVersions(db: DB): number[] {
   db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
     version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
-  return (db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[]);
+  return db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
 }
 
 export interface MigrateResult {
@@ -119,7 +119,10 @@ interface ForeignKeyViolation {
 function checkForeignKeys(db: DB): void {
   const violations = db.pragma('foreign_key_check') as ForeignKeyViolation[];
   if (violations.length === 0) return;
-  const shown = violations.slice(0, 5).map((v) => `${v.table} row ${v.rowid ?? '?'} -> ${v.parent}`).join(', ');
+  const shown = violations
+    .slice(0, 5)
+    .map((v) => `${v.table} row ${v.rowid ?? '?'} -> ${v.parent}`)
+    .join(', ');
   throw new Error(
     `${violations.length} foreign key violation${violations.length > 1 ? 's' : ''} (${shown}${violations.length > 5 ? ', ...' : ''}); ` +
       'the database is unchanged: repair these rows (`confvault db check` lists them) and start again',

@@ -26,8 +26,8 @@ export function prepareCached(db: DB, sql: string): Database.Statement {
   return stmt;
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-type TxBody = (db: DB, ...args: any[]) => unknown;
+// `never[]`: any function taking the handle first fits (parameters are checked contravariantly).
+type TxBody = (db: DB, ...args: never[]) => unknown;
 const transactions = new WeakMap<DB, Map<TxBody, Database.Transaction>>();
 
 /**
@@ -43,7 +43,7 @@ export function runTransaction<F extends TxBody>(db: DB, body: F, ...args: Param
   }
   let tx = cache.get(body);
   if (!tx) {
-    tx = db.transaction((...a: unknown[]) => body(db, ...a));
+    tx = db.transaction((...a: never[]) => body(db, ...a));
     cache.set(body, tx);
   }
   return tx(...args) as ReturnType<F>;
@@ -56,4 +56,12 @@ export function runTransaction<F extends TxBody>(db: DB, body: F, ...args: Param
  */
 export function boundLimit(param: string): string {
   return `LIMIT CAST(${param} AS INTEGER)`;
+}
+
+/**
+ * SQLite's plan for `sql` run with `args`, one detail line per step. The query-plan tests call it (through the
+ * stores' `explain*` functions) on the very SQL text the stores prepare, never on a copy.
+ */
+export function explainQueryPlan(db: DB, sql: string, args: readonly unknown[]): string[] {
+  return (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...args) as { detail: string }[]).map((r) => r.detail);
 }

@@ -37,7 +37,10 @@ export async function collectConfig(
   const where = describeEndpoint(target.host, target.port);
   const controller = new AbortController();
   const overall = setTimeout(
-    () => controller.abort(new CollectError('TIMEOUT', `The backup of ${where} did not finish within ${formatSeconds(lim.overall_timeout_ms)} (overall time limit).`)),
+    () =>
+      controller.abort(
+        new CollectError('TIMEOUT', `The backup of ${where} did not finish within ${formatSeconds(lim.overall_timeout_ms)} (overall time limit).`),
+      ),
     lim.overall_timeout_ms,
   );
   const onCancel = () => controller.abort(new CollectError('INTERRUPTED', `The backup of ${where} was cancelled before it finished.`));
@@ -59,7 +62,7 @@ export async function collectConfig(
     if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
     return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
-    const failure = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
+    const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);
     return {
       ok: false,

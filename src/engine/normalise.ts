@@ -31,6 +31,7 @@ export class TerminalScreen {
   feed(text: string): void {
     const s = this.pending ? this.pending + text : text;
     this.pending = '';
+    // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
     const special = /[\x00-\x08\x0a-\x1f\x7f]/g;
     let pos = 0;
     while (pos < s.length) {
@@ -251,6 +252,7 @@ export function cleanTerminalOutput(raw: string): string {
 }
 
 function splitLines(text: string): string[] {
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
   const plain = /[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, '\n')) ? cleanTerminalOutput(text) : text;
   return plain.replace(/\r\n/g, '\n').split('\n');
 }
@@ -280,7 +282,11 @@ export function applyTemplate(
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
   options: { redact: boolean },
 ): string {
-  const bad = patternProblems({ strip_patterns: template.strip_patterns, ignore_patterns: template.ignore_patterns, redact_patterns: template.redact_patterns });
+  const bad = patternProblems({
+    strip_patterns: template.strip_patterns,
+    ignore_patterns: template.ignore_patterns,
+    redact_patterns: template.redact_patterns,
+  });
   if (bad.length > 0) {
     const list = bad.map((b) => `${b.field}: ${b.problem}`).join('; ');
     const who = template.name ? `Template "${template.name}"` : 'The template';

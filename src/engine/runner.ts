@@ -78,10 +78,14 @@ const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (ms <= 0 || signal?.aborted) return resolve();
     const t = setTimeout(resolve, ms);
-    signal?.addEventListener('abort', () => {
-      clearTimeout(t);
-      resolve();
-    }, { once: true });
+    signal?.addEventListener(
+      'abort',
+      () => {
+        clearTimeout(t);
+        resolve();
+      },
+      { once: true },
+    );
   });
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -160,7 +164,15 @@ export class BackupRunner {
           : { ok: false, failure: result.failure, message: result.message },
       );
       log?.info(
-        { device_id: deviceId, backup_id: done.id, success: done.success, changed: done.changed, failure: result.ok ? undefined : result.failure, attempts, trigger: opts.trigger },
+        {
+          device_id: deviceId,
+          backup_id: done.id,
+          success: done.success,
+          changed: done.changed,
+          failure: result.ok ? undefined : result.failure,
+          attempts,
+          trigger: opts.trigger,
+        },
         'backup finished',
       );
       return {
@@ -176,7 +188,10 @@ export class BackupRunner {
     } catch (err) {
       log?.error({ err, device_id: deviceId }, 'backup crashed');
       // A snapshot that cannot be written (disk full ...) is a failure of this backup, said as such.
-      const f = err instanceof SnapshotStorageError ? { failure: 'STORAGE_ERROR' as const, message: err.message } : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
+      const f =
+        err instanceof SnapshotStorageError
+          ? { failure: 'STORAGE_ERROR' as const, message: err.message }
+          : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
       if (started) {
         try {
           await finishBackup(db, snapshots, started, { ok: false, ...f });

@@ -91,7 +91,13 @@ export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, 
       const d = devices[next++];
       if (runner.isRunning(d.id)) continue;
       try {
-        const sock = await connectTcp({ host: d.hostname, port: d.port, timeout_ms: config.backup.connect_timeout * 1000, service: d.protocol === 'ssh' ? 'SSH' : 'Telnet', signal });
+        const sock = await connectTcp({
+          host: d.hostname,
+          port: d.port,
+          timeout_ms: config.backup.connect_timeout * 1000,
+          service: d.protocol === 'ssh' ? 'SSH' : 'Telnet',
+          signal,
+        });
         sock.destroy();
         recordReachability(db, d.id, 'reachable', null);
       } catch (err) {

@@ -97,7 +97,8 @@ export class PromptSession {
     });
     const signal = options.signal;
     if (signal) {
-      const onAbort = () => this.abort(signal.reason instanceof CollectError ? signal.reason : new CollectError('INTERRUPTED', 'The backup was cancelled before it finished.'));
+      const onAbort = () =>
+        this.abort(signal.reason instanceof CollectError ? signal.reason : new CollectError('INTERRUPTED', 'The backup was cancelled before it finished.'));
       if (signal.aborted) onAbort();
       else signal.addEventListener('abort', onAbort, { once: true });
     }
@@ -167,7 +168,7 @@ export class PromptSession {
       let retryTimer: NodeJS.Timeout | undefined;
       let totalTimer: NodeJS.Timeout | undefined;
       let finished = false;
-      const finish = (err: unknown, value?: T) => {
+      const finish = (err: Error | null, value?: T) => {
         if (finished) return;
         finished = true;
         clearTimeout(retryTimer);
@@ -183,7 +184,7 @@ export class PromptSession {
         try {
           step = check();
         } catch (err) {
-          return finish(err);
+          return finish(err instanceof Error ? err : new Error(String(err)));
         }
         if (step && 'done' in step) return finish(null, step.done);
         if (this.closed) return finish(o.onClose());
@@ -278,7 +279,8 @@ export class PromptSession {
       {
         idle_ms: login_timeout_ms,
         total_ms: login_timeout_ms,
-        onIdle: () => new CollectError('PROMPT_NOT_FOUND', `Logged in to ${where} but no CLI prompt was recognised within ${formatSeconds(login_timeout_ms)}.`, true),
+        onIdle: () =>
+          new CollectError('PROMPT_NOT_FOUND', `Logged in to ${where} but no CLI prompt was recognised within ${formatSeconds(login_timeout_ms)}.`, true),
         onClose: () => new CollectError('DISCONNECTED', `${where} closed the session right after login, before showing a prompt.`, true),
       },
     );
@@ -354,7 +356,8 @@ export class PromptSession {
     if (unchanged) {
       // "Error: Password is wrong.", "% Authentication failed", "Invalid password": the level did not change.
       if (said.some((line) => ENABLE_REFUSED.test(line))) throw refusedSecret();
-      if (this.promptKind(now) === null) throw new CollectError('ENABLE_FAILED', `Enable mode was not confirmed on ${where}: an unexpected prompt came back.`, true);
+      if (this.promptKind(now) === null)
+        throw new CollectError('ENABLE_FAILED', `Enable mode was not confirmed on ${where}: an unexpected prompt came back.`, true);
       return;
     }
     if (!privileged.test(now)) {
@@ -393,7 +396,8 @@ export class PromptSession {
       },
       {
         idle_ms: command_timeout_ms,
-        onIdle: () => new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(command_timeout_ms)}).`, true),
+        onIdle: () =>
+          new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(command_timeout_ms)}).`, true),
         onClose: () => new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true),
       },
     );

@@ -5,20 +5,10 @@ import type { FailureType } from '../features/backups/failure-types';
 export { FAILURE_TYPES, type CollectTarget, type FailureType } from '../features/backups/failure-types';
 
 /** Failure types meaning no session could be established: the device counts as unreachable. */
-export const UNREACHABLE_FAILURES: ReadonlySet<FailureType> = new Set<FailureType>([
-  'TIMEOUT',
-  'CONNECTION_REFUSED',
-  'DNS_ERROR',
-  'NETWORK_UNREACHABLE',
-]);
+export const UNREACHABLE_FAILURES: ReadonlySet<FailureType> = new Set<FailureType>(['TIMEOUT', 'CONNECTION_REFUSED', 'DNS_ERROR', 'NETWORK_UNREACHABLE']);
 
 /** Failure types worth retrying with backoff (transient). */
-export const TRANSIENT_FAILURES: ReadonlySet<FailureType> = new Set<FailureType>([
-  'TIMEOUT',
-  'CONNECTION_REFUSED',
-  'NETWORK_UNREACHABLE',
-  'DISCONNECTED',
-]);
+export const TRANSIENT_FAILURES: ReadonlySet<FailureType> = new Set<FailureType>(['TIMEOUT', 'CONNECTION_REFUSED', 'NETWORK_UNREACHABLE', 'DISCONNECTED']);
 
 export interface CollectLimits {
   connect_timeout_ms: number;

@@ -164,7 +164,7 @@ export class EventBackups {
   private rebuildAddresses(): void {
     const byAddress = new Map<string, number[]>();
     for (const d of this.devices.values()) {
-      const addrs = isIP(d.hostname) ? [normaliseAddress(d.hostname)] : this.resolved.get(d.hostname) ?? [];
+      const addrs = isIP(d.hostname) ? [normaliseAddress(d.hostname)] : (this.resolved.get(d.hostname) ?? []);
       for (const a of addrs) push(byAddress, a, d.id);
     }
     this.byAddress = byAddress;
@@ -227,7 +227,7 @@ export class EventBackups {
   /** Starts ready backups up to [backup] concurrency; a device already being backed up waits for that to finish. */
   private pump(): void {
     const limit = this.deps.config.backup.concurrency;
-    for (let i = 0; i < this.ready.length && this.running.size < limit; ) {
+    for (let i = 0; i < this.ready.length && this.running.size < limit;) {
       const id = this.ready[i];
       if (this.running.has(id)) {
         i++;

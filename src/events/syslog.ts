@@ -21,6 +21,10 @@ const V5424_RE = /^1 (\S+) (\S+) (\S+) (\S+) (\S+) /;
 const TS3164_RE = /^[A-Z][a-z]{2} [ \d]\d \d\d:\d\d:\d\d /;
 const HOST_RE = /^[A-Za-z0-9][A-Za-z0-9.\-_:]*$/;
 
+// Runs of control characters (tab excepted) become one space.
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
+const CONTROL_RUNS = /[\x00-\x08\x0a-\x1f\x7f]+/g;
+
 /**
  * Parses one syslog message (without framing). Returns null for anything that is not syslog: no valid PRI, empty,
  * or longer than MAX_MESSAGE_BYTES. Control characters are kept out of the text (a NUL or a newline cannot smuggle
@@ -32,8 +36,11 @@ export function parseSyslog(raw: string): SyslogMessage | null {
   if (!pm) return null;
   const pri = Number(pm[1]);
   if (pri > 191 || (pm[1].length > 1 && pm[1][0] === '0')) return null;
-  // eslint-disable-next-line no-control-regex
-  const text = raw.slice(pm[0].length).replace(/^\uFEFF/, '').replace(/[\x00-\x08\x0a-\x1f\x7f]+/g, ' ').trimEnd();
+  const text = raw
+    .slice(pm[0].length)
+    .replace(/^\uFEFF/, '')
+    .replace(CONTROL_RUNS, ' ')
+    .trimEnd();
   const v = V5424_RE.exec(text);
   if (v) {
     const host = v[2] === '-' ? null : v[2];
@@ -154,6 +161,9 @@ export function compileChangeEvents(patterns: readonly string[], trusted: (sourc
 /** A user name as a device reported it: trimmed of quotes, at most 128 characters, null when empty or a placeholder. */
 export function cleanUser(u: string | undefined | null): string | null {
   if (!u) return null;
-  const s = u.replace(/^['"]|['"]$/g, '').trim().slice(0, 128);
+  const s = u
+    .replace(/^['"]|['"]$/g, '')
+    .trim()
+    .slice(0, 128);
   return s === '' || s === '**' || s === '-' ? null : s;
 }

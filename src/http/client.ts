@@ -56,7 +56,10 @@ export function resolveClient(
   const scheme = tls ? 'https' : 'http';
   if (!isTrustedProxy(address, trusted)) return { address, scheme };
   let client = address;
-  const hops = (headers.forwardedFor ?? '').split(',').map((h) => plainAddress(h.trim())).filter(Boolean);
+  const hops = (headers.forwardedFor ?? '')
+    .split(',')
+    .map((h) => plainAddress(h.trim()))
+    .filter(Boolean);
   for (let i = hops.length - 1; i >= 0; i--) {
     if (isIP(hops[i]) === 0) break;
     client = hops[i];

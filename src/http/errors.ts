@@ -11,10 +11,7 @@ export function errorResponse(c: Context<AppEnv>, err: ApiError): Response {
   c.header('Cache-Control', 'no-store');
   // A 405 names what the path does accept (RFC 9110 15.5.6).
   if (err.code === 'METHOD_NOT_ALLOWED' && Array.isArray(err.details.allow)) c.header('Allow', err.details.allow.join(', '));
-  return c.json(
-    { error: { code: err.code, message: err.message, request_id: requestId, details: err.details } },
-    err.status as 400,
-  );
+  return c.json({ error: { code: err.code, message: err.message, request_id: requestId, details: err.details } }, err.status as 400);
 }
 
 export function zodFieldErrors(error: ZodError, target?: string): FieldError[] {

@@ -49,10 +49,7 @@ function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
  * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log
  * line. The line never holds the query string (it may carry a mistaken key) nor any body.
  */
-export function requestEnvelope(
-  app: AppServices,
-  api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable },
-): MiddlewareHandler<AppEnv> {
+export function requestEnvelope(app: AppServices, api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable }): MiddlewareHandler<AppEnv> {
   const writeAccessLog = accessLogWriter(app.log);
   return async (c, next) => {
     const start = performance.now();
@@ -185,6 +182,7 @@ export function findTextProblem(value: unknown): { field: string; message: strin
       for (const [k, child] of Object.entries(v)) {
         const field = at ? `${at}.${k}` : k;
         const p = textProblem(k);
+        // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
         if (p) return { field: field.replace(/[\u0000\uD800-\uDFFF]/g, '?'), message: `field name ${p}` };
         stack.push({ v: child, at: field });
       }

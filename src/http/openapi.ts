@@ -118,7 +118,14 @@ export const IntIdParam = (name: string) =>
     .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
     .transform(Number)
     .refine((n) => n <= Number.MAX_SAFE_INTEGER, `${name} must be at most 2^53-1`)
-    .openapi({ param: { name, in: 'path' }, type: 'integer', minimum: 1, maximum: Number.MAX_SAFE_INTEGER, description: 'Record id (1 to 2^53-1); an id is never reused after its record is deleted', example: 1 });
+    .openapi({
+      param: { name, in: 'path' },
+      type: 'integer',
+      minimum: 1,
+      maximum: Number.MAX_SAFE_INTEGER,
+      description: 'Record id (1 to 2^53-1); an id is never reused after its record is deleted',
+      example: 1,
+    });
 
 export const UuidParam = (name: string) =>
   z
@@ -133,7 +140,7 @@ export const SuccessStatusSchema = z.object({ status: z.literal('success') }).op
 export type JsonText<T> = string & { readonly __encodes?: T };
 
 export function toJsonText<T>(value: T): JsonText<T> {
-  return JSON.stringify(value) as JsonText<T>;
+  return JSON.stringify(value);
 }
 
 /** A 200 response carrying rendered JSON, with the headers and the route typing c.json would give. */

@@ -10,7 +10,7 @@ import { checkPermission, type PermissionGuard } from './middleware';
 type Target = 'query' | 'param' | 'json';
 
 /** Handlers registered here are the last step: there is no next middleware to call. */
-const NO_NEXT: Next = async () => undefined;
+const NO_NEXT: Next = () => Promise.resolve();
 
 function check(c: Context<AppEnv>, target: Target, schema: ZodType, value: unknown): void {
   const result = schema.safeParse(value);
@@ -48,7 +48,10 @@ export function refuseUnvalidatedParts(route: RouteConfig): void {
     }
   }
   const types = Object.keys(route.request?.body?.content ?? {}).filter((t) => t !== 'application/json');
-  if (types.length > 0) throw new Error(`${where}: registerRoute validates JSON bodies only; this definition describes a body of type ${types.join(', ')}, which would go unchecked`);
+  if (types.length > 0)
+    throw new Error(
+      `${where}: registerRoute validates JSON bodies only; this definition describes a body of type ${types.join(', ')}, which would go unchecked`,
+    );
 }
 
 /**
@@ -72,6 +75,7 @@ export function registerRoute<R extends RouteConfig>(api: OpenAPIHono<AppEnv>, r
   const noQuery = parsedEmpty?.success ? Object.freeze(parsedEmpty.data as object) : undefined;
   const params = route.request?.params as ZodType | undefined;
   const body = jsonSchemaOf(route);
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- hono's Handler<AppEnv> types the path as any; this is the route's own context.
   const run = (c: Context<AppEnv>) => handler(c, NO_NEXT);
   const checked = (c: Context<AppEnv>) => {
     for (const p of permissions) checkPermission(c, p);

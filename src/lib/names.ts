@@ -2,8 +2,10 @@
 import { z } from '@hono/zod-openapi';
 
 /** C0 controls, DEL and C1 controls: never part of a name. */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** The same, but tab, line feed and carriage return are text in a description (a multi-line text area). */
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
 const CONTROL_IN_TEXT = /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/;
 
 export function hasControlCharacters(s: string): boolean {

@@ -40,7 +40,8 @@ export function compileRe2(source: string, options: { caseInsensitive?: boolean 
   } catch (err) {
     throw new PatternError(source, describe(err));
   }
-  if (re.programSize() > MAX_PROGRAM_SIZE) throw new PatternError(source, `too large once compiled (${re.programSize()} instructions, at most ${MAX_PROGRAM_SIZE}); use smaller repeat counts`);
+  if (re.programSize() > MAX_PROGRAM_SIZE)
+    throw new PatternError(source, `too large once compiled (${re.programSize()} instructions, at most ${MAX_PROGRAM_SIZE}); use smaller repeat counts`);
   return re;
 }
 

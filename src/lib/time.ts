@@ -78,7 +78,7 @@ function spanOffset(spans: Map<string, Map<number, number | null>>, tz: string, 
   let zone = spans.get(tz);
   if (!zone) {
     if (spans.size >= MAX_CACHED_ZONES) spans.clear();
-    spans.set(tz, (zone = new Map()));
+    spans.set(tz, (zone = new Map<number, number | null>()));
   }
   let offset = zone.get(index);
   if (offset === undefined) {
@@ -92,8 +92,7 @@ function spanOffset(spans: Map<string, Map<number, number | null>>, tz: string, 
 
 export function formatTimestamp(ms: number, tz: string): string {
   if (tz === 'UTC') return formatUtc(ms);
-  const offset =
-    spanOffset(dayOffsets, tz, Math.floor(ms / DAY_MS), DAY_MS) ?? spanOffset(quarterOffsets, tz, Math.floor(ms / QUARTER_HOUR), QUARTER_HOUR);
+  const offset = spanOffset(dayOffsets, tz, Math.floor(ms / DAY_MS), DAY_MS) ?? spanOffset(quarterOffsets, tz, Math.floor(ms / QUARTER_HOUR), QUARTER_HOUR);
   return offset === null ? formatExact(ms, tz) : formatUtc(ms + offset);
 }
 
@@ -114,8 +113,12 @@ export function parseLocalTimestamp(text: string, tz: string): number | null {
   // Date arithmetic rolls out-of-range fields over (month 13, hour 24, 30 February): refuse instead.
   const back = new Date(asUtc);
   if (
-    back.getUTCFullYear() !== y || back.getUTCMonth() !== mo - 1 || back.getUTCDate() !== d ||
-    back.getUTCHours() !== h || back.getUTCMinutes() !== mi || back.getUTCSeconds() !== s
+    back.getUTCFullYear() !== y ||
+    back.getUTCMonth() !== mo - 1 ||
+    back.getUTCDate() !== d ||
+    back.getUTCHours() !== h ||
+    back.getUTCMinutes() !== mi ||
+    back.getUTCSeconds() !== s
   ) {
     return null;
   }

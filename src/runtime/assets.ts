@@ -43,7 +43,7 @@ export function repoRoot(): string {
     for (;;) {
       if (existsSync(path.join(dir, 'schema')) && existsSync(path.join(dir, 'package.json'))) {
         try {
-          if (JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')).name === 'confvault') return (rootDir = dir);
+          if ((JSON.parse(readFileSync(path.join(dir, 'package.json'), 'utf8')) as { name?: unknown }).name === 'confvault') return (rootDir = dir);
         } catch {
           /* not ours; keep walking */
         }

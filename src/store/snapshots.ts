@@ -1,6 +1,19 @@
 // Content-addressed snapshot files: <data_dir>/snapshots/ab/<sha256>[.gz], written atomically, verified on read.
 import { createHash, webcrypto } from 'node:crypto';
-import { closeSync, existsSync, fsyncSync, promises as fsp, mkdirSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  existsSync,
+  fsyncSync,
+  promises as fsp,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { gunzipSync, gzip, gzipSync, constants as zlib } from 'node:zlib';
@@ -18,7 +31,10 @@ export class SnapshotIntegrityError extends Error {}
 
 /** The snapshot could not be written (disk full, quota, read-only or failing disk); nothing was left behind. */
 export class SnapshotStorageError extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'SnapshotStorageError';
   }
@@ -57,7 +73,10 @@ function writeAll(fd: number, body: Buffer): void {
 
 export class SnapshotStore {
   readonly root: string;
-  constructor(dataDir: string, private readonly compress = true) {
+  constructor(
+    dataDir: string,
+    private readonly compress = true,
+  ) {
     this.root = path.join(dataDir, 'snapshots');
   }
 
@@ -130,7 +149,7 @@ export class SnapshotStore {
       await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
       const fh = await fsp.open(tmp, 'w', 0o600);
       try {
-        for (let off = 0; off < body.length; ) {
+        for (let off = 0; off < body.length;) {
           const { bytesWritten } = await fh.write(body, off, body.length - off);
           if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'ENOSPC' });
           off += bytesWritten;

@@ -32,9 +32,7 @@ export const aristaEos: TemplateSpec = {
   ],
   // Change events: "%SYS-5-CONFIG_I: Configured from console by admin on vty3 (192.0.2.1)" (Arista EOS System
   // Message Guide, SYS-5-CONFIG_I: "Configured from [source] by [user] on [line] ([address])").
-  change_events: [
-    '%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>[^\\s(]+)',
-  ],
+  change_events: ['%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>[^\\s(]+)'],
   redact: false,
   exit_command: 'exit',
 };

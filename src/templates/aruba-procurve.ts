@@ -35,9 +35,7 @@ export const arubaProcurve: TemplateSpec = {
   // Change events (HPE ArubaOS-Switch / ProCurve Event Log Message Reference, mgr event 03125):
   // "mgr: Startup configuration changed by CLI. New seq. number 12" (also "by SNMP", "by WebUI"); the word after
   // "by" is the interface, not a user, so no user is recorded.
-  change_events: [
-    'mgr: +(?:Startup|Running) configuration changed by ',
-  ],
+  change_events: ['mgr: +(?:Startup|Running) configuration changed by '],
   redact: false,
   exit_command: 'logout',
 };

@@ -35,10 +35,7 @@ export const ciscoAsa: TemplateSpec = {
   // Change events (Cisco ASA Series Syslog Messages, 111xxx): "%ASA-5-111008: User 'user' executed the 'command'
   // command." and "%ASA-5-111010: User 'username', running 'application-name' from IP ip_addr, executed 'cmd'".
   // 111008 is logged for configuration commands (show commands are 111009, at severity 7).
-  change_events: [
-    "%ASA-5-111008: User '(?<user>[^']*)' executed the ",
-    "%ASA-5-111010: User '?(?<user>[^',]*)'?, running ",
-  ],
+  change_events: ["%ASA-5-111008: User '(?<user>[^']*)' executed the ", "%ASA-5-111010: User '?(?<user>[^',]*)'?, running "],
   redact: false,
   exit_command: 'exit',
 };

@@ -50,9 +50,7 @@ export const ciscoIos: TemplateSpec = {
   // Change events: "%SYS-5-CONFIG_I: Configured from console by vty2 (10.34.195.36)" (Cisco IOS configuration
   // guides, "Configuring System Message Logging", Table "System Log Message Elements" example; IOS-XE System Message
   // Guide, SYS-5-CONFIG_I). The word after "by" is the user, or the line (vty2, console) when no user logged in.
-  change_events: [
-    '%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>[^\\s(]+)',
-  ],
+  change_events: ['%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>[^\\s(]+)'],
   redact: false,
   exit_command: 'exit',
 };

@@ -13,12 +13,7 @@ export const ciscoNxos: TemplateSpec = {
   pre_commands: ['terminal length 0', 'terminal width 511'],
   commands: ['show running-config'],
   enable: null,
-  strip_patterns: [
-    '^!Time: ',
-    '^!Running configuration last done at: ',
-    '^!NVRAM config last updated at ',
-    '^show running-config\\s*$',
-  ],
+  strip_patterns: ['^!Time: ', '^!Running configuration last done at: ', '^!NVRAM config last updated at ', '^show running-config\\s*$'],
   ignore_patterns: [],
   redact_patterns: [
     // username admin password 5 $5$...  role network-admin
@@ -40,9 +35,7 @@ export const ciscoNxos: TemplateSpec = {
   ],
   // Change events: "%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from vty by admin on 192.0.2.1@pts/0" (Cisco Nexus
   // NX-OS System Messages Reference, VSHD messages: "Configured from vty by [chars] on [chars]").
-  change_events: [
-    '%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from \\S+ by (?<user>\\S+)',
-  ],
+  change_events: ['%VSHD-5-VSHD_SYSLOG_CONFIG_I: Configured from \\S+ by (?<user>\\S+)'],
   redact: false,
   exit_command: 'exit',
 };

@@ -15,12 +15,7 @@ export const frr: TemplateSpec = {
   pre_commands: ['terminal length 0'],
   commands: ['show running-config'],
   enable: { command: 'enable', password_prompt: '[Pp]assword: ?$', prompt: '(?:^|[\\r\\n])[\\w.\\-@/:]+(?:\\([^()\\r\\n]*\\)){0,2}# ?$' },
-  strip_patterns: [
-    '^Building configuration\\.\\.\\.\\s*$',
-    '^Current configuration:\\s*$',
-    '^frr version \\S+\\s*$',
-    '^show running-config\\s*$',
-  ],
+  strip_patterns: ['^Building configuration\\.\\.\\.\\s*$', '^Current configuration:\\s*$', '^frr version \\S+\\s*$', '^show running-config\\s*$'],
   ignore_patterns: [],
   redact_patterns: [
     { pattern: '^((?:enable )?password) \\S+', replacement: '$1 <redacted>' },
@@ -35,10 +30,7 @@ export const frr: TemplateSpec = {
   // entered on a VTY), each daemon logs "<prompt><command>" at notice level, e.g.
   // "vty[5]@(vtysh)(config)# router bgp 65001" (lib/vty.c, vty_command); any command given in a configuration
   // node, or "configure terminal" itself, marks a change. FRR does not name the user.
-  change_events: [
-    'vty\\[[?\\d]*\\]@\\S*\\(config[^)]*\\)# \\S',
-    'vty\\[[?\\d]*\\]@\\S*# conf(?:igure)?(?: t(?:erminal)?)?\\s*$',
-  ],
+  change_events: ['vty\\[[?\\d]*\\]@\\S*\\(config[^)]*\\)# \\S', 'vty\\[[?\\d]*\\]@\\S*# conf(?:igure)?(?: t(?:erminal)?)?\\s*$'],
   redact: false,
   exit_command: 'exit',
 };

@@ -29,9 +29,7 @@ export const hpeComware: TemplateSpec = {
   // Change events (HPE Comware 7 System Log Messages Reference, CFGMAN): "%%10CFGMAN/5/CFGMAN_CFGCHANGED:
   // -EventIndex=[INT32]-CommandSource=[INT32]-ConfigSource=[INT32]-ConfigDestination=[INT32]; Configuration changed."
   // and the older "CFGMAN/5/CFGMAN_OPTCOMPLETION" is not used (it reports save/copy operations).
-  change_events: [
-    '\\bCFGMAN_CFGCHANGED\\b',
-  ],
+  change_events: ['\\bCFGMAN_CFGCHANGED\\b'],
   redact: false,
   exit_command: 'quit',
 };

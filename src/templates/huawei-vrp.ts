@@ -17,11 +17,7 @@ export const huaweiVrp: TemplateSpec = {
   pre_commands: ['screen-length 0 temporary'],
   commands: ['display current-configuration'],
   enable: { command: 'super', password_prompt: '[Pp]assword: ?$', prompt: null, prompt_unchanged: true },
-  strip_patterns: [
-    '^!Last configuration was (?:updated|saved) at ',
-    '^!Time: ',
-    '^display current-configuration\\s*$',
-  ],
+  strip_patterns: ['^!Last configuration was (?:updated|saved) at ', '^!Time: ', '^display current-configuration\\s*$'],
   ignore_patterns: [],
   redact_patterns: [
     // local-user x password irreversible-cipher $1c$..., snmp-agent community read cipher %^%#...%^%#,

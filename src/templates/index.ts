@@ -82,9 +82,9 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
   checkCommands(t.commands, 'commands', 1, add);
 
   if (t.enable !== null) {
-    const e = t.enable as Partial<Record<'command' | 'password_prompt' | 'prompt' | 'prompt_unchanged', unknown>> | undefined;
-    if (typeof e !== 'object' || e === null) add('enable', 'must be null or an object with command, password_prompt and prompt');
+    if (typeof t.enable !== 'object' || t.enable === null) add('enable', 'must be null or an object with command, password_prompt and prompt');
     else {
+      const e = t.enable as Partial<Record<'command' | 'password_prompt' | 'prompt' | 'prompt_unchanged', unknown>>;
       checkCommand(e.command, 'enable.command', add);
       checkPromptPattern(e.password_prompt, 'enable.password_prompt', add);
       if (e.prompt !== null) checkPromptPattern(e.prompt, 'enable.prompt', add);

@@ -37,10 +37,7 @@ export const juniperJunos: TemplateSpec = {
   ],
   // Change events (Junos OS System Log Messages reference, UI_COMMIT and UI_COMMIT_COMPLETED):
   // "UI_COMMIT: User 'admin' requested 'commit' operation (comment: none)" and "UI_COMMIT_COMPLETED: commit complete".
-  change_events: [
-    "\\bUI_COMMIT: User '(?<user>[^']*)' requested ",
-    '\\bUI_COMMIT_COMPLETED\\b',
-  ],
+  change_events: ["\\bUI_COMMIT: User '(?<user>[^']*)' requested ", '\\bUI_COMMIT_COMPLETED\\b'],
   redact: false,
   exit_command: 'exit',
 };

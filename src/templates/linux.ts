@@ -7,7 +7,7 @@ export const linux: TemplateSpec = {
   description:
     'Linux servers and appliances with a POSIX shell (Debian/Ubuntu ifupdown layout). Stores /etc/hostname, ' +
     '/etc/hosts and /etc/network/interfaces, each through its own SSH exec channel, so no prompt, MOTD or ' +
-    'terminal escape codes get in the way. For netplan, NetworkManager, nftables or a routing daemon\'s file ' +
+    "terminal escape codes get in the way. For netplan, NetworkManager, nftables or a routing daemon's file " +
     '(bird.conf, frr.conf), copy this template and change the commands. Over Telnet the session falls back to ' +
     'the shell and matches a user@host:path$ prompt. Wi-Fi pre-shared keys in the interfaces file are redacted ' +
     'when redaction is on.',
@@ -19,9 +19,7 @@ export const linux: TemplateSpec = {
   enable: null,
   strip_patterns: [],
   ignore_patterns: [],
-  redact_patterns: [
-    { pattern: '^(\\s*wpa-(?:psk|passphrase|password)) \\S+', replacement: '$1 <redacted>' },
-  ],
+  redact_patterns: [{ pattern: '^(\\s*wpa-(?:psk|passphrase|password)) \\S+', replacement: '$1 <redacted>' }],
   // No change-event patterns yet: event-driven backups need them (see the other templates).
   change_events: [],
   redact: false,

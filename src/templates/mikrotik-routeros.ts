@@ -37,9 +37,7 @@ export const mikrotikRouteros: TemplateSpec = {
   // Change events (MikroTik RouterOS manual, System / Log): "system,info mangle rule changed by admin",
   // "system,info item added by admin", "... moved by admin"; RouterOS 7 names the session:
   // "filter rule changed by winbox-3.40/tcp-msg(winbox):admin@192.0.2.1 (...)".
-  change_events: [
-    '\\b(?:added|changed|removed|moved) by (?:\\S*\\):)?(?<user>[^@\\s()]+)',
-  ],
+  change_events: ['\\b(?:added|changed|removed|moved) by (?:\\S*\\):)?(?<user>[^@\\s()]+)'],
   redact: false,
   exit_command: '/quit',
 };

@@ -44,7 +44,10 @@ export function compileRedaction(source: string): (line: string, to: string) => 
  */
 export function changeFingerprint(text: string, ignore_patterns: readonly string[]): string {
   const ignore = usablePatterns(ignore_patterns);
-  const lines = text.replace(/\r\n/g, '\n').split('\n').filter((line) => !ignore.some((re) => re.test(line)));
+  const lines = text
+    .replace(/\r\n/g, '\n')
+    .split('\n')
+    .filter((line) => !ignore.some((re) => re.test(line)));
   return createHash('sha256').update(lines.join('\n')).digest('hex');
 }
 

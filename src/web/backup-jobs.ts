@@ -34,13 +34,11 @@ export function startBackupJob(app: AppServices, actor: Actor, deviceId: number,
   }
   const job: BackupJob = { id, deviceId, userId, startedAt: now, finishedAt: null, result: null, progress: null };
   jobs.set(job.id, job);
-  void app.runner
-    .backupDevice(deviceId, { trigger: 'manual', onProgress: (_id, text) => (job.progress = text) })
-    .then((r) => {
-      job.result = r;
-      job.finishedAt = Date.now();
-      onDone?.(r);
-    });
+  void app.runner.backupDevice(deviceId, { trigger: 'manual', onProgress: (_id, text) => (job.progress = text) }).then((r) => {
+    job.result = r;
+    job.finishedAt = Date.now();
+    onDone?.(r);
+  });
   return job;
 }
 

@@ -163,7 +163,16 @@ export async function diffVersions(
   ignore: readonly string[],
   opts: { unified?: boolean; json?: boolean; snapshots?: SnapshotStore; log?: Logger | null } = {},
 ): Promise<DiffView | null> {
-  const task = { kind: 'diff', a, b, names, ignore: [...ignore], unified: opts.unified === true, json: opts.json === true, snapshotsRoot: opts.snapshots?.root ?? null };
+  const task = {
+    kind: 'diff',
+    a,
+    b,
+    names,
+    ignore: [...ignore],
+    unified: opts.unified === true,
+    json: opts.json === true,
+    snapshotsRoot: opts.snapshots?.root ?? null,
+  };
   const r = await runOffThread<DiffAnswer>(task, DIFF_LIMITS.timeout_ms * 3 + 5_000);
   if ('unreadable' in r) {
     opts.log?.error({ hash: r.unreadable.hash, problem: r.unreadable.problem }, 'snapshot integrity error');
@@ -189,7 +198,10 @@ export function diffBackups(
  * A stored version's text read and verified on a worker (a 32 MB configuration takes over a second): the text,
  * or null for a failed backup or a missing or corrupt snapshot (logged), as readBackupText.
  */
-export async function readBackupTextOffThread(app: { snapshots: SnapshotStore; log: Logger | null }, row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>): Promise<string | null> {
+export async function readBackupTextOffThread(
+  app: { snapshots: SnapshotStore; log: Logger | null },
+  row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>,
+): Promise<string | null> {
   if (!row.success || !row.config_snapshot_hash) return null;
   const r = await runOffThread<{ text: string } | { unreadable: { hash: string; problem: string } }>(
     { kind: 'read', hash: row.config_snapshot_hash, snapshotsRoot: app.snapshots.root },
@@ -212,7 +224,15 @@ export function readTask(req: { hash: string; snapshotsRoot: string }): { text: 
 }
 
 /** The worker side of diffVersions. */
-export function diffTask(req: { a: DiffSide; b: DiffSide; names: { a: string; b: string }; ignore: string[]; unified: boolean; json?: boolean; snapshotsRoot: string | null }): DiffAnswer {
+export function diffTask(req: {
+  a: DiffSide;
+  b: DiffSide;
+  names: { a: string; b: string };
+  ignore: string[];
+  unified: boolean;
+  json?: boolean;
+  snapshotsRoot: string | null;
+}): DiffAnswer {
   const texts: string[] = [];
   for (const side of [req.a, req.b]) {
     if (typeof side === 'string') {

@@ -23,6 +23,8 @@ export async function render(c: WebContext, opts: PageOptions, body: Child): Pro
     csrf: session?.csrfToken,
     flash: takeFlash(c),
   };
+  // hono types the element as a string or a Promise of one; at run time it is a node whose toString() may return a Promise (async components).
+  // eslint-disable-next-line @typescript-eslint/await-thenable, @typescript-eslint/no-base-to-string -- see above
   const html = '<!DOCTYPE html>' + (await (<Layout {...props}>{body}</Layout>).toString());
   c.header('Cache-Control', 'no-store');
   return c.html(html, (opts.status ?? 200) as 200);

@@ -64,6 +64,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       throw new ApiError('PAYLOAD_TOO_LARGE', `Request body exceeds ${app.config.server.max_body_bytes} bytes`);
     },
   });
+  // eslint-disable-next-line @typescript-eslint/no-unsafe-argument -- hono's use('*') types the input as any; bodyLimit reads only the request.
   web.use('*', (c, next) => (UNSAFE.has(c.req.method) && !isForeignPath(c.req.path) ? limitBody(c, next) : next()));
 
   registerStatic(web);

@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { insertCredential, insertDevice, insertGroup, insertTemplate, seedInventory } from './backups.seed';
-import { SPEC_ENDPOINTS, type SpecEndpoint } from './openapi.endpoints';
+import { SPEC_ENDPOINTS } from './openapi.endpoints';
 
 interface AuditRecord {
   actor: string;
@@ -76,7 +76,10 @@ describe('audit trail of the public API', () => {
     const narrow = await t.keyFor({ permissions: ['devices.view'] });
     const res = await t.api(`/api/v1/devices/${ids.device_id}`, { method: 'PUT', key: narrow, json: { description: 'nope' } });
     assert.equal(res.status, 403);
-    const after = t.services.db.prepare("SELECT count(*) FROM audit_log WHERE action NOT LIKE 'user.%' AND action NOT LIKE 'role.%' AND action NOT LIKE 'apikey.%'").pluck().get() as number;
+    const after = t.services.db
+      .prepare("SELECT count(*) FROM audit_log WHERE action NOT LIKE 'user.%' AND action NOT LIKE 'role.%' AND action NOT LIKE 'apikey.%'")
+      .pluck()
+      .get() as number;
     assert.ok(after <= before, 'nothing recorded as changed');
   });
 });

@@ -14,8 +14,7 @@ import { createUser, ensureFirstAdmin } from '../../src/features/users/users.ser
 import { sha256Hex } from '../../src/store/snapshots';
 import { runCliAsync, spawnServe, tempDir } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../helpers/api';
 
 describe('history pages of a running server', () => {
   const root = tempDir('confvault-pages-');
@@ -78,7 +77,10 @@ describe('history pages of a running server', () => {
       assert.equal(page.body.items[0].config_snapshot_hash, sha256Hex(text), 'the import just made comes first');
       assert.equal(page.body.items[0].success, true);
     }
-    assert.deepEqual((await history(readerA)).body.items.map((r: Json) => r.config_snapshot_hash), [...imports].reverse());
+    assert.deepEqual(
+      (await history(readerA)).body.items.map((r: Json) => r.config_snapshot_hash),
+      [...imports].reverse(),
+    );
   });
 
   test('a backup that starts, finishes and is deleted by another connection changes the page each time', async () => {
@@ -100,9 +102,9 @@ describe('history pages of a running server', () => {
     assert.ok(!after.body.items.some((r: Json) => r.id === started.id));
   });
 
-  test('the scope is checked on every request: a device moved out of the reader\'s group is 403 at once, and back', async () => {
+  test("the scope is checked on every request: a device moved out of the reader's group is 403 at once, and back", async () => {
     assert.equal((await history(readerA)).status, 200);
-    assert.equal((await history(readerB)).status, 403, 'another group\'s reader never gets the page another reader made');
+    assert.equal((await history(readerB)).status, 403, "another group's reader never gets the page another reader made");
 
     // Moved by the server itself (the API)...
     const moved = await fetch(`${server.url}/api/v1/devices/${dA}`, {
@@ -113,7 +115,7 @@ describe('history pages of a running server', () => {
     assert.equal(moved.status, 200, await moved.text());
     const refused = await history(readerA);
     assert.equal(refused.status, 403);
-    assert.equal(refused.body.error.code, 'BACKUP_DEVICE_FORBIDDEN');
+    assert.equal(refused.body.error?.code, 'BACKUP_DEVICE_FORBIDDEN');
     assert.equal((await history(readerB)).status, 200);
 
     // ...and back by another process.
@@ -122,7 +124,7 @@ describe('history pages of a running server', () => {
     assert.equal((await history(readerB)).status, 403);
   });
 
-  test('a page is rendered in each request\'s time zone', async () => {
+  test("a page is rendered in each request's time zone", async () => {
     const utc = (await history(readerA, '', { 'X-Timezone': 'UTC' })).body.items.at(-1);
     const tokyo = (await history(readerA, '', { 'X-Timezone': 'Asia/Tokyo' })).body.items.at(-1);
     assert.equal(utc.id, tokyo.id);

@@ -1,14 +1,12 @@
 // Backup history at 100,000 records per device: first and last pages correct over HTTP, ordered index use without a temp b-tree (timings: npm run bench).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { getHistoryHead, listDeviceBackupPage } from '../../src/features/backups/backups.store';
+import { explainReadStatement, getHistoryHead, listDeviceBackupPage } from '../../src/features/backups/backups.store';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { bulkInsertBackups, seedInBulk, seedInventory, type Inventory } from './backups.seed';
 
 const RECORDS = 100_000;
 const BUDGET_MS = 5;
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 function median(xs: number[]): number {
   const s = [...xs].sort((a, b) => a - b);
@@ -27,27 +25,27 @@ describe('backup history performance', () => {
     const newest = Date.UTC(2025, 5, 1);
     // Two busy devices, so the history of one is a range inside a larger index.
     seedInBulk(t.services.db, () =>
-      bulkInsertBackups(t.services.db, { deviceIds: [inv.devices.dA, inv.devices.dA1], perDevice: RECORDS, newest, stepMs: 3_600_000, failEvery: 17, hash: 'a'.repeat(64) }),
+      bulkInsertBackups(t.services.db, {
+        deviceIds: [inv.devices.dA, inv.devices.dA1],
+        perDevice: RECORDS,
+        newest,
+        stepMs: 3_600_000,
+        failEvery: 17,
+        hash: 'a'.repeat(64),
+      }),
     );
   });
   after(() => t.close());
 
   test('query plans: the covering history index, in order, no temp b-tree and no table lookup; the total from its counter', () => {
     const db = t.services.db;
-    const plans = [
-      'SELECT id, started_at, finished_at, success, error_message, config_snapshot_hash FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?',
-      'SELECT id, started_at, finished_at, success, error_message, config_snapshot_hash FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?',
-    ].map((sql) => (db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(inv.devices.dA, 10, 0) as { detail: string }[]).map((r) => r.detail).join(' | '));
+    const plans = (['pageNewest', 'pageOldest'] as const).map((name) => explainReadStatement(db, name, inv.devices.dA, 10, 0).join(' | '));
     for (const plan of plans) {
       assert.match(plan, /USING COVERING INDEX backups_device_history \(device_id=\?\)/, plan);
       assert.doesNotMatch(plan, /TEMP B-TREE|SCAN backups/, plan);
     }
     // The history head (backups.store.ts): device, record count and history version by primary keys, no count of records.
-    const headPlan = (
-      db
-        .prepare('EXPLAIN QUERY PLAN SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?')
-        .all(1) as { detail: string }[]
-    ).map((r) => r.detail);
+    const headPlan = explainReadStatement(db, 'historyHead', 1);
     assert.deepEqual(headPlan, ['SEARCH d USING INTEGER PRIMARY KEY (rowid=?)', 'SEARCH c USING INTEGER PRIMARY KEY (rowid=?) LEFT-JOIN']);
     assert.equal(getHistoryHead(db, inv.devices.dA)?.total, RECORDS);
   });
@@ -59,7 +57,10 @@ describe('backup history performance', () => {
       .prepare('SELECT id FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT 7 OFFSET ?')
       .pluck()
       .all(inv.devices.dA, total - 3) as string[];
-    assert.deepEqual(listDeviceBackupPage(db, inv.devices.dA, total - 3, 7, total).map((r) => r.id), plain);
+    assert.deepEqual(
+      listDeviceBackupPage(db, inv.devices.dA, total - 3, 7, total).map((r) => r.id),
+      plain,
+    );
     assert.equal(plain.length, 3);
   });
 
@@ -68,10 +69,13 @@ describe('backup history performance', () => {
       const lastPage = Math.ceil(RECORDS / limit);
       const timings: Record<string, number[]> = { first: [], last: [] };
       for (let round = 0; round < 25; round++) {
-        for (const [label, page] of [['first', 1], ['last', lastPage]] as const) {
+        for (const [label, page] of [
+          ['first', 1],
+          ['last', lastPage],
+        ] as const) {
           const start = performance.now();
           const res = await t.api(`/api/v1/devices/${inv.devices.dA}/backups?page=${page}&limit=${limit}`, { key });
-          const body = (await res.json()) as Json;
+          const body = await res.json();
           const ms = performance.now() - start;
           assert.equal(res.status, 200);
           assert.equal(body.items.length, limit);
@@ -88,8 +92,8 @@ describe('backup history performance', () => {
   }
 
   test('first and last pages join up with the middle: newest and oldest records', async () => {
-    const first = (await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1`, { key })).json()) as Json;
-    const last = (await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1&page=${RECORDS}`, { key })).json()) as Json;
+    const first = await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1`, { key })).json();
+    const last = await (await t.api(`/api/v1/devices/${inv.devices.dA}/backups?limit=1&page=${RECORDS}`, { key })).json();
     assert.equal(first.items[0].started_at, '2025-06-01 00:00:00');
     assert.ok(last.items[0].started_at < first.items[0].started_at);
     assert.deepEqual(last.pagination, { page: RECORDS, limit: 1, total: RECORDS, total_pages: RECORDS, has_next: false, has_prev: true });

@@ -4,17 +4,9 @@ import assert from 'node:assert/strict';
 import { PERMISSIONS } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
+import { expectErrorResponse, type Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 type DeviceName = keyof Inventory['devices'];
-
-async function expectError(res: Response, status: number, code: string): Promise<void> {
-  const body = (await res.json()) as Json;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-  assert.ok(res.headers.get('x-request-id'));
-}
 
 describe('backup endpoints: permissions and scope', () => {
   let t: TestAppliance;
@@ -38,11 +30,11 @@ describe('backup endpoints: permissions and scope', () => {
     const without = await t.keyFor({ permissions: PERMISSIONS.filter((p) => p !== 'backups.view') });
     for (const e of endpoints('dA')) {
       assert.equal((await t.api(e.path, { key: withIt })).status, 200, e.label);
-      await expectError(await t.api(e.path, { key: without }), 403, 'PERMISSION_DENIED');
+      await expectErrorResponse(await t.api(e.path, { key: without }), 403, 'PERMISSION_DENIED');
     }
     // The permission is checked before anything is looked up: no existence leak to a key without it.
-    await expectError(await t.api('/api/v1/devices/999999/backups', { key: without }), 403, 'PERMISSION_DENIED');
-    await expectError(await t.api('/api/v1/backups/0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10/content', { key: without }), 403, 'PERMISSION_DENIED');
+    await expectErrorResponse(await t.api('/api/v1/devices/999999/backups', { key: without }), 403, 'PERMISSION_DENIED');
+    await expectErrorResponse(await t.api('/api/v1/backups/0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10/content', { key: without }), 403, 'PERMISSION_DENIED');
   });
 
   test('scope matrix: subgroups inherit, ungrouped devices only for scope "all"', async () => {
@@ -64,11 +56,16 @@ describe('backup endpoints: permissions and scope', () => {
           const where = `scope ${JSON.stringify(row.scope)} ${e.label} ${name}`;
           if (row.visible.includes(name)) {
             assert.equal(res.status, 200, where);
-            const body = (await res.json()) as Json;
+            const body = await res.json();
             if (e.label === 'content') assert.equal(body.config_text, `hostname ${name}\n`, where);
-            else assert.deepEqual(body.items.map((i: Json) => i.id), [backupOf[name]], where);
+            else
+              assert.deepEqual(
+                body.items.map((i: Json) => i.id),
+                [backupOf[name]],
+                where,
+              );
           } else {
-            await expectError(res, 403, 'BACKUP_DEVICE_FORBIDDEN');
+            await expectErrorResponse(res, 403, 'BACKUP_DEVICE_FORBIDDEN');
           }
         }
       }
@@ -81,7 +78,7 @@ describe('backup endpoints: permissions and scope', () => {
     assert.equal((await t.api(path, { key })).status, 200);
     t.services.db.prepare('UPDATE devices SET group_id = ? WHERE id = ?').run(inv.groups.A, inv.devices.dB);
     try {
-      await expectError(await t.api(path, { key }), 403, 'BACKUP_DEVICE_FORBIDDEN');
+      await expectErrorResponse(await t.api(path, { key }), 403, 'BACKUP_DEVICE_FORBIDDEN');
     } finally {
       t.services.db.prepare('UPDATE devices SET group_id = ? WHERE id = ?').run(inv.groups.B, inv.devices.dB);
     }
@@ -89,27 +86,27 @@ describe('backup endpoints: permissions and scope', () => {
 
   test('missing records are 404 for a scoped key too', async () => {
     const key = await t.keyFor({ permissions: ['backups.view'], groups: [inv.groups.B] });
-    await expectError(await t.api('/api/v1/devices/999999/backups', { key }), 404, 'BACKUP_DEVICE_NOT_FOUND');
-    await expectError(await t.api('/api/v1/backups/0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10/content', { key }), 404, 'BACKUP_NOT_FOUND');
+    await expectErrorResponse(await t.api('/api/v1/devices/999999/backups', { key }), 404, 'BACKUP_DEVICE_NOT_FOUND');
+    await expectErrorResponse(await t.api('/api/v1/backups/0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10/content', { key }), 404, 'BACKUP_NOT_FOUND');
   });
 
   test('authentication: no key, a wrong key, a revoked user, a key in the URL are all 401', async () => {
     const key = await t.keyFor({ permissions: ['backups.view'], username: `revokable_${process.pid}` });
     for (const e of endpoints('dA')) {
-      await expectError(await t.api(e.path), 401, 'UNAUTHORIZED');
-      await expectError(await t.api(e.path, { key: 'cv_' + 'x'.repeat(43) }), 401, 'UNAUTHORIZED');
-      await expectError(await t.api(`${e.path}?api_key=${key}`), 401, 'UNAUTHORIZED');
-      await expectError(await t.api(`${e.path}?api_key=${key}`, { key }), 401, 'UNAUTHORIZED');
+      await expectErrorResponse(await t.api(e.path), 401, 'UNAUTHORIZED');
+      await expectErrorResponse(await t.api(e.path, { key: 'cv_' + 'x'.repeat(43) }), 401, 'UNAUTHORIZED');
+      await expectErrorResponse(await t.api(`${e.path}?api_key=${key}`), 401, 'UNAUTHORIZED');
+      await expectErrorResponse(await t.api(`${e.path}?api_key=${key}`, { key }), 401, 'UNAUTHORIZED');
     }
     t.services.db.prepare('UPDATE users SET disabled = 1 WHERE username = ?').run(`revokable_${process.pid}`);
-    await expectError(await t.api(endpoints('dA')[0].path, { key }), 401, 'UNAUTHORIZED');
+    await expectErrorResponse(await t.api(endpoints('dA')[0].path, { key }), 401, 'UNAUTHORIZED');
   });
 
   test('an incoming X-Request-ID is echoed in the header and in error.request_id', async () => {
     const key = await t.keyFor({ permissions: ['backups.view'], groups: [inv.groups.B] });
     const res = await t.api(`/api/v1/backups/${backupOf.dA}/content`, { key, headers: { 'X-Request-ID': 'ticket-4711.retry-2' } });
     assert.equal(res.headers.get('x-request-id'), 'ticket-4711.retry-2');
-    assert.equal(((await res.json()) as Json).error.request_id, 'ticket-4711.retry-2');
+    assert.equal((await res.json()).error.request_id, 'ticket-4711.retry-2');
   });
 
   test('an error body never carries configuration text', async () => {

@@ -17,7 +17,9 @@ let seq = 0;
 
 export function insertGroup(db: DB, name: string, parentId: number | null = null): number {
   const now = Date.now();
-  return Number(db.prepare('INSERT INTO device_groups (name, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, parentId, now, now).lastInsertRowid);
+  return Number(
+    db.prepare('INSERT INTO device_groups (name, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, parentId, now, now).lastInsertRowid,
+  );
 }
 
 export function insertCredential(db: DB, name = `cred-${process.pid}-${++seq}`): number {
@@ -35,7 +37,14 @@ export function insertTemplate(db: DB, name = `tpl-${process.pid}-${++seq}`): nu
 
 export function insertDevice(
   db: DB,
-  d: { name: string; credentialId: number; templateId: number; groupId?: number | null; enabled?: boolean; reachability?: 'reachable' | 'unreachable' | 'unknown' },
+  d: {
+    name: string;
+    credentialId: number;
+    templateId: number;
+    groupId?: number | null;
+    enabled?: boolean;
+    reachability?: 'reachable' | 'unreachable' | 'unknown';
+  },
 ): number {
   const now = Date.now();
   return Number(
@@ -79,7 +88,10 @@ export function recordBackup(services: AppServices, deviceId: number, outcome: O
  * prefix per call, then the counter), so the primary-key index is appended to rather than written at random
  * places: a million rows then take seconds, not minutes. The 0001/0002 triggers keep their counters as usual.
  */
-export function bulkInsertBackups(db: DB, o: { deviceIds: number[]; perDevice: number; newest: number; stepMs: number; failEvery?: number; hash?: string | null; size?: number }): void {
+export function bulkInsertBackups(
+  db: DB,
+  o: { deviceIds: number[]; perDevice: number; newest: number; stepMs: number; failEvery?: number; hash?: string | null; size?: number },
+): void {
   db.prepare(
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < @count),
           d(device_id, k) AS (SELECT value, key FROM json_each(@ids))

@@ -10,14 +10,13 @@ import { SCOPE_ALL } from '../../src/identity/principal';
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
+import { expectErrorResponse, type Json } from '../helpers/api';
 
 const RECORD_FIELDS = ['config_snapshot_hash', 'error_message', 'finished_at', 'id', 'started_at', 'success'];
 const PAGINATION_FIELDS = ['has_next', 'has_prev', 'limit', 'page', 'total', 'total_pages'];
 const T0 = Date.UTC(2025, 0, 15, 10, 0, 0);
 const HOUR = 3_600_000;
 const TEXT1 = 'hostname core-sw-1\ninterface Gi0/1\n description uplink\n';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 
 async function ok(res: Response): Promise<Json> {
   const body = await res.json();
@@ -26,12 +25,12 @@ async function ok(res: Response): Promise<Json> {
 }
 
 async function expectError(res: Response, status: number, code: string, field?: string): Promise<Json> {
-  const body = (await res.json()) as Json;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-  assert.equal(typeof body.error.message, 'string');
-  if (field) assert.ok(body.error.details.errors.some((e: Json) => e.field === field), JSON.stringify(body.error.details));
+  const body = await expectErrorResponse(res, status, code);
+  if (field)
+    assert.ok(
+      body.error.details.errors?.some((e) => e.field === field),
+      JSON.stringify(body.error.details),
+    );
   return body;
 }
 
@@ -58,9 +57,19 @@ describe('backup history and content', () => {
     assert.deepEqual(Object.keys(body.pagination).sort(), PAGINATION_FIELDS);
     assert.deepEqual(body.pagination, { page: 1, limit: 10, total: 4, total_pages: 1, has_next: false, has_prev: false });
     for (const item of body.items) assert.deepEqual(Object.keys(item).sort(), RECORD_FIELDS);
-    assert.deepEqual(body.items.map((i: Json) => i.id), [ids.r4, ids.r3, ids.r2, ids.r1]);
+    assert.deepEqual(
+      body.items.map((i: Json) => i.id),
+      [ids.r4, ids.r3, ids.r2, ids.r1],
+    );
     const [running, second, failed, first] = body.items;
-    assert.deepEqual(running, { id: ids.r4, started_at: '2025-01-15 13:00:00', finished_at: null, success: false, error_message: null, config_snapshot_hash: null });
+    assert.deepEqual(running, {
+      id: ids.r4,
+      started_at: '2025-01-15 13:00:00',
+      finished_at: null,
+      success: false,
+      error_message: null,
+      config_snapshot_hash: null,
+    });
     assert.deepEqual(failed, {
       id: ids.r2,
       started_at: '2025-01-15 11:00:00',
@@ -69,7 +78,14 @@ describe('backup history and content', () => {
       error_message: 'Timed out waiting for the prompt',
       config_snapshot_hash: null,
     });
-    assert.deepEqual(first, { id: ids.r1, started_at: '2025-01-15 10:00:00', finished_at: '2025-01-15 10:00:04', success: true, error_message: null, config_snapshot_hash: sha256Hex(TEXT1) });
+    assert.deepEqual(first, {
+      id: ids.r1,
+      started_at: '2025-01-15 10:00:00',
+      finished_at: '2025-01-15 10:00:04',
+      success: true,
+      error_message: null,
+      config_snapshot_hash: sha256Hex(TEXT1),
+    });
     assert.equal(second.config_snapshot_hash, first.config_snapshot_hash, 'identical text, identical hash');
     assert.match(first.id, /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
   });
@@ -94,7 +110,11 @@ describe('backup history and content', () => {
         assert.deepEqual(body.pagination, { page, limit, total: 25, total_pages: pages, has_next: page < pages, has_prev: page > 1 });
         seen.push(...body.items.map((i: Json) => i.id));
       }
-      assert.deepEqual(seen, all.items.map((i: Json) => i.id), `limit ${limit}`);
+      assert.deepEqual(
+        seen,
+        all.items.map((i: Json) => i.id),
+        `limit ${limit}`,
+      );
     }
     const last = await ok(await t.api(`/api/v1/devices/${device}/backups?page=3`, { key }));
     assert.equal(last.items.length, 5);
@@ -108,15 +128,20 @@ describe('backup history and content', () => {
     const same = [0, 1, 2, 3].map(() => recordBackup(t.services, device, { text: 'hostname tie\n' }, T0));
     const expected = [...same].sort().reverse();
     const one = await ok(await t.api(`/api/v1/devices/${device}/backups`, { key }));
-    assert.deepEqual(one.items.map((i: Json) => i.id), expected);
+    assert.deepEqual(
+      one.items.map((i: Json) => i.id),
+      expected,
+    );
     const paged: string[] = [];
-    for (let page = 1; page <= 4; page++) paged.push(...(await ok(await t.api(`/api/v1/devices/${device}/backups?limit=1&page=${page}`, { key }))).items.map((i: Json) => i.id));
+    for (let page = 1; page <= 4; page++)
+      paged.push(...(await ok(await t.api(`/api/v1/devices/${device}/backups?limit=1&page=${page}`, { key }))).items.map((i: Json) => i.id));
     assert.deepEqual(paged, expected);
   });
 
   test('page and limit out of range or not integers are 422 with details.errors', async () => {
     const base = `/api/v1/devices/${inv.devices.dA}/backups`;
-    for (const q of ['limit=0', 'limit=201', 'limit=abc', 'limit=-1', 'limit=1.5', 'limit=1e2']) await expectError(await t.api(`${base}?${q}`, { key }), 422, 'VALIDATION_ERROR', 'limit');
+    for (const q of ['limit=0', 'limit=201', 'limit=abc', 'limit=-1', 'limit=1.5', 'limit=1e2'])
+      await expectError(await t.api(`${base}?${q}`, { key }), 422, 'VALIDATION_ERROR', 'limit');
     for (const q of ['page=0', 'page=abc', 'page=-2']) await expectError(await t.api(`${base}?${q}`, { key }), 422, 'VALIDATION_ERROR', 'page');
     assert.equal((await ok(await t.api(`${base}?limit=200`, { key }))).pagination.limit, 200);
     assert.equal((await ok(await t.api(`${base}?limit=1`, { key }))).items.length, 1);
@@ -173,8 +198,14 @@ describe('backup history and content', () => {
     assert.equal(getBackupContent(t.services.db, t.services.snapshots, log, SCOPE_ALL, corrupt), null);
     await new Promise((r) => setImmediate(r));
     assert.equal(lines.length, 2);
-    assert.ok(lines.every((l) => l.level >= 50), 'logged as errors');
-    assert.deepEqual(lines.map((l) => l.backup_id), [missing, corrupt]);
+    assert.ok(
+      lines.every((l) => l.level >= 50),
+      'logged as errors',
+    );
+    assert.deepEqual(
+      lines.map((l) => l.backup_id),
+      [missing, corrupt],
+    );
     const logged = JSON.stringify(lines);
     assert.ok(!logged.includes('s3cr3t') && !logged.includes('forged'), 'no configuration text in the log');
   });

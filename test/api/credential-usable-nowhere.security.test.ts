@@ -56,7 +56,12 @@ describe('credential usable nowhere: claims by a scoped user', () => {
   test('so no device of theirs can carry it to a host they chose, and the trap sees no password', async () => {
     for (const cred of [id.spare, id.orphan]) {
       const r = await callApi(t, mallory, 'POST', '/devices', {
-        name: `evil-${cred}`, hostname: '127.0.0.1', port: trap.port, template_id: id.tpl, group_id: id.g1, credential_id: cred,
+        name: `evil-${cred}`,
+        hostname: '127.0.0.1',
+        port: trap.port,
+        template_id: id.tpl,
+        group_id: id.g1,
+        credential_id: cred,
       });
       assert.equal(r.status, 422, JSON.stringify(r.body));
     }

@@ -37,7 +37,10 @@ describe('credential group_ids', () => {
     assert.equal(mine.body.group_ids, null);
     const theirs = await callApi(t, scoped, 'POST', '/credentials', { name: 'u-scoped', password: 'x' });
     assert.equal(theirs.status, 201);
-    assert.deepEqual(theirs.body.group_ids, [g.a, g.a1].sort((x, y) => x - y));
+    assert.deepEqual(
+      theirs.body.group_ids,
+      [g.a, g.a1].sort((x, y) => x - y),
+    );
     const legacy = t.services.db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('u-legacy', 0, 0)").run().lastInsertRowid;
     assert.equal((await callApi(t, admin, 'GET', `/credentials/${legacy}`)).body.group_ids, null);
   });
@@ -77,13 +80,25 @@ describe('credential group_ids', () => {
   test('narrowing a usage scope that would strand a device is a 409 naming it; widening inside one’s scope works', async () => {
     const cred = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `u-narrow-${++seq}`, group_ids: [g.a, g.b] }).id;
     const d = createDevice(t.services.db, SYSTEM_ACTOR, {
-      name: `u-b-dev-${++seq}`, hostname: '192.0.2.2', protocol: 'ssh', group_id: g.b, credential_id: cred, template_id: tpl,
-      enabled: true, description: '', schedule: null, accept_host_key_change: false,
+      name: `u-b-dev-${++seq}`,
+      hostname: '192.0.2.2',
+      protocol: 'ssh',
+      group_id: g.b,
+      credential_id: cred,
+      template_id: tpl,
+      enabled: true,
+      description: '',
+      schedule: null,
+      accept_host_key_change: false,
     });
     const narrowed = await callApi(t, admin, 'PUT', `/credentials/${cred}`, { group_ids: [g.a] });
     assert.equal(narrowed.status, 409, JSON.stringify(narrowed.body));
     assert.match(narrowed.body.error!.message, new RegExp(d.name));
-    assert.deepEqual((await callApi(t, admin, 'GET', `/credentials/${cred}`)).body.group_ids, [g.a, g.b].sort((x, y) => x - y), 'unchanged');
+    assert.deepEqual(
+      (await callApi(t, admin, 'GET', `/credentials/${cred}`)).body.group_ids,
+      [g.a, g.b].sort((x, y) => x - y),
+      'unchanged',
+    );
     const own = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `u-own-${++seq}`, group_ids: [g.a1] }).id;
     const widened = await callApi(t, scoped, 'PUT', `/credentials/${own}`, { group_ids: [g.a] });
     assert.equal(widened.status, 200);

@@ -4,12 +4,23 @@ import assert from 'node:assert/strict';
 import { createCredential, getDecryptedCredential } from '../../src/features/credentials/credentials.service';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type ApiResult, type CallInit, type Json } from '../helpers/api';
 import { ed25519KeyPair } from '../helpers/keys';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 const FIELDS = [
-  'id', 'name', 'username', 'description', 'has_password', 'has_private_key', 'has_passphrase', 'has_enable_secret',
-  'device_count', 'group_ids', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'username',
+  'description',
+  'has_password',
+  'has_private_key',
+  'has_passphrase',
+  'has_enable_secret',
+  'device_count',
+  'group_ids',
+  'created_at',
+  'updated_at',
 ].sort();
 
 const ed = ed25519KeyPair();
@@ -17,7 +28,10 @@ const edEncrypted = ed25519KeyPair({ passphrase: 'key-pass-7QX' });
 
 /** The same encrypted key with its bcrypt round count rewritten (parsing it for real would take minutes). */
 function withKdfRounds(pem: string, rounds: number): string {
-  const b64 = pem.split('\n').filter((l) => l && !l.startsWith('-----')).join('');
+  const b64 = pem
+    .split('\n')
+    .filter((l) => l && !l.startsWith('-----'))
+    .join('');
   const buf = Buffer.from(b64, 'base64');
   let off = 'openssh-key-v1\0'.length;
   for (let i = 0; i < 2; i++) off += 4 + buf.readUInt32BE(off); // cipher name, kdf name
@@ -33,21 +47,10 @@ let key: string;
 const bodies: string[] = [];
 const SECRETS = ['pw-Zt8q1', 'enable-K9v', 'key-pass-7QX', 'pw-new-Hh2', 'enable-new-Y7', ed.private.split('\n')[1], edEncrypted.private.split('\n')[1]];
 
-type Json = Record<string, unknown> & { error?: { code: string; request_id: string; details: { errors?: { field: string; message: string }[] } } };
-
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, headers: init.headers, key: init.k ?? key });
-  const text = await res.text();
-  bodies.push(text);
-  const body = JSON.parse(text) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
-
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field).sort(), [...fields].sort());
+async function call(path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}): Promise<ApiResult> {
+  const r = await apiCall(t, path, { ...init, key: init.k ?? key });
+  bodies.push(r.text);
+  return r;
 }
 
 let deviceSeq = 0;
@@ -97,7 +100,11 @@ describe('credentials', () => {
     }
     assert.equal(row.private_key_enc, null);
     assert.deepEqual(getDecryptedCredential(t.services.db, t.services.secrets, r.body.id as number), {
-      username: 'backup', password: 'pw-Zt8q1', private_key: null, passphrase: null, enable_secret: 'enable-K9v',
+      username: 'backup',
+      password: 'pw-Zt8q1',
+      private_key: null,
+      passphrase: null,
+      enable_secret: 'enable-K9v',
     });
     assert.equal(getDecryptedCredential(t.services.db, t.services.secrets, 999_999), undefined);
   });
@@ -180,7 +187,11 @@ describe('credentials', () => {
 
   test('update: omitted secrets are kept, null clears, a value replaces; other fields change', async () => {
     const c = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, {
-      name: 'rotating', username: 'old', password: 'pw-Zt8q1', enable_secret: 'enable-K9v', private_key: ed.private,
+      name: 'rotating',
+      username: 'old',
+      password: 'pw-Zt8q1',
+      enable_secret: 'enable-K9v',
+      private_key: ed.private,
     });
     const before = t.services.db.prepare('SELECT password_enc FROM credentials WHERE id = ?').pluck().get(c.id) as Buffer;
     const r1 = await call(`/credentials/${c.id}`, { method: 'PUT', json: { username: 'new', description: 'changed' } });
@@ -193,7 +204,11 @@ describe('credentials', () => {
     assert.equal(r2.status, 200);
     assert.deepEqual([r2.body.has_password, r2.body.has_enable_secret, r2.body.has_private_key], [true, false, true]);
     assert.deepEqual(getDecryptedCredential(t.services.db, t.services.secrets, c.id), {
-      username: 'new', password: 'pw-new-Hh2', private_key: ed.private, passphrase: null, enable_secret: null,
+      username: 'new',
+      password: 'pw-new-Hh2',
+      private_key: ed.private,
+      passphrase: null,
+      enable_secret: null,
     });
     const r3 = await call(`/credentials/${c.id}`, { method: 'PUT', json: {} });
     assert.equal(r3.status, 200);
@@ -225,13 +240,19 @@ describe('credentials', () => {
     const all = await call('/credentials?limit=100');
     const total = (all.body.pagination as { total: number }).total;
     const ids = (all.body.items as Json[]).map((i) => i.id as number);
-    assert.deepEqual(ids, [...ids].sort((a, b) => a - b));
+    assert.deepEqual(
+      ids,
+      [...ids].sort((a, b) => a - b),
+    );
     assert.equal(ids.length, total);
 
     const lastPage = Math.ceil(total / 2);
     const last = await call(`/credentials?limit=2&page=${lastPage}`);
     assert.deepEqual(last.body.pagination, { page: lastPage, limit: 2, total, total_pages: lastPage, has_next: false, has_prev: true });
-    assert.deepEqual((last.body.items as Json[]).map((i) => i.id), ids.slice((lastPage - 1) * 2));
+    assert.deepEqual(
+      (last.body.items as Json[]).map((i) => i.id),
+      ids.slice((lastPage - 1) * 2),
+    );
     const first = await call('/credentials?limit=2');
     assert.deepEqual(first.body.pagination, { page: 1, limit: 2, total, total_pages: lastPage, has_next: true, has_prev: false });
     const past = await call(`/credentials?limit=2&page=${lastPage + 1}`);
@@ -246,7 +267,10 @@ describe('credentials', () => {
 
   test('q filters by name substring, case-insensitively', async () => {
     const r = await call('/credentials?q=PAGE-');
-    assert.deepEqual((r.body.items as Json[]).map((i) => i.name), ['page-0', 'page-1', 'page-2', 'page-3', 'page-4']);
+    assert.deepEqual(
+      (r.body.items as Json[]).map((i) => i.name),
+      ['page-0', 'page-1', 'page-2', 'page-3', 'page-4'],
+    );
     const none = await call('/credentials?q=no-such-name');
     assert.deepEqual(none.body.pagination, { page: 1, limit: 50, total: 0, total_pages: 1, has_next: false, has_prev: false });
   });

@@ -1,34 +1,24 @@
 // Device lists: GET /devices (order, pagination edges, every filter) and GET /devices/unreachable; speed at 10,000 devices.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
+import { type DeviceInput } from '../../src/features/devices/devices.service';
 import { setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall } from '../helpers/api';
+import { createTestDevice } from '../helpers/seed';
 
 let t: TestAppliance;
 let key: string;
 let refs: { credential_id: number; template_id: number };
 const groups: Record<string, number> = {};
 
-type Json = Record<string, any> & { error?: { code: string; request_id: string; details: { errors?: { field: string }[] } } };
-
-async function call(path: string, k = key) {
-  const res = await t.api(`/api/v1${path}`, { key: k });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'));
-  return { status: res.status, body };
-}
+const call = (path: string, k = key) => apiCall(t, path, { key: k });
 
 const names = async (path: string) => (await call(path)).body.items.map((d: { name: string }) => d.name);
 
-function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name, hostname: `${name}.example.net`, protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
-    accept_host_key_change: false, ...refs, ...extra,
-  });
-}
+const seed = (name: string, extra: Partial<DeviceInput> = {}) => createTestDevice(t.services.db, refs, name, { hostname: `${name}.example.net`, ...extra });
 
 before(async () => {
   t = await startTestAppliance();
@@ -37,7 +27,9 @@ before(async () => {
   const now = Date.now();
   refs = {
     credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
+    template_id: Number(
+      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
+    ),
   };
   const g = (name: string, parent: string | null) =>
     (groups[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? groups[parent] : null, description: '', schedule: null }).id);
@@ -62,7 +54,10 @@ describe('GET /devices', () => {
   test('ordered by name (case-insensitive), with default pagination', async () => {
     const r = await call('/devices');
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.items.map((d: { name: string }) => d.name), ['Alpha', 'bravo', 'charlie', 'delta', 'echo%2', 'echo_1']);
+    assert.deepEqual(
+      r.body.items.map((d: { name: string }) => d.name),
+      ['Alpha', 'bravo', 'charlie', 'delta', 'echo%2', 'echo_1'],
+    );
     assert.deepEqual(r.body.pagination, { page: 1, limit: 50, total: 6, total_pages: 1, has_next: false, has_prev: false });
   });
 
@@ -70,7 +65,10 @@ describe('GET /devices', () => {
     const p = async (q: string) => (await call(`/devices?${q}`)).body;
     assert.deepEqual((await p('limit=4')).pagination, { page: 1, limit: 4, total: 6, total_pages: 2, has_next: true, has_prev: false });
     const last = await p('limit=4&page=2');
-    assert.deepEqual(last.items.map((d: { name: string }) => d.name), ['echo%2', 'echo_1']);
+    assert.deepEqual(
+      last.items.map((d: { name: string }) => d.name),
+      ['echo%2', 'echo_1'],
+    );
     assert.deepEqual(last.pagination, { page: 2, limit: 4, total: 6, total_pages: 2, has_next: false, has_prev: true });
     const mid = await p('limit=2&page=2');
     assert.deepEqual([mid.pagination.has_next, mid.pagination.has_prev], [true, true]);
@@ -89,16 +87,30 @@ describe('GET /devices', () => {
 
   test('422 for out-of-range or non-integer page/limit and bad filters, each named', async () => {
     const cases: [string, string[]][] = [
-      ['limit=0', ['limit']], ['limit=101', ['limit']], ['limit=abc', ['limit']], ['limit=1.5', ['limit']], ['limit=-1', ['limit']],
-      ['page=0', ['page']], ['page=abc', ['page']], ['page=2&limit=0', ['limit']],
-      ['enabled=yes', ['enabled']], ['protocol=http', ['protocol']], ['reachability=down', ['reachability']],
-      ['group_id=abc', ['group_id']], ['group_id=0x1', ['group_id']], [`q=${'x'.repeat(129)}`, ['q']],
+      ['limit=0', ['limit']],
+      ['limit=101', ['limit']],
+      ['limit=abc', ['limit']],
+      ['limit=1.5', ['limit']],
+      ['limit=-1', ['limit']],
+      ['page=0', ['page']],
+      ['page=abc', ['page']],
+      ['page=2&limit=0', ['limit']],
+      ['enabled=yes', ['enabled']],
+      ['protocol=http', ['protocol']],
+      ['reachability=down', ['reachability']],
+      ['group_id=abc', ['group_id']],
+      ['group_id=0x1', ['group_id']],
+      [`q=${'x'.repeat(129)}`, ['q']],
     ];
     for (const [q, fields] of cases) {
       const r = await call(`/devices?${q}`);
       assert.equal(r.status, 422, q);
       assert.equal(r.body.error?.code, 'VALIDATION_ERROR');
-      assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field), fields, q);
+      assert.deepEqual(
+        r.body.error?.details.errors?.map((e) => e.field),
+        fields,
+        q,
+      );
     }
   });
 
@@ -132,9 +144,10 @@ describe('GET /devices/unreachable', () => {
   test('only unreachable devices, paged, with the error', async () => {
     const r = await call('/devices/unreachable?limit=1&page=2');
     assert.equal(r.status, 200);
-    assert.deepEqual(r.body.items.map((d: { name: string; reachability: unknown }) => [d.name, d.reachability]), [
-      ['delta', { status: 'unreachable', checked_at: '2024-01-01 00:00:00', error: 'refused' }],
-    ]);
+    assert.deepEqual(
+      r.body.items.map((d: { name: string; reachability: unknown }) => [d.name, d.reachability]),
+      [['delta', { status: 'unreachable', checked_at: '2024-01-01 00:00:00', error: 'refused' }]],
+    );
     assert.deepEqual(r.body.pagination, { page: 2, limit: 1, total: 2, total_pages: 2, has_next: false, has_prev: true });
     for (const q of ['limit=0', 'limit=101', 'limit=abc', 'page=0']) assert.equal((await call(`/devices/unreachable?${q}`)).status, 422, q);
   });

@@ -1,13 +1,14 @@
 // Device endpoints × permissions (with and without), and the device-group scope matrix of spec 4.6.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { createDevice, type Device, type DeviceInput } from '../../src/features/devices/devices.service';
+import { type Device, type DeviceInput } from '../../src/features/devices/devices.service';
 import { getDeviceRow, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
-import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
+import { createTestDevice } from '../helpers/seed';
 
 let t: TestAppliance;
 let refs: { credential_id: number; template_id: number };
@@ -22,12 +23,7 @@ function expectDenied(r: { status: number; body: Json }, what: string) {
   assert.equal(r.body.error?.code, 'PERMISSION_DENIED', what);
 }
 
-function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name, hostname: '192.0.2.1', protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
-    accept_host_key_change: false, ...refs, ...extra,
-  });
-}
+const seed = (name: string, extra: Partial<DeviceInput> = {}) => createTestDevice(t.services.db, refs, name, { hostname: '192.0.2.1', ...extra });
 
 const names = (r: { body: Json }) => r.body.items.map((d: { name: string }) => d.name).sort();
 
@@ -37,7 +33,9 @@ before(async () => {
   const now = Date.now();
   refs = {
     credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
+    template_id: Number(
+      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
+    ),
   };
   const group = (name: string, parent: string | null) =>
     (g[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? g[parent] : null, description: '', schedule: null }).id);
@@ -56,8 +54,20 @@ permissionMatrix('device endpoints × permissions', () => t, '/devices', [
   { label: 'GET /devices', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices' }), ok: 200 },
   { label: 'GET /devices/unreachable', permission: 'devices.view', method: 'GET', request: () => ({ path: '/devices/unreachable' }), ok: 200 },
   { label: 'GET /devices/{id}', permission: 'devices.view', method: 'GET', request: () => ({ path: `/devices/${dev.a.id}` }), ok: 200 },
-  { label: 'PUT /devices/{id}', permission: 'devices.update', method: 'PUT', request: () => ({ path: `/devices/${dev.a.id}`, json: { description: `d${++seq}` } }), ok: 200 },
-  { label: 'DELETE /devices/{id}', permission: 'devices.delete', method: 'DELETE', request: () => ({ path: `/devices/${seed(`victim-${++seq}`).id}` }), ok: 200 },
+  {
+    label: 'PUT /devices/{id}',
+    permission: 'devices.update',
+    method: 'PUT',
+    request: () => ({ path: `/devices/${dev.a.id}`, json: { description: `d${++seq}` } }),
+    ok: 200,
+  },
+  {
+    label: 'DELETE /devices/{id}',
+    permission: 'devices.delete',
+    method: 'DELETE',
+    request: () => ({ path: `/devices/${seed(`victim-${++seq}`).id}` }),
+    ok: 200,
+  },
 ]);
 
 describe('device-group scope', () => {

@@ -2,15 +2,32 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
-import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
+import { type DeviceInput } from '../../src/features/devices/devices.service';
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type CallInit } from '../helpers/api';
+import { createTestDevice } from '../helpers/seed';
 
 const DEVICE_FIELDS = [
-  'id', 'name', 'hostname', 'port', 'protocol', 'group_id', 'credential_id', 'template_id', 'enabled', 'description', 'schedule',
-  'accept_host_key_change', 'host_key', 'reachability', 'last_backup', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'hostname',
+  'port',
+  'protocol',
+  'group_id',
+  'credential_id',
+  'template_id',
+  'enabled',
+  'description',
+  'schedule',
+  'accept_host_key_change',
+  'host_key',
+  'reachability',
+  'last_backup',
+  'created_at',
+  'updated_at',
 ].sort();
 const TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
@@ -18,37 +35,22 @@ let t: TestAppliance;
 let key: string;
 let refs: { credential_id: number; template_id: number };
 
-type ErrorBody = { code: string; message: string; request_id: string; details: { errors?: { field: string; message: string }[] } };
-type Json = Record<string, any> & { error?: ErrorBody };
-
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string; body?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, body: init.body, headers: init.headers, key: init.k ?? key });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
-
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual([...new Set(r.body.error?.details.errors?.map((e) => e.field))].sort(), [...fields].sort());
-}
+const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
 /** Credentials and templates belong to another feature: one row of each through plain SQL. */
 function seedRefs(): { credential_id: number; template_id: number } {
   const db = t.services.db;
   const now = Date.now();
-  const credential_id = Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('dev-cred', 'u', ?, ?)`).run(now, now).lastInsertRowid);
-  const template_id = Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('dev-tpl', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid);
+  const credential_id = Number(
+    db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('dev-cred', 'u', ?, ?)`).run(now, now).lastInsertRowid,
+  );
+  const template_id = Number(
+    db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('dev-tpl', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
+  );
   return { credential_id, template_id };
 }
 
-function seed(name: string, extra: Partial<DeviceInput> = {}) {
-  return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name, hostname: '192.0.2.10', protocol: 'ssh', group_id: null, enabled: true, description: '', schedule: null,
-    accept_host_key_change: false, ...refs, ...extra,
-  });
-}
+const seed = (name: string, extra: Partial<DeviceInput> = {}) => createTestDevice(t.services.db, refs, name, extra);
 
 before(async () => {
   t = await startTestAppliance();
@@ -67,9 +69,19 @@ describe('POST /devices', () => {
     assert.match(created_at, TS);
     assert.equal(updated_at, created_at);
     assert.deepEqual(rest, {
-      name: 'core1-ber', hostname: 'core1.ber.example.net', port: 22, protocol: 'ssh', group_id: null, ...refs, enabled: true,
-      description: '', schedule: null, accept_host_key_change: false, host_key: null,
-      reachability: { status: 'unknown', checked_at: null, error: null }, last_backup: null,
+      name: 'core1-ber',
+      hostname: 'core1.ber.example.net',
+      port: 22,
+      protocol: 'ssh',
+      group_id: null,
+      ...refs,
+      enabled: true,
+      description: '',
+      schedule: null,
+      accept_host_key_change: false,
+      host_key: null,
+      reachability: { status: 'unknown', checked_at: null, error: null },
+      last_backup: null,
     });
   });
 
@@ -79,8 +91,16 @@ describe('POST /devices', () => {
     assert.equal(r.status, 201);
     assert.deepEqual([r.body.port, r.body.protocol], [23, 'telnet']);
     const json = {
-      name: 'full1', hostname: '198.51.100.7', port: 2222, protocol: 'ssh', group_id: group.id, ...refs, enabled: false,
-      description: 'lab box', schedule: '30 4 * * 1-5', accept_host_key_change: true,
+      name: 'full1',
+      hostname: '198.51.100.7',
+      port: 2222,
+      protocol: 'ssh',
+      group_id: group.id,
+      ...refs,
+      enabled: false,
+      description: 'lab box',
+      schedule: '30 4 * * 1-5',
+      accept_host_key_change: true,
     };
     const full = await call('/devices', { method: 'POST', json });
     assert.equal(full.status, 201);
@@ -125,7 +145,11 @@ describe('POST /devices', () => {
 
   test('malformed JSON → 422, wrong content type → 415', async () => {
     expectError(await call('/devices', { method: 'POST', body: '{"name":', headers: { 'Content-Type': 'application/json' } }), 422, 'VALIDATION_ERROR');
-    expectError(await call('/devices', { method: 'POST', body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    expectError(
+      await call('/devices', { method: 'POST', body: 'name=x', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } }),
+      415,
+      'UNSUPPORTED_MEDIA_TYPE',
+    );
   });
 });
 
@@ -219,7 +243,10 @@ describe('PUT /devices/{device_id}', () => {
     expectError(await call(`/devices/${d.id}`, { method: 'PUT', json: { reachability: 'reachable' } }), 422, 'VALIDATION_ERROR', ['reachability']);
     expectError(await call(`/devices/${d.id}`, { method: 'PUT', json: { description: null } }), 422, 'VALIDATION_ERROR', ['description']);
     expectError(await call(`/devices/${d.id}`, { method: 'PUT', json: { schedule: 'every day' } }), 422, 'VALIDATION_ERROR', ['schedule']);
-    expectError(await call(`/devices/${d.id}`, { method: 'PUT', json: { group_id: 9999, template_id: 9999 } }), 422, 'VALIDATION_ERROR', ['group_id', 'template_id']);
+    expectError(await call(`/devices/${d.id}`, { method: 'PUT', json: { group_id: 9999, template_id: 9999 } }), 422, 'VALIDATION_ERROR', [
+      'group_id',
+      'template_id',
+    ]);
     expectError(await call('/devices/x1', { method: 'PUT', json: {} }), 422, 'VALIDATION_ERROR', ['device_id']);
   });
 });

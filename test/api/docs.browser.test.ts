@@ -92,8 +92,14 @@ describe('docs page in headless Chromium', () => {
     await page.screenshot({ path: ARTIFACT, animations: 'disabled' });
 
     assert.deepEqual(net.foreign(origin), [], 'requests to other hosts');
-    assert.ok(net.requested.some((u) => u.startsWith(`${origin}/api/v1/docs/scalar.js`)), 'bundle from the appliance');
-    assert.ok(net.requested.some((u) => u === `${origin}/api/v1/openapi.json`), 'document from the appliance');
+    assert.ok(
+      net.requested.some((u) => u.startsWith(`${origin}/api/v1/docs/scalar.js`)),
+      'bundle from the appliance',
+    );
+    assert.ok(
+      net.requested.some((u) => u === `${origin}/api/v1/openapi.json`),
+      'document from the appliance',
+    );
     assert.deepEqual(net.failed, [], 'failed requests');
     assert.deepEqual(net.problems, [], 'errors and CSP violations in the page');
     ctx.diagnostic(`${new Set(net.requested).size} distinct URLs, all on ${origin}; screenshot ${path.relative(REPO_ROOT, ARTIFACT)}`);

@@ -5,8 +5,8 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { docsContentSecurityPolicy } from '../../src/app/docs';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const BUNDLE = readFileSync(path.join(REPO_ROOT, 'node_modules/@scalar/api-reference/dist/browser/standalone.js'));
 
 /** The configuration object the page passes to Scalar.createApiReference. */
@@ -38,7 +38,10 @@ describe('GET /api/v1/docs', () => {
     assert.deepEqual(directives['connect-src'], ["'self'"]);
     assert.deepEqual(directives['frame-ancestors'], ["'none'"]);
     assert.equal(directives['script-src'][0], "'self'");
-    assert.ok(directives['script-src'].slice(1).every((s: string) => /^'sha256-[A-Za-z0-9+/]+=*'$/.test(s)), 'inline script only by hash');
+    assert.ok(
+      directives['script-src'].slice(1).every((s: string) => /^'sha256-[A-Za-z0-9+/]+=*'$/.test(s)),
+      'inline script only by hash',
+    );
     for (const [name, sources] of Object.entries<string[]>(directives)) {
       assert.ok(!sources.some((s) => /^(https?:|\*|'unsafe-eval')/.test(s)), `${name}: ${sources.join(' ')}`);
     }
@@ -104,7 +107,7 @@ describe('GET /api/v1/docs', () => {
     assert.equal(res.headers.get('set-cookie'), null);
     const stats = await t.api('/api/v1/stats', { headers: { Referer: `${t.url}/api/v1/docs` } });
     assert.equal(stats.status, 401);
-    assert.equal(((await stats.json()) as Json).error.code, 'UNAUTHORIZED');
+    assert.equal((await stats.json()).error.code, 'UNAUTHORIZED');
   });
 
   test('other paths under /api/v1/docs/ are 404, not a way around authentication', async () => {

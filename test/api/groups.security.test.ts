@@ -3,7 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createDevice } from '../../src/features/devices/devices.service';
 import { createGroup } from '../../src/features/groups/groups.service';
-import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
@@ -21,17 +21,34 @@ before(async () => {
   t = await startTestAppliance();
   const db = t.services.db;
   const now = Date.now();
-  const credential_id = Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid);
-  const template_id = Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid);
+  const credential_id = Number(
+    db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid,
+  );
+  const template_id = Number(
+    db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
+  );
   g.A = group('A');
   g.A1 = group('A1', g.A);
   g.B = group('B');
-  const devices: [number | null, number][] = [[g.A, 1], [g.A1, 2], [g.B, 3], [null, 1]];
+  const devices: [number | null, number][] = [
+    [g.A, 1],
+    [g.A1, 2],
+    [g.B, 3],
+    [null, 1],
+  ];
   for (const [group_id, n] of devices) {
     for (let i = 0; i < n; i++) {
       createDevice(db, SYSTEM_ACTOR, {
-        name: `sec-${++seq}`, hostname: 'h', protocol: 'ssh', group_id, enabled: true, description: '', schedule: null,
-        accept_host_key_change: false, credential_id, template_id,
+        name: `sec-${++seq}`,
+        hostname: 'h',
+        protocol: 'ssh',
+        group_id,
+        enabled: true,
+        description: '',
+        schedule: null,
+        accept_host_key_change: false,
+        credential_id,
+        template_id,
       });
     }
   }
@@ -43,7 +60,13 @@ permissionMatrix('group endpoints × permissions', () => t, '/groups', [
   { label: 'GET /groups/tree', permission: 'groups.view', method: 'GET', request: () => ({ path: '/groups/tree' }), ok: 200 },
   { label: 'GET /groups/{id}', permission: 'groups.view', method: 'GET', request: () => ({ path: `/groups/${g.A}` }), ok: 200 },
   { label: 'POST /groups', permission: 'groups.create', method: 'POST', request: () => ({ path: '/groups', json: { name: `p-${++seq}` } }), ok: 201 },
-  { label: 'PUT /groups/{id}', permission: 'groups.update', method: 'PUT', request: () => ({ path: `/groups/${g.B}`, json: { description: `d${++seq}` } }), ok: 200 },
+  {
+    label: 'PUT /groups/{id}',
+    permission: 'groups.update',
+    method: 'PUT',
+    request: () => ({ path: `/groups/${g.B}`, json: { description: `d${++seq}` } }),
+    ok: 200,
+  },
   { label: 'DELETE /groups/{id}', permission: 'groups.delete', method: 'DELETE', request: () => ({ path: `/groups/${group(`victim-${++seq}`)}` }), ok: 200 },
 ]);
 
@@ -60,12 +83,12 @@ describe('device-group scope', () => {
     for (const [groups, counts] of cases) {
       const k = await t.keyFor({ permissions: perms, groups });
       const list = (await call(k, 'GET', '/groups?limit=100')).body;
-      const byName = Object.fromEntries(list.items.filter((x: { name: string }) => x.name in counts).map((x: any) => [x.name, x.device_count]));
+      const byName = Object.fromEntries(list.items.filter((x: { name: string }) => x.name in counts).map((x: Json) => [x.name, x.device_count]));
       assert.deepEqual(byName, counts, `list for ${JSON.stringify(groups)}`);
       for (const [name, n] of Object.entries(counts)) assert.equal((await call(k, 'GET', `/groups/${g[name]}`)).body.device_count, n);
-      const tree = (await call(k, 'GET', '/groups/tree')).body as any[];
-      const a = tree.find((n) => n.id === g.A);
-      assert.deepEqual([a.device_count, a.children[0].device_count, tree.find((n) => n.id === g.B).device_count], [counts.A, counts.A1, counts.B]);
+      const tree = (await call(k, 'GET', '/groups/tree')).body as Json[];
+      const a = tree.find((n) => n.id === g.A)!;
+      assert.deepEqual([a.device_count, a.children[0].device_count, tree.find((n) => n.id === g.B)!.device_count], [counts.A, counts.A1, counts.B]);
     }
   });
 

@@ -6,6 +6,7 @@ import { createGroup, type GroupInput } from '../../src/features/groups/groups.s
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
 const TREE_FIELDS = ['id', 'name', 'description', 'device_count', 'children'].sort();
@@ -15,29 +16,22 @@ let key: string;
 let refs: { credential_id: number; template_id: number };
 let deviceSeq = 0;
 
-type ErrorBody = { code: string; request_id: string; details: { errors?: { field: string; message: string }[] } };
-type Json = Record<string, any> & { error?: ErrorBody };
-
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, headers: init.headers, key: init.k ?? key });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
-
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field).sort(), [...fields].sort());
-}
+const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
 const group = (name: string, parent_id: number | null = null, extra: Partial<GroupInput> = {}) =>
   createGroup(t.services.db, SYSTEM_ACTOR, { name, parent_id, description: '', schedule: null, ...extra });
 
 function device(group_id: number | null) {
   return createDevice(t.services.db, SYSTEM_ACTOR, {
-    name: `gdev-${++deviceSeq}`, hostname: '192.0.2.1', protocol: 'ssh', group_id, enabled: true, description: '', schedule: null,
-    accept_host_key_change: false, ...refs,
+    name: `gdev-${++deviceSeq}`,
+    hostname: '192.0.2.1',
+    protocol: 'ssh',
+    group_id,
+    enabled: true,
+    description: '',
+    schedule: null,
+    accept_host_key_change: false,
+    ...refs,
   });
 }
 
@@ -48,14 +42,19 @@ before(async () => {
   const now = Date.now();
   refs = {
     credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid),
+    template_id: Number(
+      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
+    ),
   };
 });
 after(() => t.close());
 
 describe('groups: empty appliance', () => {
   test('empty list: total 0, total_pages 1; empty tree', async () => {
-    assert.deepEqual((await call('/groups')).body, { items: [], pagination: { page: 1, limit: 50, total: 0, total_pages: 1, has_next: false, has_prev: false } });
+    assert.deepEqual((await call('/groups')).body, {
+      items: [],
+      pagination: { page: 1, limit: 50, total: 0, total_pages: 1, has_next: false, has_prev: false },
+    });
     assert.deepEqual((await call('/groups/tree')).body, []);
   });
 });
@@ -116,29 +115,51 @@ describe('GET /groups, /groups/{group_id}, /groups/tree', () => {
     assert.equal(get.body.device_count, 4);
     assert.equal((await call(`/groups/${b.id}`)).body.device_count, 3);
     assert.equal((await call(`/groups/${a.id}`)).body.device_count, 0);
-    const tree = (await call('/groups/tree')).body as any[];
-    const node = tree.find((n) => n.id === root.id);
+    const tree = (await call('/groups/tree')).body as Json[];
+    const node = tree.find((n) => n.id === root.id)!;
     assert.deepEqual(Object.keys(node).sort(), TREE_FIELDS);
     assert.deepEqual(node, {
-      id: root.id, name: 'T-root', description: '', device_count: 4, children: [
+      id: root.id,
+      name: 'T-root',
+      description: '',
+      device_count: 4,
+      children: [
         { id: a.id, name: 'A-child', description: '', device_count: 0, children: [] },
-        { id: b.id, name: 'b-child', description: '', device_count: 3, children: [{ id: leaf.id, name: 'leaf', description: '', device_count: 2, children: [] }] },
+        {
+          id: b.id,
+          name: 'b-child',
+          description: '',
+          device_count: 3,
+          children: [{ id: leaf.id, name: 'leaf', description: '', device_count: 2, children: [] }],
+        },
       ],
     });
     const names = tree.map((n) => n.name);
-    assert.deepEqual(names, [...names].sort((x, y) => x.toLowerCase().localeCompare(y.toLowerCase())));
+    assert.deepEqual(
+      names,
+      [...names].sort((x, y) => x.toLowerCase().localeCompare(y.toLowerCase())),
+    );
   });
 
   test('list: id order, pages, filters q and parent_id', async () => {
     const p = group('page-parent');
     const kids = ['k1', 'k2', 'K3', 'k4', 'k5'].map((n) => group(n, p.id).id);
     const page = async (q: string) => (await call(`/groups?parent_id=${p.id}&${q}`)).body;
-    assert.deepEqual((await page('limit=2')).items.map((x: { id: number }) => x.id), kids.slice(0, 2));
+    assert.deepEqual(
+      (await page('limit=2')).items.map((x: { id: number }) => x.id),
+      kids.slice(0, 2),
+    );
     const last = await page('limit=2&page=3');
-    assert.deepEqual(last.items.map((x: { id: number }) => x.id), kids.slice(4));
+    assert.deepEqual(
+      last.items.map((x: { id: number }) => x.id),
+      kids.slice(4),
+    );
     assert.deepEqual(last.pagination, { page: 3, limit: 2, total: 5, total_pages: 3, has_next: false, has_prev: true });
     assert.deepEqual((await page('limit=2&page=4')).items, []);
-    assert.deepEqual((await call('/groups?q=K3')).body.items.map((x: { name: string }) => x.name), ['K3']);
+    assert.deepEqual(
+      (await call('/groups?q=K3')).body.items.map((x: { name: string }) => x.name),
+      ['K3'],
+    );
     const top = (await call('/groups?parent_id=null&limit=100')).body.items;
     assert.ok(top.length > 0 && top.every((x: { parent_id: unknown }) => x.parent_id === null));
     assert.equal((await call('/groups?q=%25_')).body.pagination.total, 0);
@@ -156,7 +177,9 @@ describe('GET /groups, /groups/{group_id}, /groups/tree', () => {
 
   test('time zones: header, user preference, unknown zone → 422', async () => {
     const gr = group('tz-group');
-    t.services.db.prepare('UPDATE device_groups SET created_at = ?, updated_at = ? WHERE id = ?').run(Date.UTC(2024, 0, 31, 23, 30), Date.UTC(2024, 0, 31, 23, 30), gr.id);
+    t.services.db
+      .prepare('UPDATE device_groups SET created_at = ?, updated_at = ? WHERE id = ?')
+      .run(Date.UTC(2024, 0, 31, 23, 30), Date.UTC(2024, 0, 31, 23, 30), gr.id);
     const tokyo = await t.keyFor({ permissions: ['groups.view'], timezone: 'Asia/Tokyo' });
     assert.equal((await call(`/groups/${gr.id}`)).body.created_at, '2024-01-31 23:30:00');
     assert.equal((await call(`/groups/${gr.id}`, { k: tokyo })).body.created_at, '2024-02-01 08:30:00');

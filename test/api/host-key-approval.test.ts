@@ -1,4 +1,4 @@
-// Issue #9 repro 6: accepting a changed SSH host key approves exactly the one fingerprint shown, once.
+// Accepting a changed SSH host key approves exactly the one fingerprint shown, once.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -30,7 +30,9 @@ async function rekey(): Promise<string> {
 }
 
 const backup = () =>
-  new BackupRunner({ ...t.services, config: { ...t.services.config, backup: { ...t.services.config.backup, retries: 0 } } }).backupDevice(deviceId, { trigger: 'manual' });
+  new BackupRunner({ ...t.services, config: { ...t.services.config, backup: { ...t.services.config.backup, retries: 0 } } }).backupDevice(deviceId, {
+    trigger: 'manual',
+  });
 const row = () => getDeviceRow(t.services.db, deviceId)!;
 
 before(async () => {
@@ -40,8 +42,17 @@ before(async () => {
   const { db, secrets } = t.services;
   const credential = createCredential(db, SYSTEM_ACTOR, secrets, { name: 'r1', username: 'r1', password: 'pw-r1-123' }).id;
   deviceId = createDevice(db, SYSTEM_ACTOR, {
-    name: 'r1', hostname: '127.0.0.1', port, protocol: 'ssh', group_id: null, credential_id: credential, template_id: seedBuiltinTemplate(db, 'frr'),
-    enabled: true, description: '', schedule: null, accept_host_key_change: false,
+    name: 'r1',
+    hostname: '127.0.0.1',
+    port,
+    protocol: 'ssh',
+    group_id: null,
+    credential_id: credential,
+    template_id: seedBuiltinTemplate(db, 'frr'),
+    enabled: true,
+    description: '',
+    schedule: null,
+    accept_host_key_change: false,
   }).id;
   admin = await t.keyFor({ permissions: 'all', username: 'hk-admin' });
   web = new WebClient(t.url);
@@ -103,7 +114,9 @@ describe('host key approval', () => {
     const ok = await web.post(`/devices/${deviceId}/host-key/accept`, { fingerprint: shown }, { csrf: true });
     assert.equal(ok.res.status, 303);
     assert.equal(row().accept_host_key_change, 1);
-    const audit = t.services.db.prepare("SELECT door, changes, details FROM audit_log WHERE action = 'device.host_key_accept' ORDER BY id DESC LIMIT 1").get() as {
+    const audit = t.services.db
+      .prepare("SELECT door, changes, details FROM audit_log WHERE action = 'device.host_key_accept' ORDER BY id DESC LIMIT 1")
+      .get() as {
       door: string;
       details: string;
     };

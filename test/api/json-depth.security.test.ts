@@ -1,4 +1,4 @@
-// A JSON body nested absurdly deep is refused before it is parsed: 1 MB of "[[[[…" held the event loop for a second.
+// A JSON body nested absurdly deep is a quick 422 before it is parsed, on any route; ordinary nesting and brackets inside strings pass.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { monitorEventLoopDelay } from 'node:perf_hooks';

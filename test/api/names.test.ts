@@ -4,23 +4,14 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { nameKey } from '../../src/lib/names';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError as expectApiError, type ApiResult } from '../helpers/api';
 
 let t: TestAppliance;
 let key: string;
 let refs: { credential_id: number; template_id: number };
 
-type Body = { id?: number; name?: string; error?: { code: string; details: { errors?: { field: string; message: string }[] } } } & Record<string, unknown>;
-
-async function call(p: string, method = 'GET', json?: unknown): Promise<{ status: number; body: Body }> {
-  const res = await t.api(`/api/v1${p}`, { method, json, key });
-  return { status: res.status, body: (await res.json()) as Body };
-}
-
-function expectError(r: { status: number; body: Body }, status: number, code: string, field?: string): void {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (field) assert.deepEqual([...new Set(r.body.error?.details.errors?.map((e) => e.field))], [field], JSON.stringify(r.body));
-}
+const call = (p: string, method = 'GET', json?: unknown) => apiCall(t, p, { method, json, key });
+const expectError = (r: ApiResult, status: number, code: string, field?: string) => expectApiError(r, status, code, field === undefined ? undefined : [field]);
 
 const device = (name: string, extra: object = {}) => ({ name, hostname: '192.0.2.7', ...refs, ...extra });
 const count = (table: string) => t.services.db.prepare(`SELECT count(*) FROM ${table}`).pluck().get() as number;

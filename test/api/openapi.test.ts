@@ -8,13 +8,15 @@ import { ERROR_CODES } from '../../src/errors';
 import { VERSION } from '../../src/version';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { SPEC_ENDPOINTS } from './openapi.endpoints';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const METHODS = ['get', 'post', 'put', 'delete', 'patch'];
 
 function operations(doc: Json): { method: string; path: string; op: Json }[] {
   return Object.entries<Json>(doc.paths).flatMap(([path, item]) =>
-    Object.entries<Json>(item).filter(([m]) => METHODS.includes(m)).map(([method, op]) => ({ method, path, op })),
+    Object.entries<Json>(item)
+      .filter(([m]) => METHODS.includes(m))
+      .map(([method, op]) => ({ method, path, op })),
   );
 }
 
@@ -58,7 +60,10 @@ describe('GET /api/v1/openapi.json', () => {
   test('info, servers, global security, security scheme and tags', () => {
     assert.equal(doc.info.title, 'confvault public API');
     assert.equal(doc.info.version, VERSION);
-    assert.deepEqual(doc.servers.map((s: Json) => s.url), ['/api/v1']);
+    assert.deepEqual(
+      doc.servers.map((s: Json) => s.url),
+      ['/api/v1'],
+    );
     assert.deepEqual(doc.security, [{ ApiKeyAuth: [] }]);
     const scheme = doc.components.securitySchemes.ApiKeyAuth;
     assert.deepEqual([scheme.type, scheme.in, scheme.name], ['apiKey', 'header', 'X-API-Key']);
@@ -70,7 +75,22 @@ describe('GET /api/v1/openapi.json', () => {
   test('the description covers auth, every error code with its status, pagination, time zone, scope and data safety', () => {
     const d: string = doc.info.description;
     for (const [code, { status }] of Object.entries(ERROR_CODES)) assert.ok(d.includes(`| \`${code}\` | ${status} |`), `${code} ${status}`);
-    for (const phrase of ['X-API-Key', 'X-Request-ID', 'error.details.errors', 'request_id', 'X-Timezone', 'YYYY-MM-DD HH:MM:SS', '`page`', '`limit`', 'total_pages', 'scope "all"', 'POST /devices', 'backups.view', 'SNMP', 'query string']) {
+    for (const phrase of [
+      'X-API-Key',
+      'X-Request-ID',
+      'error.details.errors',
+      'request_id',
+      'X-Timezone',
+      'YYYY-MM-DD HH:MM:SS',
+      '`page`',
+      '`limit`',
+      'total_pages',
+      'scope "all"',
+      'POST /devices',
+      'backups.view',
+      'SNMP',
+      'query string',
+    ]) {
       assert.ok(d.includes(phrase), phrase);
     }
   });
@@ -92,12 +112,18 @@ describe('GET /api/v1/openapi.json', () => {
       assert.ok(op.tags?.length, `${where} tags`);
       assert.deepEqual(op.security ?? doc.security, [{ ApiKeyAuth: [] }], where);
       for (const [, name] of path.matchAll(/\{(\w+)\}/g)) {
-        assert.ok(op.parameters?.some((p: Json) => p.in === 'path' && p.name === name && p.required), `${where} declares ${name}`);
+        assert.ok(
+          op.parameters?.some((p: Json) => p.in === 'path' && p.name === name && p.required),
+          `${where} declares ${name}`,
+        );
       }
       for (const status of ['401', '422', '500']) {
         assert.equal(op.responses[status]?.content?.['application/json']?.schema?.$ref, '#/components/schemas/Error', `${where} ${status}`);
       }
-      assert.ok(Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)), `${where} success response`);
+      assert.ok(
+        Object.keys(op.responses).some((s) => /^2\d\d$/.test(s)),
+        `${where} success response`,
+      );
     }
   });
 
@@ -119,7 +145,15 @@ describe('GET /api/v1/openapi.json', () => {
     assert.deepEqual(doc.components.schemas.BackupContent.properties.config_text.type, ['string', 'null']);
     assert.ok(doc.paths['/stats'].get.responses['403']);
     assert.deepEqual(Object.keys(doc.components.schemas.Statistics.properties).sort(), [
-      'backups', 'credentials', 'devices', 'failed_backups_24h', 'groups', 'storage', 'templates', 'total_devices', 'unreachable_devices',
+      'backups',
+      'credentials',
+      'devices',
+      'failed_backups_24h',
+      'groups',
+      'storage',
+      'templates',
+      'total_devices',
+      'unreachable_devices',
     ]);
   });
 
@@ -136,7 +170,7 @@ describe('GET /api/v1/openapi.json', () => {
         headers: { 'X-API-Key': key, ...(method === 'post' || method === 'put' ? { 'Content-Type': 'application/json' } : {}) },
         body: method === 'post' || method === 'put' ? '{}' : undefined,
       });
-      const body = (await r.json().catch(() => ({}))) as Json;
+      const body: Json = await r.json().catch(() => ({}));
       if (body?.error?.code === 'ROUTE_NOT_FOUND' || r.status === 405) unrouted.push(`${method} ${path} -> ${r.status}`);
       assert.ok(r.status < 500, `${method} ${path} -> ${r.status}`);
     }

@@ -5,8 +5,7 @@ import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { insertCredential, insertDevice, insertGroup, insertTemplate, recordBackup, seedInventory } from './backups.seed';
 import { SPEC_ENDPOINTS, type SpecEndpoint } from './openapi.endpoints';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
+import type { Json } from '../helpers/api';
 
 /** Values for the path placeholders: existing records, a separate one for each DELETE so rows do not interfere. */
 interface Ids {
@@ -87,7 +86,7 @@ describe('permission matrix over the 25 endpoints of spec section 4', () => {
       // Denied first, so the allowed call below still finds the record it changes or deletes.
       const others = PERMISSIONS.filter((p) => p !== e.permission);
       const denied = await call(e, await keyWith(others));
-      const deniedBody = (await denied.json()) as Json;
+      const deniedBody = await denied.json();
       assert.equal(denied.status, 403, `without ${e.permission}: ${denied.status} ${JSON.stringify(deniedBody)}`);
       assert.equal(deniedBody.error.code, 'PERMISSION_DENIED');
       assert.equal(deniedBody.error.request_id, denied.headers.get('x-request-id'));
@@ -95,13 +94,14 @@ describe('permission matrix over the 25 endpoints of spec section 4', () => {
       // Spec 4.6 rule 3: POST /devices checks only devices.create. Without credentials.view the device is created but
       // held (issue #9: no backup sends the secret until a user entitled to the credential approves the address).
       const allowed = await call(e, await keyWith([e.permission]));
-      const allowedBody = (await allowed.json().catch(() => null)) as Json;
+      const allowedBody: Json = await allowed.json().catch(() => null);
       ctx.diagnostic(`with only ${e.permission}: ${allowed.status}${allowedBody?.error ? ` ${allowedBody.error.code}` : ''}`);
       assert.notEqual(allowedBody?.error?.code, 'ROUTE_NOT_FOUND', 'the route exists');
       assert.ok(![401, 403].includes(allowed.status), `with only ${e.permission}: ${allowed.status} ${JSON.stringify(allowedBody)}`);
       if (e.method === 'POST' && e.path === '/devices') {
         assert.equal(allowed.status, 201, JSON.stringify(allowedBody));
-        const held = t.services.db.prepare('SELECT reason FROM device_credential_holds WHERE device_id = ?').get(allowedBody.id) as { reason: string } | undefined;
+        const held = t.services.db.prepare('SELECT reason FROM device_credential_holds WHERE device_id = ?').get(allowedBody.id) as
+          { reason: string } | undefined;
         assert.match(held?.reason ?? '', /credentials\.view/, 'created, and held');
       }
     });

@@ -4,15 +4,7 @@ import assert from 'node:assert/strict';
 import { PERMISSIONS } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
-
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
-async function expectError(res: Response, status: number, code: string): Promise<void> {
-  const body = (await res.json()) as Json;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-}
+import { expectErrorResponse } from '../helpers/api';
 
 describe('GET /stats: permissions and scope', () => {
   let t: TestAppliance;
@@ -29,11 +21,11 @@ describe('GET /stats: permissions and scope', () => {
     const withIt = await t.keyFor({ permissions: ['dashboard.view'] });
     const without = await t.keyFor({ permissions: PERMISSIONS.filter((p) => p !== 'dashboard.view') });
     assert.equal((await t.api('/api/v1/stats', { key: withIt })).status, 200);
-    await expectError(await t.api('/api/v1/stats', { key: without }), 403, 'PERMISSION_DENIED');
+    await expectErrorResponse(await t.api('/api/v1/stats', { key: without }), 403, 'PERMISSION_DENIED');
   });
 
   test('figures are appliance-wide whatever the scope of the key’s user', async () => {
-    const all = (await (await t.api('/api/v1/stats', { key: await t.keyFor({ permissions: ['dashboard.view'] }) })).json()) as Json;
+    const all = await (await t.api('/api/v1/stats', { key: await t.keyFor({ permissions: ['dashboard.view'] }) })).json();
     assert.equal(all.devices.total, 4);
     assert.equal(all.backups.total, 4);
     for (const groups of [[inv.groups.B], [inv.groups.A1], []]) {
@@ -44,8 +36,8 @@ describe('GET /stats: permissions and scope', () => {
 
   test('authentication: no key, a wrong key and a key in the URL are 401', async () => {
     const key = await t.keyFor({ permissions: ['dashboard.view'] });
-    await expectError(await t.api('/api/v1/stats'), 401, 'UNAUTHORIZED');
-    await expectError(await t.api('/api/v1/stats', { key: 'not-a-key' }), 401, 'UNAUTHORIZED');
-    await expectError(await t.api(`/api/v1/stats?key=${key}`, { key }), 401, 'UNAUTHORIZED');
+    await expectErrorResponse(await t.api('/api/v1/stats'), 401, 'UNAUTHORIZED');
+    await expectErrorResponse(await t.api('/api/v1/stats', { key: 'not-a-key' }), 401, 'UNAUTHORIZED');
+    await expectErrorResponse(await t.api(`/api/v1/stats?key=${key}`, { key }), 401, 'UNAUTHORIZED');
   });
 });

@@ -10,8 +10,8 @@ import { OUTCOME_BUCKET_MS, countOutcomesSince } from '../../src/features/stats/
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { bulkInsertBackups, insertDevice, recordBackup, seedInventory, type Inventory } from './backups.seed';
+import type { Json } from '../helpers/api';
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
 const HOUR = 3_600_000;
 
 const SHAPE = {
@@ -24,7 +24,9 @@ const SHAPE = {
 
 function directOutcomes(db: DB, since: number) {
   return db
-    .prepare('SELECT ifnull(sum(success), 0) AS succeeded, ifnull(sum(1 - success), 0) AS failed FROM backups WHERE started_at >= ? AND finished_at IS NOT NULL')
+    .prepare(
+      'SELECT ifnull(sum(success), 0) AS succeeded, ifnull(sum(1 - success), 0) AS failed FROM backups WHERE started_at >= ? AND finished_at IS NOT NULL',
+    )
     .get(since) as { succeeded: number; failed: number };
 }
 
@@ -84,7 +86,7 @@ describe('GET /stats', () => {
     const res = await t.api('/api/v1/stats', { key });
     assert.equal(res.status, 200);
     assert.equal(res.headers.get('cache-control'), 'no-store');
-    const s = (await res.json()) as Json;
+    const s = await res.json();
     assert.deepEqual(s.devices, { total: 7, enabled: 6, unreachable: 2 });
     assert.equal(s.groups, 3);
     assert.equal(s.credentials, 1);
@@ -116,7 +118,17 @@ describe('GET /stats', () => {
       bulkInsertBackups(db, { deviceIds: [device], perDevice: 600, newest: base + 30 * HOUR, stepMs: 179_999, failEvery: 3, hash: null });
     })();
     db.prepare('UPDATE backups SET finished_at = NULL WHERE device_id = ? AND started_at % 7 = 0').run(device);
-    const probes = [base, base + 1, base - 1, base + OUTCOME_BUCKET_MS, base + OUTCOME_BUCKET_MS - 1, base + 12 * HOUR + 12_345, base + 29 * HOUR, base + 31 * HOUR, 0];
+    const probes = [
+      base,
+      base + 1,
+      base - 1,
+      base + OUTCOME_BUCKET_MS,
+      base + OUTCOME_BUCKET_MS - 1,
+      base + 12 * HOUR + 12_345,
+      base + 29 * HOUR,
+      base + 31 * HOUR,
+      0,
+    ];
     // Spread deterministically over the whole range (a prime stride, so no two probes share an offset).
     for (let i = 0; i < 200; i++) probes.push(base - HOUR + ((i * 7_919_993) % (33 * HOUR)));
     for (const since of probes) assert.deepEqual(countOutcomesSince(db, since), directOutcomes(db, since), `since ${since}`);
@@ -128,7 +140,7 @@ describe('GET /stats', () => {
     db.prepare('DELETE FROM backups WHERE rowid % 3 = 0').run();
     // Deleting a device takes its records with it (ON DELETE CASCADE); its counter row goes too.
     db.prepare("DELETE FROM devices WHERE name = 'edges'").run();
-    assert.equal(db.prepare("SELECT count(*) FROM device_backup_counts WHERE device_id NOT IN (SELECT id FROM devices)").pluck().get(), 0);
+    assert.equal(db.prepare('SELECT count(*) FROM device_backup_counts WHERE device_id NOT IN (SELECT id FROM devices)').pluck().get(), 0);
     db.prepare('DELETE FROM snapshots WHERE hash NOT IN (SELECT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL)').run();
     const c = directCounters(db);
     assert.deepEqual(c.counted, c.devices);
@@ -143,15 +155,25 @@ test('migration 0002 fills its counters from an existing database', () => {
   const dir = tempDir();
   const db = openDatabase(path.join(dir, 'upgrade.db'));
   try {
-    migrate(db, null, loadMigrations().filter((m) => m.version < 2));
+    migrate(
+      db,
+      null,
+      loadMigrations().filter((m) => m.version < 2),
+    );
     const now = Date.now();
     db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('c', 0, 0)").run();
     db.prepare("INSERT INTO templates (name, spec, created_at, updated_at) VALUES ('t', '{}', 0, 0)").run();
-    const dev = db.prepare("INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES (?, 'h', 22, 'ssh', 1, 1, 0, 0)");
+    const dev = db.prepare(
+      "INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES (?, 'h', 22, 'ssh', 1, 1, 0, 0)",
+    );
     const devices = [1, 2, 3].map((i) => Number(dev.run(`d${i}`).lastInsertRowid));
     bulkInsertBackups(db, { deviceIds: devices, perDevice: 500, newest: now, stepMs: 600_001, failEvery: 4, hash: null });
     db.prepare("INSERT INTO snapshots (hash, size, stored_size, compressed, created_at) VALUES ('h1', 100, 40, 1, 0), ('h2', 200, 90, 1, 0)").run();
-    migrate(db, null, loadMigrations().filter((m) => m.version <= 2));
+    migrate(
+      db,
+      null,
+      loadMigrations().filter((m) => m.version <= 2),
+    );
     const c = directCounters(db);
     assert.deepEqual(c.counted, c.devices);
     assert.deepEqual(c.snapshotTotals, { files: 2, bytes_stored: 130 });

@@ -13,7 +13,10 @@ import { WebClient } from '../web/web-client';
  * The attack: the enable password prompt set to match the ordinary prompt, so the enable secret is typed as a
  * command; a capture command then reads it back from the command history into the stored configuration.
  */
-const LEAKY = { enable: { command: 'terminal length 0', password_prompt: '[>#]\\s*$', prompt: null, prompt_unchanged: true }, commands: ['show history', 'show running-config'] };
+const LEAKY = {
+  enable: { command: 'terminal length 0', password_prompt: '[>#]\\s*$', prompt: null, prompt_unchanged: true },
+  commands: ['show history', 'show running-config'],
+};
 
 describe('templates: the enable secret and what a template sends', () => {
   let t: TestAppliance;
@@ -28,10 +31,25 @@ describe('templates: the enable secret and what a template sends', () => {
     const { db, secrets } = t.services;
     id.g1 = seedGroup(db, 'g1');
     id.builtin = seedBuiltinTemplate(db, 'cisco-ios');
-    const cred = createCredential(db, SYSTEM_ACTOR, secrets, { name: 'core', username: 'netops', password: 'core-Pass-1', enable_secret: 'core-Enable-7', group_ids: null }).id;
+    const cred = createCredential(db, SYSTEM_ACTOR, secrets, {
+      name: 'core',
+      username: 'netops',
+      password: 'core-Pass-1',
+      enable_secret: 'core-Enable-7',
+      group_ids: null,
+    }).id;
     id.device = createDevice(db, SYSTEM_ACTOR, {
-      name: 'core-1', hostname: '127.0.0.1', port: 1, protocol: 'ssh', group_id: id.g1, credential_id: cred, template_id: id.builtin,
-      enabled: true, description: '', schedule: null, accept_host_key_change: false,
+      name: 'core-1',
+      hostname: '127.0.0.1',
+      port: 1,
+      protocol: 'ssh',
+      group_id: id.g1,
+      credential_id: cred,
+      template_id: id.builtin,
+      enabled: true,
+      description: '',
+      schedule: null,
+      accept_host_key_change: false,
     }).id;
     admin = await t.keyFor({ permissions: 'all', username: 'boss' });
     // Scope all, everything about templates, devices and backups, but not entitled to see credentials.
@@ -71,8 +89,17 @@ describe('templates: the enable secret and what a template sends', () => {
   test('Try on device with changed enable or commands needs credentials.view too', async () => {
     const n = t.services.db.prepare("SELECT count(*) FROM audit_log WHERE action = 'template.try'").pluck().get();
     const form = {
-      name: 'acme', vendor: 'ACME', description: '', mode: 'shell', prompt: '', pre_commands: '', commands: 'show history\nshow running-config',
-      strip_patterns: '', ignore_patterns: '', redact_patterns: '', exit_command: '',
+      name: 'acme',
+      vendor: 'ACME',
+      description: '',
+      mode: 'shell',
+      prompt: '',
+      pre_commands: '',
+      commands: 'show history\nshow running-config',
+      strip_patterns: '',
+      ignore_patterns: '',
+      redact_patterns: '',
+      exit_command: '',
       device_id: String(id.device),
     };
     const r = await web.post(`/templates/${id.custom}/try`, form, { csrf: true });

@@ -1,4 +1,4 @@
-// Template endpoints × permissions: each needs exactly its own permission; reads ignore scope (spec 4.6 rule 4), changes do not (issue #9).
+// Template endpoints × permissions: each needs exactly its own permission; reads ignore scope (spec 4.6 rule 4), changes do not.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createTemplate } from '../../src/features/templates/templates.service';
@@ -25,7 +25,6 @@ const fresh = () =>
     redact: false,
     exit_command: null,
   }).id;
-
 
 const ENDPOINTS: GuardedEndpoint[] = [
   { label: 'GET /templates', permission: 'templates.view', method: 'GET', request: () => ({ path: '/templates' }), ok: 200 },

@@ -6,31 +6,37 @@ import { createTemplate, getTemplateSpec, syncBuiltinTemplates } from '../../src
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const FIELDS = [
-  'id', 'name', 'vendor', 'description', 'builtin', 'mode', 'prompt', 'pre_commands', 'commands', 'enable', 'strip_patterns',
-  'ignore_patterns', 'redact_patterns', 'change_events', 'redact', 'exit_command', 'device_count', 'created_at', 'updated_at',
+  'id',
+  'name',
+  'vendor',
+  'description',
+  'builtin',
+  'mode',
+  'prompt',
+  'pre_commands',
+  'commands',
+  'enable',
+  'strip_patterns',
+  'ignore_patterns',
+  'redact_patterns',
+  'change_events',
+  'redact',
+  'exit_command',
+  'device_count',
+  'created_at',
+  'updated_at',
 ].sort();
 const READ_ONLY = ['id', 'builtin', 'device_count', 'created_at', 'updated_at'];
 
 let t: TestAppliance;
 let key: string;
 
-type Json = Record<string, unknown> & { error?: { code: string; request_id: string; details: { errors?: { field: string; message: string }[] } } };
 type Page = { items: Json[]; pagination: Record<string, number | boolean> };
 
-async function call(path: string, init: { method?: string; json?: unknown; headers?: Record<string, string>; k?: string } = {}) {
-  const res = await t.api(`/api/v1${path}`, { method: init.method, json: init.json, headers: init.headers, key: init.k ?? key });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), 'error.request_id equals X-Request-ID');
-  return { status: res.status, body };
-}
-
-function expectError(r: { status: number; body: Json }, status: number, code: string, fields?: string[]) {
-  assert.equal(r.status, status, JSON.stringify(r.body));
-  assert.equal(r.body.error?.code, code);
-  if (fields) assert.deepEqual(r.body.error?.details.errors?.map((e) => e.field).sort(), [...fields].sort());
-}
+const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
 const minimal = (name: string) => ({ name, vendor: 'ACME OS', commands: ['show config'] });
 const builtinId = (name: string) => t.services.db.prepare('SELECT id FROM templates WHERE name = ?').pluck().get(name) as number;
@@ -65,12 +71,18 @@ describe('templates', () => {
     assert.equal(r.status, 200);
     const page = r.body as unknown as Page;
     assert.equal(page.pagination.total, BUILTIN_TEMPLATES.length);
-    assert.deepEqual(page.items.map((i) => i.name), BUILTIN_TEMPLATES.map((b) => b.name));
+    assert.deepEqual(
+      page.items.map((i) => i.name),
+      BUILTIN_TEMPLATES.map((b) => b.name),
+    );
     for (const item of page.items) {
       assert.deepEqual(Object.keys(item).sort(), FIELDS);
       assert.equal(item.builtin, true);
       const { id, builtin, device_count, created_at, updated_at, ...spec } = item;
-      assert.deepEqual(spec, BUILTIN_TEMPLATES.find((b) => b.name === item.name));
+      assert.deepEqual(
+        spec,
+        BUILTIN_TEMPLATES.find((b) => b.name === item.name),
+      );
       assert.deepEqual(getTemplateSpec(t.services.db, id as number), spec);
     }
     const one = await call(`/templates/${builtinId('cisco-ios')}`);
@@ -94,9 +106,22 @@ describe('templates', () => {
     assert.equal(typeof id, 'number');
     assert.match(created_at as string, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     assert.deepEqual(rest, {
-      name: 'acme-os', vendor: 'ACME OS', description: '', builtin: false, mode: 'shell', prompt: null, pre_commands: [],
-      commands: ['show config'], enable: null, strip_patterns: [], ignore_patterns: [], redact_patterns: [], change_events: [], redact: false,
-      exit_command: null, device_count: 0,
+      name: 'acme-os',
+      vendor: 'ACME OS',
+      description: '',
+      builtin: false,
+      mode: 'shell',
+      prompt: null,
+      pre_commands: [],
+      commands: ['show config'],
+      enable: null,
+      strip_patterns: [],
+      ignore_patterns: [],
+      redact_patterns: [],
+      change_events: [],
+      redact: false,
+      exit_command: null,
+      device_count: 0,
     });
     const { builtin, device_count, ...spec } = rest;
     assert.deepEqual(getTemplateSpec(t.services.db, id as number), spec);
@@ -154,7 +179,10 @@ describe('templates', () => {
 
   test('update changes only the given fields, validates the result, 404 when missing', async () => {
     const created = (await call('/templates', { method: 'POST', json: { ...minimal('acme-upd'), strip_patterns: ['^! time'] } })).body;
-    const r = await call(`/templates/${created.id}`, { method: 'PUT', json: { commands: ['show all'], enable: { command: 'su', password_prompt: 'Password:', prompt: null } } });
+    const r = await call(`/templates/${created.id}`, {
+      method: 'PUT',
+      json: { commands: ['show all'], enable: { command: 'su', password_prompt: 'Password:', prompt: null } },
+    });
     assert.equal(r.status, 200);
     assert.deepEqual([r.body.commands, r.body.strip_patterns, r.body.vendor], [['show all'], ['^! time'], 'ACME OS']);
     assert.deepEqual(r.body.enable, { command: 'su', password_prompt: 'Password:', prompt: null });

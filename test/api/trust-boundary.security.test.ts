@@ -27,11 +27,25 @@ interface AuditRecord {
 }
 
 const credential = (groups: number[] | null) =>
-  createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: `m-cred-${++seq}`, username: 'u', password: `${SECRET}-${seq}`, enable_secret: `${SECRET}-en`, group_ids: groups }).id;
+  createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, {
+    name: `m-cred-${++seq}`,
+    username: 'u',
+    password: `${SECRET}-${seq}`,
+    enable_secret: `${SECRET}-en`,
+    group_ids: groups,
+  }).id;
 const device = (group: number | null, cred: number) =>
   createDevice(t.services.db, SYSTEM_ACTOR, {
-    name: `m-dev-${++seq}`, hostname: '192.0.2.1', protocol: 'ssh', group_id: group, credential_id: cred, template_id: tpl,
-    enabled: true, description: '', schedule: null, accept_host_key_change: false,
+    name: `m-dev-${++seq}`,
+    hostname: '192.0.2.1',
+    protocol: 'ssh',
+    group_id: group,
+    credential_id: cred,
+    template_id: tpl,
+    enabled: true,
+    description: '',
+    schedule: null,
+    accept_host_key_change: false,
   }).id;
 
 const lastAuditId = () => (t.services.db.prepare('SELECT coalesce(max(id), 0) AS id FROM audit_log').get() as { id: number }).id;
@@ -65,7 +79,13 @@ const MUTATIONS: Mutation[] = [
     request: (c) => ({
       method: 'POST',
       path: '/devices',
-      json: { name: `m-new-${++seq}`, hostname: '198.51.100.1', template_id: tpl, group_id: g.in, credential_id: c === 'credential beyond reach' ? credential(null) : credential([g.in]) },
+      json: {
+        name: `m-new-${++seq}`,
+        hostname: '198.51.100.1',
+        template_id: tpl,
+        group_id: g.in,
+        credential_id: c === 'credential beyond reach' ? credential(null) : credential([g.in]),
+      },
     }),
     expect: { holds: 201, 'outside scope': 201, 'credential beyond reach': 201 },
     held: ['credential beyond reach', 'no credentials.view'],
@@ -76,7 +96,8 @@ const MUTATIONS: Mutation[] = [
     action: 'device.update',
     changed: ['hostname'],
     request: (c) => {
-      const id = c === 'outside scope' ? device(g.out, credential([g.out])) : device(g.in, c === 'credential beyond reach' ? credential(null) : credential([g.in]));
+      const id =
+        c === 'outside scope' ? device(g.out, credential([g.out])) : device(g.in, c === 'credential beyond reach' ? credential(null) : credential([g.in]));
       return { method: 'PUT', path: `/devices/${id}`, json: { hostname: '203.0.113.9' } };
     },
     expect: { holds: 200, 'credential beyond reach': 200 },
@@ -100,7 +121,11 @@ const MUTATIONS: Mutation[] = [
     action: 'device.update',
     changed: ['description'],
     // Nothing about where the secret goes changes: a credential beyond reach does not matter.
-    request: (c) => ({ method: 'PUT', path: `/devices/${c === 'outside scope' ? device(g.out, credential(null)) : device(g.in, credential(null))}`, json: { description: `d${++seq}` } }),
+    request: (c) => ({
+      method: 'PUT',
+      path: `/devices/${c === 'outside scope' ? device(g.out, credential(null)) : device(g.in, credential(null))}`,
+      json: { description: `d${++seq}` },
+    }),
     expect: { holds: 200, 'credential beyond reach': 200 },
   },
   {
@@ -119,7 +144,11 @@ const MUTATIONS: Mutation[] = [
     request: (c) => ({
       method: 'POST',
       path: '/credentials',
-      json: { name: `m-newcred-${++seq}`, password: `${SECRET}-new`, group_ids: c === 'outside scope' ? [g.out] : c === 'credential beyond reach' ? null : [g.in] },
+      json: {
+        name: `m-newcred-${++seq}`,
+        password: `${SECRET}-new`,
+        group_ids: c === 'outside scope' ? [g.out] : c === 'credential beyond reach' ? null : [g.in],
+      },
     }),
     expect: { holds: 201 },
   },
@@ -140,7 +169,11 @@ const MUTATIONS: Mutation[] = [
     action: 'credential.update',
     changed: ['password'],
     // Spec 4.6 rule 4: credentials are checked by permission only; a new secret sends nothing anywhere.
-    request: (c) => ({ method: 'PUT', path: `/credentials/${c === 'outside scope' ? credential([g.out]) : credential(null)}`, json: { password: `${SECRET}-only` } }),
+    request: (c) => ({
+      method: 'PUT',
+      path: `/credentials/${c === 'outside scope' ? credential([g.out]) : credential(null)}`,
+      json: { password: `${SECRET}-only` },
+    }),
     expect: { holds: 200, 'outside scope': 200, 'credential beyond reach': 200 },
   },
   {
@@ -169,7 +202,11 @@ describe('device and credential mutations × permission, scope and credential re
       test(`${m.label} × ${c}: ${status}`, async () => {
         const base: Permission[] = ['devices.view', ...m.needs];
         const perms =
-          c === 'lacks' ? [...base, 'credentials.view' as const].filter((p) => p !== m.needs[0]) : c === 'no credentials.view' ? base.filter((p) => p !== 'credentials.view') : base;
+          c === 'lacks'
+            ? [...base, 'credentials.view' as const].filter((p) => p !== m.needs[0])
+            : c === 'no credentials.view'
+              ? base.filter((p) => p !== 'credentials.view')
+              : base;
         const key = await t.keyFor({ permissions: [...new Set(perms)], groups: [g.in, g.in2] });
         const req = m.request(c)!;
         const mark = lastAuditId();
@@ -178,7 +215,7 @@ describe('device and credential mutations × permission, scope and credential re
         const rows = auditSince(mark);
         if (status >= 400) {
           assert.equal(r.body.error?.code, 'PERMISSION_DENIED');
-          if (c === 'lacks') assert.match(r.body.error!.message, new RegExp(m.needs[0].replace('.', '\\.')));
+          if (c === 'lacks') assert.match(r.body.error.message, new RegExp(m.needs[0].replace('.', '\\.')));
           assert.deepEqual(rows, [], 'a refusal writes nothing');
           return;
         }

@@ -51,14 +51,28 @@ test('backup run backs up a group and prints one summary line per device; a fail
 
   const ok = await runCliAsync(['backup', 'run', '--group', String(site), ...dataArgs]);
   assert.equal(ok.status, 0, ok.stderr);
-  const lines = ok.stdout.trim().split('\n').map((l) => l.split('\t'));
-  assert.deepEqual(lines.map((l) => [Number(l[0]), l[1], l[2]]), [[g1, 'cli-good1', 'ok'], [g2, 'cli-good2', 'ok']], 'subgroups are included');
+  const lines = ok.stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.split('\t'));
+  assert.deepEqual(
+    lines.map((l) => [Number(l[0]), l[1], l[2]]),
+    [
+      [g1, 'cli-good1', 'ok'],
+      [g2, 'cli-good2', 'ok'],
+    ],
+    'subgroups are included',
+  );
   assert.match(ok.stderr, /2 device\(s\): 2 ok/);
 
   const bad = seedDevice(db, { name: 'cli-bad', port: sim.port, credential_id: cred('bad', 'nope-nope-1'), template_id: tpl, group_id: rack });
   const mixed = await runCliAsync(['backup', 'run', '--group', String(site), ...dataArgs]);
   assert.equal(mixed.status, 1, 'any failed backup makes the exit code non-zero');
-  const badLine = mixed.stdout.trim().split('\n').find((l) => l.startsWith(`${bad}\t`))!.split('\t');
+  const badLine = mixed.stdout
+    .trim()
+    .split('\n')
+    .find((l) => l.startsWith(`${bad}\t`))!
+    .split('\t');
   assert.equal(badLine[2], 'failed');
   assert.equal(badLine[5], 'AUTH_FAILED');
 
@@ -73,7 +87,12 @@ test('backup run backs up a group and prints one summary line per device; a fail
 
 test('backup import records a file as a successful backup at the given time', () => {
   const { db, secrets, snapshots } = t.services;
-  const id = seedDevice(db, { name: 'imported-sw', port: 22, credential_id: seedCredential(db, secrets, { name: 'imp', username: 'x' }), template_id: seedBuiltinTemplate(db, 'cisco-ios') });
+  const id = seedDevice(db, {
+    name: 'imported-sw',
+    port: 22,
+    credential_id: seedCredential(db, secrets, { name: 'imp', username: 'x' }),
+    template_id: seedBuiltinTemplate(db, 'cisco-ios'),
+  });
   const dir = scratchDir();
   const file = path.join(dir, 'imported-sw.cfg');
   writeFileSync(file, 'hostname imported-sw\r\ninterface Gi0/1   \r\n description uplink\r\n\r\n\r\n');
@@ -84,7 +103,7 @@ test('backup import records a file as a successful backup at the given time', ()
   assert.equal(row.success, 1);
   assert.equal(row.trigger, 'import');
   assert.equal(row.started_at, Date.UTC(2024, 2, 5, 10, 20, 30));
-  assert.equal(readBackupText(db, snapshots, null, row), 'hostname imported-sw\ninterface Gi0/1\n description uplink\n');
+  assert.equal(readBackupText(snapshots, null, row), 'hostname imported-sw\ninterface Gi0/1\n description uplink\n');
 
   const missing = runCli(['backup', 'import', '--device', '999999', '--file', file, ...dataArgs]);
   assert.equal(missing.status, 1);
@@ -96,7 +115,9 @@ test('backup import records a file as a successful backup at the given time', ()
 function gitRepo(files: { at: string; changes: Record<string, string> }[]): string {
   const dir = scratchDir('confvault-git-');
   const git = (args: string[], env: NodeJS.ProcessEnv = {}) =>
-    execFileSync('git', ['-C', dir, ...args], { env: { ...process.env, GIT_AUTHOR_NAME: 'oxidized', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'oxidized', GIT_COMMITTER_EMAIL: 'o@x', ...env } });
+    execFileSync('git', ['-C', dir, ...args], {
+      env: { ...process.env, GIT_AUTHOR_NAME: 'oxidized', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'oxidized', GIT_COMMITTER_EMAIL: 'o@x', ...env },
+    });
   git(['init', '-q']);
   for (const c of files) {
     for (const [p, text] of Object.entries(c.changes)) {
@@ -124,9 +145,18 @@ test('backup import-git replays an Oxidized history once, at commit times, match
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^imported\t4$/m);
   assert.match(r.stderr, /unknown-box/);
-  const history = db.prepare('SELECT started_at, changed FROM backups WHERE device_id = ? ORDER BY started_at').all(core) as { started_at: number; changed: number }[];
-  assert.deepEqual(history.map((h) => new Date(h.started_at).toISOString().slice(0, 10)), ['2023-01-01', '2023-02-01', '2023-03-01']);
-  assert.deepEqual(history.map((h) => h.changed), [0, 1, 1]);
+  const history = db.prepare('SELECT started_at, changed FROM backups WHERE device_id = ? ORDER BY started_at').all(core) as {
+    started_at: number;
+    changed: number;
+  }[];
+  assert.deepEqual(
+    history.map((h) => new Date(h.started_at).toISOString().slice(0, 10)),
+    ['2023-01-01', '2023-02-01', '2023-03-01'],
+  );
+  assert.deepEqual(
+    history.map((h) => h.changed),
+    [0, 1, 1],
+  );
   assert.equal(db.prepare('SELECT count(*) FROM backups WHERE device_id = ?').pluck().get(edge), 1, 'names match case-insensitively');
 
   const again = runCli(['backup', 'import-git', '--repo', repo, '--layout', 'oxidized', ...dataArgs]);
@@ -137,8 +167,18 @@ test('backup import-git replays an Oxidized history once, at commit times, match
 
 test('backup import-git reads the RANCID layout <group>/configs/<device>', () => {
   const { db, secrets } = t.services;
-  const dev = seedDevice(db, { name: 'rancid-sw9', port: 22, credential_id: seedCredential(db, secrets, { name: 'rc', username: 'x' }), template_id: seedBuiltinTemplate(db, 'cisco-ios') });
-  const repo = gitRepo([{ at: '2022-06-01T12:00:00Z', changes: { 'campus/configs/rancid-sw9': '!RANCID-CONTENT-TYPE: cisco\nhostname rancid-sw9\n', 'campus/router.db': 'rancid-sw9;cisco;up\n' } }]);
+  const dev = seedDevice(db, {
+    name: 'rancid-sw9',
+    port: 22,
+    credential_id: seedCredential(db, secrets, { name: 'rc', username: 'x' }),
+    template_id: seedBuiltinTemplate(db, 'cisco-ios'),
+  });
+  const repo = gitRepo([
+    {
+      at: '2022-06-01T12:00:00Z',
+      changes: { 'campus/configs/rancid-sw9': '!RANCID-CONTENT-TYPE: cisco\nhostname rancid-sw9\n', 'campus/router.db': 'rancid-sw9;cisco;up\n' },
+    },
+  ]);
   const r = runCli(['backup', 'import-git', '--repo', repo, '--layout', 'rancid', ...dataArgs]);
   assert.equal(r.status, 0, r.stderr);
   assert.match(r.stdout, /^imported\t1$/m);

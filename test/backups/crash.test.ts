@@ -28,14 +28,27 @@ test('SIGKILL during `backup run --all`, then restart: no record left running, e
     const { db, secrets, snapshots } = t.services;
     const tpl = seedBuiltinTemplate(db, 'frr');
     for (let i = 0; i < devices.length; i++) {
-      seedDevice(db, { name: `crash-${i}`, port: sim.port, credential_id: seedCredential(db, secrets, { name: `cc${i}`, username: `dev${i}`, password: 'pw-crash-123' }), template_id: tpl });
+      seedDevice(db, {
+        name: `crash-${i}`,
+        port: sim.port,
+        credential_id: seedCredential(db, secrets, { name: `cc${i}`, username: `dev${i}`, password: 'pw-crash-123' }),
+        template_id: tpl,
+      });
     }
-    const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), 'backup', 'run', '--all', '--data-dir', t.services.dataDir], {
-      cwd: REPO_ROOT,
-      env: { ...process.env, CONFVAULT_BACKUP_CONCURRENCY: '8' },
-      stdio: 'ignore',
-    });
-    const counts = () => db.prepare('SELECT sum(finished_at IS NOT NULL) AS done, sum(finished_at IS NULL) AS running FROM backups').get() as { done: number | null; running: number | null };
+    const child = spawn(
+      process.execPath,
+      ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), 'backup', 'run', '--all', '--data-dir', t.services.dataDir],
+      {
+        cwd: REPO_ROOT,
+        env: { ...process.env, CONFVAULT_BACKUP_CONCURRENCY: '8' },
+        stdio: 'ignore',
+      },
+    );
+    const counts = () =>
+      db.prepare('SELECT sum(finished_at IS NOT NULL) AS done, sum(finished_at IS NULL) AS running FROM backups').get() as {
+        done: number | null;
+        running: number | null;
+      };
     const deadline = Date.now() + 60_000;
     while (Date.now() < deadline) {
       const c = counts();
@@ -49,7 +62,10 @@ test('SIGKILL during `backup run --all`, then restart: no record left running, e
     assert.ok((counts().running ?? 0) >= 1, 'the killed process left records running');
 
     // Restart: the appliance closes what the crash left open.
-    const served = await spawnServe(['--data-dir', t.services.dataDir, '--listen', '127.0.0.1:0'], { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *' });
+    const served = await spawnServe(['--data-dir', t.services.dataDir, '--listen', '127.0.0.1:0'], {
+      CONFVAULT_LOG_LEVEL: 'info',
+      CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
+    });
     assert.equal(await served.stop(), 0);
     assert.equal(counts().running ?? 0, 0, 'no record left running');
     const interrupted = db.prepare("SELECT count(*) FROM backups WHERE failure_type = 'INTERRUPTED' AND success = 0").pluck().get() as number;
@@ -58,7 +74,7 @@ test('SIGKILL during `backup run --all`, then restart: no record left running, e
     // Everything committed before the kill is intact.
     const ok = db.prepare('SELECT * FROM backups WHERE success = 1').all() as BackupRow[];
     assert.ok(ok.length >= (before.done ?? 0) - 1);
-    for (const row of ok) assert.ok(readBackupText(db, snapshots, null, row)?.includes('hostname dev'), `backup ${row.id} readable and verified`);
+    for (const row of ok) assert.ok(readBackupText(snapshots, null, row)?.includes('hostname dev'), `backup ${row.id} readable and verified`);
 
     const check = await runCliAsync(['db', 'check', '--data-dir', t.services.dataDir]);
     assert.equal(check.status, 0, check.stdout + check.stderr);

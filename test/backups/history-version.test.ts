@@ -13,7 +13,12 @@ after(() => t.close());
 
 test('updating any column of a backup row, one that a future DTO field may show included, gives the history a new version', async () => {
   const { db, secrets, snapshots } = t.services;
-  const deviceId = seedDevice(db, { name: 'hv1', port: 22, credential_id: seedCredential(db, secrets, { name: 'hv', username: 'u' }), template_id: seedBuiltinTemplate(db, 'cisco-ios') });
+  const deviceId = seedDevice(db, {
+    name: 'hv1',
+    port: 22,
+    credential_id: seedCredential(db, secrets, { name: 'hv', username: 'u' }),
+    template_id: seedBuiltinTemplate(db, 'cisco-ios'),
+  });
   const started = startBackup(db, deviceId, null, 'manual');
   await finishBackup(db, snapshots, started, { ok: true, text: 'hostname hv1\n', ignorePatterns: [] });
   const version = () => db.prepare('SELECT version FROM device_backup_counts WHERE device_id = ?').pluck().get(deviceId);

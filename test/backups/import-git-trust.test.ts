@@ -66,7 +66,12 @@ before(async () => {
   dataArgs = ['--data-dir', t.services.dataDir];
   scratch = tempDir('confvault-hostile-');
   const { db, secrets } = t.services;
-  seedDevice(db, { name: 'hostile-sw', port: 22, credential_id: seedCredential(db, secrets, { name: 'h', username: 'u' }), template_id: seedBuiltinTemplate(db, 'cisco-ios') });
+  seedDevice(db, {
+    name: 'hostile-sw',
+    port: 22,
+    credential_id: seedCredential(db, secrets, { name: 'h', username: 'u' }),
+    template_id: seedBuiltinTemplate(db, 'cisco-ios'),
+  });
 });
 after(async () => {
   await t.close();
@@ -98,21 +103,25 @@ test('import-git reads a hostile repository without running any of its programs,
   assert.equal(JSON.parse(row.details).imported, 1);
 });
 
-test('a repository owned by another user is refused unless --trust-owner is given; trusted, it still runs nothing', { skip: process.getuid?.() !== 0 && 'needs root to give the fixture another owner' }, () => {
-  const { repo, marker } = hostileRepo('foreign');
-  execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, path.dirname(repo)]);
-  chownSync(path.dirname(marker), NOBODY, NOBODY);
-  const before = t.services.db.prepare("SELECT count(*) FROM backups WHERE trigger = 'import'").pluck().get() as number;
-  const refused = runCli(['backup', 'import-git', '--repo', repo, '--layout', 'oxidized', ...dataArgs]);
-  assert.equal(refused.status, 1);
-  assert.match(refused.stderr, /owned by another user.*--trust-owner/s);
-  assert.equal(t.services.db.prepare("SELECT count(*) FROM backups WHERE trigger = 'import'").pluck().get(), before, 'nothing imported');
+test(
+  'a repository owned by another user is refused unless --trust-owner is given; trusted, it still runs nothing',
+  { skip: process.getuid?.() !== 0 && 'needs root to give the fixture another owner' },
+  () => {
+    const { repo, marker } = hostileRepo('foreign');
+    execFileSync('chown', ['-R', `${NOBODY}:${NOBODY}`, path.dirname(repo)]);
+    chownSync(path.dirname(marker), NOBODY, NOBODY);
+    const before = t.services.db.prepare("SELECT count(*) FROM backups WHERE trigger = 'import'").pluck().get() as number;
+    const refused = runCli(['backup', 'import-git', '--repo', repo, '--layout', 'oxidized', ...dataArgs]);
+    assert.equal(refused.status, 1);
+    assert.match(refused.stderr, /owned by another user.*--trust-owner/s);
+    assert.equal(t.services.db.prepare("SELECT count(*) FROM backups WHERE trigger = 'import'").pluck().get(), before, 'nothing imported');
 
-  const trusted = runCli(['backup', 'import-git', '--repo', repo, '--layout', 'oxidized', '--trust-owner', ...dataArgs]);
-  assert.equal(trusted.status, 0, trusted.stderr);
-  assert.match(trusted.stdout, /^skipped\t1$/m, 'the same history was imported from the first repository');
-  assert.equal(existsSync(marker), false);
-});
+    const trusted = runCli(['backup', 'import-git', '--repo', repo, '--layout', 'oxidized', '--trust-owner', ...dataArgs]);
+    assert.equal(trusted.status, 0, trusted.stderr);
+    assert.match(trusted.stdout, /^skipped\t1$/m, 'the same history was imported from the first repository');
+    assert.equal(existsSync(marker), false);
+  },
+);
 
 test('--trust-owner is documented in --help', () => {
   const help = runCli(['backup', '--help']);

@@ -75,7 +75,10 @@ test('`backup run --device` against a closed port: one immediate retry, a progre
   assert.ok(ms < 15_000, `finished after ${ms} ms (process start-up included)`);
   assert.match(r.stderr, new RegExp(`^device ${deviceId}: retrying: connection refused$`, 'm'));
   assert.equal(r.stderr.match(/retrying/g)?.length, 1, 'exactly one retry');
-  const line = r.stdout.trim().split('\n').find((l) => l.startsWith(`${deviceId}\t`));
+  const line = r.stdout
+    .trim()
+    .split('\n')
+    .find((l) => l.startsWith(`${deviceId}\t`));
   assert.ok(line, r.stdout);
   assert.equal(line.split('\t')[2], 'failed');
   assert.equal(line.split('\t')[5], 'CONNECTION_REFUSED');

@@ -40,7 +40,14 @@ function runner() {
 test('backs up devices, stores content-addressed snapshots, dedups and detects changes', async () => {
   const { db, secrets, snapshots } = t.services;
   const tpl = seedBuiltinTemplate(db, 'frr');
-  const ids = ['r1', 'r2'].map((n) => seedDevice(db, { name: `sim-${n}`, port: sim.port, credential_id: seedCredential(db, secrets, { name: `c-${n}`, username: n, password: `pw-${n}-123` }), template_id: tpl }));
+  const ids = ['r1', 'r2'].map((n) =>
+    seedDevice(db, {
+      name: `sim-${n}`,
+      port: sim.port,
+      credential_id: seedCredential(db, secrets, { name: `c-${n}`, username: n, password: `pw-${n}-123` }),
+      template_id: tpl,
+    }),
+  );
 
   const first = await runner().run(ids, { trigger: 'manual' });
   assert.equal(first.length, 2);
@@ -50,7 +57,7 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
     const row = getBackupRow(db, r.backupId!)!;
     assert.equal(row.config_snapshot_hash, sha256Hex(frrExpected));
     assert.ok(row.finished_at! >= row.started_at);
-    assert.equal(readBackupText(db, snapshots, null, row), frrExpected);
+    assert.equal(readBackupText(snapshots, null, row), frrExpected);
   }
   // Identical text from two devices is stored once.
   const files = readdirSync(path.join(t.services.dataDir, 'snapshots', sha256Hex(frrExpected).slice(0, 2)));
@@ -66,11 +73,16 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
   assert.equal(getBackupRow(db, again.backupId!)!.config_snapshot_hash, sha256Hex(frrExpected));
 
   // The device's configuration changes: the next backup is flagged changed and stored under a new hash.
-  simDevices[1].commands = { 'show running-config': frr.commands['show running-config'].replace('ip route 192.0.2.0/24 Null0', 'ip route 192.0.2.0/24 Null0\nip route 198.51.100.0/24 Null0') };
+  simDevices[1].commands = {
+    'show running-config': frr.commands['show running-config'].replace(
+      'ip route 192.0.2.0/24 Null0',
+      'ip route 192.0.2.0/24 Null0\nip route 198.51.100.0/24 Null0',
+    ),
+  };
   const changed = await runner().backupDevice(ids[1], { trigger: 'manual' });
   assert.equal(changed.success, true);
   assert.equal(changed.changed, true);
-  const text = readBackupText(db, snapshots, null, getBackupRow(db, changed.backupId!)!)!;
+  const text = readBackupText(snapshots, null, getBackupRow(db, changed.backupId!)!)!;
   assert.match(text, /^ip route 198\.51\.100\.0\/24 Null0$/m);
   assert.notEqual(sha256Hex(text), sha256Hex(frrExpected));
 });
@@ -78,8 +90,18 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
 test('failures are recorded with their type and a clear message; reachability follows', async () => {
   const { db, secrets } = t.services;
   const tpl = seedBuiltinTemplate(db, 'frr');
-  const locked = seedDevice(db, { name: 'sim-locked', port: sim.port, credential_id: seedCredential(db, secrets, { name: 'c-locked', username: 'locked', password: 'wrong-one-123' }), template_id: tpl });
-  const closed = seedDevice(db, { name: 'closed-port', port: 1, credential_id: seedCredential(db, secrets, { name: 'c-closed', username: 'x', password: 'y' }), template_id: tpl });
+  const locked = seedDevice(db, {
+    name: 'sim-locked',
+    port: sim.port,
+    credential_id: seedCredential(db, secrets, { name: 'c-locked', username: 'locked', password: 'wrong-one-123' }),
+    template_id: tpl,
+  });
+  const closed = seedDevice(db, {
+    name: 'closed-port',
+    port: 1,
+    credential_id: seedCredential(db, secrets, { name: 'c-closed', username: 'x', password: 'y' }),
+    template_id: tpl,
+  });
 
   const [auth, refused] = await Promise.all([runner().backupDevice(locked, { trigger: 'manual' }), runner().backupDevice(closed, { trigger: 'manual' })]);
   assert.equal(auth.failure, 'AUTH_FAILED');
@@ -89,7 +111,8 @@ test('failures are recorded with their type and a clear message; reachability fo
   assert.equal(rec.config_snapshot_hash, null);
   assert.equal(rec.failure_type, 'AUTH_FAILED');
   assert.ok(rec.error_message && !rec.error_message.includes('wrong-one-123'), 'message must not contain the password');
-  const reach = (id: number) => db.prepare('SELECT reachability, reachability_error FROM devices WHERE id = ?').get(id) as { reachability: string; reachability_error: string | null };
+  const reach = (id: number) =>
+    db.prepare('SELECT reachability, reachability_error FROM devices WHERE id = ?').get(id) as { reachability: string; reachability_error: string | null };
   assert.equal(reach(locked).reachability, 'reachable', 'a refused login still proves the device answers');
   assert.equal(reach(closed).reachability, 'unreachable');
   assert.match(reach(closed).reachability_error ?? '', /refused/i);
@@ -98,7 +121,12 @@ test('failures are recorded with their type and a clear message; reachability fo
 test('a changed host key fails the backup unless the change is accepted', async () => {
   const { db, secrets } = t.services;
   const tpl = seedBuiltinTemplate(db, 'frr');
-  const id = seedDevice(db, { name: 'sim-rekeyed', port: sim.port, credential_id: seedCredential(db, secrets, { name: 'c-rekey', username: 'r1', password: 'pw-r1-123' }), template_id: tpl });
+  const id = seedDevice(db, {
+    name: 'sim-rekeyed',
+    port: sim.port,
+    credential_id: seedCredential(db, secrets, { name: 'c-rekey', username: 'r1', password: 'pw-r1-123' }),
+    template_id: tpl,
+  });
   db.prepare('UPDATE devices SET host_key = ? WHERE id = ?').run('SHA256:previousKeyOfThisDevice', id);
   const refused = await runner().backupDevice(id, { trigger: 'manual' });
   assert.equal(refused.failure, 'HOST_KEY_CHANGED');

@@ -15,7 +15,12 @@ test('the first device added to a running appliance is backed up at the next fir
   const t = await startTestAppliance();
   const sim = await startSimulator({ devices: [{ name: 'r1', transcript: frr, username: 'r1', password: 'pw-r1-123' }] });
   const { db, secrets, snapshots, config } = t.services;
-  const deps = { db, secrets, snapshots, config: { ...config, backup: { ...config.backup, schedule: '* * * * * *', jitter: 0, retries: 0, reachability_interval: 0 } } };
+  const deps = {
+    db,
+    secrets,
+    snapshots,
+    config: { ...config, backup: { ...config.backup, schedule: '* * * * * *', jitter: 0, retries: 0, reachability_interval: 0 } },
+  };
   const scheduler = startScheduler(deps, new BackupRunner(deps));
   try {
     // the scheduler started with no device at all

@@ -4,6 +4,7 @@ import type { ChildProcess } from 'node:child_process';
 import { forkBench, loadAverage, ms, nextMessage, num, percentile, processCpuSeconds, row, stopChild, type Section } from './common';
 import { isLoadResult, type LoadJob, type LoadResult } from './load-worker';
 import type { SeededDatabase } from './seed';
+import type { Json } from '../helpers/api';
 
 export interface ApiBenchOptions {
   connections: number;
@@ -45,8 +46,6 @@ function timedGet(agent: http.Agent, base: string, path: string, key: string, zo
   });
 }
 
-type Json = any; // eslint-disable-line @typescript-eslint/no-explicit-any
-
 async function getJson(agent: http.Agent, base: string, path: string, key: string): Promise<Json> {
   const r = await timedGet(agent, base, path, key);
   if (r.status !== 200) throw new Error(`GET ${path} answered ${r.status}: ${r.body.toString('utf8').slice(0, 300)}`);
@@ -62,7 +61,8 @@ async function checkAnswers(agent: http.Agent, base: string, seeded: SeededDatab
   const big = await getJson(agent, base, `/api/v1/devices/${meta.big_device_id}/backups?limit=200`, key);
   if (big.pagination.total !== meta.big_device_records) throw new Error(`busy device: total ${big.pagination.total}, expected ${meta.big_device_records}`);
   const content = await getJson(agent, base, `/api/v1/backups/${meta.big_content_backup_ids[0]}/content`, key);
-  if (typeof content.config_text !== 'string' || content.config_text.length < 200_000) throw new Error('content of the busy device: expected a 200 KB config_text');
+  if (typeof content.config_text !== 'string' || content.config_text.length < 200_000)
+    throw new Error('content of the busy device: expected a 200 KB config_text');
   const stats = await getJson(agent, base, '/api/v1/stats', key);
   if (stats.backups.total !== meta.counts.backups) throw new Error(`stats: backups.total ${stats.backups.total}, expected ${meta.counts.backups}`);
 }
@@ -81,9 +81,30 @@ interface Target {
  * 2,499 devices x 24 zones in turn (60,000 pages, far more than it keeps) make every request render its page.
  */
 const LOAD_ZONES = [
-  'UTC', 'Europe/London', 'Europe/Paris', 'Europe/Berlin', 'Europe/Helsinki', 'Europe/Moscow', 'Asia/Dubai', 'Asia/Karachi',
-  'Asia/Kolkata', 'Asia/Dhaka', 'Asia/Bangkok', 'Asia/Shanghai', 'Asia/Tokyo', 'Australia/Sydney', 'Pacific/Auckland', 'Pacific/Honolulu',
-  'America/Anchorage', 'America/Los_Angeles', 'America/Denver', 'America/Chicago', 'America/New_York', 'America/Sao_Paulo', 'Atlantic/Azores', 'Africa/Johannesburg',
+  'UTC',
+  'Europe/London',
+  'Europe/Paris',
+  'Europe/Berlin',
+  'Europe/Helsinki',
+  'Europe/Moscow',
+  'Asia/Dubai',
+  'Asia/Karachi',
+  'Asia/Kolkata',
+  'Asia/Dhaka',
+  'Asia/Bangkok',
+  'Asia/Shanghai',
+  'Asia/Tokyo',
+  'Australia/Sydney',
+  'Pacific/Auckland',
+  'Pacific/Honolulu',
+  'America/Anchorage',
+  'America/Los_Angeles',
+  'America/Denver',
+  'America/Chicago',
+  'America/New_York',
+  'America/Sao_Paulo',
+  'Atlantic/Azores',
+  'Africa/Johannesburg',
 ];
 
 type LoadRun = LoadResult & { server_cpu_us: number | null; load: string };
@@ -115,7 +136,8 @@ async function latencies(
   rendering?: { zones: string[]; zonePath: string },
 ) {
   const zones = rendering?.zones;
-  if (zones && zones.length < warmup + iterations) throw new Error(`rendered latencies need ${warmup + iterations} time zones, this Node.js knows ${zones.length}`);
+  if (zones && zones.length < warmup + iterations)
+    throw new Error(`rendered latencies need ${warmup + iterations} time zones, this Node.js knows ${zones.length}`);
   const out: Record<string, number[]> = Object.fromEntries(Object.keys(paths).map((k) => [k, []]));
   for (let i = 0; i < warmup + iterations; i++) {
     const zone = zones?.[i];
@@ -187,7 +209,9 @@ export async function runApiBench(seeded: SeededDatabase, say: (line: string) =>
     const load: Section = {
       title: `API under load: ${o.connections} connections, autocannon in its own process, best of ${o.rounds} rounds of ${o.seconds} s`,
       rows: [
-        row('ceiling: Hono hello-world', `${num(ceil.rps)} req/s, p50 ${ms(ceil.p50_ms)}, p99 ${ms(ceil.p99_ms)}${cpu(ceil)}`, 'reference', null, { runs: runs.ceiling }),
+        row('ceiling: Hono hello-world', `${num(ceil.rps)} req/s, p50 ${ms(ceil.p50_ms)}, p99 ${ms(ceil.p99_ms)}${cpu(ceil)}`, 'reference', null, {
+          runs: runs.ceiling,
+        }),
         row(
           'plain Hono answering a fixed history page',
           `${num(page.rps)} req/s = ${(page.rps / ceil.rps).toFixed(2)}x ceiling, p99 ${ms(page.p99_ms)}${cpu(page)}`,
@@ -256,10 +280,18 @@ export async function runApiBench(seeded: SeededDatabase, say: (line: string) =>
     const stats = await latencies(agent, appliance.url, meta.api_key, { stats: '/api/v1/stats' }, o.iterations, Math.ceil(o.iterations / 10));
     const latencyRows = Object.entries(pages).map(([label, xs]) => {
       const p50 = percentile(xs, 50);
-      return row(`history of the 100,000-record device, ${label}`, `p50 ${ms(p50)}, p99 ${ms(percentile(xs, 99))}`, 'p50 < 5 ms', p50 < 5, { p50, p99: percentile(xs, 99) });
+      return row(`history of the 100,000-record device, ${label}`, `p50 ${ms(p50)}, p99 ${ms(percentile(xs, 99))}`, 'p50 < 5 ms', p50 < 5, {
+        p50,
+        p99: percentile(xs, 99),
+      });
     });
     const s50 = percentile(stats.stats, 50);
-    latencyRows.push(row('GET /stats (10,000 devices, 1.1 M records)', `p50 ${ms(s50)}, p99 ${ms(percentile(stats.stats, 99))}`, 'p50 < 50 ms', s50 < 50, { p50: s50, p99: percentile(stats.stats, 99) }));
+    latencyRows.push(
+      row('GET /stats (10,000 devices, 1.1 M records)', `p50 ${ms(s50)}, p99 ${ms(percentile(stats.stats, 99))}`, 'p50 < 50 ms', s50 < 50, {
+        p50: s50,
+        p99: percentile(stats.stats, 99),
+      }),
+    );
     const latency: Section = {
       title: 'API latency: warm server, one request at a time over HTTP keep-alive',
       rows: latencyRows,

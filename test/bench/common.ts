@@ -112,7 +112,7 @@ export function nextMessage<T>(child: ChildProcess, accept: (m: unknown) => m is
   return new Promise((resolve, reject) => {
     const timer = setTimeout(() => finish(new Error(`no answer from child ${child.pid} within ${timeoutMs} ms`)), timeoutMs);
     const onMessage = (m: unknown) => {
-      if (m && typeof m === 'object' && 'error' in m) return finish(new Error(`child ${child.pid}: ${String((m as { error: unknown }).error)}`));
+      if (m && typeof m === 'object' && 'error' in m) return finish(new Error(`child ${child.pid}: ${String(m.error)}`));
       if (accept(m)) finish(null, m);
     };
     const onExit = (code: number | null, signal: string | null) => finish(new Error(`child ${child.pid} exited (${code ?? signal}) before answering`));

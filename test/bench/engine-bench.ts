@@ -20,7 +20,7 @@ export async function startSimulator(devices: number): Promise<{ child: ChildPro
   const info = await new Promise<SimInfo>((resolve, reject) => {
     let out = '';
     const timer = setTimeout(() => reject(new Error('the simulator did not start within 60 s')), 60_000);
-    child.stdout!.setEncoding('utf8').on('data', (d: string) => {
+    child.stdout.setEncoding('utf8').on('data', (d: string) => {
       out += d;
       const nl = out.indexOf('\n');
       if (nl >= 0) {
@@ -30,7 +30,7 @@ export async function startSimulator(devices: number): Promise<{ child: ChildPro
     });
     child.once('exit', (code) => reject(new Error(`the simulator exited (${code}) before it was ready`)));
   });
-  child.stdout!.resume();
+  child.stdout.resume();
   return { child, info };
 }
 
@@ -47,7 +47,9 @@ export async function runEngineBench(say: (line: string) => void, o: EngineBench
       const r = (await answer).engineResult;
       const wall = r.wall_ms / 1000;
       const sp = r.sampled_peak_mb;
-      const failed = Object.entries(r.failures).map(([k, v]) => `${k} ${v}`).join(', ');
+      const failed = Object.entries(r.failures)
+        .map(([k, v]) => `${k} ${v}`)
+        .join(', ');
       fleet = {
         title: `Backup engine: ${num(r.devices)} simulated devices over SSH, concurrency ${r.concurrency}`,
         rows: [
@@ -58,9 +60,19 @@ export async function runEngineBench(say: (line: string) => void, o: EngineBench
             '< 250 MB',
             r.max_rss_mb < 250,
           ),
-          row('backups recorded successfully', `${num(r.succeeded)} / ${num(r.devices)}${failed ? ` (failed: ${failed})` : ''}`, 'all', r.succeeded === r.devices),
+          row(
+            'backups recorded successfully',
+            `${num(r.succeeded)} / ${num(r.devices)}${failed ? ` (failed: ${failed})` : ''}`,
+            'all',
+            r.succeeded === r.devices,
+          ),
           row('distinct texts stored (own hostname in each)', `${num(r.distinct_texts)} (${num(r.texts_with_own_hostname)} checked)`, 'report only', null),
-          row('runner CPU time', `${(r.cpu_user_s + r.cpu_system_s).toFixed(1)} s (user ${r.cpu_user_s.toFixed(1)}, system ${r.cpu_system_s.toFixed(1)})`, 'report only', null),
+          row(
+            'runner CPU time',
+            `${(r.cpu_user_s + r.cpu_system_s).toFixed(1)} s (user ${r.cpu_user_s.toFixed(1)}, system ${r.cpu_system_s.toFixed(1)})`,
+            'report only',
+            null,
+          ),
         ],
         notes: [
           `runner (BackupRunner, real SQLite and SnapshotStore in a temp data dir, log level info) in one process, the simulator in another; ${templates.size} vendor transcripts; ${r.attempts} connection attempts; load average after: ${loadAverage()}.`,

@@ -65,10 +65,7 @@ async function run(job: EngineJob): Promise<EngineResult> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-engine-'));
   try {
     // The appliance's defaults (timeouts, retries, compression, log level info to stdout) with the benchmark's concurrency.
-    const config = loadConfig(
-      { dataDir: path.join(dir, 'data') },
-      { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_CONCURRENCY: String(job.concurrency) },
-    );
+    const config = loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_CONCURRENCY: String(job.concurrency) });
     const a = openAppliance({}, config);
     const { db, secrets, snapshots } = a;
     const ids = db.transaction(() =>
@@ -105,7 +102,7 @@ async function run(job: EngineJob): Promise<EngineResult> {
     for (const r of results) {
       if (!r.success) failures[r.failure ?? 'UNKNOWN'] = (failures[r.failure ?? 'UNKNOWN'] ?? 0) + 1;
       else {
-        const text = readBackupText(db, snapshots, null, getBackupRow(db, r.backupId!)!);
+        const text = readBackupText(snapshots, null, getBackupRow(db, r.backupId!)!);
         if (text?.includes(r.deviceName)) ownHostname++;
       }
     }

@@ -47,7 +47,9 @@ export async function runHostileBench(say: (line: string) => void, o: { devices:
     const readyP = nextMessage(child, isHostileReady, 600_000);
     child.send({ sim: sim.info });
     const ready = (await readyP).ready;
-    say(`  appliance ready in ${ready.seed_s.toFixed(1)} s: ${num(sim.info.devices.length)} simulated devices, ${ready.searchDevices} search devices, three 10 MB versions`);
+    say(
+      `  appliance ready in ${ready.seed_s.toFixed(1)} s: ${num(sim.info.devices.length)} simulated devices, ${ready.searchDevices} search devices, three 10 MB versions`,
+    );
     const web = new WebClient(ready.url);
     const login = await web.login('admin', BENCH_ADMIN_PASSWORD);
     if (login.status !== 303) throw new Error(`bench login failed: ${login.status}`);
@@ -84,13 +86,15 @@ export async function runHostileBench(say: (line: string) => void, o: { devices:
       [ready.versions.a, ready.versions.b],
       [ready.versions.b, ready.versions.c],
     ];
-    const diffs = pairs.filter(() => parts.has('diff')).map(([a, b]) =>
-      loop(stop, async () => {
-        const r = await web.fetch(`/api/devices/${ready.bigDevice}/diff?a=${a}&b=${b}`);
-        await r.arrayBuffer();
-        return { ok: r.status === 200 };
-      }),
-    );
+    const diffs = pairs
+      .filter(() => parts.has('diff'))
+      .map(([a, b]) =>
+        loop(stop, async () => {
+          const r = await web.fetch(`/api/devices/${ready.bigDevice}/diff?a=${a}&b=${b}`);
+          await r.arrayBuffer();
+          return { ok: r.status === 200 };
+        }),
+      );
     const done = (await runDoneP).runDone;
     stopped = true;
     const wall = (performance.now() - began) / 1000;

@@ -48,7 +48,10 @@ function bigConfig(mb: number, tag: string, salt: string, every: number): string
   const lines: string[] = [];
   let size = 0;
   for (let i = 0; size < mb * 1_000_000; i++) {
-    const l = every > 0 && i % every === 0 ? `interface ${tag}-${i} description ${salt}-${i}` : `interface ${tag}-${i} description uplink to the core switch number ${i % 97} port ${i % 48}`;
+    const l =
+      every > 0 && i % every === 0
+        ? `interface ${tag}-${i} description ${salt}-${i}`
+        : `interface ${tag}-${i} description uplink to the core switch number ${i % 97} port ${i % 48}`;
     lines.push(l);
     size += l.length + 1;
   }
@@ -69,7 +72,12 @@ async function main(sim: SimInfo): Promise<void> {
 
   const simIds = db.transaction(() =>
     sim.devices.map((d) => {
-      const credential_id = seedCredential(db, secrets, { name: `cred-${d.name}`, username: d.name, password: d.password, ...(d.enable_secret ? { enable_secret: d.enable_secret } : {}) });
+      const credential_id = seedCredential(db, secrets, {
+        name: `cred-${d.name}`,
+        username: d.name,
+        password: d.password,
+        ...(d.enable_secret ? { enable_secret: d.enable_secret } : {}),
+      });
       return seedDevice(db, { name: d.name, hostname: sim.host, port: sim.port, credential_id, template_id: seedBuiltinTemplate(db, d.template) });
     }),
   )();
@@ -80,7 +88,9 @@ async function main(sim: SimInfo): Promise<void> {
   const searchDevices = 200;
   for (let d = 0; d < searchDevices; d++) {
     const id = seedDevice(db, { name: `search-${d}`, port: 22, credential_id: cred, template_id: tpl });
-    const body = Array.from({ length: 1_000 }, (_, i) => (i % 5 === 0 ? ` description uplink to the ${'core '.repeat(30)}${i}` : ` ip address 10.${d}.${i % 256}.1 255.255.255.0`)).join('\n');
+    const body = Array.from({ length: 1_000 }, (_, i) =>
+      i % 5 === 0 ? ` description uplink to the ${'core '.repeat(30)}${i}` : ` ip address 10.${d}.${i % 256}.1 255.255.255.0`,
+    ).join('\n');
     importBackup(db, SYSTEM_ACTOR, snapshots, id, `hostname search-${d}\n${body}\nend\n`, Date.now() - 3_600_000);
   }
 
@@ -101,7 +111,10 @@ async function main(sim: SimInfo): Promise<void> {
     eld.enable();
     const elu0 = perfHooks.eventLoopUtilization();
     const start = performance.now();
-    const work = m.start?.run === false ? new Promise<[]>((res) => setTimeout(() => res([]), (m.start?.seconds ?? 15) * 1000)) : runner.run(simIds, { trigger: 'schedule' });
+    const work =
+      m.start?.run === false
+        ? new Promise<[]>((res) => setTimeout(() => res([]), (m.start?.seconds ?? 15) * 1000))
+        : runner.run(simIds, { trigger: 'schedule' });
     work
       .then(async (results) => {
         const wall = performance.now() - start;

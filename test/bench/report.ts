@@ -14,7 +14,11 @@ export interface Report {
 const pad = (s: string, n: number) => (s.length >= n ? s : s + ' '.repeat(n - s.length));
 
 export function printSection(s: Section, out: (line: string) => void): void {
-  const w = [Math.max(10, ...s.rows.map((r) => r.name.length)), Math.max(10, ...s.rows.map((r) => r.value.length)), Math.max(8, ...s.rows.map((r) => r.target.length))];
+  const w = [
+    Math.max(10, ...s.rows.map((r) => r.name.length)),
+    Math.max(10, ...s.rows.map((r) => r.value.length)),
+    Math.max(8, ...s.rows.map((r) => r.target.length)),
+  ];
   out('');
   out(`== ${s.title}`);
   out(`   ${pad('figure', w[0])}  ${pad('measured', w[1])}  ${pad('target', w[2])}  result`);

@@ -26,7 +26,13 @@ The seeded API database is cached in ${path.relative(REPO_ROOT, CACHE_ROOT)}/ (k
 
 async function main(): Promise<number> {
   const { values } = parseArgs({
-    options: { only: { type: 'string' }, quick: { type: 'boolean' }, reseed: { type: 'boolean' }, profile: { type: 'boolean' }, help: { type: 'boolean', short: 'h' } },
+    options: {
+      only: { type: 'string' },
+      quick: { type: 'boolean' },
+      reseed: { type: 'boolean' },
+      profile: { type: 'boolean' },
+      help: { type: 'boolean', short: 'h' },
+    },
   });
   if (values.help) {
     console.log(HELP);
@@ -50,15 +56,27 @@ async function main(): Promise<number> {
   let seedInfo: Record<string, unknown> = {};
   if (!values.only || values.only === 'api') {
     if (values.reseed) {
-      for (const d of existsSync(CACHE_ROOT) ? readdirSync(CACHE_ROOT) : []) if (d.startsWith('api-')) rmSync(path.join(CACHE_ROOT, d), { recursive: true, force: true });
+      for (const d of existsSync(CACHE_ROOT) ? readdirSync(CACHE_ROOT) : [])
+        if (d.startsWith('api-')) rmSync(path.join(CACHE_ROOT, d), { recursive: true, force: true });
     }
     say('');
     say('-- seeded database');
     const seeded = await ensureSeededDatabase(say);
     const m = seeded.meta;
     const summary = `${num(m.counts.devices)} devices in ${m.counts.groups} groups, ${num(m.counts.backups)} backup records, ${num(m.counts.snapshots)} snapshot files (${m.counts.db_mb} MB database, ${m.counts.snapshots_mb} MB snapshots)`;
-    seedInfo = { summary, cached: !seeded.seededNow, dir: path.relative(REPO_ROOT, seeded.dir), seeded_at: m.seeded_at, seed_seconds: m.seed_seconds, phases_seconds: m.phases_seconds };
-    say(seeded.seededNow ? `  seeded in ${m.seed_seconds.toFixed(1)} s` : `  cached in ${path.relative(REPO_ROOT, seeded.dir)} (seeded ${m.seeded_at} in ${m.seed_seconds.toFixed(1)} s)`);
+    seedInfo = {
+      summary,
+      cached: !seeded.seededNow,
+      dir: path.relative(REPO_ROOT, seeded.dir),
+      seeded_at: m.seeded_at,
+      seed_seconds: m.seed_seconds,
+      phases_seconds: m.phases_seconds,
+    };
+    say(
+      seeded.seededNow
+        ? `  seeded in ${m.seed_seconds.toFixed(1)} s`
+        : `  cached in ${path.relative(REPO_ROOT, seeded.dir)} (seeded ${m.seeded_at} in ${m.seed_seconds.toFixed(1)} s)`,
+    );
     const ageDays = (Date.now() - Date.parse(m.seeded_at)) / 86_400_000;
     sections.push({
       title: 'Seeded database (generator test/bench/seed.ts)',
@@ -73,14 +91,25 @@ async function main(): Promise<number> {
       ],
       notes: [
         `records over the year before ${m.seeded_at.slice(0, 10)}; the busy device: ${num(m.big_device_records)} records, ${num(m.big_config_bytes)}-byte configuration.`,
-        ...(ageDays > 1 ? [`the cache is ${ageDays.toFixed(0)} days old: /stats "last 24 hours" now counts fewer records than when it was seeded (--reseed to refresh).`] : []),
+        ...(ageDays > 1
+          ? [`the cache is ${ageDays.toFixed(0)} days old: /stats "last 24 hours" now counts fewer records than when it was seeded (--reseed to refresh).`]
+          : []),
       ],
     });
     say('');
     say('-- public API');
     const quick = values.quick === true;
     sections.push(await runSearchBench(seeded, say));
-    sections.push(...(await runApiBench(seeded, say, { connections: 64, seconds: quick ? 4 : 8, warmupSeconds: quick ? 1 : 3, rounds: quick ? 1 : 2, iterations: quick ? 100 : 300, cpuProfileDir: values.profile ? PROFILE_DIR : undefined })));
+    sections.push(
+      ...(await runApiBench(seeded, say, {
+        connections: 64,
+        seconds: quick ? 4 : 8,
+        warmupSeconds: quick ? 1 : 3,
+        rounds: quick ? 1 : 2,
+        iterations: quick ? 100 : 300,
+        cpuProfileDir: values.profile ? PROFILE_DIR : undefined,
+      })),
+    );
   }
   if (!values.only || values.only === 'engine') {
     say('');

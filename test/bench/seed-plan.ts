@@ -21,7 +21,12 @@ export const FAILURES: ReadonlyArray<{ type: string; weight: number; message: (h
   { type: 'CONNECTION_REFUSED', weight: 20, unreachable: true, message: (h) => `${h}:22 refused the connection: nothing listens on that port.` },
   { type: 'AUTH_FAILED', weight: 15, unreachable: false, message: (h) => `${h}:22 rejected the login of user "backup": check the credential.` },
   { type: 'DISCONNECTED', weight: 10, unreachable: false, message: (h) => `${h}:22 closed the connection while "show running-config" was running.` },
-  { type: 'PROMPT_NOT_FOUND', weight: 10, unreachable: false, message: (h) => `No prompt from ${h}:22 within 20 s after login: check the template's prompt pattern.` },
+  {
+    type: 'PROMPT_NOT_FOUND',
+    weight: 10,
+    unreachable: false,
+    message: (h) => `No prompt from ${h}:22 within 20 s after login: check the template's prompt pattern.`,
+  },
   { type: 'COMMAND_FAILED', weight: 5, unreachable: false, message: (h) => `The capture commands on ${h}:22 returned no configuration text.` },
 ];
 
@@ -102,7 +107,9 @@ export function planFleet(end: number): Plan {
     const region = REGIONS[Math.floor(closet / (SITES_PER_REGION * CLOSETS_PER_SITE))];
     const site = Math.floor(closet / CLOSETS_PER_SITE) % SITES_PER_REGION;
     const template = big ? 'cisco-ios' : pickWeighted(FLEET_MIX, (m) => m[1], rnd())[0];
-    const name = big ? `${region}-s${site}-core-chassis1` : `${region}-s${site}-c${closet % CLOSETS_PER_SITE}-${template.split('-')[0]}-${String(d).padStart(5, '0')}`;
+    const name = big
+      ? `${region}-s${site}-core-chassis1`
+      : `${region}-s${site}-c${closet % CLOSETS_PER_SITE}-${template.split('-')[0]}-${String(d).padStart(5, '0')}`;
     const hostname = `10.${closet}.${Math.floor((d % DEVICES_PER_CLOSET) / 250)}.${(d % 250) + 1}`;
     // Configurations change a few times a year (exponential, 1-12 versions), the chassis weekly.
     const versions = big ? BIG_VERSIONS : 1 + Math.min(11, Math.floor(-Math.log(1 - rnd()) * 2.2));

@@ -49,7 +49,10 @@ export interface SeededDatabase {
 export function cacheKey(): string {
   const h = createHash('sha256');
   const schemaDir = path.join(REPO_ROOT, 'schema');
-  for (const f of readdirSync(schemaDir).filter((n) => n.endsWith('.sql')).sort()) h.update(f).update(readFileSync(path.join(schemaDir, f)));
+  for (const f of readdirSync(schemaDir)
+    .filter((n) => n.endsWith('.sql'))
+    .sort())
+    h.update(f).update(readFileSync(path.join(schemaDir, f)));
   for (const f of GENERATOR_FILES) h.update(f).update(readFileSync(path.join(BENCH_DIR, f)));
   return h.digest('hex').slice(0, 16);
 }
@@ -69,12 +72,14 @@ export async function ensureSeededDatabase(say: (line: string) => void): Promise
   rmSync(partial, { recursive: true, force: true });
   const meta = await seed(path.join(partial, 'data'), key, say);
   writeFileSync(path.join(partial, 'meta.json'), JSON.stringify(meta, null, 2));
-  if (existsSync(metaFile)) rmSync(partial, { recursive: true, force: true }); // another run finished first
+  if (existsSync(metaFile))
+    rmSync(partial, { recursive: true, force: true }); // another run finished first
   else renameSync(partial, dir);
   // Databases of older schemas or generators, and partial ones whose run has gone, would only fill the disk.
   for (const old of readdirSync(CACHE_ROOT)) {
     const pid = /\.partial-(\d+)$/.exec(old)?.[1];
-    if (old.startsWith('api-') && old !== `api-${key}` && (!pid || !processAlive(Number(pid)))) rmSync(path.join(CACHE_ROOT, old), { recursive: true, force: true });
+    if (old.startsWith('api-') && old !== `api-${key}` && (!pid || !processAlive(Number(pid))))
+      rmSync(path.join(CACHE_ROOT, old), { recursive: true, force: true });
   }
   return { dir, dataDir: path.join(dir, 'data'), meta, seededNow: true };
 }
@@ -124,7 +129,13 @@ async function seed(dataDir: string, key: string, say: (line: string) => void): 
     const inv = insertInventory(app, plan);
     const scopeGroup = inv.regionIds[0];
     createRole(db, SYSTEM_ACTOR, { name: 'bench-reader', permissions: ['backups.view', 'dashboard.view'] });
-    await createUser(db, SYSTEM_ACTOR, { username: 'bench-reader', password: 'bench-reader-password', role: 'bench-reader', groups: [scopeGroup], timezone: 'Europe/Berlin' });
+    await createUser(db, SYSTEM_ACTOR, {
+      username: 'bench-reader',
+      password: 'bench-reader-password',
+      role: 'bench-reader',
+      groups: [scopeGroup],
+      timezone: 'Europe/Berlin',
+    });
     const apiKey = createApiKey(db, SYSTEM_ACTOR, { username: 'bench-reader', name: 'benchmark' }).key;
     phase('groups, credentials, 10,000 devices, scoped user and key');
     const writers = startSnapshotWriters(app, plan);
@@ -139,7 +150,9 @@ async function seed(dataDir: string, key: string, say: (line: string) => void): 
     db.pragma('cache_size = -32000');
     phase('back to WAL');
     const counts = db
-      .prepare('SELECT (SELECT count(*) FROM devices) AS devices, (SELECT count(*) FROM device_groups) AS groups, (SELECT total FROM backup_totals) AS backups, (SELECT count(*) FROM snapshots) AS snapshots')
+      .prepare(
+        'SELECT (SELECT count(*) FROM devices) AS devices, (SELECT count(*) FROM device_groups) AS groups, (SELECT total FROM backup_totals) AS backups, (SELECT count(*) FROM snapshots) AS snapshots',
+      )
       .get() as { devices: number; groups: number; backups: number; snapshots: number };
     const scopeDevices = db
       .prepare(
@@ -181,7 +194,12 @@ function insertInventory(app: Appliance, plan: Plan) {
   const credentialIds: number[] = [];
   for (let i = 0; i < CREDENTIALS; i++) {
     credentialIds.push(
-      createCredential(db, SYSTEM_ACTOR, secrets, { name: `site-backup-${i + 1}`, username: 'backup', password: `Backup-Pass-${i + 1}!`, enable_secret: i % 2 ? `En-${i + 1}` : null }).id,
+      createCredential(db, SYSTEM_ACTOR, secrets, {
+        name: `site-backup-${i + 1}`,
+        username: 'backup',
+        password: `Backup-Pass-${i + 1}!`,
+        enable_secret: i % 2 ? `En-${i + 1}` : null,
+      }).id,
     );
   }
   const insertGroup = db.prepare('INSERT INTO device_groups (name, parent_id, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?)');
@@ -206,8 +224,17 @@ function insertInventory(app: Appliance, plan: Plan) {
       if (tpl === undefined) throw new Error(`built-in template ${d.template} is not in the database`);
       deviceIds[d.index] = Number(
         insertDevice.run(
-          d.name, d.hostname, d.protocol === 'ssh' ? 22 : 23, d.protocol, closetIds[d.closet], credentialIds[d.index % CREDENTIALS], tpl,
-          d.enabled ? 1 : 0, d.index === 0 ? 'Core chassis, 200 KB configuration' : '', created, created,
+          d.name,
+          d.hostname,
+          d.protocol === 'ssh' ? 22 : 23,
+          d.protocol,
+          closetIds[d.closet],
+          credentialIds[d.index % CREDENTIALS],
+          tpl,
+          d.enabled ? 1 : 0,
+          d.index === 0 ? 'Core chassis, 200 KB configuration' : '',
+          created,
+          created,
         ).lastInsertRowid,
       );
     }
@@ -233,7 +260,8 @@ function startSnapshotWriters(app: Appliance, plan: Plan) {
   const items: SnapshotJobItem[] = [];
   for (const d of plan.devices) {
     for (let v = 0; v < d.versions; v++) {
-      if (used[d.versionBase + v]) items.push({ key: d.versionBase + v, name: d.name, template: d.template, deviceIndex: d.index, version: v, big: d.index === 0 });
+      if (used[d.versionBase + v])
+        items.push({ key: d.versionBase + v, name: d.name, template: d.template, deviceIndex: d.index, version: v, big: d.index === 0 });
     }
   }
   // The 200 KB texts first, one per writer in turn, so no writer is left with all the slow ones.
@@ -299,11 +327,41 @@ function insertRecords(app: Appliance, plan: Plan, deviceIds: Int32Array, templa
         if (!firstUse.has(s.hash)) firstUse.set(s.hash, finished);
         const changed = lastFingerprint[d] !== undefined && lastFingerprint[d] !== s.fingerprint ? 1 : 0;
         lastFingerprint[d] = s.fingerprint;
-        insertBackup.run(id, deviceIds[d], templateIds[d], trigger, started, finished, 1, null, null, records.duration[r], s.hash, s.size, s.fingerprint, changed);
+        insertBackup.run(
+          id,
+          deviceIds[d],
+          templateIds[d],
+          trigger,
+          started,
+          finished,
+          1,
+          null,
+          null,
+          records.duration[r],
+          s.hash,
+          s.size,
+          s.fingerprint,
+          changed,
+        );
         if (d === 0 && bigSuccesses++ % 1_000 === 0) bigContentIds.push(id);
       } else {
         const failure = FAILURES[f];
-        insertBackup.run(id, deviceIds[d], templateIds[d], trigger, started, finished, 0, failure.message(devices[d].hostname), failure.type, records.duration[r], null, null, null, 0);
+        insertBackup.run(
+          id,
+          deviceIds[d],
+          templateIds[d],
+          trigger,
+          started,
+          finished,
+          0,
+          failure.message(devices[d].hostname),
+          failure.type,
+          records.duration[r],
+          null,
+          null,
+          null,
+          0,
+        );
       }
       lastId[d] = id;
       lastFailure[d] = f;
@@ -319,8 +377,16 @@ function insertRecords(app: Appliance, plan: Plan, deviceIds: Int32Array, templa
     for (const d of devices) {
       const f = lastFailure[d.index];
       const down = f >= 0 && FAILURES[f].unreachable;
-      const hostKey = d.protocol === 'ssh' && lastFingerprint[d.index] ? 'SHA256:' + createHash('sha256').update(d.name).digest('base64').replace(/=+$/, '') : null;
-      updateDevice.run(lastId[d.index] ?? null, down ? 'unreachable' : 'reachable', lastAt[d.index] || null, down ? FAILURES[f].message(d.hostname) : null, hostKey, deviceIds[d.index]);
+      const hostKey =
+        d.protocol === 'ssh' && lastFingerprint[d.index] ? 'SHA256:' + createHash('sha256').update(d.name).digest('base64').replace(/=+$/, '') : null;
+      updateDevice.run(
+        lastId[d.index] ?? null,
+        down ? 'unreachable' : 'reachable',
+        lastAt[d.index] || null,
+        down ? FAILURES[f].message(d.hostname) : null,
+        hostKey,
+        deviceIds[d.index],
+      );
     }
   })();
   return { bigContentIds, firstUse };

@@ -40,7 +40,12 @@ async function run(count: number): Promise<StorageResult> {
     const a = openAppliance({}, loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'silent' }));
     const { db, secrets, snapshots } = a;
     const template = seedBuiltinTemplate(db, 'cisco-ios');
-    const device = seedDevice(db, { name: 'chassis', port: 22, credential_id: seedCredential(db, secrets, { name: 'c', username: 'u', password: 'p' }), template_id: template });
+    const device = seedDevice(db, {
+      name: 'chassis',
+      port: 22,
+      credential_id: seedCredential(db, secrets, { name: 'c', username: 'u', password: 'p' }),
+      template_id: template,
+    });
     // Distinct texts made before the clock starts: every put writes a new file, as a changed configuration does.
     const texts = Array.from({ length: count * 2 }, (_, i) => bigConfig('chassis', 1000 + i));
     const parts = { total: [] as number[], fingerprint: [] as number[], start: [] as number[], finish: [] as number[], put: [] as number[] };

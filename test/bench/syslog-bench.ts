@@ -6,7 +6,17 @@ interface Ready {
   ready: { udpPort: number };
 }
 interface Done {
-  done: { p50_ms: number; p99_ms: number; max_ms: number; received: number; unknown: number; change_events: number; udp: number; max_pending: number; devices: number };
+  done: {
+    p50_ms: number;
+    p99_ms: number;
+    max_ms: number;
+    received: number;
+    unknown: number;
+    change_events: number;
+    udp: number;
+    max_pending: number;
+    devices: number;
+  };
 }
 const isReady = (m: unknown): m is Ready => !!m && typeof m === 'object' && 'ready' in m;
 const isDone = (m: unknown): m is Done => !!m && typeof m === 'object' && 'done' in m;
@@ -21,7 +31,7 @@ export async function runSyslogBench(say: (line: string) => void, o: { rate: num
     const sockets: dgram.Socket[] = [];
     for (let i = 0; i < o.senders; i++) {
       const s = dgram.createSocket('udp4');
-      const addr = i % 2 === 0 ? `127.0.1.${(i >> 1) % o.devices + 1}` : `127.0.2.${(i >> 1) % 250 + 1}`;
+      const addr = i % 2 === 0 ? `127.0.1.${((i >> 1) % o.devices) + 1}` : `127.0.2.${((i >> 1) % 250) + 1}`;
       await new Promise<void>((r) => s.bind(0, addr, () => r()));
       sockets.push(s);
     }
@@ -40,17 +50,28 @@ export async function runSyslogBench(say: (line: string) => void, o: { rate: num
     child.send({ stop: true });
     const d = (await doneP).done;
     for (const s of sockets) s.close();
-    say(`  flood: ${num(sent)} datagrams in ${elapsed.toFixed(1)} s (${num(Math.round(sent / elapsed))}/s) from ${o.senders} addresses; received ${num(d.udp)}`);
-    say(`  event-loop delay p50 ${d.p50_ms.toFixed(1)} ms, p99 ${d.p99_ms.toFixed(1)} ms, max ${d.max_ms.toFixed(1)} ms; pending backups at most ${d.max_pending} for ${d.devices} devices`);
+    say(
+      `  flood: ${num(sent)} datagrams in ${elapsed.toFixed(1)} s (${num(Math.round(sent / elapsed))}/s) from ${o.senders} addresses; received ${num(d.udp)}`,
+    );
+    say(
+      `  event-loop delay p50 ${d.p50_ms.toFixed(1)} ms, p99 ${d.p99_ms.toFixed(1)} ms, max ${d.max_ms.toFixed(1)} ms; pending backups at most ${d.max_pending} for ${d.devices} devices`,
+    );
     return {
       title: 'Syslog flood (event-driven backups)',
       rows: [
-        row('flood rate achieved', `${num(Math.round(sent / elapsed))} msg/s for ${elapsed.toFixed(0)} s`, `${num(o.rate)} msg/s for ${o.seconds} s`, sent / elapsed >= o.rate * 0.9),
+        row(
+          'flood rate achieved',
+          `${num(Math.round(sent / elapsed))} msg/s for ${elapsed.toFixed(0)} s`,
+          `${num(o.rate)} msg/s for ${o.seconds} s`,
+          sent / elapsed >= o.rate * 0.9,
+        ),
         row('event-loop delay p99 under the flood', `${d.p99_ms.toFixed(1)} ms`, '< 50 ms', d.p99_ms < 50),
         row('pending event backups', `${d.max_pending} for ${d.devices} devices`, 'at most one per device', d.max_pending <= d.devices),
         row('messages received (UDP; loss is the kernel buffer)', `${num(d.udp)} of ${num(sent)}`, 'info', null),
       ],
-      notes: [`unknown senders counted: ${num(d.unknown)}; change events from devices: ${num(d.change_events)} (debounced into at most one backup per device).`],
+      notes: [
+        `unknown senders counted: ${num(d.unknown)}; change events from devices: ${num(d.change_events)} (debounced into at most one backup per device).`,
+      ],
     };
   } finally {
     child.kill();

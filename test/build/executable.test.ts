@@ -15,7 +15,6 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXE = path.join(REPO_ROOT, 'dist/confvault');
 const VERSION = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 
-
 test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM', { timeout: 600_000 }, async () => {
   ensureBuilt();
   const dir = mkdtempSync(path.join(tmpdir(), 'confvault-exe-'));

@@ -125,7 +125,11 @@ describe('session failures', () => {
 
   it('TIMEOUT for the whole backup when the overall limit is reached', async () => {
     const started = Date.now();
-    const r = failure(await collect(target(sim.port, { username: 'stall' }), IOS_TEMPLATE, { command_timeout_ms: 10_000, overall_timeout_ms: 700 }), 'TIMEOUT', true);
+    const r = failure(
+      await collect(target(sim.port, { username: 'stall' }), IOS_TEMPLATE, { command_timeout_ms: 10_000, overall_timeout_ms: 700 }),
+      'TIMEOUT',
+      true,
+    );
     assert.match(r.message, /overall time limit/);
     assert.ok(Date.now() - started < 2000);
   });

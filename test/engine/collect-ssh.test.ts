@@ -93,7 +93,11 @@ describe('pagers answered when paging cannot be turned off', () => {
   before(async () => {
     const devices: SimDevice[] = styles.map((s, i) => {
       const t = fixtureTranscript('ios-like');
-      return { name: `pager${i}`, transcript: { ...t, paging: { page_lines: 7, more_prompt: s.more, disable_commands: ['terminal length 0'], erase: s.erase } }, failure: 'paging_stuck' };
+      return {
+        name: `pager${i}`,
+        transcript: { ...t, paging: { page_lines: 7, more_prompt: s.more, disable_commands: ['terminal length 0'], erase: s.erase } },
+        failure: 'paging_stuck',
+      };
     });
     devices.push(iosDevice());
     sim = await startSimulator({ devices });
@@ -148,7 +152,11 @@ describe('login methods', () => {
   });
 
   it('reports a key the device does not know as AUTH_FAILED (publickey)', async () => {
-    const r = await collectConfig(target(sim.port, { username: 'key', password: null, private_key: keyLocked.private, passphrase: 'key-pass-phrase' }), IOS_TEMPLATE, FAST_LIMITS);
+    const r = await collectConfig(
+      target(sim.port, { username: 'key', password: null, private_key: keyLocked.private, passphrase: 'key-pass-phrase' }),
+      IOS_TEMPLATE,
+      FAST_LIMITS,
+    );
     assert.equal(r.ok, false);
     if (r.ok) return;
     assert.equal(r.failure, 'AUTH_FAILED');
@@ -185,7 +193,11 @@ describe('host keys', () => {
     const t = target(sim.port, { known_host_key: known, accepted_host_key: sim.hostKeyFingerprint });
     const r = success(await collectConfig(t, IOS_TEMPLATE, FAST_LIMITS));
     assert.equal(r.host_key, sim.hostKeyFingerprint);
-    const other = await collectConfig(target(sim.port, { known_host_key: known, accepted_host_key: 'SHA256:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' }), IOS_TEMPLATE, FAST_LIMITS);
+    const other = await collectConfig(
+      target(sim.port, { known_host_key: known, accepted_host_key: 'SHA256:BBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBBB' }),
+      IOS_TEMPLATE,
+      FAST_LIMITS,
+    );
     assert.equal(other.ok, false);
     assert.equal(!other.ok && other.failure, 'HOST_KEY_CHANGED', 'an approval of another key accepts nothing else');
   });

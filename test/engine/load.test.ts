@@ -35,7 +35,14 @@ describe('load', () => {
     it(`backs up 200 devices at concurrency 32 (${label})`, async () => {
       const results: CollectResult[] = await pool(devices, 32, (d) => collectConfig(target(sim.port, { username: d.name }), template));
       const failures = results.filter((r) => !r.ok);
-      assert.equal(failures.length, 0, failures.map((f) => (f.ok ? '' : `${f.failure}: ${f.message}`)).slice(0, 3).join('; '));
+      assert.equal(
+        failures.length,
+        0,
+        failures
+          .map((f) => (f.ok ? '' : `${f.failure}: ${f.message}`))
+          .slice(0, 3)
+          .join('; '),
+      );
       results.forEach((r, i) => {
         assert.ok(r.ok && r.text.includes(`\nhostname ${devices[i].hostname}\n`), `device ${devices[i].name} got its own config`);
       });

@@ -61,7 +61,8 @@ describe('cleanTerminalOutput', () => {
 
 describe('applyTemplate', () => {
   it('drops strip lines, redacts, trims, LF with exactly one trailing newline', () => {
-    const raw = 'Building configuration...\r\n\r\nCurrent configuration : 10 bytes\r\n!   \r\nenable secret 5 $1$abc$def\r\nsnmp-server community public RO\r\nend\r\n\r\n\r\n';
+    const raw =
+      'Building configuration...\r\n\r\nCurrent configuration : 10 bytes\r\n!   \r\nenable secret 5 $1$abc$def\r\nsnmp-server community public RO\r\nend\r\n\r\n\r\n';
     const text = applyTemplate(raw, IOS_TEMPLATE, { redact: true });
     assert.equal(text, '!\nenable secret 5 <redacted>\nsnmp-server community <redacted> RO\nend\n');
   });

@@ -19,7 +19,10 @@ describe('templates API: patterns must be RE2', () => {
 
   const post = async (json: unknown) => {
     const res = await t.api('/api/v1/templates', { method: 'POST', key, json });
-    return { status: res.status, body: (await res.json()) as { id?: number; error?: { code: string; details: { errors: { field: string; message: string }[] } } } };
+    return {
+      status: res.status,
+      body: (await res.json()) as { id?: number; error?: { code: string; details: { errors: { field: string; message: string }[] } } },
+    };
   };
 
   test('a lookahead, a lookbehind or a backreference is a 422 naming the field and the reason; nothing is saved', async () => {
@@ -33,7 +36,7 @@ describe('templates API: patterns must be RE2', () => {
     });
     assert.equal(r.status, 422);
     assert.equal(r.body.error?.code, 'VALIDATION_ERROR');
-    const errors = r.body.error!.details.errors;
+    const errors = r.body.error.details.errors;
     assert.deepEqual(errors.map((e) => e.field).sort(), ['ignore_patterns.0', 'redact_patterns.0.pattern', 'strip_patterns.1']);
     for (const e of errors) assert.match(e.message, /not valid RE2 syntax/);
     assert.match(errors.find((e) => e.field === 'ignore_patterns.0')!.message, /backreferences are not supported/);
@@ -43,7 +46,13 @@ describe('templates API: patterns must be RE2', () => {
   });
 
   test('a pattern that backtracks catastrophically in JavaScript saves: RE2 runs it in linear time', async () => {
-    const r = await post({ name: 'hostile-ok', vendor: 'ACME', commands: ['show config'], strip_patterns: ['(.|.)*zzz$'], ignore_patterns: ['(\\w+\\s?){1,30}#$'] });
+    const r = await post({
+      name: 'hostile-ok',
+      vendor: 'ACME',
+      commands: ['show config'],
+      strip_patterns: ['(.|.)*zzz$'],
+      ignore_patterns: ['(\\w+\\s?){1,30}#$'],
+    });
     assert.equal(r.status, 201, JSON.stringify(r.body));
   });
 
@@ -67,7 +76,12 @@ describe('templates API: patterns must be RE2', () => {
 describe('the engine with RE2 patterns', () => {
   test('a saved pattern RE2 cannot compile fails the backup as data, naming the field (a redact rule is never skipped)', () => {
     assert.throws(
-      () => applyTemplate('hostname r1\nsecret abc\n', { name: 'legacy', strip_patterns: [], redact_patterns: [{ pattern: '(?<=secret )\\S+', replacement: 'x' }] }, { redact: true }),
+      () =>
+        applyTemplate(
+          'hostname r1\nsecret abc\n',
+          { name: 'legacy', strip_patterns: [], redact_patterns: [{ pattern: '(?<=secret )\\S+', replacement: 'x' }] },
+          { redact: true },
+        ),
       (err: unknown) => err instanceof CollectError && err.failure === 'COMMAND_FAILED' && /Template "legacy".*redact_patterns\.0\.pattern/.test(err.message),
     );
   });
@@ -79,7 +93,11 @@ describe('the engine with RE2 patterns', () => {
   test('redact replacements keep JavaScript rules: $1, $<name>, $&, $$', () => {
     const re = compileRe2('(?P<kw>secret|key) (\\S+)');
     assert.equal(re2ReplaceAll(re, 'secret abc key def', '$1 <$<kw>> [$&] $$'), 'secret <secret> [secret abc] $ key <key> [key def] $');
-    const custom = applyTemplate('snmp community public RO\n', { strip_patterns: [], redact_patterns: [{ pattern: '^(snmp community) \\S+', replacement: '$1 <redacted>' }] }, { redact: true });
+    const custom = applyTemplate(
+      'snmp community public RO\n',
+      { strip_patterns: [], redact_patterns: [{ pattern: '^(snmp community) \\S+', replacement: '$1 <redacted>' }] },
+      { redact: true },
+    );
     assert.equal(custom, 'snmp community <redacted> RO\n');
   });
 

@@ -189,7 +189,17 @@ describe('strip patterns keep real configuration', () => {
 
 describe('paging left on', { concurrency: true }, () => {
   // Templates copied without their paging-off pre-commands: the engine must answer every more prompt itself.
-  for (const name of ['cisco-ios', 'cisco-nxos', 'cisco-asa', 'arista-eos', 'juniper-junos', 'huawei-vrp', 'hpe-comware', 'aruba-procurve', 'fortinet-fortios']) {
+  for (const name of [
+    'cisco-ios',
+    'cisco-nxos',
+    'cisco-asa',
+    'arista-eos',
+    'juniper-junos',
+    'huawei-vrp',
+    'hpe-comware',
+    'aruba-procurve',
+    'fortinet-fortios',
+  ]) {
     test(`${name}: output paged at the more prompt is stored complete`, async () => {
       const { transcript, expected } = recorded(name);
       const template: TemplateSpec = { ...(getBuiltinTemplate(name) as TemplateSpec), name: `${name}-paged`, pre_commands: [] };
@@ -253,7 +263,11 @@ describe('validateTemplate rejects', () => {
     { what: 'a 513-character pattern', change: { ignore_patterns: [long] }, field: 'ignore_patterns.0' },
     { what: 'a lookahead (not RE2 syntax)', change: { strip_patterns: ['^(?!x)y$'] }, field: 'strip_patterns.0' },
     { what: 'a backreference (not RE2 syntax)', change: { ignore_patterns: ['^(a)\\1$'] }, field: 'ignore_patterns.0' },
-    { what: 'a lookbehind in a redact rule', change: { redact_patterns: [{ pattern: '(?<=key )\\S+', replacement: 'x' }] }, field: 'redact_patterns.0.pattern' },
+    {
+      what: 'a lookbehind in a redact rule',
+      change: { redact_patterns: [{ pattern: '(?<=key )\\S+', replacement: 'x' }] },
+      field: 'redact_patterns.0.pattern',
+    },
     { what: 'a strip pattern matching every line', change: { strip_patterns: ['.*'] }, field: 'strip_patterns.0' },
     { what: '101 strip patterns', change: { strip_patterns: Array.from({ length: 101 }, (_, i) => `^line${i}$`) }, field: 'strip_patterns' },
     {
@@ -299,7 +313,10 @@ describe('patterns are RE2: linear time whatever the pattern', () => {
   const line = ' description uplink to the ' + 'a1 '.repeat(3_000) + 'a'.repeat(3_000);
   for (const p of hostile) {
     test(`${p} is accepted and runs in linear time`, () => {
-      assert.deepEqual(validateTemplate({ ...getBuiltinTemplate('frr')!, name: 'x', strip_patterns: [p] } as TemplateSpec).map((e) => e.field), []);
+      assert.deepEqual(
+        validateTemplate({ ...getBuiltinTemplate('frr')!, name: 'x', strip_patterns: [p] }).map((e) => e.field),
+        [],
+      );
       const re = compilePattern(p);
       const started = performance.now();
       re.test(line);
@@ -309,12 +326,15 @@ describe('patterns are RE2: linear time whatever the pattern', () => {
 
   test('built-in templates keep their JavaScript-only patterns (trusted code); a custom copy of them still saves', () => {
     const ios = getBuiltinTemplate('cisco-ios') as TemplateSpec;
-    assert.ok(ios.redact_patterns.some((r) => r.pattern.includes('(?!')), 'the IOS template uses a lookahead');
+    assert.ok(
+      ios.redact_patterns.some((r) => r.pattern.includes('(?!')),
+      'the IOS template uses a lookahead',
+    );
     assert.deepEqual(validateTemplate({ ...ios, name: 'my-ios' }), []);
   });
 
   test('the error names the problem and why RE2', () => {
-    const errors = validateTemplate({ ...getBuiltinTemplate('frr')!, name: 'x', strip_patterns: ['(a)\\1'] } as TemplateSpec);
+    const errors = validateTemplate({ ...getBuiltinTemplate('frr')!, name: 'x', strip_patterns: ['(a)\\1'] });
     assert.equal(errors[0].field, 'strip_patterns.0');
     assert.match(errors[0].message, /not valid RE2 syntax: .*backreferences are not supported/);
   });

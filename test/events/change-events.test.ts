@@ -34,7 +34,11 @@ const CHANGES: [string, string, string | null][] = [
     '<190>Nov 24 2026 10:00:00 NE1 %%01CONFIGURATION/6/NETCONF_CONFIG_CHANGE_EVENT(l):The configuration changed. (Internal change =0, User name =netconf1, Session ID =5, Command source address =192.0.2.8, Storage type =1, Terminal type =2)',
     'netconf1',
   ],
-  ['hpe-comware', '<189>Nov 24 10:00:00 2026 S5130 %%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=26-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration changed.', null],
+  [
+    'hpe-comware',
+    '<189>Nov 24 10:00:00 2026 S5130 %%10CFGMAN/5/CFGMAN_CFGCHANGED: -EventIndex=26-CommandSource=2-ConfigSource=4-ConfigDestination=2; Configuration changed.',
+    null,
+  ],
   ['aruba-procurve', '<14>Nov 24 10:00:00 192.0.2.20 00076 mgr: Startup configuration changed by CLI. New seq. number 12', null],
   ['mikrotik-routeros', '<14>Nov 24 10:00:00 MikroTik system,info mangle rule changed by admin', 'admin'],
   ['mikrotik-routeros', '<14>system,info item added by admin', 'admin'],

@@ -34,7 +34,9 @@ interface Row {
   success: number;
 }
 const rows = (deviceId: number) =>
-  t.services.db.prepare('SELECT id, trigger, changed_by, started_at, finished_at, success FROM backups WHERE device_id = ? ORDER BY started_at').all(deviceId) as Row[];
+  t.services.db
+    .prepare('SELECT id, trigger, changed_by, started_at, finished_at, success FROM backups WHERE device_id = ? ORDER BY started_at')
+    .all(deviceId) as Row[];
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 async function until(what: string, ok: () => boolean, ms = 20_000): Promise<void> {
   const end = Date.now() + ms;
@@ -62,7 +64,11 @@ before(async () => {
   frrId = seedDevice(db, { name: 'r1', port: sim.port, credential_id: cred, template_id: seedBuiltinTemplate(db, 'frr') });
   // Same address, another template: only its own vendor's messages start its backups (which fail against an FRR shell).
   iosId = seedDevice(db, { name: 'sw1', port: sim.port, credential_id: cred, template_id: seedBuiltinTemplate(db, 'cisco-ios') });
-  const config: Readonly<AppConfig> = { ...t.services.config, events: { syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 1 }, backup: { ...t.services.config.backup, retries: 0, command_timeout: 2, login_timeout: 3 } };
+  const config: Readonly<AppConfig> = {
+    ...t.services.config,
+    events: { syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 1 },
+    backup: { ...t.services.config.backup, retries: 0, command_timeout: 2, login_timeout: 3 },
+  };
   runner = new BackupRunner({ db, secrets, snapshots, config });
   events = new EventBackups({ db, runner, config });
   await events.start();
@@ -77,7 +83,11 @@ after(async () => {
 
 test('a burst of 50 change messages gives ONE event backup, started once the burst is quiet for debounce_seconds', async () => {
   const before = rows(frrId).length;
-  await sendUdp(Array.from({ length: 50 }, () => FRR_CHANGE), '127.0.0.1', 10);
+  await sendUdp(
+    Array.from({ length: 50 }, () => FRR_CHANGE),
+    '127.0.0.1',
+    10,
+  );
   const lastSent = Date.now();
   assert.equal(events.pendingCount() <= 2, true, 'at most one pending entry per device');
   await until('the event backup', () => rows(frrId).length > before && rows(frrId).at(-1)!.finished_at !== null);
@@ -147,7 +157,7 @@ test('TCP with octet counting is received the same way', async () => {
 
 test('unknown senders are counted, never stored, and start nothing', async () => {
   const before = { unknown: events.counters.unknown_senders, backups: events.counters.backups_started };
-  const total = (t.services.db.prepare('SELECT count(*) FROM backups').pluck().get() as number);
+  const total = t.services.db.prepare('SELECT count(*) FROM backups').pluck().get() as number;
   await sendUdp([FRR_CHANGE, IOS_CHANGE('mallory'), 'garbage'], '127.0.0.9');
   await until('the receiver to count them', () => events.counters.unknown_senders === before.unknown + 3);
   await sleep(1300);

@@ -23,7 +23,12 @@ after(async () => {
 
 test('serve receives syslog on [events] syslog_listen and records an event backup', { timeout: 60_000 }, async () => {
   const { db, secrets } = t.services;
-  const id = seedDevice(db, { name: 'r1', port: sim.port, credential_id: seedCredential(db, secrets, { name: 'c', username: 'r1', password: 'pw-r1-123' }), template_id: seedBuiltinTemplate(db, 'frr') });
+  const id = seedDevice(db, {
+    name: 'r1',
+    port: sim.port,
+    credential_id: seedCredential(db, secrets, { name: 'c', username: 'r1', password: 'pw-r1-123' }),
+    template_id: seedBuiltinTemplate(db, 'frr'),
+  });
   const conf = path.join(t.dir, 'appliance.conf');
   writeFileSync(conf, ['[server]', 'listen = "127.0.0.1:0"', '', '[events]', 'syslog_listen = "127.0.0.1:0"', 'debounce_seconds = 1', ''].join('\n'));
   const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
@@ -34,7 +39,9 @@ test('serve receives syslog on [events] syslog_listen and records an event backu
     }
     assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
     const s = dgram.createSocket('udp4');
-    await new Promise<void>((r, j) => s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.77/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())));
+    await new Promise<void>((r, j) =>
+      s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.77/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())),
+    );
     s.close();
     let row: { trigger: string; success: number } | undefined;
     for (const deadline = Date.now() + 20_000; !row && Date.now() < deadline; await sleep(100)) {

@@ -21,7 +21,9 @@ test('RFC 3164 as Cisco IOS sends it (sequence number, no HOSTNAME) has no hostn
 });
 
 test('RFC 5424: HOSTNAME field, "-" for none, a BOM before the message', () => {
-  const m = parseSyslog('<165>1 2026-11-24T10:00:00.003Z mx1.example.net mgd 1234 UI_COMMIT [junos@2636.1.1.1.2.9 username="ops"] \uFEFFUser \'ops\' requested \'commit\' operation');
+  const m = parseSyslog(
+    "<165>1 2026-11-24T10:00:00.003Z mx1.example.net mgd 1234 UI_COMMIT [junos@2636.1.1.1.2.9 username=\"ops\"] \uFEFFUser 'ops' requested 'commit' operation",
+  );
   assert.ok(m);
   assert.equal(m.format, '5424');
   assert.equal(m.hostname, 'mx1.example.net');

@@ -20,7 +20,7 @@ async function eventsWith(trust: boolean, resolve?: (h: string) => Promise<strin
   }
   // A long debounce: these tests look at what is queued, no backup runs.
   const config: Readonly<AppConfig> = { ...t.services.config, events: { syslog_listen: '127.0.0.1:0', trust_hostname: trust, debounce_seconds: 3600 } };
-  const e = new EventBackups({ db, runner: new BackupRunner({ db, secrets, snapshots, config }), config, resolve: resolve ?? (async () => []) });
+  const e = new EventBackups({ db, runner: new BackupRunner({ db, secrets, snapshots, config }), config, resolve: resolve ?? (() => Promise.resolve([])) });
   await e.start();
   return e;
 }
@@ -42,7 +42,7 @@ test('trust_hostname on: the HOSTNAME field matches the device name (or hostname
 });
 
 test('a device hostname is resolved and its addresses matched', async () => {
-  const e = await eventsWith(false, async (h) => (h === 'edge-7.example.net' ? ['192.0.2.77', '2001:db8::77'] : []));
+  const e = await eventsWith(false, (h) => Promise.resolve(h === 'edge-7.example.net' ? ['192.0.2.77', '2001:db8::77'] : []));
   e.handle('::ffff:192.0.2.77', LINE);
   e.handle('2001:DB8::77', LINE);
   assert.equal(e.pendingCount(), 1, 'both addresses are the one device: one pending backup');

@@ -25,9 +25,13 @@ before(async () => {
   await createUser(a.db, SYSTEM_ACTOR, { username: 'alice', password: 'alice-password-1', role: 'viewer' });
   await createUser(a.db, SYSTEM_ACTOR, { username: 'bob', password: 'bob-password-1', role: 'blind' });
   a.close();
-  server = await spawnServe(['--data-dir', dataDir, '--listen', '127.0.0.1:0'], { CONFVAULT_LOG_LEVEL: 'info' }, {
-    imports: [path.join(import.meta.dirname, 'probe-route.ts')],
-  });
+  server = await spawnServe(
+    ['--data-dir', dataDir, '--listen', '127.0.0.1:0'],
+    { CONFVAULT_LOG_LEVEL: 'info' },
+    {
+      imports: [path.join(import.meta.dirname, 'probe-route.ts')],
+    },
+  );
   db = openDatabase(path.join(dataDir, 'confvault.db'));
 });
 
@@ -108,9 +112,16 @@ test('keys made by the CLI work at once on the running server; only their SHA-25
   // apikey list: id, name, display prefix, owner, created, last used, expires, state.
   const list = await cli('apikey', 'list', 'alice');
   assert.equal(list.status, 0, list.stderr);
-  const rows = list.stdout.trimEnd().split('\n').map((l) => l.split('\t'));
+  const rows = list.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => l.split('\t'));
   assert.equal(rows.length, 2);
-  assert.deepEqual(rows.map((r) => Number(r[0])), [k1.id, k2.id].sort((a, b) => a - b), 'ordered by id');
+  assert.deepEqual(
+    rows.map((r) => Number(r[0])),
+    [k1.id, k2.id].sort((a, b) => a - b),
+    'ordered by id',
+  );
   const r1 = rows.find((r) => r[0] === String(k1.id))!;
   const r2 = rows.find((r) => r[0] === String(k2.id))!;
   const ts = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
@@ -132,13 +143,13 @@ test('keys made by the CLI work at once on the running server; only their SHA-25
   assert.equal(grant.status, 0, grant.stderr);
   assert.equal(revokeMissing.status, 1);
   assert.equal(await probe(k1.key), 401);
-  assert.equal(await probe(k2.key), 200, 'the owner\'s other key still works');
-  assert.equal(await probe(k3.key), 200, 'bob\'s role now holds devices.view');
+  assert.equal(await probe(k2.key), 200, "the owner's other key still works");
+  assert.equal(await probe(k3.key), 200, "bob's role now holds devices.view");
 
   const [disable, demote] = await Promise.all([cli('user', 'disable', 'alice'), cli('user', 'set-role', 'bob', 'viewer')]);
   assert.equal(disable.status, 0, disable.stderr);
   assert.equal(demote.status, 0, demote.stderr);
-  assert.equal(await probe(k2.key), 401, 'a disabled user\'s keys stop working');
+  assert.equal(await probe(k2.key), 401, "a disabled user's keys stop working");
   assert.equal(await probe(k3.key), 200);
   const [enable, toBlind] = await Promise.all([cli('user', 'enable', 'alice'), cli('role', 'set-permissions', 'viewer', '--permissions', 'dashboard.view')]);
   assert.equal(enable.status, 0, enable.stderr);
@@ -152,6 +163,12 @@ test('keys made by the CLI work at once on the running server; only their SHA-25
   const body = (await (await fetch(`${server.url}/api/v1/test-probe`, { headers: { 'X-API-Key': k3.key } })).json()) as { error: { code: string } };
   assert.equal(body.error.code, 'UNAUTHORIZED');
   const all = await cli('apikey', 'list');
-  const states = Object.fromEntries(all.stdout.trimEnd().split('\n').map((l) => l.split('\t')).map((f) => [f[0], f[7]]));
+  const states = Object.fromEntries(
+    all.stdout
+      .trimEnd()
+      .split('\n')
+      .map((l) => l.split('\t'))
+      .map((f) => [f[0], f[7]]),
+  );
   assert.deepEqual(states, { [k1.id]: 'revoked', [k2.id]: 'active', [k3.id]: 'expired' });
 });

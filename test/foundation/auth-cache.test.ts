@@ -26,7 +26,7 @@ async function deviceNames(key: string): Promise<string[]> {
   return body.items.map((d) => d.name).sort();
 }
 
-test('a subgroup created under a scoped user\'s group through the API: its devices are in scope on the next request', async () => {
+test("a subgroup created under a scoped user's group through the API: its devices are in scope on the next request", async () => {
   const db = t.services.db;
   const region = seedGroup(db, 'region-a');
   seedDevice(db, { name: 'a-core', port: 22, credential_id: credential, template_id: template, group_id: region });
@@ -49,7 +49,9 @@ test('a subgroup created under a scoped user\'s group through the API: its devic
 test('a role losing a permission: the key is refused that route on the next request', async () => {
   const key = await t.keyFor({ permissions: ['devices.view', 'groups.view'], username: 'rolecheck' });
   assert.equal((await t.api('/api/v1/groups', { key })).status, 200);
-  t.services.db.prepare("DELETE FROM role_permissions WHERE role_id = (SELECT role_id FROM users WHERE username = 'rolecheck') AND permission = 'groups.view'").run();
+  t.services.db
+    .prepare("DELETE FROM role_permissions WHERE role_id = (SELECT role_id FROM users WHERE username = 'rolecheck') AND permission = 'groups.view'")
+    .run();
   const res = await t.api('/api/v1/groups', { key });
   assert.equal(res.status, 403);
   assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'PERMISSION_DENIED');

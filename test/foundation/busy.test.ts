@@ -20,7 +20,10 @@ test('a write while another process holds the database is 503 SERVICE_UNAVAILABL
   const t = await startTestAppliance();
   try {
     const key = await t.keyFor({ permissions: 'all' });
-    const holder = spawn(process.execPath, ['-e', HOLDER, path.join(t.appliance.dataDir, 'confvault.db')], { cwd: REPO_ROOT, stdio: ['pipe', 'pipe', 'inherit'] });
+    const holder = spawn(process.execPath, ['-e', HOLDER, path.join(t.appliance.dataDir, 'confvault.db')], {
+      cwd: REPO_ROOT,
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     await new Promise<void>((resolve, reject) => {
       holder.stdout.once('data', () => resolve());
       holder.once('exit', (code) => reject(new Error(`holder exited ${code}`)));

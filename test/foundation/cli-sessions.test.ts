@@ -16,8 +16,7 @@ describe('CLI user changes end web sessions', () => {
   const cli = (args: string[], input = '') => runCliAsync([...args, '--data-dir', path.join(t.dir, 'data')], { input });
   const lastAudit = (action: string) =>
     t.services.db.prepare("SELECT * FROM audit_log WHERE action = ? AND target = 'user vic' ORDER BY id DESC LIMIT 1").get(action) as
-      | { actor: string; door: string; door_ref: string | null; changes: string; details: string }
-      | undefined;
+      { actor: string; door: string; door_ref: string | null; changes: string; details: string } | undefined;
 
   before(async () => {
     t = await startTestAppliance();
@@ -36,15 +35,27 @@ describe('CLI user changes end web sessions', () => {
   };
 
   const cases: { name: string; args: () => string[]; input?: () => string; action: string; after?: () => void }[] = [
-    { name: 'passwd', args: () => ['user', 'passwd', 'vic', '--password-stdin'], input: () => 'victim-password-2\n', action: 'user.password_reset', after: () => (password = 'victim-password-2') },
+    {
+      name: 'passwd',
+      args: () => ['user', 'passwd', 'vic', '--password-stdin'],
+      input: () => 'victim-password-2\n',
+      action: 'user.password_reset',
+      after: () => (password = 'victim-password-2'),
+    },
     { name: 'set-role', args: () => ['user', 'set-role', 'vic', 'reader2'], action: 'user.update' },
     { name: 'set-scope', args: () => ['user', 'set-scope', 'vic', String(group)], action: 'user.update' },
-    { name: 'disable', args: () => ['user', 'disable', 'vic'], action: 'user.disable', after: () => setUserDisabled(t.services.db, SYSTEM_ACTOR, 'vic', false) },
+    {
+      name: 'disable',
+      args: () => ['user', 'disable', 'vic'],
+      action: 'user.disable',
+      after: () => setUserDisabled(t.services.db, SYSTEM_ACTOR, 'vic', false),
+    },
   ];
   for (const c of cases) {
     test(`user ${c.name} ends the live session, with an audit row of the CLI door`, async () => {
       const w = await loggedIn();
-      const sessions = () => t.services.db.prepare("SELECT count(*) FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'vic'").pluck().get() as number;
+      const sessions = () =>
+        t.services.db.prepare("SELECT count(*) FROM web_sessions s JOIN users u ON u.id = s.user_id WHERE u.username = 'vic'").pluck().get() as number;
       assert.ok(sessions() >= 1);
       const r = await cli(c.args(), c.input?.() ?? '');
       assert.equal(r.status, 0, r.stderr);

@@ -116,9 +116,7 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
   const now = Date.now();
-  const group = Number(
-    a.db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('core', ?, ?)").run(now, now).lastInsertRowid,
-  );
+  const group = Number(a.db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('core', ?, ?)").run(now, now).lastInsertRowid);
   createRole(a.db, SYSTEM_ACTOR, { name: 'auditor', permissions: ['devices.view', 'backups.view'] });
   a.close();
   const cli = (args: string[], input?: string) => runCliAsync([...args, '--data-dir', dataDir], { input });
@@ -167,7 +165,10 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
 
   const [list, roles] = await Promise.all([cli(['user', 'list']), cli(['role', 'list'])]);
   assert.equal(list.status, 0, list.stderr);
-  const rows = list.stdout.trim().split('\n').map((l) => l.split('\t'));
+  const rows = list.stdout
+    .trim()
+    .split('\n')
+    .map((l) => l.split('\t'));
   assert.deepEqual(
     rows.map((r) => r.slice(1, 5)),
     [

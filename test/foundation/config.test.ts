@@ -195,7 +195,7 @@ test('server time limits: defaults, a file value, and a header limit longer than
   assert.deepEqual([set.server.header_timeout, set.server.request_timeout], [5, 120]);
   assert.throws(
     () => loadConfig({ config: file('timeouts-bad.toml', '[server]\nheader_timeout = 60\nrequest_timeout = 30\n') }, {}),
-    (e: unknown) => e instanceof ConfigError && /server\.header_timeout must not exceed server\.request_timeout/.test((e as Error).message),
+    (e: unknown) => e instanceof ConfigError && /server\.header_timeout must not exceed server\.request_timeout/.test(e.message),
   );
   assert.throws(() => loadConfig({ config: file('timeouts-zero.toml', '[server]\nrequest_timeout = 0\n') }, {}), /server\.request_timeout/);
 });

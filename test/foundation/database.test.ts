@@ -49,14 +49,23 @@ test('a new database gets the appliance pragmas and every shipped migration, rec
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1);
     assert.ok((db.pragma('busy_timeout', { simple: true }) as number) >= 1000);
     const r = migrate(db, file);
-    assert.deepEqual(r.applied, real.map((m) => m.version));
+    assert.deepEqual(
+      r.applied,
+      real.map((m) => m.version),
+    );
     assert.equal(r.backupFile, null, 'a brand-new database needs no copy');
-    assert.deepEqual(recorded(db), real.map((m) => ({ version: m.version, name: m.name })));
+    assert.deepEqual(
+      recorded(db),
+      real.map((m) => ({ version: m.version, name: m.name })),
+    );
     assert.ok(tables(db).includes('users') && tables(db).includes('api_keys'));
     // Running again changes nothing.
     assert.deepEqual(migrate(db, file), { applied: [], backupFile: null });
     // Foreign keys are enforced.
-    assert.throws(() => db.prepare("INSERT INTO users (username, password_hash, role_id, created_at, updated_at) VALUES ('x', 'h', 999, 0, 0)").run(), /FOREIGN KEY/);
+    assert.throws(
+      () => db.prepare("INSERT INTO users (username, password_hash, role_id, created_at, updated_at) VALUES ('x', 'h', 999, 0, 0)").run(),
+      /FOREIGN KEY/,
+    );
   } finally {
     db.close();
   }
@@ -68,17 +77,23 @@ test('upgrading an existing database keeps a copy of it first, then applies and 
     const r = migrate(db, file, [...v1, m2, m3]);
     assert.deepEqual(r.applied, [2, 3]);
     assert.equal(r.backupFile, `${file}.pre-v2.bak`);
-    assert.deepEqual(recorded(db).map((m) => m.version), [1, 2, 3]);
+    assert.deepEqual(
+      recorded(db).map((m) => m.version),
+      [1, 2, 3],
+    );
     assert.equal(recorded(db)[1].name, 'widgets');
     assert.deepEqual(db.prepare('SELECT name FROM widgets').pluck().all(), ['first']);
     assert.equal(schemaVersion(db), 3);
 
     // The copy is the database as it was: version 1, its rows, no new table.
-    assert.ok(existsSync(r.backupFile!));
-    const copy = openDatabase(r.backupFile!, { readonly: true });
+    assert.ok(existsSync(r.backupFile));
+    const copy = openDatabase(r.backupFile, { readonly: true });
     try {
       assert.equal(copy.pragma('integrity_check', { simple: true }), 'ok');
-      assert.deepEqual(recorded(copy).map((m) => m.version), [1]);
+      assert.deepEqual(
+        recorded(copy).map((m) => m.version),
+        [1],
+      );
       assert.equal(tables(copy).includes('widgets'), false);
       assert.equal(copy.prepare("SELECT count(*) FROM audit_log WHERE action = 'before.upgrade'").pluck().get(), 1);
     } finally {
@@ -94,7 +109,10 @@ test('a failing migration is rolled back whole, earlier ones stay, and the datab
   try {
     assert.throws(() => migrate(db, file, [...v1, m2, m3Broken]), /migration 0003_half_done failed: .*no_such_table/);
     assert.equal(schemaVersion(db), 2);
-    assert.deepEqual(recorded(db).map((m) => m.version), [1, 2]);
+    assert.deepEqual(
+      recorded(db).map((m) => m.version),
+      [1, 2],
+    );
     // Nothing of 0003 remains: neither its table nor its row.
     assert.equal(tables(db).includes('gadgets'), false);
     assert.equal(db.prepare('SELECT count(*) FROM widgets').pluck().get(), 0);
@@ -116,11 +134,14 @@ test('a database from a newer release is refused and left untouched', () => {
   const { file, db } = existingV1();
   try {
     migrate(db, file, [...v1, m2]);
-    assert.throws(() => migrate(db, file, v1), (err: unknown) => {
-      assert.ok(err instanceof DatabaseTooNewError);
-      assert.match(err.message, /schema version 2 is newer than this confvault \(knows up to 1\)/);
-      return true;
-    });
+    assert.throws(
+      () => migrate(db, file, v1),
+      (err: unknown) => {
+        assert.ok(err instanceof DatabaseTooNewError);
+        assert.match(err.message, /schema version 2 is newer than this confvault \(knows up to 1\)/);
+        return true;
+      },
+    );
     assert.equal(schemaVersion(db), 2);
     assert.equal(existsSync(`${file}.pre-v2.bak`), true);
   } finally {

@@ -74,7 +74,10 @@ test('db backup while another process writes: the copy passes integrity_check an
       assert.ok(rows.length >= committedBefore, `${rows.length} < ${committedBefore}`);
       assert.ok(rows.length <= committedAfter);
       rows.forEach((t, i) => assert.equal(t, String(i)));
-      assert.deepEqual(copy.prepare('SELECT version FROM schema_migrations').pluck().all(), reader.prepare('SELECT version FROM schema_migrations').pluck().all());
+      assert.deepEqual(
+        copy.prepare('SELECT version FROM schema_migrations').pluck().all(),
+        reader.prepare('SELECT version FROM schema_migrations').pluck().all(),
+      );
     } finally {
       copy.close();
     }

@@ -66,7 +66,7 @@ test('inside a transaction there is no generation, so nothing read there is kept
   assert.equal(count(), 0, 'the rolled-back row is not remembered');
 });
 
-test('a memo re-reads after a change, and keeps each handle\'s values apart', async () => {
+test("a memo re-reads after a change, and keeps each handle's values apart", async () => {
   const x = open('x.db');
   const y = open('y.db');
   for (const db of [x, y]) db.exec('CREATE TABLE t (v INTEGER); INSERT INTO t VALUES (1)');

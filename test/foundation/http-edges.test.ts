@@ -12,6 +12,7 @@ import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { ensureFirstAdmin } from '../../src/features/users/users.service';
 import { spawnServe, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
+import { expectErrorResponse } from '../helpers/api';
 
 let t: TestAppliance;
 let key: string;
@@ -28,14 +29,6 @@ interface ErrorBody {
   error: { code: string; message: string; request_id: string; details: Record<string, unknown> };
 }
 
-async function expectError(res: Response, status: number, code: string): Promise<ErrorBody> {
-  const body = (await res.json()) as ErrorBody;
-  assert.equal(res.status, status, JSON.stringify(body));
-  assert.equal(body.error.code, code);
-  assert.equal(body.error.request_id, res.headers.get('x-request-id'));
-  return body;
-}
-
 /** A raw HTTP exchange over one socket: what is written, then everything read until the server closes. */
 function raw(url: string, chunks: (string | Buffer)[], gapMs = 0): Promise<{ text: string; ms: number }> {
   const { hostname, port } = new URL(url);
@@ -46,13 +39,14 @@ function raw(url: string, chunks: (string | Buffer)[], gapMs = 0): Promise<{ tex
     sock.setEncoding('utf8').on('data', (d: string) => (text += d));
     sock.on('error', reject);
     sock.on('close', () => resolve({ text, ms: Date.now() - began }));
-    sock.on('connect', async () => {
+    const send = async () => {
       for (const c of chunks) {
         if (sock.destroyed || sock.writableEnded) break;
         sock.write(c);
         if (gapMs) await sleep(gapMs);
       }
-    });
+    };
+    sock.on('connect', () => void send());
     setTimeout(() => sock.destroy(new Error(`no close after 20 s; got: ${text.slice(0, 200)}`)), 20_000).unref();
   });
 }
@@ -67,17 +61,17 @@ function parseRaw(text: string): { status: number; headers: Record<string, strin
 
 test('a known API path asked with the wrong method is 405 METHOD_NOT_ALLOWED with Allow, before body, key or parameter checks', async () => {
   let res = await t.api('/api/v1/devices', { method: 'PUT', key, body: 'not json', headers: { 'Content-Type': 'text/plain' } });
-  let body = await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  const body = await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD, POST');
   assert.deepEqual(body.error.details.allow, ['GET', 'HEAD', 'POST']);
 
   // A static path beside a parameter route: not a DELETE of a device called "unreachable".
   res = await t.api('/api/v1/devices/unreachable', { method: 'DELETE', key });
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD');
 
   res = await t.api('/api/v1/devices/1', { method: 'PATCH', key, json: { name: 'x' } });
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'DELETE, GET, HEAD, PUT');
 
   // fetch() refuses to send TRACE: Node's client does.
@@ -95,16 +89,16 @@ test('a known API path asked with the wrong method is 405 METHOD_NOT_ALLOWED wit
   assert.equal((JSON.parse(trace.body) as ErrorBody).error.code, 'METHOD_NOT_ALLOWED');
 
   // An unknown path stays a 404.
-  await expectError(await t.api('/api/v1/nothing-here', { method: 'DELETE', key }), 404, 'ROUTE_NOT_FOUND');
-  await expectError(await t.api('/api/v1/nothing-here', { key }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await t.api('/api/v1/nothing-here', { method: 'DELETE', key }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await t.api('/api/v1/nothing-here', { key }), 404, 'ROUTE_NOT_FOUND');
 });
 
 test('the web interface internal /api/ routes answer a wrong method with 405 too', async () => {
   let res = await t.api('/api/devices/1/backups');
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'POST');
   res = await t.api('/api/backup-jobs/abc', { method: 'DELETE' });
-  await expectError(res, 405, 'METHOD_NOT_ALLOWED');
+  await expectErrorResponse(res, 405, 'METHOD_NOT_ALLOWED');
   assert.equal(res.headers.get('allow'), 'GET, HEAD');
 });
 
@@ -130,16 +124,26 @@ test('requests Node refuses itself (431, missing Host, malformed) carry X-Reques
 
 test('JSON bodies must be valid UTF-8 text: invalid bytes, lone surrogates and NUL are 422 and store nothing', async () => {
   const before = ((await (await t.api('/api/v1/groups', { key })).json()) as { pagination: { total: number } }).pagination.total;
-  const post = (body: Buffer | string) => t.api('/api/v1/groups', { method: 'POST', key, body: typeof body === 'string' ? body : new Uint8Array(body), headers: { 'Content-Type': 'application/json' } });
+  const post = (body: Buffer | string) =>
+    t.api('/api/v1/groups', {
+      method: 'POST',
+      key,
+      body: typeof body === 'string' ? body : new Uint8Array(body),
+      headers: { 'Content-Type': 'application/json' },
+    });
 
-  let body = await expectError(await post(Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
+  let body = await expectErrorResponse(
+    await post(Buffer.concat([Buffer.from('{"name":"bad'), Buffer.from([0xff, 0xfe]), Buffer.from('"}')])),
+    422,
+    'VALIDATION_ERROR',
+  );
   assert.deepEqual(body.error.details.errors, [{ field: 'body', message: 'not valid UTF-8' }]);
   // An overlong encoding of "/" is invalid UTF-8 as well.
-  await expectError(await post(Buffer.concat([Buffer.from('{"name":"x'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
+  await expectErrorResponse(await post(Buffer.concat([Buffer.from('{"name":"x'), Buffer.from([0xc0, 0xaf]), Buffer.from('"}')])), 422, 'VALIDATION_ERROR');
 
-  body = await expectError(await post('{"name":"half \\ud800 a pair"}'), 422, 'VALIDATION_ERROR');
+  body = await expectErrorResponse(await post('{"name":"half \\ud800 a pair"}'), 422, 'VALIDATION_ERROR');
   assert.equal((body.error.details.errors as { field: string }[])[0].field, 'name');
-  body = await expectError(await post('{"name":"nul\\u0000inside"}'), 422, 'VALIDATION_ERROR');
+  body = await expectErrorResponse(await post('{"name":"nul\\u0000inside"}'), 422, 'VALIDATION_ERROR');
   assert.deepEqual(body.error.details.errors, [{ field: 'name', message: 'must not contain NUL characters' }]);
 
   const after = ((await (await t.api('/api/v1/groups', { key })).json()) as { pagination: { total: number } }).pagination.total;
@@ -156,7 +160,7 @@ test('boolean query parameters accept true/false/1/0 in any case; anything else 
     assert.equal(res.status, 200, v);
   }
   for (const v of ['yes', '2', 'on']) {
-    await expectError(await t.api(`/api/v1/devices?enabled=${v}`, { key }), 422, 'VALIDATION_ERROR');
+    await expectErrorResponse(await t.api(`/api/v1/devices?enabled=${v}`, { key }), 422, 'VALIDATION_ERROR');
   }
   assert.equal((await t.api('/api/v1/templates?builtin=TRUE', { key })).status, 200);
 });

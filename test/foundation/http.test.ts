@@ -11,6 +11,7 @@ import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { ensureFirstAdmin } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { spawnServe, tempDir } from '../helpers/appliance';
+import { expectErrorResponse } from '../helpers/api';
 
 const root = tempDir('confvault-http-');
 const dataDir = path.join(root, 'data');
@@ -28,9 +29,13 @@ before(async () => {
   a.close();
   const conf = path.join(root, 'appliance.conf');
   writeFileSync(conf, `[server]\nlisten = "127.0.0.1:0"\nmax_body_bytes = ${MAX_BODY}\n[log]\nlevel = "info"\n`);
-  server = await spawnServe(['--config', conf, '--data-dir', dataDir], { CONFVAULT_LOG_LEVEL: '' }, {
-    imports: [path.join(import.meta.dirname, 'probe-route.ts')],
-  });
+  server = await spawnServe(
+    ['--config', conf, '--data-dir', dataDir],
+    { CONFVAULT_LOG_LEVEL: '' },
+    {
+      imports: [path.join(import.meta.dirname, 'probe-route.ts')],
+    },
+  );
 });
 
 after(async () => {
@@ -39,28 +44,6 @@ after(async () => {
 });
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
-
-interface ErrorBody {
-  error: { code: string; message: string; request_id: string; details: Record<string, unknown> };
-}
-
-/** The spec's error body, with request_id equal to the header, JSON, and nothing of the server's insides. */
-async function expectError(res: Response, status: number, code: string): Promise<ErrorBody> {
-  const text = await res.text();
-  assert.equal(res.status, status, text);
-  assert.match(res.headers.get('content-type') ?? '', /^application\/json\b/);
-  const requestId = res.headers.get('x-request-id');
-  assert.ok(requestId);
-  const body = JSON.parse(text) as ErrorBody;
-  assert.deepEqual(Object.keys(body), ['error']);
-  assert.equal(body.error.code, code);
-  assert.equal(typeof body.error.message, 'string');
-  assert.ok(body.error.message.length > 0);
-  assert.equal(body.error.request_id, requestId);
-  assert.equal(typeof body.error.details, 'object');
-  assert.doesNotMatch(text, /<html|<!DOCTYPE|\bat \S+ \(|\.ts:\d+|node_modules|Error: /i);
-  return body;
-}
 
 const api = (p: string, init: RequestInit = {}) => fetch(server.url + p, init);
 const withKey = (extra: Record<string, string> = {}) => ({ 'X-API-Key': key, ...extra });
@@ -74,13 +57,13 @@ test('X-Request-ID: a well-formed one is echoed, a bad one replaced by a UUID, o
   const echoed = await api('/healthz', { headers: { 'X-Request-ID': mine } });
   assert.equal(echoed.headers.get('x-request-id'), mine);
   const echoedError = await api('/api/v1/nothing', { headers: withKey({ 'X-Request-ID': mine }) });
-  assert.equal((await expectError(echoedError, 404, 'ROUTE_NOT_FOUND')).error.request_id, mine);
+  assert.equal((await expectErrorResponse(echoedError, 404, 'ROUTE_NOT_FOUND')).error.request_id, mine);
 
   for (const bad of ['x'.repeat(300), 'has spaces in it', 'semi;colon', 'line<script>']) {
     const res = await api('/api/v1/nothing', { headers: { 'X-Request-ID': bad } });
     const id = res.headers.get('x-request-id')!;
     assert.match(id, UUID, bad);
-    assert.equal((await expectError(res, 401, 'UNAUTHORIZED')).error.request_id, id);
+    assert.equal((await expectErrorResponse(res, 401, 'UNAUTHORIZED')).error.request_id, id);
   }
   // HEAD is answered from the GET response; the id must survive that copy.
   const head = await api('/healthz', { method: 'HEAD', headers: { 'X-Request-ID': mine } });
@@ -92,26 +75,30 @@ test('X-Request-ID: a well-formed one is echoed, a bad one replaced by a UUID, o
 });
 
 test('/api/v1 authenticates only by X-API-Key: no key, a wrong key, a cookie or a bearer token get 401', async () => {
-  await expectError(await api('/api/v1/nothing'), 401, 'UNAUTHORIZED');
-  await expectError(await api('/api/v1/nothing', { headers: { 'X-API-Key': 'cv_wrong' } }), 401, 'UNAUTHORIZED');
-  await expectError(await api('/api/v1/nothing', { headers: { 'X-API-Key': `cv_${'A'.repeat(43)}` } }), 401, 'UNAUTHORIZED');
-  await expectError(await api('/api/v1/nothing', { headers: { Cookie: `session=abc123; api_key=${key}` } }), 401, 'UNAUTHORIZED');
-  await expectError(await api('/api/v1/nothing', { headers: { Authorization: `Bearer ${key}` } }), 401, 'UNAUTHORIZED');
+  await expectErrorResponse(await api('/api/v1/nothing'), 401, 'UNAUTHORIZED');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: { 'X-API-Key': 'cv_wrong' } }), 401, 'UNAUTHORIZED');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: { 'X-API-Key': `cv_${'A'.repeat(43)}` } }), 401, 'UNAUTHORIZED');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: { Cookie: `session=abc123; api_key=${key}` } }), 401, 'UNAUTHORIZED');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: { Authorization: `Bearer ${key}` } }), 401, 'UNAUTHORIZED');
   // The same request with the header is authenticated (a 404: no such endpoint).
-  await expectError(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
 });
 
 test('error bodies for 404, 422 (malformed JSON), 413 (too large, with and without Content-Length) and 415', async () => {
-  await expectError(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
 
   const malformed = await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'application/json' }), body: '{"name": ' });
-  const body = await expectError(malformed, 422, 'VALIDATION_ERROR');
+  const body = await expectErrorResponse(malformed, 422, 'VALIDATION_ERROR');
   assert.deepEqual(body.error.details.errors, [{ field: 'body', message: 'malformed JSON' }]);
   const malformedPut = await api('/api/v1/devices/1', { method: 'PUT', headers: withKey({ 'Content-Type': 'application/json' }), body: 'not json' });
-  await expectError(malformedPut, 422, 'VALIDATION_ERROR');
+  await expectErrorResponse(malformedPut, 422, 'VALIDATION_ERROR');
 
   const big = JSON.stringify({ text: 'x'.repeat(MAX_BODY) });
-  await expectError(await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'application/json' }), body: big }), 413, 'PAYLOAD_TOO_LARGE');
+  await expectErrorResponse(
+    await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'application/json' }), body: big }),
+    413,
+    'PAYLOAD_TOO_LARGE',
+  );
   // Streamed (chunked, no Content-Length): counted as it arrives.
   const stream = new ReadableStream({
     start(c) {
@@ -125,14 +112,18 @@ test('error bodies for 404, 422 (malformed JSON), 413 (too large, with and witho
     body: stream,
     duplex: 'half',
   } as RequestInit);
-  await expectError(chunked, 413, 'PAYLOAD_TOO_LARGE');
+  await expectErrorResponse(chunked, 413, 'PAYLOAD_TOO_LARGE');
 
-  await expectError(await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'text/plain' }), body: 'hello' }), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  await expectErrorResponse(
+    await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'text/plain' }), body: 'hello' }),
+    415,
+    'UNSUPPORTED_MEDIA_TYPE',
+  );
 });
 
 test('an unexpected failure is a bare 500 INTERNAL_ERROR to the client and logged with its cause and request id', async () => {
   const res = await api('/api/v1/test-probe/fail', { headers: withKey() });
-  const body = await expectError(res, 500, 'INTERNAL_ERROR');
+  const body = await expectErrorResponse(res, 500, 'INTERNAL_ERROR');
   assert.equal(body.error.message, 'Internal server error');
   assert.doesNotMatch(JSON.stringify(body), /secret|hunter2|path\.ts/);
   await sleep(100);
@@ -149,17 +140,17 @@ test('an unexpected failure is a bare 500 INTERNAL_ERROR to the client and logge
 test('a key on record in the query string is refused with 401 even beside a valid header, and revoked; other values pass; never logged', async () => {
   // Values that only look like keys are ordinary data: a device named cv_lab1, a token, a made-up key.
   for (const query of ['?q=cv_lab1', '?token=x', '?apikey=abc', `?x=cv_${'B'.repeat(43)}`]) {
-    await expectError(await api(`/api/v1/nothing${query}`, { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
+    await expectErrorResponse(await api(`/api/v1/nothing${query}`, { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
   }
   const ids: string[] = [];
   for (const query of [`?api_key=${leaked}`, `?x=${leaked}`, `?page=1&X-API-Key=${encodeURIComponent(leaked)}`]) {
-    const body = await expectError(await api(`/api/v1/nothing${query}`, { headers: withKey() }), 401, 'UNAUTHORIZED');
+    const body = await expectErrorResponse(await api(`/api/v1/nothing${query}`, { headers: withKey() }), 401, 'UNAUTHORIZED');
     assert.match(body.error.message, /X-API-Key header/);
     ids.push(body.error.request_id);
   }
   // The leaked key was revoked at its first appearance; the header's key still works.
-  await expectError(await api('/api/v1/nothing', { headers: { 'X-API-Key': leaked } }), 401, 'UNAUTHORIZED');
-  await expectError(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: { 'X-API-Key': leaked } }), 401, 'UNAUTHORIZED');
+  await expectErrorResponse(await api('/api/v1/nothing', { headers: withKey() }), 404, 'ROUTE_NOT_FOUND');
 
   await sleep(100);
   const log = server.output().stdout;
@@ -167,7 +158,10 @@ test('a key on record in the query string is refused with 401 even beside a vali
   assert.ok(!log.includes(key.slice(3)), 'the key appears in the log');
   assert.ok(!log.includes('B'.repeat(43)));
   assert.doesNotMatch(log, /api_key|token=|\?x=|cv_lab1/);
-  const lines = log.trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
+  const lines = log
+    .trimEnd()
+    .split('\n')
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
   for (const id of ids) {
     const entry = lines.find((l) => l.request_id === id);
     assert.ok(entry, `no log line for ${id}`);

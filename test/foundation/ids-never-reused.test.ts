@@ -12,7 +12,11 @@ before(async () => {
 });
 after(() => t.close());
 
-async function call(path: string, method = 'GET', json?: unknown): Promise<{ status: number; body: { id?: number; error?: { code: string } } & Record<string, unknown> }> {
+async function call(
+  path: string,
+  method = 'GET',
+  json?: unknown,
+): Promise<{ status: number; body: { id?: number; error?: { code: string } } & Record<string, unknown> }> {
   const res = await t.api(`/api/v1${path}`, { method, json, key });
   return { status: res.status, body: (await res.json()) as { id?: number } & Record<string, unknown> };
 }

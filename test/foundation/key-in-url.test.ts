@@ -24,7 +24,10 @@ describe('keys in URLs', () => {
     const res = await t.api('/api/v1/devices?q=cv_lab1', { key });
     assert.equal(res.status, 200);
     const body = (await res.json()) as { items: { name: string }[] };
-    assert.deepEqual(body.items.map((d) => d.name), ['cv_lab1']);
+    assert.deepEqual(
+      body.items.map((d) => d.name),
+      ['cv_lab1'],
+    );
     for (const q of ['?token=x', '?apikey=x', `?q=cv_${'Z'.repeat(43)}`]) assert.equal((await t.api(`/api/v1/devices${q}`, { key })).status, 200, q);
   });
 
@@ -41,13 +44,17 @@ describe('keys in URLs', () => {
     const k = listApiKeys(db, 'admin').find((x) => x.id === info.id)!;
     assert.equal(k.state, 'exposed');
     assert.ok(k.revoked_at !== null && k.exposed_at !== null);
-    const audit = db.prepare("SELECT * FROM audit_log WHERE action = 'apikey.exposed' AND target = ?").all(`key ${info.id}`) as { request_id: string; details: string; changes: string }[];
+    const audit = db.prepare("SELECT * FROM audit_log WHERE action = 'apikey.exposed' AND target = ?").all(`key ${info.id}`) as {
+      request_id: string;
+      details: string;
+      changes: string;
+    }[];
     assert.equal(audit.length, 1);
     assert.equal(audit[0].request_id, body.error.request_id);
     assert.doesNotMatch(JSON.stringify(audit[0]), new RegExp(leaked.slice(3)));
     // Seen again: still refused, no second row.
     assert.equal((await t.api(`/api/v1/devices?x=${encodeURIComponent(leaked)}`)).status, 401);
-    assert.equal((db.prepare("SELECT count(*) FROM audit_log WHERE action = 'apikey.exposed'").pluck().get() as number), 1);
+    assert.equal(db.prepare("SELECT count(*) FROM audit_log WHERE action = 'apikey.exposed'").pluck().get(), 1);
     const w = new WebClient(t.url);
     assert.equal((await w.login('admin', 'admin-password-1')).status, 303);
     const page = await w.get('/api-keys');
@@ -62,7 +69,9 @@ describe('keys in URLs', () => {
     const expired = createApiKey(db, SYSTEM_ACTOR, { username: 'admin', name: 'expired', expiresInDays: 1 });
     db.prepare('UPDATE api_keys SET expires_at = 1 WHERE id = ?').run(expired.info.id);
     assert.equal((await t.api(`/api/v1/devices?q=${expired.key}`, { key })).status, 401);
-    const states = listApiKeys(db, 'admin').filter((x) => x.id === revoked.info.id || x.id === expired.info.id).map((x) => x.state);
+    const states = listApiKeys(db, 'admin')
+      .filter((x) => x.id === revoked.info.id || x.id === expired.info.id)
+      .map((x) => x.state);
     assert.deepEqual(states, ['revoked', 'expired']);
   });
 });

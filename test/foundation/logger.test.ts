@@ -21,8 +21,17 @@ test('lines logged in one turn are written together right after it, as one JSON 
     log.debug('below the level');
     assert.equal(readFileSync(file, 'utf8'), '', 'nothing written during the turn');
     await nextTurn();
-    const lines = readFileSync(file, 'utf8').trimEnd().split('\n').map((l) => JSON.parse(l) as Record<string, unknown>);
-    assert.deepEqual(lines.map((l) => [l.level, l.msg]), [['info', 'request'], ['warn', 'credential touched']]);
+    const lines = readFileSync(file, 'utf8')
+      .trimEnd()
+      .split('\n')
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+    assert.deepEqual(
+      lines.map((l) => [l.level, l.msg]),
+      [
+        ['info', 'request'],
+        ['warn', 'credential touched'],
+      ],
+    );
     assert.equal(lines[1].password, '[redacted]');
 
     // A line on a quiet logger is not held back for company.
@@ -41,11 +50,14 @@ test('a line logged just before process.exit reaches stdout', () => {
   const script = `import { createLogger } from ${JSON.stringify(logger)}; const log = createLogger('info'); log.info('one'); log.error('last words'); process.exit(3);`;
   const r = spawnSync(process.execPath, ['--import', loader, '--input-type=module', '-e', script], { encoding: 'utf8' });
   assert.equal(r.status, 3, r.stderr);
-  const msgs = r.stdout.trimEnd().split('\n').map((l) => (JSON.parse(l) as { msg: string }).msg);
+  const msgs = r.stdout
+    .trimEnd()
+    .split('\n')
+    .map((l) => (JSON.parse(l) as { msg: string }).msg);
   assert.deepEqual(msgs, ['one', 'last words']);
 });
 
-test('the access-log writer writes the line pino writes for the same entry, and nothing below level info', async () => {
+test('the access-log writer writes the line pino writes for the same entry, and nothing below level info', () => {
   const capture = () => {
     const lines: string[] = [];
     const stream = new Writable({ write: (chunk: Buffer, _enc, done) => (lines.push(chunk.toString('utf8')), done()) });

@@ -1,4 +1,4 @@
-// Issue #9 (master key): a wrong, replaced or missing master.key stops every command at start with one line; an unreadable secret fails one backup as data.
+// The master key: a wrong, replaced or missing master.key stops every command at start with one line; an unreadable secret fails one backup as data.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { randomBytes } from 'node:crypto';
@@ -83,8 +83,17 @@ describe('a secret that cannot be decrypted', () => {
     const { db, secrets } = t.services;
     const credential = createCredential(db, SYSTEM_ACTOR, secrets, { name: 'damaged', username: 'u', password: 'pw-damaged-1' }).id;
     deviceId = createDevice(db, SYSTEM_ACTOR, {
-      name: 'dev', hostname: '127.0.0.1', port: 1, protocol: 'ssh', group_id: null, credential_id: credential, template_id: seedBuiltinTemplate(db, 'frr'),
-      enabled: true, description: '', schedule: null, accept_host_key_change: false,
+      name: 'dev',
+      hostname: '127.0.0.1',
+      port: 1,
+      protocol: 'ssh',
+      group_id: null,
+      credential_id: credential,
+      template_id: seedBuiltinTemplate(db, 'frr'),
+      enabled: true,
+      description: '',
+      schedule: null,
+      accept_host_key_change: false,
     }).id;
     // As if written under another master key: the authentication tag no longer matches.
     const blob = db.prepare('SELECT password_enc FROM credentials WHERE id = ?').get(credential) as { password_enc: Buffer };

@@ -68,12 +68,12 @@ function seed(db: DB): void {
       (10, 1, 'admin', 'credential.delete', 'credential 99999999999999999999', '{}', 'web', NULL, NULL, '{}'),
       (11, 1, 'admin', 'credential.delete', 'credential 7b', '{}', 'web', NULL, NULL, '{}');
   `);
-  db.prepare('INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-    1, Buffer.alloc(32, 1), 'cv_aaaa', 'ci', 3, 1, null, 5, null,
-  );
-  db.prepare('INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)').run(
-    6, Buffer.alloc(32, 2), 'cv_bbbb', '', 1, 2, 99, null, 7,
-  );
+  db.prepare(
+    'INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  ).run(1, Buffer.alloc(32, 1), 'cv_aaaa', 'ci', 3, 1, null, 5, null);
+  db.prepare(
+    'INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
+  ).run(6, Buffer.alloc(32, 2), 'cv_bbbb', '', 1, 2, 99, null, 7);
 }
 
 type Rows = Map<string, string[]>;
@@ -81,9 +81,7 @@ type Rows = Map<string, string[]>;
 /** Every row of every table, as sorted JSON (WITHOUT ROWID tables have no rowid to order by). */
 function allRows(db: DB): Rows {
   const tables = db.prepare("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").pluck().all() as string[];
-  return new Map(
-    tables.map((t) => [t, (db.prepare(`SELECT * FROM "${t}"`).all() as object[]).map((r) => JSON.stringify(r)).sort()]),
-  );
+  return new Map(tables.map((t) => [t, (db.prepare(`SELECT * FROM "${t}"`).all() as object[]).map((r) => JSON.stringify(r)).sort()]));
 }
 
 function schemaObjects(db: DB): Map<string, string> {
@@ -108,7 +106,10 @@ test('0010 on a database holding data: every row, index and trigger survives, id
     // Up to 0013, which rebuilds backups with a new column (its own test: migrate-0013.test.ts).
     const upTo0013 = all.filter((m) => m.version < 13);
     const r = migrate(db, file, upTo0013);
-    assert.deepEqual(r.applied, upTo0013.filter((m) => m.version >= 10).map((m) => m.version));
+    assert.deepEqual(
+      r.applied,
+      upTo0013.filter((m) => m.version >= 10).map((m) => m.version),
+    );
     assert.ok(r.backupFile && existsSync(r.backupFile), 'a copy is written before migrating');
     assert.equal(db.pragma('foreign_keys', { simple: true }), 1, 'foreign keys are enforced again');
     assert.deepEqual(db.pragma('foreign_key_check'), []);
@@ -144,7 +145,13 @@ test('0010 on a database holding data: every row, index and trigger survives, id
     assert.deepEqual(audit, [
       { actor: 'system', door: 'system', action: 'credential.update', target: 'credential 3', changes: '{"name":{"before":"STRASSE","after":"STRASSE (3)"}}' },
       { actor: 'system', door: 'system', action: 'device.update', target: 'device 2', changes: '{"name":{"before":"ZÜRICH-1","after":"ZÜRICH-1 (2)"}}' },
-      { actor: 'system', door: 'system', action: 'device.update', target: 'device 3', changes: '{"name":{"before":"Zu\u0308rich-1","after":"Zu\u0308rich-1 (3)"}}' },
+      {
+        actor: 'system',
+        door: 'system',
+        action: 'device.update',
+        target: 'device 3',
+        changes: '{"name":{"before":"Zu\u0308rich-1","after":"Zu\u0308rich-1 (3)"}}',
+      },
       { actor: 'system', door: 'system', action: 'group.update', target: 'group 6', changes: '{"name":{"before":"ZÜRICH","after":"ZÜRICH (6)"}}' },
     ]);
     assert.ok((db.prepare('SELECT epoch FROM auth_epoch').pluck().get() as number) > epochBefore, 'cached principals are read again');
@@ -159,7 +166,9 @@ test('0010 on a database holding data: every row, index and trigger survives, id
       assert.match(sql, /id\s+INTEGER PRIMARY KEY AUTOINCREMENT/, t);
       assert.match(sql, /\) STRICT$/, t);
     }
-    const sequence = Object.fromEntries((db.prepare('SELECT name, seq FROM sqlite_sequence').all() as { name: string; seq: number }[]).map((r) => [r.name, r.seq]));
+    const sequence = Object.fromEntries(
+      (db.prepare('SELECT name, seq FROM sqlite_sequence').all() as { name: string; seq: number }[]).map((r) => [r.name, r.seq]),
+    );
     // Highest id, or the highest the audit trail names (device 20, group 12, key 11); junk targets are ignored.
     assert.deepEqual(sequence, { roles: 5, device_groups: 12, users: 4, api_keys: 11, credentials: 3, templates: 9, devices: 20 });
 
@@ -170,16 +179,16 @@ test('0010 on a database holding data: every row, index and trigger survives, id
     assert.notEqual(v4.get(), (countsBefore as { device_id: number; version: number }[]).find((c) => c.device_id === 4)!.version);
     const epoch = db.prepare('SELECT epoch FROM auth_epoch').pluck();
     const e0 = epoch.get() as number;
-    db.prepare("UPDATE users SET disabled = 0 WHERE id = 4").run();
-    db.prepare("UPDATE api_keys SET revoked_at = 8 WHERE id = 1").run();
-    db.prepare("UPDATE device_groups SET parent_id = 4 WHERE id = 3").run();
+    db.prepare('UPDATE users SET disabled = 0 WHERE id = 4').run();
+    db.prepare('UPDATE api_keys SET revoked_at = 8 WHERE id = 1').run();
+    db.prepare('UPDATE device_groups SET parent_id = 4 WHERE id = 3').run();
     db.prepare('DELETE FROM role_permissions WHERE role_id = 5').run();
     assert.equal(epoch.get(), e0 + 4);
 
     // Foreign keys still hold in both directions: a delete cascades or is refused as before.
     assert.throws(() => db.prepare('DELETE FROM credentials WHERE id = 1').run(), /FOREIGN KEY/);
     db.prepare('DELETE FROM devices WHERE id = 8').run();
-    assert.equal(db.prepare("SELECT count(*) FROM backups WHERE device_id = 8").pluck().get(), 0, 'backups cascade with their device');
+    assert.equal(db.prepare('SELECT count(*) FROM backups WHERE device_id = 8').pluck().get(), 0, 'backups cascade with their device');
     db.prepare('DELETE FROM users WHERE id = 3').run();
     assert.equal(db.prepare('SELECT count(*) FROM api_keys WHERE user_id = 3').pluck().get(), 0);
     assert.equal(db.prepare('SELECT count(*) FROM web_sessions').pluck().get(), 0);
@@ -187,14 +196,21 @@ test('0010 on a database holding data: every row, index and trigger survives, id
     // Ids: the deleted highest one is not handed out again.
     const now = Date.now();
     const id = db
-      .prepare("INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES ('new', 'h', 22, 'ssh', 1, 1, ?, ?)")
+      .prepare(
+        "INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES ('new', 'h', 22, 'ssh', 1, 1, ?, ?)",
+      )
       .run(now, now).lastInsertRowid;
     assert.equal(id, 21);
 
     // Uniqueness folds case beyond ASCII, and NFC.
     for (const name of ['zürich-1', 'ZU\u0308RICH-1', 'NEW']) {
       assert.throws(
-        () => db.prepare("INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES (?, 'h', 22, 'ssh', 1, 1, 0, 0)").run(name),
+        () =>
+          db
+            .prepare(
+              "INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES (?, 'h', 22, 'ssh', 1, 1, 0, 0)",
+            )
+            .run(name),
         (err: unknown) => (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE',
         name,
       );
@@ -228,7 +244,11 @@ test('every device deleted before the upgrade: the next one does not start again
       INSERT INTO audit_log (at, actor, action, target) VALUES (1, 'admin', 'device.create', 'device 3'), (2, 'admin', 'device.delete', 'device 3');
     `);
     migrate(db, file);
-    const id = db.prepare("INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES ('d', 'h', 22, 'ssh', 1, 1, 0, 0)").run().lastInsertRowid;
+    const id = db
+      .prepare(
+        "INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES ('d', 'h', 22, 'ssh', 1, 1, 0, 0)",
+      )
+      .run().lastInsertRowid;
     assert.equal(id, 4);
   } finally {
     db.close();
@@ -240,7 +260,10 @@ test('a migration that leaves a row pointing at nothing is rolled back with the 
   try {
     seed(db);
     const dangling: Migration = { version: 10, name: 'dangling', sql: 'DELETE FROM roles WHERE id = 5; CREATE TABLE widgets (id INTEGER PRIMARY KEY) STRICT;' };
-    assert.throws(() => migrate(db, file, [...before0010, dangling]), /migration 0010_dangling failed: 2 foreign key violations \(users row 4 -> roles, role_permissions row \? -> roles\)/);
+    assert.throws(
+      () => migrate(db, file, [...before0010, dangling]),
+      /migration 0010_dangling failed: 2 foreign key violations \(users row 4 -> roles, role_permissions row \? -> roles\)/,
+    );
     assert.equal(schemaVersion(db), before0010.at(-1)!.version);
     assert.equal(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'widgets'").pluck().get(), 0);
     assert.equal(db.prepare('SELECT count(*) FROM roles WHERE id = 5').pluck().get(), 1);
@@ -253,7 +276,7 @@ test('a migration that leaves a row pointing at nothing is rolled back with the 
 test('0010 refuses to run when a rebuilt table carries a trigger or index it would not recreate', () => {
   const { file, db } = oldDatabase();
   try {
-    db.exec("CREATE TRIGGER stranger AFTER DELETE ON devices BEGIN UPDATE auth_epoch SET epoch = epoch + 1; END;");
+    db.exec('CREATE TRIGGER stranger AFTER DELETE ON devices BEGIN UPDATE auth_epoch SET epoch = epoch + 1; END;');
     assert.throws(() => migrate(db, file), /0010_ids_never_reused failed: .*0010 would drop an index or trigger it does not recreate/);
     assert.equal(schemaVersion(db), before0010.at(-1)!.version);
     assert.equal(db.prepare("SELECT count(*) FROM sqlite_schema WHERE name = 'stranger'").pluck().get(), 1);

@@ -14,7 +14,10 @@ const all = loadMigrations();
 const before0013 = all.filter((m) => m.version < 13);
 
 const schemaOf = (db: ReturnType<typeof openDatabase>) =>
-  (db.prepare("SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'backups' AND type IN ('index', 'trigger') ORDER BY name").all() as { name: string; sql: string | null }[]);
+  db.prepare("SELECT type, name, sql FROM sqlite_schema WHERE tbl_name = 'backups' AND type IN ('index', 'trigger') ORDER BY name").all() as {
+    name: string;
+    sql: string | null;
+  }[];
 
 test('backups keep every row, index, trigger and counter; trigger "event" and changed_by become possible', () => {
   const file = path.join(root, 'old.db');
@@ -34,20 +37,34 @@ test('backups keep every row, index, trigger and counter; trigger "event" and ch
   ins.run('c', 2, 'api', now + 20, null, 0, null, null, null, null, null, 0);
   ins.run('d', 2, 'cli', now + 30, now + 31, 1, null, null, 'h2', 50, 'f2', 1);
   const snapshot = (sql: string) => db.prepare(sql).all();
-  const tables = ['SELECT * FROM backups ORDER BY id', 'SELECT * FROM backup_totals', 'SELECT device_id, total FROM device_backup_counts ORDER BY device_id', 'SELECT * FROM backup_outcome_buckets ORDER BY bucket'];
+  const tables = [
+    'SELECT * FROM backups ORDER BY id',
+    'SELECT * FROM backup_totals',
+    'SELECT device_id, total FROM device_backup_counts ORDER BY device_id',
+    'SELECT * FROM backup_outcome_buckets ORDER BY bucket',
+  ];
   const beforeData = tables.map(snapshot);
   const beforeSchema = schemaOf(db);
 
-  migrate(db, file, all.filter((m) => m.version <= 13)); // 0014 redefines a trigger on purpose
+  migrate(
+    db,
+    file,
+    all.filter((m) => m.version <= 13),
+  ); // 0014 redefines a trigger on purpose
 
   const afterRows = snapshot('SELECT * FROM backups ORDER BY id') as Record<string, unknown>[];
-  assert.deepEqual(afterRows.map(({ changed_by, ...r }) => (assert.equal(changed_by, null), r)), beforeData[0]);
+  assert.deepEqual(
+    afterRows.map(({ changed_by, ...r }) => (assert.equal(changed_by, null), r)),
+    beforeData[0],
+  );
   assert.deepEqual(tables.slice(1).map(snapshot), beforeData.slice(1), 'counters kept, not counted twice');
   assert.deepEqual(schemaOf(db), beforeSchema, 'same indexes and triggers, same definitions');
   assert.deepEqual(db.pragma('foreign_key_check'), []);
 
   // The triggers still count: a new event backup with changed_by.
-  db.prepare("INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, config_size, changed_by) VALUES ('e', 1, 1, 'event', ?, ?, 1, 7, 'alice')").run(now + 40, now + 41);
+  db.prepare(
+    "INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, config_size, changed_by) VALUES ('e', 1, 1, 'event', ?, ?, 1, 7, 'alice')",
+  ).run(now + 40, now + 41);
   assert.deepEqual(db.prepare('SELECT total, bytes_before_dedup FROM backup_totals').get(), { total: 5, bytes_before_dedup: 157 });
   assert.equal(db.prepare('SELECT total FROM device_backup_counts WHERE device_id = 1').pluck().get(), 3);
   assert.throws(() => db.prepare("INSERT INTO backups (id, device_id, trigger, started_at) VALUES ('x', 1, 'bogus', 1)").run(), /CHECK/);

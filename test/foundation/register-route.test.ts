@@ -9,7 +9,10 @@ const ok = { 200: { description: 'ok', content: { 'application/json': { schema: 
 
 test('a route describing request headers is refused at registration, naming the route and the part', () => {
   const route = createRoute({ method: 'get', path: '/things', request: { headers: z.object({ 'x-tenant': z.string().min(3) }) }, responses: ok });
-  assert.throws(() => registerRoute(new OpenAPIHono<AppEnv>(), route, (c) => c.json({ n: 1 }, 200)), /GET \/things: .*request headers, which would go unchecked/);
+  assert.throws(
+    () => registerRoute(new OpenAPIHono<AppEnv>(), route, (c) => c.json({ n: 1 }, 200)),
+    /GET \/things: .*request headers, which would go unchecked/,
+  );
 });
 
 test('a route describing request cookies is refused at registration', () => {

@@ -21,7 +21,16 @@ test('formatTimestamp renders UTC and zoned wall-clock times', () => {
 
 test('formatTimestamp in UTC matches the ISO rendering of the same instant, before and after 1970 and across leap days', () => {
   const iso = (ms: number) => new Date(ms).toISOString().replace('T', ' ').slice(0, 19);
-  const instants = [0, -1, -1000, 999, Date.UTC(2024, 1, 29, 23, 59, 59, 999), Date.UTC(2000, 1, 29), Date.UTC(1969, 11, 31, 23, 59, 59), Date.UTC(9999, 11, 31, 23, 59, 59)];
+  const instants = [
+    0,
+    -1,
+    -1000,
+    999,
+    Date.UTC(2024, 1, 29, 23, 59, 59, 999),
+    Date.UTC(2000, 1, 29),
+    Date.UTC(1969, 11, 31, 23, 59, 59),
+    Date.UTC(9999, 11, 31, 23, 59, 59),
+  ];
   for (let i = 0; i < 2000; i++) instants.push(Math.floor((Math.random() - 0.3) * 4e12));
   for (const ms of instants) assert.equal(formatTimestamp(ms, 'UTC'), iso(ms), `${ms}`);
 });

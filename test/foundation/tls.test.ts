@@ -13,9 +13,13 @@ after(() => rmSync(root, { recursive: true, force: true }));
 function selfSigned(name: string): { cert: string; key: string } {
   const cert = path.join(root, `${name}.crt`);
   const key = path.join(root, `${name}.key`);
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', key, '-out', cert], {
-    stdio: 'ignore',
-  });
+  execFileSync(
+    'openssl',
+    ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:P-256', '-nodes', '-days', '2', '-subj', '/CN=localhost', '-keyout', key, '-out', cert],
+    {
+      stdio: 'ignore',
+    },
+  );
   return { cert, key };
 }
 

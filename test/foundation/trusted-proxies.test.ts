@@ -9,12 +9,24 @@ import { WebClient } from '../web/web-client';
 test('resolveClient: the forwarded headers count only from a trusted peer, read from the right', () => {
   const trusted = ['10.0.0.0/8', '192.168.1.5', 'fd00::/8'];
   const h = (forwardedFor?: string, forwardedProto?: string) => ({ forwardedFor, forwardedProto });
-  assert.deepEqual(resolveClient('203.0.113.9', false, h('1.2.3.4', 'https'), trusted), { address: '203.0.113.9', scheme: 'http' }, 'untrusted peer: headers ignored');
+  assert.deepEqual(
+    resolveClient('203.0.113.9', false, h('1.2.3.4', 'https'), trusted),
+    { address: '203.0.113.9', scheme: 'http' },
+    'untrusted peer: headers ignored',
+  );
   assert.deepEqual(resolveClient('192.168.1.5', false, h('1.2.3.4', 'https'), trusted), { address: '1.2.3.4', scheme: 'https' });
-  assert.deepEqual(resolveClient('::ffff:10.1.2.3', false, h('6.6.6.6, 1.2.3.4, 10.9.9.9'), trusted), { address: '1.2.3.4', scheme: 'http' }, 'a forged left part is skipped');
+  assert.deepEqual(
+    resolveClient('::ffff:10.1.2.3', false, h('6.6.6.6, 1.2.3.4, 10.9.9.9'), trusted),
+    { address: '1.2.3.4', scheme: 'http' },
+    'a forged left part is skipped',
+  );
   assert.deepEqual(resolveClient('fd00::1', true, h('2001:db8::7'), trusted), { address: '2001:db8::7', scheme: 'https' });
   assert.deepEqual(resolveClient('10.0.0.1', false, h('garbage, 1.2.3.4'), trusted), { address: '1.2.3.4', scheme: 'http' });
-  assert.deepEqual(resolveClient('10.0.0.1', false, h('1.2.3.4, garbage'), trusted), { address: '10.0.0.1', scheme: 'http' }, 'an unreadable hop stops the walk');
+  assert.deepEqual(
+    resolveClient('10.0.0.1', false, h('1.2.3.4, garbage'), trusted),
+    { address: '10.0.0.1', scheme: 'http' },
+    'an unreadable hop stops the walk',
+  );
   assert.deepEqual(resolveClient('10.0.0.1', false, h(undefined, 'gopher'), trusted), { address: '10.0.0.1', scheme: 'http' });
   assert.deepEqual(resolveClient('127.0.0.1', false, h('1.2.3.4', 'https'), []), { address: '127.0.0.1', scheme: 'http' }, 'empty list trusts none');
 });

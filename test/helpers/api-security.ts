@@ -2,17 +2,14 @@
 import { before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { apiCall, type ApiResult } from './api';
 import type { TestAppliance } from './appliance';
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
-export type Json = Record<string, any> & { error?: { code: string; message: string; request_id: string; details?: any } };
+export type { Json } from './api';
 
 /** A call to /api/v1; every error body must carry the response's X-Request-ID. */
-export async function callApi(t: TestAppliance, key: string | undefined, method: string, path: string, json?: unknown): Promise<{ status: number; body: Json }> {
-  const res = await t.api(`/api/v1${path}`, { method, key, json });
-  const body = (await res.json()) as Json;
-  if (res.status >= 400) assert.equal(body.error?.request_id, res.headers.get('x-request-id'), `request_id on ${method} ${path}`);
-  return { status: res.status, body };
+export function callApi(t: TestAppliance, key: string | undefined, method: string, path: string, json?: unknown): Promise<ApiResult> {
+  return apiCall(t, path, { method, key, json });
 }
 
 export interface GuardedEndpoint {
@@ -46,7 +43,7 @@ export function permissionMatrix(title: string, app: () => TestAppliance, collec
         const denied = await callApi(app(), allBut, e.method, path, json);
         assert.equal(denied.status, 403, JSON.stringify(denied.body));
         assert.equal(denied.body.error?.code, 'PERMISSION_DENIED');
-        assert.match(denied.body.error!.message, new RegExp(e.permission.replace('.', '\\.')), 'the message names the permission');
+        assert.match(denied.body.error.message, new RegExp(e.permission.replace('.', '\\.')), 'the message names the permission');
         if (e.method !== 'GET') {
           const malformed = await callApi(app(), allBut, e.method, e.method === 'POST' ? collection : `${collection}/not-an-id`, { bogus: true });
           assert.equal(malformed.status, 403, 'the guard runs before validation');

@@ -7,7 +7,16 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
 export const CHROMIUM = '/usr/bin/chromium';
-export const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+export const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const EXE = path.join(REPO_ROOT, 'dist/confvault');
 
@@ -19,7 +28,10 @@ export function ensureChromium(): string | null {
     throw new Error(`${CHROMIUM} is missing and this CI run is not root, so it cannot be installed`);
   }
   const script = `test -x ${CHROMIUM} || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }`;
-  const r = spawnSync('flock', ['-w', '1800', path.join(tmpdir(), 'confvault-chromium-install.lock'), 'sh', '-c', script], { encoding: 'utf8', timeout: 1_800_000 });
+  const r = spawnSync('flock', ['-w', '1800', path.join(tmpdir(), 'confvault-chromium-install.lock'), 'sh', '-c', script], {
+    encoding: 'utf8',
+    timeout: 1_800_000,
+  });
   if (r.status !== 0 || !existsSync(CHROMIUM)) throw new Error(`installing chromium failed (${r.status ?? r.signal}):\n${r.stderr}\n${r.stdout.slice(-2000)}`);
   return null;
 }

@@ -1,9 +1,15 @@
-// Seeding for engine and backup tests: a credential (secrets encrypted as the service does), a built-in template row, devices.
+// Seeding for tests: a credential (secrets encrypted as the service does), a built-in template row, groups, and devices (by row or through the service).
 import type { DB } from '../../src/db/open';
+import { createDevice, type DeviceInput } from '../../src/features/devices/devices.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { getBuiltinTemplate } from '../../src/templates/index';
 import type { SecretBox } from '../../src/identity/secrets';
 
-export function seedCredential(db: DB, secrets: SecretBox, c: { name: string; username: string; password?: string; private_key?: string; passphrase?: string; enable_secret?: string }): number {
+export function seedCredential(
+  db: DB,
+  secrets: SecretBox,
+  c: { name: string; username: string; password?: string; private_key?: string; passphrase?: string; enable_secret?: string },
+): number {
   const enc = (v?: string) => (v === undefined ? null : secrets.encrypt(v));
   const now = Date.now();
   return Number(
@@ -33,7 +39,16 @@ export function seedBuiltinTemplate(db: DB, name: string): number {
 
 export function seedDevice(
   db: DB,
-  d: { name: string; hostname?: string; port: number; protocol?: 'ssh' | 'telnet'; credential_id: number; template_id: number; group_id?: number | null; enabled?: boolean },
+  d: {
+    name: string;
+    hostname?: string;
+    port: number;
+    protocol?: 'ssh' | 'telnet';
+    credential_id: number;
+    template_id: number;
+    group_id?: number | null;
+    enabled?: boolean;
+  },
 ): number {
   const now = Date.now();
   return Number(
@@ -42,8 +57,18 @@ export function seedDevice(
         `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, enabled, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
-      .run(d.name, d.hostname ?? '127.0.0.1', d.port, d.protocol ?? 'ssh', d.group_id ?? null, d.credential_id, d.template_id, d.enabled === false ? 0 : 1, now, now)
-      .lastInsertRowid,
+      .run(
+        d.name,
+        d.hostname ?? '127.0.0.1',
+        d.port,
+        d.protocol ?? 'ssh',
+        d.group_id ?? null,
+        d.credential_id,
+        d.template_id,
+        d.enabled === false ? 0 : 1,
+        now,
+        now,
+      ).lastInsertRowid,
   );
 }
 
@@ -52,4 +77,25 @@ export function seedGroup(db: DB, name: string, parentId: number | null = null):
   return Number(
     db.prepare('INSERT INTO device_groups (name, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, parentId, now, now).lastInsertRowid,
   );
+}
+
+/** A device created through the service by the system actor: SSH, no group, enabled, no schedule; `extra` overrides any field. */
+export function createTestDevice(
+  db: DB,
+  refs: { credential_id: number; template_id: number },
+  name: string,
+  extra: Partial<DeviceInput> = {},
+): ReturnType<typeof createDevice> {
+  return createDevice(db, SYSTEM_ACTOR, {
+    name,
+    hostname: '192.0.2.10',
+    protocol: 'ssh',
+    group_id: null,
+    enabled: true,
+    description: '',
+    schedule: null,
+    accept_host_key_change: false,
+    ...refs,
+    ...extra,
+  });
 }

@@ -19,14 +19,17 @@ let frrStrip: string[];
 /** netops / netops123, the FRR devices' login */
 let netops: number;
 
-before(async () => {
-  if (skip) return;
-  release = await takeLab();
-  app = await LabAppliance.start();
-  frrTemplate = await app.templateId('frr');
-  frrStrip = (await app.call<{ strip_patterns: string[] }>('GET', `/templates/${frrTemplate}`, 200)).strip_patterns;
-  netops = await app.createCredential({ name: 'netops', username: r1.username, password: r1.password });
-}, { timeout: 30 * 60_000 }); // waits for other lab test files, and a first lab start installs packages
+before(
+  async () => {
+    if (skip) return;
+    release = await takeLab();
+    app = await LabAppliance.start();
+    frrTemplate = await app.templateId('frr');
+    frrStrip = (await app.call<{ strip_patterns: string[] }>('GET', `/templates/${frrTemplate}`, 200)).strip_patterns;
+    netops = await app.createCredential({ name: 'netops', username: r1.username, password: r1.password });
+  },
+  { timeout: 30 * 60_000 },
+); // waits for other lab test files, and a first lab start installs packages
 
 after(async () => {
   try {
@@ -45,10 +48,14 @@ async function expectedFrr(device: 'r1' | 'r2'): Promise<string> {
 function assertCleanFrrConfig(text: string | null, hostname: string): asserts text is string {
   assert.ok(text, 'the backup has content');
   for (const volatile of [/^Building configuration/m, /^Current configuration/m, /^frr version /m]) assert.doesNotMatch(text, volatile);
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
   assert.doesNotMatch(text, /[\r\x1b\x00]/, 'no CR, escape codes or NUL');
   const lines = text.split('\n');
   assert.ok(lines.includes(`hostname ${hostname}`), 'its hostname line');
-  assert.ok(lines.some((l) => /^router bgp \d+$/.test(l)), 'the BGP section');
+  assert.ok(
+    lines.some((l) => /^router bgp \d+$/.test(l)),
+    'the BGP section',
+  );
   assert.ok(!lines.some((l) => l.startsWith(`${hostname}#`) || l === 'show running-config' || l === 'terminal length 0'), 'no prompt or echoed command');
   assert.equal(lines.at(-2), 'end', 'ends with "end" and one newline');
   assert.equal(lines.at(-1), '');
@@ -139,10 +146,22 @@ test('BIRD bird1 (built-in bird): status and protocols without prompts, escape c
   assert.equal(first.line.result, 'ok', first.line.message ?? '');
   const text = first.text;
   assert.ok(text);
+  // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
   assert.doesNotMatch(text, /[\r\x1b\x00]/, 'no CR, escape codes or NUL padding');
   assert.doesNotMatch(text, /^bird>|show status|show protocols/m, 'no prompt or echoed command');
-  assert.doesNotMatch(text, /^BIRD [\d.]+ ready\.$|^Current server time|^Last reboot|^Last reconfiguration|Hold timer:|Keepalive timer:|Routes: +\d+ imported/m, 'volatile lines dropped');
-  for (const re of [/^Router ID is 10\.201\.0\.13$/m, /^r1 +BGP /m, /^ +Description: +r1-lab$/m, /^ +Neighbor address: 10\.201\.0\.11$/m, /^ +Neighbor AS: +65001$/m, /^lab_nets +Static /m]) {
+  assert.doesNotMatch(
+    text,
+    /^BIRD [\d.]+ ready\.$|^Current server time|^Last reboot|^Last reconfiguration|Hold timer:|Keepalive timer:|Routes: +\d+ imported/m,
+    'volatile lines dropped',
+  );
+  for (const re of [
+    /^Router ID is 10\.201\.0\.13$/m,
+    /^r1 +BGP /m,
+    /^ +Description: +r1-lab$/m,
+    /^ +Neighbor address: 10\.201\.0\.11$/m,
+    /^ +Neighbor AS: +65001$/m,
+    /^lab_nets +Static /m,
+  ]) {
     assert.match(text, re);
   }
   assert.equal(text, expectedStoredText(text, []), 'stored normalised');
@@ -168,8 +187,8 @@ test('Linux srv1 (built-in linux, exec) with a password: hostname, hosts and int
   const { line, text } = await app.backupAndRead(dev.id);
   assert.equal(line.result, 'ok', line.message ?? '');
   assert.equal(text, await srv1Files());
-  assert.match(text!, /^srv1-lab\n/);
-  assert.match(text!, /^iface eth0 inet static\n {4}address 10\.201\.0\.14\/24$/m);
+  assert.match(text, /^srv1-lab\n/);
+  assert.match(text, /^iface eth0 inet static\n {4}address 10\.201\.0\.14\/24$/m);
 });
 
 test('key logins: the plain key on r1 and the passphrase-protected key on srv1, credentials created through the API', { skip }, async () => {
@@ -232,13 +251,23 @@ test('a closed port: CONNECTION_REFUSED, the device unreachable and listed by GE
   assert.equal(d.reachability.status, 'unreachable');
   assert.match(d.reachability.error ?? '', /refused/i);
   const unreachable = await app.call<{ items: DeviceDto[] }>('GET', '/devices/unreachable?limit=100', 200);
-  assert.deepEqual(unreachable.items.map((i) => i.name), ['closed-port'], 'only the closed port: a refused login is not unreachable');
+  assert.deepEqual(
+    unreachable.items.map((i) => i.name),
+    ['closed-port'],
+    'only the closed port: a refused login is not unreachable',
+  );
 });
 
 test('an address on the lab LAN where no device answers: NETWORK_UNREACHABLE (no route to host), not a time-out', { skip }, async () => {
   // 10.201.0.250 is on the lab bridge, but nothing owns it: ARP goes unanswered and the kernel reports
   // EHOSTUNREACH after about 3 s, as for a switch that is powered off on a management VLAN.
-  const dev = await app.call<DeviceDto>('POST', '/devices', 201, { name: 'powered-off', hostname: '10.201.0.250', port: 22, credential_id: netops, template_id: frrTemplate });
+  const dev = await app.call<DeviceDto>('POST', '/devices', 201, {
+    name: 'powered-off',
+    hostname: '10.201.0.250',
+    port: 22,
+    credential_id: netops,
+    template_id: frrTemplate,
+  });
   const { line, record } = await app.backupAndRead(dev.id);
   assert.equal(line.failure, 'NETWORK_UNREACHABLE', `${line.result} ${line.message}`);
   assert.match(line.message ?? '', /No route to 10\.201\.0\.250/);
@@ -259,7 +288,10 @@ test('repeated backups of an unchanged device: new records, one snapshot hash an
   assert.equal(second.record.config_snapshot_hash, first.record.config_snapshot_hash);
   assert.deepEqual(app.snapshotFiles(), files, 'no new snapshot file');
   assert.equal(files.filter((f) => f.includes(first.record.config_snapshot_hash!)).length, 1);
-  assert.deepEqual((await app.history(dev.id)).map((r) => r.config_snapshot_hash), [first.record.config_snapshot_hash, first.record.config_snapshot_hash]);
+  assert.deepEqual(
+    (await app.history(dev.id)).map((r) => r.config_snapshot_hash),
+    [first.record.config_snapshot_hash, first.record.config_snapshot_hash],
+  );
 });
 
 test('a change made on r1 with vtysh is seen as changed, with the new line; reverting it brings back the first snapshot', { skip }, async () => {
@@ -298,7 +330,7 @@ test('a changed host key (rekey r2): HOST_KEY_CHANGED, then accepted through PUT
   const refused = await app.backupAndRead(dev.id);
   assert.equal(refused.line.result, 'failed');
   assert.equal(refused.line.failure, 'HOST_KEY_CHANGED');
-  assert.ok(refused.line.message?.includes(oldKey!) && refused.line.message.includes(newKey), `both keys named: ${refused.line.message}`);
+  assert.ok(refused.line.message?.includes(oldKey) && refused.line.message.includes(newKey), `both keys named: ${refused.line.message}`);
   assert.equal(refused.text, null);
   let d = await app.device(dev.id);
   assert.equal(d.host_key, oldKey, 'a refused key is not recorded');
@@ -314,47 +346,55 @@ test('a changed host key (rekey r2): HOST_KEY_CHANGED, then accepted through PUT
   assert.equal(d.accept_host_key_change, false, 'acceptance covers one change only');
 });
 
-test('done when: r1 added through the API, backed up by `backup run --device` and by the schedule of `serve`, read back byte for byte', { skip, timeout: 60_000 }, async () => {
-  // Its own appliance: the schedule backs up every enabled device, and only this one should be there.
-  const own = await LabAppliance.start(['[server]', 'listen = "127.0.0.1:0"', '', '[backup]', 'schedule = "*/2 * * * * *"', 'jitter = 0', 'retries = 0', ''].join('\n'));
-  try {
-    const db = own.t.services.db;
-    const credential = await own.createCredential({ name: 'lab r1', username: r1.username, password: r1.password });
-    const frr = await own.call<{ items: { id: number; name: string; builtin: boolean; strip_patterns: string[] }[] }>('GET', '/templates?q=frr', 200);
-    const template = frr.items.find((i) => i.name === 'frr');
-    assert.ok(template?.builtin, 'the built-in frr template is listed');
-    const dev = await own.createDevice({ name: 'r1', port: r1.ssh_port, credential_id: credential, template_id: template.id });
-
-    const cli = await own.backupNow(dev.id);
-    assert.equal(cli.result, 'ok', cli.message ?? '');
-    const [cliRecord] = await own.history(dev.id, 1);
-
-    const served = await spawnServe(['--config', own.configFile, '--data-dir', own.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
-    let scheduled: { id: string; changed: number } | undefined;
+test(
+  'done when: r1 added through the API, backed up by `backup run --device` and by the schedule of `serve`, read back byte for byte',
+  { skip, timeout: 60_000 },
+  async () => {
+    // Its own appliance: the schedule backs up every enabled device, and only this one should be there.
+    const own = await LabAppliance.start(
+      ['[server]', 'listen = "127.0.0.1:0"', '', '[backup]', 'schedule = "*/2 * * * * *"', 'jitter = 0', 'retries = 0', ''].join('\n'),
+    );
     try {
-      const byTrigger = db.prepare("SELECT id, changed FROM backups WHERE device_id = ? AND trigger = 'schedule' AND finished_at IS NOT NULL ORDER BY started_at LIMIT 1");
-      for (const deadline = Date.now() + 20_000; !scheduled && Date.now() < deadline; await sleep(100)) {
-        scheduled = byTrigger.get(dev.id) as typeof scheduled;
+      const db = own.t.services.db;
+      const credential = await own.createCredential({ name: 'lab r1', username: r1.username, password: r1.password });
+      const frr = await own.call<{ items: { id: number; name: string; builtin: boolean; strip_patterns: string[] }[] }>('GET', '/templates?q=frr', 200);
+      const template = frr.items.find((i) => i.name === 'frr');
+      assert.ok(template?.builtin, 'the built-in frr template is listed');
+      const dev = await own.createDevice({ name: 'r1', port: r1.ssh_port, credential_id: credential, template_id: template.id });
+
+      const cli = await own.backupNow(dev.id);
+      assert.equal(cli.result, 'ok', cli.message ?? '');
+      const [cliRecord] = await own.history(dev.id, 1);
+
+      const served = await spawnServe(['--config', own.configFile, '--data-dir', own.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
+      let scheduled: { id: string; changed: number } | undefined;
+      try {
+        const byTrigger = db.prepare(
+          "SELECT id, changed FROM backups WHERE device_id = ? AND trigger = 'schedule' AND finished_at IS NOT NULL ORDER BY started_at LIMIT 1",
+        );
+        for (const deadline = Date.now() + 20_000; !scheduled && Date.now() < deadline; await sleep(100)) {
+          scheduled = byTrigger.get(dev.id) as typeof scheduled;
+        }
+      } finally {
+        assert.equal(await served.stop(), 0, 'serve stops cleanly');
+      }
+      assert.ok(scheduled, `a scheduled backup of the device within 20 s; serve said:\n${served.output().stdout.slice(-3000)}${served.output().stderr}`);
+      assert.equal(scheduled.changed, 0, 'the schedule found the same configuration as the CLI');
+      // the public record has no trigger: the database is the only place that tells the two apart
+      assert.equal(db.prepare('SELECT trigger FROM backups WHERE id = ?').pluck().get(cliRecord.id), 'cli');
+
+      const expected = expectedStoredText(await showRunningConfig('r1'), template.strip_patterns);
+      const history = await own.history(dev.id, 200);
+      for (const id of [cliRecord.id, scheduled.id]) {
+        const record = history.find((r) => r.id === id);
+        assert.ok(record?.success, `backup ${id} is in the device's history and succeeded`);
+        assert.equal(record.config_snapshot_hash, sha256(expected));
+        const text = await own.content(id);
+        assertCleanFrrConfig(text, r1.hostname);
+        assert.equal(text, expected, `backup ${id}: what showRunningConfig('r1') shows minus the stripped lines`);
       }
     } finally {
-      assert.equal(await served.stop(), 0, 'serve stops cleanly');
+      await own.close();
     }
-    assert.ok(scheduled, `a scheduled backup of the device within 20 s; serve said:\n${served.output().stdout.slice(-3000)}${served.output().stderr}`);
-    assert.equal(scheduled.changed, 0, 'the schedule found the same configuration as the CLI');
-    // the public record has no trigger: the database is the only place that tells the two apart
-    assert.equal(db.prepare('SELECT trigger FROM backups WHERE id = ?').pluck().get(cliRecord.id), 'cli');
-
-    const expected = expectedStoredText(await showRunningConfig('r1'), template.strip_patterns);
-    const history = await own.history(dev.id, 200);
-    for (const id of [cliRecord.id, scheduled.id]) {
-      const record = history.find((r) => r.id === id);
-      assert.ok(record?.success, `backup ${id} is in the device's history and succeeded`);
-      assert.equal(record.config_snapshot_hash, sha256(expected));
-      const text = await own.content(id);
-      assertCleanFrrConfig(text, r1.hostname);
-      assert.equal(text, expected, `backup ${id}: what showRunningConfig('r1') shows minus the stripped lines`);
-    }
-  } finally {
-    await own.close();
-  }
-});
+  },
+);

@@ -29,11 +29,14 @@ const skip = !availability.ok && !process.env.CI ? availability.reason : false;
 
 // Other lab test files must not run at the same time: this one rekeys r1 and changes r2's config.
 let releaseLab: (() => void) | undefined;
-before(async () => {
-  if (skip) return;
-  releaseLab = await acquireLabLock();
-  await ensureLab();
-}, { timeout: 30 * 60_000 }); // waits for other lab test files, and a first lab start installs packages
+before(
+  async () => {
+    if (skip) return;
+    releaseLab = await acquireLabLock();
+    await ensureLab();
+  },
+  { timeout: 30 * 60_000 },
+); // waits for other lab test files, and a first lab start installs packages
 after(() => releaseLab?.());
 
 const r1 = LAB_DEVICES.r1;

@@ -92,7 +92,10 @@ export async function acquireLabLock(opts: { timeoutMs?: number } = {}): Promise
   try {
     await new Promise<void>((resolve, reject) => {
       let out = '';
-      const timer = setTimeout(() => reject(new Error(`no exclusive use of the device lab within ${timeoutMs / 1000} s; last taken by ${lockHolder()}`)), timeoutMs);
+      const timer = setTimeout(
+        () => reject(new Error(`no exclusive use of the device lab within ${timeoutMs / 1000} s; last taken by ${lockHolder()}`)),
+        timeoutMs,
+      );
       child.stdout.setEncoding('utf8').on('data', (d: string) => {
         out += d;
         if (out.includes('locked\n')) {

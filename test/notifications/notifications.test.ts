@@ -49,17 +49,25 @@ describe('notifications', () => {
   const imp = (device: number, text: string) => importBackup(db(), SYSTEM_ACTOR, t.appliance.snapshots, device, config(text));
   /** Run worker passes (with a clock moved forward) until the sends in flight finished. */
   async function pass(now = Date.now()) {
-    await worker.tick(now);
+    worker.tick(now);
     await new Promise((r) => setTimeout(r, 300));
   }
   const outboxCount = (channel: string) =>
-    db().prepare('SELECT count(*) FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = ?').pluck().get(channel) as number;
+    db()
+      .prepare('SELECT count(*) FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = ?')
+      .pluck()
+      .get(channel) as number;
 
   before(async () => {
     t = await startTestAppliance();
     hook = await new WebhookReceiver().start();
     smtp = await new SmtpReceiver().start();
-    deps = { db: t.appliance.db, secrets: t.appliance.secrets, snapshots: t.appliance.snapshots, config: { ...t.services.config, notifications: { min_interval_seconds: 60, max_attempts: 3 } } };
+    deps = {
+      db: t.appliance.db,
+      secrets: t.appliance.secrets,
+      snapshots: t.appliance.snapshots,
+      config: { ...t.services.config, notifications: { min_interval_seconds: 60, max_attempts: 3 } },
+    };
     worker = new NotificationWorker(deps);
     tpl = seedBuiltinTemplate(db(), 'cisco-ios');
     cred = seedCredential(db(), t.appliance.secrets, { name: 'c', username: 'u', password: 'p' });
@@ -208,9 +216,14 @@ describe('notifications', () => {
       recordReachability(db(), d, 'reachable', null);
     }
     const rows = db()
-      .prepare("SELECT o.event, o.device_id, o.item FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = 'team-a' ORDER BY o.id")
+      .prepare(
+        "SELECT o.event, o.device_id, o.item FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = 'team-a' ORDER BY o.id",
+      )
       .all() as { event: string; device_id: number; item: string }[];
-    assert.deepEqual(rows.map((r) => r.event), ['config_changed', 'device_unreachable', 'device_recovered']);
+    assert.deepEqual(
+      rows.map((r) => r.event),
+      ['config_changed', 'device_unreachable', 'device_recovered'],
+    );
     assert.ok(rows.every((r) => r.device_id === inA1));
     assert.equal(JSON.parse(rows[0].item).item.device.group_path, 'A/A1');
     // The diff is off unless the rule asks for it.
@@ -224,12 +237,18 @@ describe('notifications', () => {
     const old = newDevice();
     const fresh = newDevice();
     const dayMs = 86_400_000;
-    db().prepare('UPDATE devices SET created_at = ? WHERE id IN (?, ?)').run(Date.now() - 10 * dayMs, old, fresh);
+    db()
+      .prepare('UPDATE devices SET created_at = ? WHERE id IN (?, ?)')
+      .run(Date.now() - 10 * dayMs, old, fresh);
     importBackup(db(), SYSTEM_ACTOR, t.appliance.snapshots, old, config('old'), Date.now() - 3 * dayMs);
     imp(fresh, 'fresh');
     const before = outboxCount('stale');
     checkStaleDevices(db(), 48);
-    const staleRows = () => db().prepare("SELECT device_id FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = 'stale'").pluck().all() as number[];
+    const staleRows = () =>
+      db()
+        .prepare("SELECT device_id FROM notification_outbox o JOIN notification_channels c ON c.id = o.channel_id WHERE c.name = 'stale'")
+        .pluck()
+        .all() as number[];
     assert.ok(staleRows().includes(old));
     assert.ok(!staleRows().includes(fresh));
     const afterFirst = outboxCount('stale');
@@ -265,7 +284,11 @@ describe('notifications', () => {
     await new Promise<void>((r) => tcp.listen(0, '127.0.0.1', r));
     try {
       createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'sys-udp', type: 'syslog', url: `udp://127.0.0.1:${udp.address().port}` });
-      createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'sys-tcp', type: 'syslog', url: `tcp://127.0.0.1:${(tcp.address() as AddressInfo).port}` });
+      createChannel(db(), SYSTEM_ACTOR, t.appliance.secrets, {
+        name: 'sys-tcp',
+        type: 'syslog',
+        url: `tcp://127.0.0.1:${(tcp.address() as AddressInfo).port}`,
+      });
       const u = await sendTestMessage(deps, SYSTEM_ACTOR, 'sys-udp');
       const c = await sendTestMessage(deps, SYSTEM_ACTOR, 'sys-tcp');
       assert.equal(u.error, null);

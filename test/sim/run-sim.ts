@@ -44,12 +44,17 @@ process.stdout.write(
     port: sim.port,
     telnet_port: telnet?.port ?? null,
     host_key_fingerprint: sim.hostKeyFingerprint,
-    devices: devices.map((d) => ({ name: d.name, template: d.transcript.template, password: d.transcript.password, enable_secret: d.transcript.enable?.password ?? null })),
+    devices: devices.map((d) => ({
+      name: d.name,
+      template: d.transcript.template,
+      password: d.transcript.password,
+      enable_secret: d.transcript.enable?.password ?? null,
+    })),
   }) + '\n',
 );
 const stop = async () => {
   await Promise.all([sim.close(), telnet?.close()]);
   process.exit(0);
 };
-process.on('SIGINT', stop);
-process.on('SIGTERM', stop);
+process.on('SIGINT', () => void stop());
+process.on('SIGTERM', () => void stop());

@@ -17,7 +17,7 @@ const config = (tag: string, mb: number) => {
 };
 
 /** The longest gap between 5 ms ticks while `work` runs: how long the event loop was held. */
-async function longestStall(work: () => Promise<unknown> | unknown): Promise<number> {
+async function longestStall(work: () => unknown): Promise<number> {
   let last = performance.now();
   let worst = 0;
   const tick = setInterval(() => {

@@ -14,7 +14,12 @@ describe('web users, roles and group schedule', () => {
   let admin: WebClient;
   let viewer: WebClient;
   const g = { a: 0, b: 0 };
-  const audits = (action: string) => t.services.db.prepare("SELECT target, details, changes FROM audit_log WHERE action = ? AND door = 'web'").all(action) as { target: string; details: string; changes: string }[];
+  const audits = (action: string) =>
+    t.services.db.prepare("SELECT target, details, changes FROM audit_log WHERE action = ? AND door = 'web'").all(action) as {
+      target: string;
+      details: string;
+      changes: string;
+    }[];
 
   before(async () => {
     t = await startTestAppliance();
@@ -46,10 +51,18 @@ describe('web users, roles and group schedule', () => {
   test('create a role from the permission checkboxes, then edit it', async () => {
     const form = await admin.get('/roles/new');
     assert.match(form.html, /name="permissions" value="templates\.update"/);
-    const r = await postPairs(admin, '/roles', [['name', 'operator'], ['description', 'runs backups'], ['permissions', 'devices.view'], ['permissions', 'backups.run']]);
+    const r = await postPairs(admin, '/roles', [
+      ['name', 'operator'],
+      ['description', 'runs backups'],
+      ['permissions', 'devices.view'],
+      ['permissions', 'backups.run'],
+    ]);
     assert.equal(r.res.status, 303);
     assert.deepEqual(getRole(t.services.db, 'operator')?.permissions, ['backups.run', 'devices.view']);
-    const e = await postPairs(admin, '/roles/operator/edit', [['permissions', 'devices.view'], ['permissions', 'backups.view']]);
+    const e = await postPairs(admin, '/roles/operator/edit', [
+      ['permissions', 'devices.view'],
+      ['permissions', 'backups.view'],
+    ]);
     assert.equal(e.res.status, 303);
     assert.deepEqual(getRole(t.services.db, 'operator')?.permissions, ['backups.view', 'devices.view']);
     assert.equal(audits('role.create').length, 1);
@@ -57,10 +70,16 @@ describe('web users, roles and group schedule', () => {
   });
 
   test('role form errors: duplicate name, unknown permission; administrator is read-only', async () => {
-    const dup = await postPairs(admin, '/roles', [['name', 'operator'], ['permissions', 'devices.view']]);
+    const dup = await postPairs(admin, '/roles', [
+      ['name', 'operator'],
+      ['permissions', 'devices.view'],
+    ]);
     assert.equal(dup.res.status, 422);
     assert.match(dup.html, /class="field-error" id="name-error"[^>]*>[^<]*already exists/);
-    const bad = await postPairs(admin, '/roles', [['name', 'weird'], ['permissions', 'root.everything']]);
+    const bad = await postPairs(admin, '/roles', [
+      ['name', 'weird'],
+      ['permissions', 'root.everything'],
+    ]);
     assert.equal(bad.res.status, 422);
     assert.match(bad.html, /id="permissions-error"[^>]*>unknown permission/);
     const view = await admin.get('/roles/administrator/edit');
@@ -73,7 +92,14 @@ describe('web users, roles and group schedule', () => {
   });
 
   test('create a scoped user who must change the password at first login', async () => {
-    const r = await postPairs(admin, '/users', [['username', 'alice'], ['password', 'initial-pass-1'], ['role', 'operator'], ['scope', 'groups'], ['groups', String(g.a)], ['timezone', 'Europe/Berlin']]);
+    const r = await postPairs(admin, '/users', [
+      ['username', 'alice'],
+      ['password', 'initial-pass-1'],
+      ['role', 'operator'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+      ['timezone', 'Europe/Berlin'],
+    ]);
     assert.equal(r.res.status, 303);
     const u = getUser(t.services.db, 'alice');
     assert.deepEqual(u?.scope, [g.a]);
@@ -92,28 +118,54 @@ describe('web users, roles and group schedule', () => {
   });
 
   test('user form errors: duplicate name, short password, no group ticked', async () => {
-    const dup = await postPairs(admin, '/users', [['username', 'alice'], ['password', 'another-pass-1'], ['role', 'operator'], ['scope', 'all']]);
+    const dup = await postPairs(admin, '/users', [
+      ['username', 'alice'],
+      ['password', 'another-pass-1'],
+      ['role', 'operator'],
+      ['scope', 'all'],
+    ]);
     assert.equal(dup.res.status, 422);
     assert.match(dup.html, /id="username-error"/);
-    const short = await postPairs(admin, '/users', [['username', 'bob'], ['password', 'short'], ['role', 'operator'], ['scope', 'all']]);
+    const short = await postPairs(admin, '/users', [
+      ['username', 'bob'],
+      ['password', 'short'],
+      ['role', 'operator'],
+      ['scope', 'all'],
+    ]);
     assert.equal(short.res.status, 422);
     assert.match(short.html, /id="password-error"[^>]*>must be at least 10/);
-    const none = await postPairs(admin, '/users', [['username', 'bob'], ['password', 'long-enough-1'], ['role', 'operator'], ['scope', 'groups']]);
+    const none = await postPairs(admin, '/users', [
+      ['username', 'bob'],
+      ['password', 'long-enough-1'],
+      ['role', 'operator'],
+      ['scope', 'groups'],
+    ]);
     assert.equal(none.res.status, 422);
     assert.match(none.html, /id="groups-error"/);
     assert.equal(getUser(t.services.db, 'bob'), undefined);
   });
 
   test('edit role and scope, disable and enable, reset password', async () => {
-    const e = await postPairs(admin, '/users/alice/edit', [['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.a)], ['groups', String(g.b)]]);
+    const e = await postPairs(admin, '/users/alice/edit', [
+      ['role', 'viewer'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+      ['groups', String(g.b)],
+    ]);
     assert.equal(e.res.status, 303);
     let u = getUser(t.services.db, 'alice');
     assert.equal(u?.role, 'viewer');
-    assert.deepEqual([...(u!.scope as number[])].sort(), [g.a, g.b].sort());
-    const all = await postPairs(admin, '/users/alice/edit', [['role', 'viewer'], ['scope', 'all']]);
+    assert.deepEqual([...(u.scope as number[])].sort(), [g.a, g.b].sort());
+    const all = await postPairs(admin, '/users/alice/edit', [
+      ['role', 'viewer'],
+      ['scope', 'all'],
+    ]);
     assert.equal(all.res.status, 303);
     assert.equal(getUser(t.services.db, 'alice')?.scope, 'all');
-    const badRole = await postPairs(admin, '/users/alice/edit', [['role', 'nope'], ['scope', 'all']]);
+    const badRole = await postPairs(admin, '/users/alice/edit', [
+      ['role', 'nope'],
+      ['scope', 'all'],
+    ]);
     assert.equal(badRole.res.status, 422);
 
     assert.equal((await postPairs(admin, '/users/viewer1/disable', [])).res.status, 303);
@@ -126,9 +178,15 @@ describe('web users, roles and group schedule', () => {
     assert.equal(self.res.status, 303);
     assert.equal(getUser(t.services.db, 'admin')?.disabled, false, 'an administrator cannot lock themselves out');
 
-    const mismatch = await postPairs(admin, '/users/viewer1/password', [['password', 'new-password-12'], ['confirm', 'other-password-12']]);
+    const mismatch = await postPairs(admin, '/users/viewer1/password', [
+      ['password', 'new-password-12'],
+      ['confirm', 'other-password-12'],
+    ]);
     assert.equal(mismatch.res.status, 422);
-    const reset = await postPairs(admin, '/users/viewer1/password', [['password', 'new-password-12'], ['confirm', 'new-password-12']]);
+    const reset = await postPairs(admin, '/users/viewer1/password', [
+      ['password', 'new-password-12'],
+      ['confirm', 'new-password-12'],
+    ]);
     assert.equal(reset.res.status, 303);
     u = getUser(t.services.db, 'viewer1');
     assert.equal(u?.must_change_password, true);
@@ -147,15 +205,37 @@ describe('web users, roles and group schedule', () => {
     await nobody.login('viewer1', 'new-password-12');
     // /account is closed until the password is changed, so the token comes from the password page itself.
     const token = /name="csrf-token" content="([^"]+)"/.exec((await nobody.get('/account/password')).html)?.[1] ?? '';
-    const changed = await nobody.post('/account/password', { current: 'new-password-12', password: 'newer-password-12', confirm: 'newer-password-12' }, { csrf: token });
+    const changed = await nobody.post(
+      '/account/password',
+      { current: 'new-password-12', password: 'newer-password-12', confirm: 'newer-password-12' },
+      { csrf: token },
+    );
     assert.equal(changed.res.status, 303);
     const home = await nobody.get('/devices');
     assert.equal(home.res.status, 200);
     assert.doesNotMatch(home.html, /href="\/users"/);
     assert.doesNotMatch(home.html, /href="\/roles"/);
     for (const p of ['/users', '/users/new', '/roles', '/roles/new', '/users/alice/edit']) assert.equal((await nobody.get(p)).res.status, 403, p);
-    assert.equal((await postPairs(nobody, '/users', [['username', 'eve'], ['password', 'eve-password-1'], ['role', 'administrator'], ['scope', 'all']])).res.status, 403);
-    assert.equal((await postPairs(nobody, '/users/viewer1/edit', [['role', 'administrator'], ['scope', 'all']])).res.status, 403);
+    assert.equal(
+      (
+        await postPairs(nobody, '/users', [
+          ['username', 'eve'],
+          ['password', 'eve-password-1'],
+          ['role', 'administrator'],
+          ['scope', 'all'],
+        ])
+      ).res.status,
+      403,
+    );
+    assert.equal(
+      (
+        await postPairs(nobody, '/users/viewer1/edit', [
+          ['role', 'administrator'],
+          ['scope', 'all'],
+        ])
+      ).res.status,
+      403,
+    );
     assert.equal(getUser(db, 'eve'), undefined);
     assert.equal(getUser(db, 'viewer1')?.role, 'viewer');
 
@@ -166,10 +246,26 @@ describe('web users, roles and group schedule', () => {
     assert.equal(list.res.status, 200);
     assert.doesNotMatch(list.html, /href="\/users\/new"|\/disable"/);
     assert.equal((await ro.get('/roles')).res.status, 200);
-    assert.equal((await postPairs(ro, '/roles', [['name', 'x'], ['permissions', 'devices.view']])).res.status, 403);
+    assert.equal(
+      (
+        await postPairs(ro, '/roles', [
+          ['name', 'x'],
+          ['permissions', 'devices.view'],
+        ])
+      ).res.status,
+      403,
+    );
     assert.equal((await postPairs(ro, '/roles/operator/edit', [['permissions', 'audit.view']])).res.status, 403);
     assert.equal((await postPairs(ro, '/users/alice/disable', [])).res.status, 403);
-    assert.equal((await postPairs(ro, '/users/alice/password', [['password', 'hijack-pass-1'], ['confirm', 'hijack-pass-1']])).res.status, 403);
+    assert.equal(
+      (
+        await postPairs(ro, '/users/alice/password', [
+          ['password', 'hijack-pass-1'],
+          ['confirm', 'hijack-pass-1'],
+        ])
+      ).res.status,
+      403,
+    );
     assert.equal(getRole(db, 'x'), undefined);
   });
 
@@ -179,36 +275,100 @@ describe('web users, roles and group schedule', () => {
     await createUser(db, SYSTEM_ACTOR, { username: 'mgr1', password: 'mgr-password-12', role: 'usermgr', groups: [g.a] });
     const mgr = new WebClient(t.url);
     assert.equal((await mgr.login('mgr1', 'mgr-password-12')).status, 303);
-    const self = await postPairs(mgr, '/users/mgr1/edit', [['role', 'administrator'], ['scope', 'all']]);
+    const self = await postPairs(mgr, '/users/mgr1/edit', [
+      ['role', 'administrator'],
+      ['scope', 'all'],
+    ]);
     assert.equal(self.res.status, 403, 'changing their own role is refused');
     assert.match(self.html, /cannot change the role of your own account/);
     assert.equal(getUser(db, 'mgr1')?.role, 'usermgr');
-    const wider = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.b)]]);
+    const wider = await postPairs(mgr, '/users', [
+      ['username', 'trudy'],
+      ['password', 'trudy-pass-12'],
+      ['role', 'viewer'],
+      ['scope', 'groups'],
+      ['groups', String(g.b)],
+    ]);
     assert.equal(wider.res.status, 403, 'a group outside their own scope is refused');
-    const all = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'all']]);
+    const all = await postPairs(mgr, '/users', [
+      ['username', 'trudy'],
+      ['password', 'trudy-pass-12'],
+      ['role', 'viewer'],
+      ['scope', 'all'],
+    ]);
     assert.equal(all.res.status, 403, 'scope "all" is wider than theirs');
     assert.equal(getUser(db, 'trudy'), undefined);
-    const tooMuch = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'viewer'], ['scope', 'groups'], ['groups', String(g.a)]]);
+    const tooMuch = await postPairs(mgr, '/users', [
+      ['username', 'trudy'],
+      ['password', 'trudy-pass-12'],
+      ['role', 'viewer'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+    ]);
     assert.equal(tooMuch.res.status, 403, 'viewer holds dashboard.view, which the manager does not');
     assert.match(tooMuch.html, /holds permissions you do not \(dashboard\.view\)/);
     createRole(db, SYSTEM_ACTOR, { name: 'devreader', permissions: ['devices.view'] });
-    const outside = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.b)]]);
+    const outside = await postPairs(mgr, '/users', [
+      ['username', 'trudy'],
+      ['password', 'trudy-pass-12'],
+      ['role', 'devreader'],
+      ['scope', 'groups'],
+      ['groups', String(g.b)],
+    ]);
     assert.equal(outside.res.status, 403);
     assert.match(outside.html, /only grant device groups inside your own scope/);
-    const ok = await postPairs(mgr, '/users', [['username', 'trudy'], ['password', 'trudy-pass-12'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
+    const ok = await postPairs(mgr, '/users', [
+      ['username', 'trudy'],
+      ['password', 'trudy-pass-12'],
+      ['role', 'devreader'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+    ]);
     assert.equal(ok.res.status, 303, 'within their permissions and scope it works');
   });
 
   test('every new form refuses a POST without the CSRF token and changes nothing', async () => {
     const before = { users: getUser(t.services.db, 'alice'), role: getRole(t.services.db, 'operator') };
     const posts: [string, [string, string][]][] = [
-      ['/users', [['username', 'mallory'], ['password', 'mallory-pass-1'], ['role', 'administrator'], ['scope', 'all']]],
-      ['/users/alice/edit', [['role', 'administrator'], ['scope', 'all']]],
+      [
+        '/users',
+        [
+          ['username', 'mallory'],
+          ['password', 'mallory-pass-1'],
+          ['role', 'administrator'],
+          ['scope', 'all'],
+        ],
+      ],
+      [
+        '/users/alice/edit',
+        [
+          ['role', 'administrator'],
+          ['scope', 'all'],
+        ],
+      ],
       ['/users/alice/disable', []],
-      ['/users/alice/password', [['password', 'mallory-pass-1'], ['confirm', 'mallory-pass-1']]],
-      ['/roles', [['name', 'mallory'], ['permissions', 'users.update']]],
+      [
+        '/users/alice/password',
+        [
+          ['password', 'mallory-pass-1'],
+          ['confirm', 'mallory-pass-1'],
+        ],
+      ],
+      [
+        '/roles',
+        [
+          ['name', 'mallory'],
+          ['permissions', 'users.update'],
+        ],
+      ],
       ['/roles/operator/edit', [['permissions', 'users.update']]],
-      ['/groups', [['name', 'evil'], ['schedule', '0 3 * * *']]],
+      [
+        '/groups',
+        [
+          ['name', 'evil'],
+          ['schedule', '0 3 * * *'],
+        ],
+      ],
     ];
     for (const [path, pairs] of posts) assert.equal((await postPairs(admin, path, pairs, { csrf: false })).res.status, 403, path);
     assert.equal(getUser(t.services.db, 'mallory'), undefined);

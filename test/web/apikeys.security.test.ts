@@ -13,7 +13,13 @@ describe('API keys: audited, own keys only on the web', () => {
   let t: TestAppliance;
   let w: WebClient;
   const rows = (action: string) =>
-    t.services.db.prepare('SELECT * FROM audit_log WHERE action = ? ORDER BY id').all(action) as { actor: string; door: string; target: string; changes: string; details: string }[];
+    t.services.db.prepare('SELECT * FROM audit_log WHERE action = ? ORDER BY id').all(action) as {
+      actor: string;
+      door: string;
+      target: string;
+      changes: string;
+      details: string;
+    }[];
 
   before(async () => {
     t = await startTestAppliance();

@@ -23,7 +23,16 @@ describe('audit page: device-group scope', () => {
     const B = seedGroup(db, 'Bravo');
     const cred = seedCredential(db, secrets, { name: 'lab', username: 'netops', password: 'netops123' });
     const tpl = seedBuiltinTemplate(db, 'frr');
-    const base = { port: 22, protocol: 'ssh' as const, credential_id: cred, template_id: tpl, enabled: true, description: '', schedule: null, accept_host_key_change: false };
+    const base = {
+      port: 22,
+      protocol: 'ssh' as const,
+      credential_id: cred,
+      template_id: tpl,
+      enabled: true,
+      description: '',
+      schedule: null,
+      accept_host_key_change: false,
+    };
     ids.inside = createDevice(db, SYSTEM_ACTOR, { ...base, name: 'alpha-edge', hostname: 'alpha-edge.example.net', group_id: A }).id;
     ids.outside = createDevice(db, SYSTEM_ACTOR, { ...base, name: 'bravo-core', hostname: 'bravo-core.example.net', group_id: B }).id;
     updateDevice(db, SYSTEM_ACTOR, ids.outside, { hostname: 'bravo-core-2.example.net' });

@@ -44,7 +44,12 @@ before(async () => {
   dataArgs = ['--data-dir', t.services.dataDir];
   scratch = tempDir('confvault-audit-');
   const db = t.services.db;
-  recordAudit(db, apiActor('alice', 3, 'req-alice-1'), { action: 'group.update', target: 'group 7', changes: { name: { before: 'core', after: 'backbone' } } }, T0);
+  recordAudit(
+    db,
+    apiActor('alice', 3, 'req-alice-1'),
+    { action: 'group.update', target: 'group 7', changes: { name: { before: 'core', after: 'backbone' } } },
+    T0,
+  );
   recordAudit(db, apiActor('bob', 4, 'req-bob-1'), { action: 'credential.update', target: 'credential 2', changes: { password: 'changed' } }, T0 + DAY);
   recordAudit(db, cliActor('root'), { action: 'device.delete', target: 'device 12', details: { name: 'old-sw' } }, T0 + 2 * DAY);
   deadPort = await closedPort();
@@ -134,7 +139,13 @@ describe('manual backup runs are audited through every door', () => {
     const job = ((await internal.json()) as { id: string }).id;
     const r = runRows(`device ${ids.inScope}`);
     assert.equal(r.length, 2);
-    assert.deepEqual(r.map((x) => [x.actor, x.door]), [['aud-op', 'web'], ['aud-op', 'web']]);
+    assert.deepEqual(
+      r.map((x) => [x.actor, x.door]),
+      [
+        ['aud-op', 'web'],
+        ['aud-op', 'web'],
+      ],
+    );
     assert.equal(JSON.parse(r[1].details as string).job, job);
 
     assert.equal((await op.post(`/devices/${ids.outScope}/backup`, {}, { csrf: true })).res.status, 403);
@@ -174,18 +185,35 @@ describe('confvault audit list', () => {
     assert.equal(r.status, 0, r.stderr);
     const lines = r.stdout.trim().split('\n');
     assert.equal(lines.length, 1);
-    assert.deepEqual(lines[0].split('\t'), ['2026-01-10 12:00:00', 'alice', 'api key 3', 'group.update', 'group 7', 'name: core → backbone', '-', 'req-alice-1']);
+    assert.deepEqual(lines[0].split('\t'), [
+      '2026-01-10 12:00:00',
+      'alice',
+      'api key 3',
+      'group.update',
+      'group 7',
+      'name: core → backbone',
+      '-',
+      'req-alice-1',
+    ]);
   });
 
   test('--since (day, local time, ISO 8601), --action prefix, --json', () => {
-    const targets = (r: ReturnType<typeof list>) => r.stdout.trim().split('\n').filter(Boolean).map((l) => l.split('\t')[4]);
+    const targets = (r: ReturnType<typeof list>) =>
+      r.stdout
+        .trim()
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => l.split('\t')[4]);
     assert.deepEqual(targets(list('--since', '2026-01-11', '--action', 'credential.')), ['credential 2']);
     assert.deepEqual(targets(list('--since', '2026-01-11 12:00', '--action', 'credential')), ['credential 2']);
     assert.deepEqual(targets(list('--since', '2026-01-11 12:00:01', '--action', 'credential')), []);
     assert.deepEqual(targets(list('--since', '2026-01-12T12:00:00Z', '--actor', 'cli:root', '--action', 'device.')), ['device 12']);
     const json = list('--actor', 'bob', '--json');
     assert.equal(json.status, 0);
-    const objs = json.stdout.trim().split('\n').map((l) => JSON.parse(l));
+    const objs = json.stdout
+      .trim()
+      .split('\n')
+      .map((l) => JSON.parse(l));
     assert.equal(objs.length, 1);
     assert.equal(objs[0].at, '2026-01-11T12:00:00.000Z');
     assert.deepEqual(objs[0].changes, { password: 'changed' });
@@ -209,7 +237,7 @@ test('retention: db prune deletes audit rows older than keep_days and leaves one
   const db = t.services.db;
   const now = Date.now();
   recordAudit(db, SYSTEM_ACTOR, { action: 'test.recent', target: 'x' }, now - 5 * DAY);
-  const old = rows("SELECT count(*) AS n FROM audit_log WHERE at < ?", now - 30 * DAY)[0].n as number;
+  const old = rows('SELECT count(*) AS n FROM audit_log WHERE at < ?', now - 30 * DAY)[0].n as number;
   assert.ok(old >= 3, 'the seeded 2026-01 rows are old');
   const conf = path.join(scratch, 'appliance.conf');
   writeFileSync(conf, '[retention]\nkeep_days = 30\n');

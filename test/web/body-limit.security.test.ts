@@ -54,7 +54,12 @@ describe('web: request body size limit', () => {
 
   test('anonymous POST /login with a body over the limit (chunked, no length) is 413', async () => {
     const body = 'username=admin&password=' + 'x'.repeat(limit() + 10);
-    const res = await fetch(t.url + '/login', { method: 'POST', body: new Blob([body]).stream(), duplex: 'half', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } } as RequestInit);
+    const res = await fetch(t.url + '/login', {
+      method: 'POST',
+      body: new Blob([body]).stream(),
+      duplex: 'half',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    } as RequestInit);
     assert.equal(res.status, 413);
     await res.body?.cancel();
   });

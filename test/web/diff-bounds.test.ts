@@ -24,7 +24,8 @@ async function slowestHealthz(url: string, until: Promise<unknown>): Promise<num
   return worst;
 }
 
-const version = (tag: string, n: number) => Array.from({ length: n }, (_, i) => `interface ge-${tag}-${i} description ${tag}${(i * 7919) % 10007}`).join('\n') + '\n';
+const version = (tag: string, n: number) =>
+  Array.from({ length: n }, (_, i) => `interface ge-${tag}-${i} description ${tag}${(i * 7919) % 10007}`).join('\n') + '\n';
 
 describe('diff bounds', () => {
   let t: TestAppliance;
@@ -102,7 +103,10 @@ describe('diff bounds', () => {
   test('a task past its hard deadline is terminated and the pool keeps working', async () => {
     const huge = Array.from({ length: 200_000 }, (_, i) => `line ${i} ${(i * 31) % 977}`).join('\n');
     const other = Array.from({ length: 200_000 }, (_, i) => `line ${i} ${(i * 37) % 983}`).join('\n');
-    await assert.rejects(runOffThread({ kind: 'diff', a: huge, b: other, names: { a: 'a', b: 'b' }, ignore: [], unified: true, snapshotsRoot: null }, 20), OffThreadTimeout);
+    await assert.rejects(
+      runOffThread({ kind: 'diff', a: huge, b: other, names: { a: 'a', b: 'b' }, ignore: [], unified: true, snapshotsRoot: null }, 20),
+      OffThreadTimeout,
+    );
     const ok = await diffVersions('a\n', 'b\n', { a: 'a', b: 'b' }, []);
     assert.equal(ok?.added, 1);
   });
@@ -110,9 +114,14 @@ describe('diff bounds', () => {
   test('a full queue answers 503 SERVICE_UNAVAILABLE at once instead of queueing without bound', async () => {
     // All submitted in one turn: whatever the work, the queue holds 64 and the rest are refused at once.
     const task = { kind: 'diff' as const, a: 'a\n', b: 'b\n', names: { a: 'a', b: 'b' }, ignore: [], unified: true, snapshotsRoot: null };
-    const runs = Array.from({ length: 80 }, () => runOffThread(task, 30_000).then(() => 'done', (e: unknown) => e));
+    const runs = Array.from({ length: 80 }, () =>
+      runOffThread(task, 30_000).then(
+        () => 'done',
+        (e: unknown) => e,
+      ),
+    );
     const outcomes = await Promise.all(runs);
-    const busy = outcomes.filter((o) => o instanceof OffThreadBusy) as OffThreadBusy[];
+    const busy = outcomes.filter((o): o is OffThreadBusy => o instanceof OffThreadBusy);
     assert.ok(busy.length >= 80 - 64 - 2, `refused: ${busy.length}`);
     assert.equal(busy[0].status, 503);
     assert.equal(busy[0].code, 'SERVICE_UNAVAILABLE');

@@ -24,7 +24,8 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
   let browser: Browser | undefined;
   const problems: string[] = [];
   const env = () => ({ PATH: '/usr/bin:/bin', HOME: dir, CONFVAULT_LOG_LEVEL: 'warn' });
-  const cli = (args: string[], input = '') => spawnSync(EXE, [...args, '--data-dir', path.join(dir, 'data')], { cwd: dir, env: env(), input, encoding: 'utf8', timeout: 60_000 });
+  const cli = (args: string[], input = '') =>
+    spawnSync(EXE, [...args, '--data-dir', path.join(dir, 'data')], { cwd: dir, env: env(), input, encoding: 'utf8', timeout: 60_000 });
 
   before(async () => {
     skip = ensureChromium();
@@ -35,14 +36,18 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     await ensureLab();
     ensureBuilt();
     dir = mkdtempSync(path.join(tmpdir(), 'confvault-web-e2e-'));
-    const proc = spawn(EXE, ['serve', '--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0'], { cwd: dir, env: { ...env(), CONFVAULT_LOG_LEVEL: 'info' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(EXE, ['serve', '--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0'], {
+      cwd: dir,
+      env: { ...env(), CONFVAULT_LOG_LEVEL: 'info' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     server = proc;
     let stdout = '';
     let stderr = '';
-    proc.stderr!.on('data', (d) => (stderr += d));
+    proc.stderr.on('data', (d) => (stderr += d));
     url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
-      proc.stdout!.on('data', (d) => {
+      proc.stdout.on('data', (d) => {
         stdout += d;
         const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
         if (m) {
@@ -125,7 +130,9 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
       await page.locator('input[name="port"]').fill(port);
       await page.locator('select[name="group_id"]').selectOption({ label: group });
       await page.locator('select[name="credential_id"]').selectOption({ label: 'lab-login' });
-      await page.locator('select[name="template_id"]').selectOption({ value: await page.locator('select[name="template_id"] option', { hasText: /^frr — / }).getAttribute('value') ?? '' });
+      await page
+        .locator('select[name="template_id"]')
+        .selectOption({ value: (await page.locator('select[name="template_id"] option', { hasText: /^frr — / }).getAttribute('value')) ?? '' });
       await page.getByRole('button', { name: 'Create device' }).click();
       await page.waitForURL(/\/devices\/\d+$/);
       return Number(/\/devices\/(\d+)$/.exec(page.url())![1]);
@@ -193,10 +200,12 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     assert.equal((await fetch(`${url}/api/v1/devices`, { headers: { 'X-API-Key': key } })).status, 401);
 
     // A scoped user (CLI-made, as an administrator would) sees the Lab group's device only.
-    const labGroup = Number(await page.evaluate(async () => {
-      const html = await (await fetch('/devices/new')).text();
-      return /<option value="(\d+)"[^>]*>Lab<\/option>/.exec(html)?.[1] ?? '0';
-    }));
+    const labGroup = Number(
+      await page.evaluate(async () => {
+        const html = await (await fetch('/devices/new')).text();
+        return /<option value="(\d+)"[^>]*>Lab<\/option>/.exec(html)?.[1] ?? '0';
+      }),
+    );
     assert.ok(labGroup > 0);
     let r = cli(['role', 'add', 'viewer', '--permissions', 'devices.view,backups.view,dashboard.view']);
     assert.equal(r.status, 0, r.stderr);

@@ -16,7 +16,12 @@ before(async () => {
   t = await startTestAppliance();
   const { db, secrets, snapshots } = t.services;
   const tpl = seedBuiltinTemplate(db, 'cisco-ios');
-  ids.dev = seedDevice(db, { name: 'sw1', port: 22, credential_id: seedCredential(db, secrets, { name: 'c', username: 'u', password: 'p' }), template_id: tpl });
+  ids.dev = seedDevice(db, {
+    name: 'sw1',
+    port: 22,
+    credential_id: seedCredential(db, secrets, { name: 'c', username: 'u', password: 'p' }),
+    template_id: tpl,
+  });
   ids.a = importBackup(db, SYSTEM_ACTOR, snapshots, ids.dev, 'hostname sw1\n', Date.now() - 60_000).id;
   const started = startBackup(db, ids.dev, tpl, 'event', Date.now() - 1000, 'alice');
   const text = 'hostname sw1\ninterface Gi0/1\n description uplink\n';

@@ -87,7 +87,8 @@ describe('web Notifications page', () => {
     await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'scoped-notifier', groups: [a] });
     const web = new WebClient(t.url);
     assert.equal((await web.login('scoped', 'scoped-password-1')).status, 303);
-    const rule = (name: string, extra: Record<string, string>) => web.post(`${BASE}/rules`, { name, event_config_changed: 'on', 'channel_web-hook': 'on', ...extra }, { csrf: true });
+    const rule = (name: string, extra: Record<string, string>) =>
+      web.post(`${BASE}/rules`, { name, event_config_changed: 'on', 'channel_web-hook': 'on', ...extra }, { csrf: true });
     let r = await rule('everything', {});
     assert.equal(r.res.status, 422);
     assert.match(r.html, /needs device-group scope &quot;all&quot;|needs device-group scope "all"/);

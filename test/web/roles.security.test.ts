@@ -19,8 +19,7 @@ describe('roles: no escalation', () => {
   const perms = (name: string) => getRole(t.services.db, name)?.permissions;
   const lastAudit = (action: string, target: string) =>
     t.services.db.prepare('SELECT * FROM audit_log WHERE action = ? AND target = ? ORDER BY id DESC LIMIT 1').get(action, target) as
-      | { actor: string; door: string; door_ref: string | null; changes: string }
-      | undefined;
+      { actor: string; door: string; door_ref: string | null; changes: string } | undefined;
   const cli = (args: string[]) => runCliAsync([...args, '--data-dir', path.join(t.dir, 'data')]);
 
   before(async () => {
@@ -45,8 +44,12 @@ describe('roles: no escalation', () => {
 
   test('reproduction: a user with roles.view/update cannot add permissions to their own role', async () => {
     const r = await postPairs(editor, '/roles/roleeditor/edit', [
-      ['permissions', 'roles.view'], ['permissions', 'roles.update'], ['permissions', 'devices.view'],
-      ['permissions', 'users.update'], ['permissions', 'credentials.view'], ['permissions', 'backups.run'],
+      ['permissions', 'roles.view'],
+      ['permissions', 'roles.update'],
+      ['permissions', 'devices.view'],
+      ['permissions', 'users.update'],
+      ['permissions', 'credentials.view'],
+      ['permissions', 'backups.run'],
     ]);
     assert.equal(r.res.status, 403);
     assert.match(r.html, /cannot change the role &quot;roleeditor&quot;: it is your own role/);
@@ -66,12 +69,19 @@ describe('roles: no escalation', () => {
     // Lacks roles.update.
     assert.equal((await postPairs(viewer, '/roles/target/edit', [['permissions', 'roles.view']])).res.status, 403);
     // Adds a permission the editor does not hold (the role is then above them).
-    const up = await postPairs(editor, '/roles/target/edit', [['permissions', 'devices.view'], ['permissions', 'credentials.view']]);
+    const up = await postPairs(editor, '/roles/target/edit', [
+      ['permissions', 'devices.view'],
+      ['permissions', 'credentials.view'],
+    ]);
     assert.equal(up.res.status, 403);
     assert.match(up.html, /cannot add permissions you do not hold \(credentials\.view\)/);
     assert.deepEqual(perms('target'), ['devices.view']);
     // A role holding more than the editor may be reduced, not raised further.
-    const strong = await postPairs(editor, '/roles/strong/edit', [['permissions', 'credentials.view'], ['permissions', 'devices.view'], ['permissions', 'users.update']]);
+    const strong = await postPairs(editor, '/roles/strong/edit', [
+      ['permissions', 'credentials.view'],
+      ['permissions', 'devices.view'],
+      ['permissions', 'users.update'],
+    ]);
     assert.equal(strong.res.status, 403);
     assert.deepEqual(perms('strong'), ['credentials.view', 'devices.view']);
     // The administrator role stays immutable.
@@ -81,18 +91,34 @@ describe('roles: no escalation', () => {
   });
 
   test('matrix: create a role (allowed, lacks roles.create, permissions the creator lacks)', async () => {
-    const ok = await postPairs(maker, '/roles', [['name', 'made'], ['permissions', 'devices.view'], ['permissions', 'backups.view']]);
+    const ok = await postPairs(maker, '/roles', [
+      ['name', 'made'],
+      ['permissions', 'devices.view'],
+      ['permissions', 'backups.view'],
+    ]);
     assert.equal(ok.res.status, 303);
     assert.deepEqual(JSON.parse(lastAudit('role.create', 'role made')!.changes).permissions, { before: null, after: ['backups.view', 'devices.view'] });
-    assert.equal((await postPairs(editor, '/roles', [['name', 'nope1'], ['permissions', 'devices.view']])).res.status, 403);
-    const above = await postPairs(maker, '/roles', [['name', 'nope2'], ['permissions', 'devices.view'], ['permissions', 'users.update']]);
+    assert.equal(
+      (
+        await postPairs(editor, '/roles', [
+          ['name', 'nope1'],
+          ['permissions', 'devices.view'],
+        ])
+      ).res.status,
+      403,
+    );
+    const above = await postPairs(maker, '/roles', [
+      ['name', 'nope2'],
+      ['permissions', 'devices.view'],
+      ['permissions', 'users.update'],
+    ]);
     assert.equal(above.res.status, 403);
     assert.match(above.html, /permissions you do not hold \(users\.update\)/);
     assert.equal(getRole(t.services.db, 'nope1'), undefined);
     assert.equal(getRole(t.services.db, 'nope2'), undefined);
   });
 
-  test('the CLI: changes are audited with the OS user; the last full administrator\'s role cannot be reduced', async () => {
+  test("the CLI: changes are audited with the OS user; the last full administrator's role cannot be reduced", async () => {
     const db = t.services.db;
     const add = await cli(['role', 'add', 'clirole', '--permissions', 'devices.view']);
     assert.equal(add.status, 0, add.stderr);

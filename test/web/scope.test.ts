@@ -28,7 +28,10 @@ describe('web scope', () => {
     ids.a1v2 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.a1, 'hostname alpha\nsnmp community alpha-secret\nip route 10.0.0.0/8 Null0\n', now - 3600_000).id;
     ids.b1v1 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret\n', now - 7200_000).id;
     ids.b1v2 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.b1, 'hostname bravo\nsnmp community bravo-secret2\n', now - 3600_000).id;
-    createRole(db, SYSTEM_ACTOR, { name: 'operator', permissions: ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view'] });
+    createRole(db, SYSTEM_ACTOR, {
+      name: 'operator',
+      permissions: ['devices.view', 'devices.update', 'devices.delete', 'backups.view', 'backups.run', 'dashboard.view'],
+    });
     await createUser(db, SYSTEM_ACTOR, { username: 'scoped', password: 'scoped-password-1', role: 'operator', groups: [A] });
     scoped = new WebClient(t.url);
     assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
@@ -47,7 +50,12 @@ describe('web scope', () => {
   });
 
   test('device page, version, download and edit of an out-of-scope device are 403', async () => {
-    for (const path of [`/devices/${ids.b1}`, `/devices/${ids.b1}/backups/${ids.b1v1}`, `/devices/${ids.b1}/backups/${ids.b1v1}/download`, `/devices/${ids.b1}/edit`]) {
+    for (const path of [
+      `/devices/${ids.b1}`,
+      `/devices/${ids.b1}/backups/${ids.b1v1}`,
+      `/devices/${ids.b1}/backups/${ids.b1v1}/download`,
+      `/devices/${ids.b1}/edit`,
+    ]) {
       const r = await scoped.get(path);
       assert.equal(r.res.status, 403, path);
       assert.doesNotMatch(r.html, /bravo-secret/, path);
@@ -113,7 +121,7 @@ describe('web scope', () => {
     const A = db.prepare("SELECT id FROM device_groups WHERE name = 'Alpha'").pluck().get() as number;
     assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 403);
     setUserScope(db, SYSTEM_ACTOR, 'scoped', [A, B]);
-    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 303, 'a changed scope ends the user\'s sessions');
+    assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 303, "a changed scope ends the user's sessions");
     assert.equal((await scoped.login('scoped', 'scoped-password-1')).status, 303);
     assert.equal((await scoped.get(`/devices/${ids.b1}`)).res.status, 200, 'the wider scope holds after logging in again');
     setRolePermissions(db, SYSTEM_ACTOR, 'operator', ['dashboard.view']);

@@ -37,7 +37,14 @@ describe('hostile search', () => {
     const filler = Array.from({ length: 400 }, (_, i) => ` description uplink to the ${'core '.repeat(40)}${i}`).join('\n');
     for (let d = 0; d < 40; d++) {
       const id = seedDevice(db, { name: `sw-${d}`, port: 22, credential_id: cred, template_id: tpl });
-      importBackup(db, SYSTEM_ACTOR, snapshots, id, `hostname sw-${d}\ninterface ge-0/0/${d}\n${filler}\n description uplink to the zzz\n`, Date.now() - 60_000);
+      importBackup(
+        db,
+        SYSTEM_ACTOR,
+        snapshots,
+        id,
+        `hostname sw-${d}\ninterface ge-0/0/${d}\n${filler}\n description uplink to the zzz\n`,
+        Date.now() - 60_000,
+      );
     }
     admin = new WebClient(t.url);
     assert.equal((await admin.login('admin', 'admin-password-1')).status, 303);

@@ -74,7 +74,11 @@ describe('template Try on device: security', () => {
 
   test('a scoped user cannot send unsaved commands: saving them would need scope all', async () => {
     const n = tries();
-    const edits: Record<string, string>[] = [{ commands: 'show running-config\nreload in 1' }, { pre_commands: 'terminal length 0\nclear ip bgp *' }, { exit_command: 'reload' }];
+    const edits: Record<string, string>[] = [
+      { commands: 'show running-config\nreload in 1' },
+      { pre_commands: 'terminal length 0\nclear ip bgp *' },
+      { exit_command: 'reload' },
+    ];
     for (const over of edits) {
       const r = await scoped.post(`/templates/${ids.inScope}/try`, { ...customForm('lab-frr', over), device_id: String(ids.a) }, { csrf: true });
       assert.equal(r.res.status, 403, JSON.stringify(over));
@@ -89,7 +93,11 @@ describe('template Try on device: security', () => {
 
   test('a scoped user cannot try an edit of a template used outside the scope (e.g. its redaction switched off)', async () => {
     const n = tries();
-    const r = await scoped.post(`/templates/${ids.shared}/try`, { ...customForm('shared-frr', { redact_patterns: '' }), device_id: String(ids.a) }, { csrf: true });
+    const r = await scoped.post(
+      `/templates/${ids.shared}/try`,
+      { ...customForm('shared-frr', { redact_patterns: '' }), device_id: String(ids.a) },
+      { csrf: true },
+    );
     assert.equal(r.res.status, 403);
     assert.match(r.html, /outside your device-group scope/);
     assert.doesNotMatch(r.html, /Lab0spfMd5Key/);

@@ -107,7 +107,7 @@ describe('web templates', () => {
     const page = await admin.get(`/templates/${ids.custom}`);
     assert.match(page.html, /Save template/);
     assert.match(page.html, /Try on device/);
-    assert.match(page.html, /data-busy="Connecting to the device/, "the long operation announces its progress");
+    assert.match(page.html, /data-busy="Connecting to the device/, 'the long operation announces its progress');
   });
 
   test('edit and delete a custom template, audit-logged', async () => {
@@ -130,7 +130,11 @@ describe('web templates', () => {
   test('Try on device: raw and cleaned output side by side, the edited (unsaved) template, nothing stored', async () => {
     const before = { backups: backups(), spec: t.services.db.prepare('SELECT spec FROM templates WHERE id = ?').pluck().get(ids.custom) };
     // Unsaved edits: another strip pattern and redaction switched on.
-    const r = await admin.post(`/templates/${ids.custom}/try`, { ...customForm('lab-frr', { strip_patterns: '^frr version ', redact: 'on' }), device_id: String(ids.a) }, { csrf: true });
+    const r = await admin.post(
+      `/templates/${ids.custom}/try`,
+      { ...customForm('lab-frr', { strip_patterns: '^frr version ', redact: 'on' }), device_id: String(ids.a) },
+      { csrf: true },
+    );
     assert.equal(r.res.status, 200);
     const raw = /id="trial-raw">([\s\S]*?)<\/pre>/.exec(r.html)?.[1] ?? '';
     const text = /id="trial-text">([\s\S]*?)<\/pre>/.exec(r.html)?.[1] ?? '';
@@ -155,7 +159,11 @@ describe('web templates', () => {
   });
 
   test('Try on device: invalid edits show field errors and connect to nothing', async () => {
-    const r = await admin.post(`/templates/${ids.custom}/try`, { ...customForm('lab-frr', { strip_patterns: '.*' }), device_id: String(ids.a) }, { csrf: true });
+    const r = await admin.post(
+      `/templates/${ids.custom}/try`,
+      { ...customForm('lab-frr', { strip_patterns: '.*' }), device_id: String(ids.a) },
+      { csrf: true },
+    );
     assert.equal(r.res.status, 422);
     assert.match(r.html, /id="strip_patterns-error"/);
     assert.doesNotMatch(r.html, /id="trial"/);
@@ -196,7 +204,11 @@ describe('web templates', () => {
   });
 
   test('every template form refuses a POST without the CSRF token', async () => {
-    const n = { templates: templateCount(), backups: backups(), tries: t.services.db.prepare("SELECT count(*) FROM audit_log WHERE action = 'template.try'").pluck().get() };
+    const n = {
+      templates: templateCount(),
+      backups: backups(),
+      tries: t.services.db.prepare("SELECT count(*) FROM audit_log WHERE action = 'template.try'").pluck().get(),
+    };
     const posts: [string, Record<string, string>][] = [
       ['/templates', customForm('csrf-frr')],
       [`/templates/${ids.custom}/edit`, customForm('renamed')],

@@ -62,14 +62,21 @@ describe('users: who may act on whom', () => {
   });
   after(() => t.close());
 
-  test('reproduction: a scoped user manager can neither reset the administrator\'s password nor demote them', async () => {
+  test("reproduction: a scoped user manager can neither reset the administrator's password nor demote them", async () => {
     const before = auditCount();
-    const reset = await postPairs(mgr, '/users/admin/password', [['password', 'takeover-pass-1'], ['confirm', 'takeover-pass-1']]);
+    const reset = await postPairs(mgr, '/users/admin/password', [
+      ['password', 'takeover-pass-1'],
+      ['confirm', 'takeover-pass-1'],
+    ]);
     assert.equal(reset.res.status, 403);
     assert.match(reset.html, /cannot reset the password of user &quot;admin&quot;: they hold permissions you do not/);
     assert.equal((await new WebClient(t.url).login('admin', 'takeover-pass-1')).status, 401, 'the new password does not open admin');
     assert.equal((await new WebClient(t.url).login('admin', 'admin-password-1')).status, 303, 'the old one still does');
-    const demote = await postPairs(mgr, '/users/admin/edit', [['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
+    const demote = await postPairs(mgr, '/users/admin/edit', [
+      ['role', 'devreader'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+    ]);
     assert.equal(demote.res.status, 403);
     assert.equal(getUser(t.services.db, 'admin')?.role, 'administrator');
     assert.equal(getUser(t.services.db, 'admin')?.scope, 'all');
@@ -82,7 +89,10 @@ describe('users: who may act on whom', () => {
   });
 
   test('the only administrator cannot demote or disable themselves (web), nor be demoted or disabled from the CLI', async () => {
-    const self = await postPairs(admin, '/users/admin/edit', [['role', 'devreader'], ['scope', 'all']]);
+    const self = await postPairs(admin, '/users/admin/edit', [
+      ['role', 'devreader'],
+      ['scope', 'all'],
+    ]);
     assert.equal(self.res.status, 403);
     assert.match(self.html, /cannot change the role of your own account/);
     assert.doesNotMatch(self.html, /saved/);
@@ -90,7 +100,11 @@ describe('users: who may act on whom', () => {
     assert.equal(off.res.status, 303);
     const flash = await admin.get('/users');
     assert.match(flash.html, /cannot disable your own account/);
-    for (const args of [['user', 'set-role', 'admin', 'devreader'], ['user', 'disable', 'admin'], ['user', 'set-scope', 'admin', String(g.a)]]) {
+    for (const args of [
+      ['user', 'set-role', 'admin', 'devreader'],
+      ['user', 'disable', 'admin'],
+      ['user', 'set-scope', 'admin', String(g.a)],
+    ]) {
       const r = await cli(args);
       assert.equal(r.status, 1, `${args.join(' ')}: ${r.stderr}`);
       assert.match(r.stderr, /would leave no enabled user holding every permission/);
@@ -103,8 +117,25 @@ describe('users: who may act on whom', () => {
   // Each user mutation of the web, by: the manager over a target below them (allowed), a user lacking the permission,
   // the manager over a target outside their scope, the manager over a target holding more permissions.
   const mutations: { name: string; action: string; path: (u: string) => string; fields: [string, string][] }[] = [
-    { name: 'reset password', action: 'user.password_reset', path: (u) => `/users/${u}/password`, fields: [['password', 'reset-password-99'], ['confirm', 'reset-password-99']] },
-    { name: 'edit role and scope', action: 'user.update', path: (u) => `/users/${u}/edit`, fields: [['role', 'devreader2'], ['scope', 'groups'], ['groups', '1']] },
+    {
+      name: 'reset password',
+      action: 'user.password_reset',
+      path: (u) => `/users/${u}/password`,
+      fields: [
+        ['password', 'reset-password-99'],
+        ['confirm', 'reset-password-99'],
+      ],
+    },
+    {
+      name: 'edit role and scope',
+      action: 'user.update',
+      path: (u) => `/users/${u}/edit`,
+      fields: [
+        ['role', 'devreader2'],
+        ['scope', 'groups'],
+        ['groups', '1'],
+      ],
+    },
     { name: 'disable', action: 'user.disable', path: (u) => `/users/${u}/disable`, fields: [] },
     { name: 'enable', action: 'user.enable', path: (u) => `/users/${u}/enable`, fields: [] },
   ];
@@ -150,17 +181,41 @@ describe('users: who may act on whom', () => {
 
   test('matrix: create user (allowed, lacks users.create, group outside scope, role above the actor)', async () => {
     const db = t.services.db;
-    const ok = await postPairs(mgr, '/users', [['username', 'newpeer'], ['password', 'user-password-1'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
+    const ok = await postPairs(mgr, '/users', [
+      ['username', 'newpeer'],
+      ['password', 'user-password-1'],
+      ['role', 'devreader'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+    ]);
     assert.equal(ok.res.status, 303);
     const row = lastAudit('user.create', 'user newpeer');
     noSecrets(row);
     assert.equal(JSON.parse(row!.changes).password, 'changed');
     assert.deepEqual(JSON.parse(row!.changes).scope, { before: null, after: [g.a] });
-    const lacks = await postPairs(lacker, '/users', [['username', 'x1'], ['password', 'user-password-1'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.a)]]);
+    const lacks = await postPairs(lacker, '/users', [
+      ['username', 'x1'],
+      ['password', 'user-password-1'],
+      ['role', 'devreader'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+    ]);
     assert.equal(lacks.res.status, 403);
-    const outside = await postPairs(mgr, '/users', [['username', 'x2'], ['password', 'user-password-1'], ['role', 'devreader'], ['scope', 'groups'], ['groups', String(g.b)]]);
+    const outside = await postPairs(mgr, '/users', [
+      ['username', 'x2'],
+      ['password', 'user-password-1'],
+      ['role', 'devreader'],
+      ['scope', 'groups'],
+      ['groups', String(g.b)],
+    ]);
     assert.equal(outside.res.status, 403);
-    const above = await postPairs(mgr, '/users', [['username', 'x3'], ['password', 'user-password-1'], ['role', 'bigger'], ['scope', 'groups'], ['groups', String(g.a)]]);
+    const above = await postPairs(mgr, '/users', [
+      ['username', 'x3'],
+      ['password', 'user-password-1'],
+      ['role', 'bigger'],
+      ['scope', 'groups'],
+      ['groups', String(g.a)],
+    ]);
     assert.equal(above.res.status, 403);
     assert.match(above.html, /You cannot grant the role &quot;bigger&quot;/);
     for (const u of ['x1', 'x2', 'x3']) assert.equal(getUser(db, u), undefined);

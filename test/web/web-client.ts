@@ -31,7 +31,11 @@ export class WebClient {
   }
 
   /** POST a form; `csrf: true` adds the session's token read from a page. */
-  async post(path: string, fields: Record<string, string>, opts: { csrf?: boolean | string; headers?: Record<string, string> } = {}): Promise<{ res: Response; html: string }> {
+  async post(
+    path: string,
+    fields: Record<string, string>,
+    opts: { csrf?: boolean | string; headers?: Record<string, string> } = {},
+  ): Promise<{ res: Response; html: string }> {
     const body = new URLSearchParams(fields);
     if (opts.csrf === true) body.set('_csrf', await this.csrf());
     else if (typeof opts.csrf === 'string') body.set('_csrf', opts.csrf);

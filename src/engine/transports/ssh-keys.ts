@@ -17,11 +17,16 @@ export function parsePrivateKey(o: { private_key?: string | null; passphrase?: s
   if (!o.private_key) return null;
   // Decrypting a passphrase-protected OpenSSH key runs bcrypt in JavaScript (0.2 s or more, blocking every
   // other session); parse each key once per process and reuse it.
-  const id = createHash('sha256').update(o.private_key).update('\0').update(o.passphrase ?? '').digest('hex');
+  const id = createHash('sha256')
+    .update(o.private_key)
+    .update('\0')
+    .update(o.passphrase ?? '')
+    .digest('hex');
   const cached = parsedKeys.get(id);
   if (cached) return cached;
-  const parsed = utils.parseKey(o.private_key, o.passphrase ?? undefined);
-  const key = Array.isArray(parsed) ? parsed[0] : parsed;
+  // ssh2 returns an array when the text holds several keys (its typings leave that out).
+  const parsed: ParsedKey | ParsedKey[] | Error = utils.parseKey(o.private_key, o.passphrase ?? undefined);
+  const key = Array.isArray(parsed) ? (parsed as ParsedKey[])[0] : parsed;
   if (key instanceof Error || !key) {
     const encrypted = /encrypted|passphrase|bad decrypt/i.test(key instanceof Error ? key.message : '');
     throw new CollectError(

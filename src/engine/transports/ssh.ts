@@ -1,7 +1,17 @@
 // SSH transport: connect and authenticate with ssh2, verify the host key, open PTY shells and exec channels.
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
-import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, ClientChannel, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
+import type {
+  Client,
+  Algorithms,
+  AnyAuthMethod,
+  AuthenticationType,
+  ClientChannel,
+  KeyboardInteractiveCallback,
+  NextAuthHandler,
+  ParsedKey,
+  Prompt,
+} from 'ssh2';
 import { CollectError } from '../types';
 import { formatBytes } from '../../lib/bytes';
 import type { TerminalStream } from '../session';
@@ -121,7 +131,7 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
         const tried: AuthenticationType[] = [];
         let offered: AuthenticationType[] | null = null;
 
-        const settle = (err: unknown) => {
+        const settle = (err: Error | null) => {
           if (settled) return;
           settled = true;
           o.signal?.removeEventListener('abort', onAbort);
@@ -132,7 +142,7 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
             resolve({ client, host_key: hostKey ?? '' });
           }
         };
-        const onAbort = () => settle(o.signal?.reason);
+        const onAbort = () => settle(o.signal?.reason as Error);
         o.signal?.addEventListener('abort', onAbort, { once: true });
         sock.once('data', () => {
           spoke = true;
@@ -276,7 +286,11 @@ export async function connectSsh(o: SshOptions): Promise<SshConnection> {
     } catch (again) {
       if (!(again instanceof AlgorithmError)) throw again;
       if (again.closed) {
-        throw new CollectError('ALGORITHM_MISMATCH', `${where} hung up during the SSH key exchange, also when offered legacy algorithms — check its SSH algorithm settings.`, true);
+        throw new CollectError(
+          'ALGORITHM_MISMATCH',
+          `${where} hung up during the SSH key exchange, also when offered legacy algorithms — check its SSH algorithm settings.`,
+          true,
+        );
       }
       throw new CollectError('ALGORITHM_MISMATCH', `No SSH algorithms in common with ${where} (${again.message}), even with legacy algorithms enabled.`, true);
     }
@@ -328,7 +342,7 @@ function runExec(
       let exitCode: number | null = null;
       let lastData = Date.now();
       let done = false;
-      const finish = (failure: unknown) => {
+      const finish = (failure: Error | null) => {
         if (done) return;
         done = true;
         clearTimeout(idleTimer);
@@ -341,7 +355,7 @@ function runExec(
           resolve({ output: Buffer.concat(chunks), exit_code: exitCode });
         }
       };
-      const onAbort = () => finish(signal?.reason);
+      const onAbort = () => finish(signal?.reason as Error);
       signal?.addEventListener('abort', onAbort, { once: true });
       const count = (chunk: Buffer) => {
         limits.budget.used += chunk.length;
@@ -369,12 +383,15 @@ function runExec(
           finish(null);
         }
       });
-      const onClientClose = () => finish(exitCode === null ? new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true) : null);
+      const onClientClose = () =>
+        finish(exitCode === null ? new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true) : null);
       client.once('close', onClientClose);
       const onIdle = () => {
         const idle = Date.now() - lastData;
         if (idle >= limits.idle_ms) {
-          finish(new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(limits.idle_ms)}).`, true));
+          finish(
+            new CollectError('TIMEOUT', `The device stopped answering while running '${command}' (no output for ${formatSeconds(limits.idle_ms)}).`, true),
+          );
         } else {
           idleTimer = setTimeout(onIdle, limits.idle_ms - idle);
         }

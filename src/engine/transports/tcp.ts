@@ -93,7 +93,7 @@ function openSocket(o: TcpOptions, address: string): Promise<net.Socket> {
       return;
     }
     const sock = net.connect({ host: address, port: o.port });
-    const done = (err: unknown) => {
+    const done = (err: Error | null) => {
       clearTimeout(timer);
       o.signal?.removeEventListener('abort', onAbort);
       sock.removeListener('error', onError);
@@ -105,7 +105,7 @@ function openSocket(o: TcpOptions, address: string): Promise<net.Socket> {
         resolve(sock);
       }
     };
-    const onAbort = () => done(o.signal?.reason);
+    const onAbort = () => done(o.signal?.reason as Error);
     const onError = (err: NodeJS.ErrnoException) => done(classifySocketError(err, o));
     const onConnect = () => {
       sock.setNoDelay(true);

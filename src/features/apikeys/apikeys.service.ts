@@ -92,27 +92,30 @@ export function createApiKey(
     throw ApiError.validation([{ field: 'expires_in_days', message: 'must be a whole number of days, 1-3650' }], 'expiry must be 1-3650 days');
   }
   const name = (input.name ?? '').trim().normalize('NFC');
-  if (hasControlCharacters(input.name ?? '')) throw ApiError.validation([{ field: 'name', message: 'must not contain control characters' }], 'key name has control characters');
+  if (hasControlCharacters(input.name ?? ''))
+    throw ApiError.validation([{ field: 'name', message: 'must not contain control characters' }], 'key name has control characters');
   if (name.length > 128) throw ApiError.validation([{ field: 'name', message: 'at most 128 characters' }], 'key name too long');
   const key = KEY_PREFIX + randomBytes(32).toString('base64url');
   const now = Date.now();
-  return db.transaction(() => {
-    const id = insertKey(db, {
-      key_hash: hashKey(key),
-      prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
-      name,
-      user_id: user.id,
-      created_at: now,
-      expires_at: days === null ? null : now + days * 86_400_000,
-    });
-    const info = toInfo(getKeyRow(db, id)!);
-    recordAudit(db, actor, {
-      action: 'apikey.create',
-      target: `key ${id}`,
-      changes: changesBetween(null, { owner: info.owner, name: info.name, prefix: info.prefix, expires_at: info.expires_at }),
-    });
-    return { key, info };
-  }).immediate();
+  return db
+    .transaction(() => {
+      const id = insertKey(db, {
+        key_hash: hashKey(key),
+        prefix: key.slice(0, DISPLAY_PREFIX_LENGTH),
+        name,
+        user_id: user.id,
+        created_at: now,
+        expires_at: days === null ? null : now + days * 86_400_000,
+      });
+      const info = toInfo(getKeyRow(db, id)!);
+      recordAudit(db, actor, {
+        action: 'apikey.create',
+        target: `key ${id}`,
+        changes: changesBetween(null, { owner: info.owner, name: info.name, prefix: info.prefix, expires_at: info.expires_at }),
+      });
+      return { key, info };
+    })
+    .immediate();
 }
 
 export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
@@ -124,16 +127,23 @@ export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
 
 export function revokeApiKey(db: DB, actor: Actor, id: number): ApiKeyInfo {
   authorize(actor, 'api_keys.delete');
-  return db.transaction(() => {
-    const row = getKeyRow(db, id);
-    if (!row) throw ApiError.notFound(`API key ${id}`);
-    requireKeyOwnerReachable(db, actor, getUserById(db, row.user_id)!, 'revoke an API key of');
-    const now = Date.now();
-    if (revokeKeyRow(db, id, now)) {
-      recordAudit(db, actor, { action: 'apikey.revoke', target: `key ${id}`, changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }), details: { prefix: row.prefix, owner: row.username } });
-    }
-    return toInfo(getKeyRow(db, id)!);
-  }).immediate();
+  return db
+    .transaction(() => {
+      const row = getKeyRow(db, id);
+      if (!row) throw ApiError.notFound(`API key ${id}`);
+      requireKeyOwnerReachable(db, actor, getUserById(db, row.user_id)!, 'revoke an API key of');
+      const now = Date.now();
+      if (revokeKeyRow(db, id, now)) {
+        recordAudit(db, actor, {
+          action: 'apikey.revoke',
+          target: `key ${id}`,
+          changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }),
+          details: { prefix: row.prefix, owner: row.username },
+        });
+      }
+      return toInfo(getKeyRow(db, id)!);
+    })
+    .immediate();
 }
 
 /** Whether a query-string value has the shape of a key: only those are looked up (a digest each). */
@@ -155,12 +165,16 @@ export function exposeKeyInUrl(db: DB, value: string, requestId: string | null, 
     if (keyState(row, now) !== 'active' || row.exposed_at !== null) return;
     insertKeyExposure(db, id, now, requestId);
     revokeKeyRow(db, id, now);
-    recordAudit(db, { ...SYSTEM_ACTOR, requestId }, {
-      action: 'apikey.exposed',
-      target: `key ${id}`,
-      changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }),
-      details: { prefix: row.prefix, owner: row.username, reason: 'the key was sent in a URL query string; it has been revoked' },
-    });
+    recordAudit(
+      db,
+      { ...SYSTEM_ACTOR, requestId },
+      {
+        action: 'apikey.exposed',
+        target: `key ${id}`,
+        changes: changesBetween<{ revoked_at: number | null }>({ revoked_at: null }, { revoked_at: now }),
+        details: { prefix: row.prefix, owner: row.username, reason: 'the key was sent in a URL query string; it has been revoked' },
+      },
+    );
   }).immediate();
   return true;
 }
@@ -172,9 +186,7 @@ export function loadPrincipal(
   apiKeyId: number | null,
 ): Principal {
   const permissions: ReadonlySet<Permission> =
-    u.role_builtin === 1 && u.role_name === ADMINISTRATOR_ROLE
-      ? new Set(PERMISSIONS)
-      : new Set(listRolePermissions(db, u.role_id) as Permission[]);
+    u.role_builtin === 1 && u.role_name === ADMINISTRATOR_ROLE ? new Set(PERMISSIONS) : new Set(listRolePermissions(db, u.role_id) as Permission[]);
   const scope: Scope = u.scope_all ? SCOPE_ALL : { all: false, groupIds: new Set(expandScopeGroupIds(db, u.user_id)) };
   return { userId: u.user_id, username: u.username, roleName: u.role_name, permissions, scope, timezone: u.timezone, apiKeyId };
 }
@@ -192,7 +204,7 @@ const MAX_CACHED_USERS = 10_000;
 export function userPrincipal(db: DB, u: PrincipalSource): Principal {
   const epoch = currentAuthEpoch(db);
   let cache = userPrincipals.get(db);
-  if (!cache) userPrincipals.set(db, (cache = new Map()));
+  if (!cache) userPrincipals.set(db, (cache = new Map<number, { epoch: number; principal: Principal }>()));
   const hit = cache.get(u.user_id);
   if (hit && hit.epoch === epoch) return hit.principal;
   const principal = loadPrincipal(db, u, null);
@@ -225,7 +237,7 @@ export function authenticateApiKey(db: DB, key: string, now = Date.now()): Princ
   // The epoch is read before the rows: a change landing in between is then seen as a newer epoch next time.
   const epoch = currentAuthEpoch(db);
   let cache = keyCache.get(db);
-  if (!cache) keyCache.set(db, (cache = new Map()));
+  if (!cache) keyCache.set(db, (cache = new Map<string, CachedKey>()));
   let entry = cache.get(id);
   if (!entry || entry.epoch !== epoch) {
     const row = findKeyForAuth(db, Buffer.from(id, 'base64'));

@@ -92,9 +92,7 @@ export function listKeyRows(db: DB, userId?: number): ApiKeyListRow[] {
   const base = `SELECT k.*, u.username, x.exposed_at FROM api_keys k JOIN users u ON u.id = k.user_id
                   LEFT JOIN api_key_exposures x ON x.key_id = k.id`;
   return (
-    userId === undefined
-      ? db.prepare(`${base} ORDER BY k.id`).all()
-      : db.prepare(`${base} WHERE k.user_id = ? ORDER BY k.id`).all(userId)
+    userId === undefined ? db.prepare(`${base} ORDER BY k.id`).all() : db.prepare(`${base} WHERE k.user_id = ? ORDER BY k.id`).all(userId)
   ) as ApiKeyListRow[];
 }
 
@@ -104,9 +102,7 @@ export function getKeyRow(db: DB, id: number): ApiKeyListRow | undefined {
       `SELECT k.*, u.username, x.exposed_at FROM api_keys k JOIN users u ON u.id = k.user_id
          LEFT JOIN api_key_exposures x ON x.key_id = k.id WHERE k.id = ?`,
     )
-    .get(id) as
-    | ApiKeyListRow
-    | undefined;
+    .get(id) as ApiKeyListRow | undefined;
 }
 
 export function revokeKeyRow(db: DB, id: number, at: number): boolean {

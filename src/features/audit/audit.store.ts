@@ -67,7 +67,7 @@ function where(f: AuditFilter): { sql: string; args: unknown[] } {
     args.push(f.action, f.action + '\uffff');
   }
   if (f.target) {
-    parts.push("instr(lower(target), lower(?)) > 0");
+    parts.push('instr(lower(target), lower(?)) > 0');
     args.push(f.target);
   }
   if (f.since !== undefined) {
@@ -87,14 +87,15 @@ function where(f: AuditFilter): { sql: string; args: unknown[] } {
 
 export function countAudit(db: DB, f: AuditFilter = {}): number {
   const w = where(f);
-  return db.prepare(`SELECT count(*) FROM audit_log ${w.sql}`).pluck().get(...w.args) as number;
+  return db
+    .prepare(`SELECT count(*) FROM audit_log ${w.sql}`)
+    .pluck()
+    .get(...w.args) as number;
 }
 
 export function listAuditPage(db: DB, f: AuditFilter, offset: number, limit: number): AuditRow[] {
   const w = where(f);
-  return db
-    .prepare(`SELECT * FROM audit_log ${w.sql} ORDER BY at DESC, id DESC ${boundLimit('?')} OFFSET ?`)
-    .all(...w.args, limit, offset) as AuditRow[];
+  return db.prepare(`SELECT * FROM audit_log ${w.sql} ORDER BY at DESC, id DESC ${boundLimit('?')} OFFSET ?`).all(...w.args, limit, offset) as AuditRow[];
 }
 
 /** The distinct action names on record, for the filter's choices. */

@@ -41,7 +41,14 @@ export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): Bac
   const job = { deviceId: device.id, deviceName: device.name, enabled: device.enabled === 1, templateId: device.template_id, template };
   if (!credentialCoversGroup(db, device.credential_id, device.group_id)) {
     const where = device.group_id === null ? 'ungrouped devices' : `devices in group ${device.group_id}`;
-    return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message: `Credential ${device.credential_id} may not be used by ${where}; no login was attempted.` } } };
+    return {
+      ...job,
+      target: {
+        ...address,
+        username: '',
+        refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message: `Credential ${device.credential_id} may not be used by ${where}; no login was attempted.` },
+      },
+    };
   }
   const hold = getDeviceHold(db, device.id);
   if (hold) {

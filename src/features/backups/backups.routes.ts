@@ -3,13 +3,7 @@ import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
 import { errorResponses, jsonResponse, jsonTextResponse } from '../../http/openapi';
-import {
-  BackupContentParams,
-  BackupContentSchema,
-  BackupHistoryPageSchema,
-  BackupHistoryParams,
-  BackupHistoryQuery,
-} from './backups.schemas';
+import { BackupContentParams, BackupContentSchema, BackupHistoryPageSchema, BackupHistoryParams, BackupHistoryQuery } from './backups.schemas';
 import { getBackupContent } from './backups.service';
 import { renderHistoryPage } from './history-pages';
 import { registerRoute } from '../../http/route';

@@ -8,9 +8,16 @@ const TIME_NOTE = '`YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone he
 
 export const BackupRecordSchema = z
   .object({
-    id: z.string().openapi({ format: 'uuid', description: 'Identifier of the backup record; pass it to GET /backups/{backup_id}/content', example: '0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10' }),
+    id: z.string().openapi({
+      format: 'uuid',
+      description: 'Identifier of the backup record; pass it to GET /backups/{backup_id}/content',
+      example: '0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10',
+    }),
     started_at: z.string().openapi({ description: `Start time, ${TIME_NOTE}`, example: '2025-03-01 02:00:04' }),
-    finished_at: z.string().nullable().openapi({ description: `Completion time, same format; null while the backup is still running`, example: '2025-03-01 02:00:09' }),
+    finished_at: z
+      .string()
+      .nullable()
+      .openapi({ description: `Completion time, same format; null while the backup is still running`, example: '2025-03-01 02:00:09' }),
     success: z.boolean().openapi({ description: 'Whether the backup succeeded (false while running)', example: true }),
     error_message: z.string().nullable().openapi({ description: 'Failure reason; null when the backup succeeded or is still running', example: null }),
     config_snapshot_hash: z.string().nullable().openapi({
@@ -42,16 +49,22 @@ export const BackupHistoryParams = z.object({ device_id: IntIdParam('device_id')
 export const BackupHistoryQuery = z.object(paginationQuery(10, 200));
 
 export const BackupContentParams = z.object({
-  backup_id: UuidParam('backup_id').openapi({ description: 'The `id` of an item of the device backup history', example: '0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10' }),
+  backup_id: UuidParam('backup_id').openapi({
+    description: 'The `id` of an item of the device backup history',
+    example: '0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10',
+  }),
 });
 
 export const BackupContentSchema = z
   .object({
-    config_text: z.string().nullable().openapi({
-      description:
-        'The configuration text as stored (redacted only where the device template or the appliance turns redaction on, so treat it as sensitive). null when the record exists but has no usable ' +
-        'text: the backup failed or is still running, or its stored snapshot is missing or failed its integrity check.',
-      example: 'hostname core-sw-1\ninterface GigabitEthernet0/1\n description uplink\n',
-    }),
+    config_text: z
+      .string()
+      .nullable()
+      .openapi({
+        description:
+          'The configuration text as stored (redacted only where the device template or the appliance turns redaction on, so treat it as sensitive). null when the record exists but has no usable ' +
+          'text: the backup failed or is still running, or its stored snapshot is missing or failed its integrity check.',
+        example: 'hostname core-sw-1\ninterface GigabitEthernet0/1\n description uplink\n',
+      }),
   })
   .openapi('BackupContent', { description: 'Configuration text of one backup (spec 2.2)' });

@@ -73,9 +73,7 @@ export function isChange(db: DB, started: StartedBackup, fingerprint: string): b
   return previous !== null && previous !== fingerprint;
 }
 
-export type BackupOutcome =
-  | { ok: true; text: string; ignorePatterns: readonly string[] }
-  | { ok: false; failure: FailureType; message: string };
+export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly string[] } | { ok: false; failure: FailureType; message: string };
 
 /**
  * Complete a started backup. A successful text is written to the snapshot store (durably) before the
@@ -157,7 +155,7 @@ function recordFinishedBackup(
  * Read a backup's configuration text. Null when the record has no usable text: a failed backup, or a
  * snapshot that is missing or fails its hash check (logged as an integrity error, never the text).
  */
-export function readBackupText(db: DB, store: SnapshotStore, log: Logger | null, row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>): string | null {
+export function readBackupText(store: SnapshotStore, log: Logger | null, row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>): string | null {
   if (!row.success || !row.config_snapshot_hash) return null;
   try {
     const text = store.read(row.config_snapshot_hash);
@@ -218,7 +216,7 @@ export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | nul
   if (!inScope(scope, row.group_id)) {
     throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `The device of backup ${backupId} is outside your device-group scope`);
   }
-  return readBackupText(db, store, log, row);
+  return readBackupText(store, log, row);
 }
 
 /** Like listDeviceBackups, with every column of the records (the web interface's history table). */
@@ -233,9 +231,16 @@ export function listDeviceHistory(db: DB, scope: Scope, deviceId: number, page: 
  * A backup record of a given device, with its text (null when it has none). The record must belong to that
  * device and the device must be in the scope: a diff or view can never reach another device's text by id.
  */
-export function getDeviceBackup(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, deviceId: number, backupId: string): { row: BackupRow; text: string | null } {
+export function getDeviceBackup(
+  db: DB,
+  store: SnapshotStore,
+  log: Logger | null,
+  scope: Scope,
+  deviceId: number,
+  backupId: string,
+): { row: BackupRow; text: string | null } {
   const row = getDeviceBackupRow(db, scope, deviceId, backupId);
-  return { row, text: readBackupText(db, store, log, row) };
+  return { row, text: readBackupText(store, log, row) };
 }
 
 /** The record of getDeviceBackup without reading its text (large texts are read off the event loop, web/diff.ts). */

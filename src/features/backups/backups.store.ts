@@ -51,6 +51,11 @@ function readStatements(db: DB) {
   return s;
 }
 
+/** The query plan of one of the read statements above, run with `args` (for the query-plan tests). */
+export function explainReadStatement(db: DB, name: keyof ReturnType<typeof prepareReadStatements>, ...args: unknown[]): string[] {
+  return explainQueryPlan(db, readStatements(db)[name].source, args);
+}
+
 /**
  * What a history request needs before any record: the device's group (for the scope check), its record count and
  * the version of its history (schema/0005; null while it has never had a record). Undefined: no such device.
@@ -86,7 +91,10 @@ export function insertBackup(db: DB, r: Omit<BackupRow, 'changed' | 'changed_by'
 export function updateFinishedBackup(
   db: DB,
   id: string,
-  f: Pick<BackupRow, 'finished_at' | 'success' | 'error_message' | 'failure_type' | 'duration_ms' | 'config_snapshot_hash' | 'config_size' | 'change_fingerprint' | 'changed'>,
+  f: Pick<
+    BackupRow,
+    'finished_at' | 'success' | 'error_message' | 'failure_type' | 'duration_ms' | 'config_snapshot_hash' | 'config_size' | 'change_fingerprint' | 'changed'
+  >,
 ): void {
   prepareCached(
     db,

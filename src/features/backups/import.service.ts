@@ -25,7 +25,10 @@ function loadDevice(db: DB, deviceId: number): DeviceForImport {
 
 /** Stored form of imported text: LF line endings, no trailing spaces, exactly one final newline. */
 export function normaliseImportedText(text: string): string {
-  const lines = text.replace(/\r\n?/g, '\n').split('\n').map((l) => l.trimEnd());
+  const lines = text
+    .replace(/\r\n?/g, '\n')
+    .split('\n')
+    .map((l) => l.trimEnd());
   while (lines.length && lines[lines.length - 1] === '') lines.pop();
   return lines.length ? lines.join('\n') + '\n' : '';
 }
@@ -39,17 +42,19 @@ function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, cl
 export function importBackup(db: DB, actor: Actor, store: SnapshotStore, deviceId: number, text: string, startedAt = Date.now()) {
   authorize(actor, 'backups.run');
   const clean = normaliseImportedText(text);
-  return db.transaction(() => {
-    const device = loadDevice(db, deviceId);
-    if (clean === '') throw ApiError.validation([{ field: 'file', message: 'the file is empty' }], 'nothing to import: the file is empty');
-    const r = storeImported(db, store, device, clean, startedAt);
-    recordAudit(db, actor, {
-      action: 'backup.import',
-      target: `device ${device.id}`,
-      details: { name: device.name, backup_id: r.id, started_at: startedAt, changed: r.changed, size: Buffer.byteLength(clean) },
-    });
-    return r;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const device = loadDevice(db, deviceId);
+      if (clean === '') throw ApiError.validation([{ field: 'file', message: 'the file is empty' }], 'nothing to import: the file is empty');
+      const r = storeImported(db, store, device, clean, startedAt);
+      recordAudit(db, actor, {
+        action: 'backup.import',
+        target: `device ${device.id}`,
+        details: { name: device.name, backup_id: r.id, started_at: startedAt, changed: r.changed, size: Buffer.byteLength(clean) },
+      });
+      return r;
+    })
+    .immediate();
 }
 
 export type GitLayout = 'oxidized' | 'rancid';
@@ -93,11 +98,14 @@ export function importGitHistory(
   const devices = new Map<string, number>();
   for (const r of db.prepare('SELECT id, name FROM devices').all() as { id: number; name: string }[]) devices.set(r.name.toLowerCase(), r.id);
   const log = git.run(['log', ...SAFE_LOG_FLAGS, '--reverse', '--format=%x00%H %ct', '--name-only', '--no-renames', '--diff-filter=AM', 'HEAD']);
-  const commits = log.split('\0').filter(Boolean).map((block) => {
-    const [head, ...files] = block.split('\n').filter(Boolean);
-    const [hash, ct] = head.split(' ');
-    return { hash, at: Number(ct) * 1000, files };
-  });
+  const commits = log
+    .split('\0')
+    .filter(Boolean)
+    .map((block) => {
+      const [head, ...files] = block.split('\n').filter(Boolean);
+      const [hash, ct] = head.split(' ');
+      return { hash, at: Number(ct) * 1000, files };
+    });
   const exists = db.prepare('SELECT 1 FROM backups WHERE device_id = ? AND started_at = ? AND config_snapshot_hash = ?');
   const unmatched = new Set<string>();
   const progress: GitImportProgress = { commitsDone: 0, commitsTotal: commits.length, imported: 0, skipped: 0 };
@@ -127,7 +135,14 @@ export function importGitHistory(
     recordAudit(db, actor, {
       action: 'backup.import_git',
       target: `repository ${git.repo}`,
-      details: { layout, commits: result.commitsTotal, imported: result.imported, skipped: result.skipped, unmatched: result.unmatched.length, trust_owner: opts.trustOwner === true },
+      details: {
+        layout,
+        commits: result.commitsTotal,
+        imported: result.imported,
+        skipped: result.skipped,
+        unmatched: result.unmatched.length,
+        trust_owner: opts.trustOwner === true,
+      },
     });
   }).immediate();
   return result;

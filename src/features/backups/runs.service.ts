@@ -11,11 +11,13 @@ import { getDevice } from '../devices/devices.service';
  */
 export function requestDeviceBackup(db: DB, actor: Actor, deviceId: number, job: string): { id: number; name: string } {
   authorize(actor, 'backups.run');
-  return db.transaction(() => {
-    const d = getDevice(db, actor.principal.scope, deviceId);
-    recordAudit(db, actor, { action: 'backup.run', target: `device ${d.id}`, details: { name: d.name, job } });
-    return { id: d.id, name: d.name };
-  }).immediate();
+  return db
+    .transaction(() => {
+      const d = getDevice(db, actor.principal.scope, deviceId);
+      recordAudit(db, actor, { action: 'backup.run', target: `device ${d.id}`, details: { name: d.name, job } });
+      return { id: d.id, name: d.name };
+    })
+    .immediate();
 }
 
 /** The selection of a console run: one device, a group and its subgroups, or every enabled device. */

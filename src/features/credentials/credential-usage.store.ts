@@ -8,7 +8,9 @@ export type UsageGroups = number[] | null;
 export function getUsageGroups(db: DB, credentialId: number): UsageGroups {
   const restricted = prepareCached(db, 'SELECT 1 AS one FROM credential_usage_scopes WHERE credential_id = ?').get(credentialId) !== undefined;
   if (!restricted) return null;
-  const rows = prepareCached(db, 'SELECT group_id FROM credential_usage_groups WHERE credential_id = ? ORDER BY group_id').all(credentialId) as { group_id: number }[];
+  const rows = prepareCached(db, 'SELECT group_id FROM credential_usage_groups WHERE credential_id = ? ORDER BY group_id').all(credentialId) as {
+    group_id: number;
+  }[];
   return rows.map((r) => r.group_id);
 }
 

@@ -29,7 +29,8 @@ export function usageInside(scope: Scope, usage: UsageGroups): boolean {
  */
 export function credentialEntitlementGap(db: DB, actor: Actor, credentialId: number): string | null {
   if (!actor.principal.permissions.has('credentials.view')) return 'lacks the permission credentials.view';
-  if (!usageWithinScope(actor, getUsageGroups(db, credentialId))) return `has a device-group scope that does not contain the usage scope of credential ${credentialId}`;
+  if (!usageWithinScope(actor, getUsageGroups(db, credentialId)))
+    return `has a device-group scope that does not contain the usage scope of credential ${credentialId}`;
   return null;
 }
 
@@ -60,14 +61,18 @@ export function requireCredentialCovers(db: DB, credentialId: number, groupId: n
  */
 export function checkUsageInput(db: DB, actor: Actor, groups: UsageGroups): UsageGroups {
   if (groups === null) {
-    if (!actor.principal.scope.all) throw denied('Only a user with device-group scope "all" may make a credential usable by devices anywhere', { field: 'group_ids' });
+    if (!actor.principal.scope.all)
+      throw denied('Only a user with device-group scope "all" may make a credential usable by devices anywhere', { field: 'group_ids' });
     return null;
   }
   const ids = [...new Set(groups)].sort((a, b) => a - b);
   const existing = groupsExisting(db, ids);
   const missing = ids.filter((g) => !existing.has(g));
   if (missing.length) {
-    throw ApiError.validation(missing.map((g) => ({ field: 'group_ids', message: `group ${g} does not exist` })), 'Referenced records do not exist');
+    throw ApiError.validation(
+      missing.map((g) => ({ field: 'group_ids', message: `group ${g} does not exist` })),
+      'Referenced records do not exist',
+    );
   }
   const outside = ids.filter((g) => !usageWithinScope(actor, [g]));
   if (outside.length) throw denied(`group_ids ${outside.join(', ')} are outside your device-group scope`, { field: 'group_ids', group_ids: outside });

@@ -5,6 +5,7 @@ import { NAME_RULES, descriptionSchema, nameSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Credential } from './credentials.store';
 
+// eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
 const name = nameSchema('name', 128).openapi({ description: `Unique name, 1-128 characters. ${NAME_RULES}`, example: 'core-switches' });
@@ -89,7 +90,10 @@ export const CredentialSchema = z
     has_passphrase: z.boolean().openapi({ description: 'A private-key passphrase is stored' }),
     has_enable_secret: z.boolean().openapi({ description: 'An enable secret is stored' }),
     device_count: z.number().int().openapi({ description: 'Devices that use this credential', example: 12 }),
-    group_ids: z.array(z.number().int()).nullable().openapi({ description: USAGE, example: [3, 7] }),
+    group_ids: z
+      .array(z.number().int())
+      .nullable()
+      .openapi({ description: USAGE, example: [3, 7] }),
     created_at: timestamp('Creation time'),
     updated_at: timestamp('Last change'),
   })

@@ -55,7 +55,10 @@ export function listCredentials(db: DB, opts: { page: number; limit: number; q?:
   const total = countCredentialRows(db, filter);
   const offset = (opts.page - 1) * opts.limit;
   const rows = offset < total ? listCredentialRows(db, filter, offset, opts.limit) : [];
-  const usage = getUsageGroupsOf(db, rows.map((r) => r.id));
+  const usage = getUsageGroupsOf(
+    db,
+    rows.map((r) => r.id),
+  );
   return { items: rows.map((r) => toCredential(r, usage.get(r.id) ?? null)), total };
 }
 
@@ -94,19 +97,21 @@ export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input
     passphrase_enc: seal(secrets, plain.passphrase),
     enable_secret_enc: seal(secrets, plain.enable_secret),
   };
-  return db.transaction(() => {
-    const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(actor) : input.group_ids);
-    const id = withNameCheck(write.name, () => insertCredentialRow(db, write, Date.now()));
-    setUsageGroups(db, id, usage);
-    const created = getCredential(db, id);
-    recordAudit(db, actor, {
-      action: 'credential.create',
-      target: `credential ${id}`,
-      changes: { ...changesBetween(null, auditView(created)), ...secretChanges(plain, true) },
-      details: { name: created.name },
-    });
-    return created;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(actor) : input.group_ids);
+      const id = withNameCheck(write.name, () => insertCredentialRow(db, write, Date.now()));
+      setUsageGroups(db, id, usage);
+      const created = getCredential(db, id);
+      recordAudit(db, actor, {
+        action: 'credential.create',
+        target: `credential ${id}`,
+        changes: { ...changesBetween(null, auditView(created)), ...secretChanges(plain, true) },
+        details: { name: created.name },
+      });
+      return created;
+    })
+    .immediate();
 }
 
 export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: number, patch: CredentialPatch): Credential {
@@ -126,31 +131,34 @@ export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: n
   }
 
   // IMMEDIATE: the merge reads the row the write replaces, even when the CLI or web interface writes concurrently.
-  return db.transaction(() => {
-    const before = getCredential(db, id);
-    const stored = getCredentialSecretRow(db, id);
-    if (!stored) throw ApiError.notFound(`credential ${id}`);
-    if (checkKey && !(sameBlob(stored.private_key_enc, checked.private_key_enc) && sameBlob(stored.passphrase_enc, checked.passphrase_enc))) {
-      throw new ApiError('CONFLICT', `credential ${id} got another key or passphrase while this update was being checked; retry`);
-    }
-    if (patch.group_ids !== undefined && JSON.stringify(patch.group_ids) !== JSON.stringify(before.group_ids)) {
-      changeUsage(db, actor, before, patch.group_ids);
-    }
-    const write: CredentialWrite = {
-      name: patch.name?.trim() ?? before.name,
-      username: patch.username ?? before.username,
-      description: patch.description ?? before.description,
-      password_enc: next(secrets, effective, stored, 'password'),
-      private_key_enc: next(secrets, effective, stored, 'private_key'),
-      passphrase_enc: next(secrets, effective, stored, 'passphrase'),
-      enable_secret_enc: next(secrets, effective, stored, 'enable_secret'),
-    };
-    withNameCheck(write.name, () => updateCredentialRow(db, id, write, Date.now()));
-    const after = getCredential(db, id);
-    const changes = { ...changesBetween(auditView(before), auditView(after)), ...secretChanges(effective, false) };
-    if (Object.keys(changes).length) recordAudit(db, actor, { action: 'credential.update', target: `credential ${id}`, changes, details: { name: after.name } });
-    return after;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const before = getCredential(db, id);
+      const stored = getCredentialSecretRow(db, id);
+      if (!stored) throw ApiError.notFound(`credential ${id}`);
+      if (checkKey && !(sameBlob(stored.private_key_enc, checked.private_key_enc) && sameBlob(stored.passphrase_enc, checked.passphrase_enc))) {
+        throw new ApiError('CONFLICT', `credential ${id} got another key or passphrase while this update was being checked; retry`);
+      }
+      if (patch.group_ids !== undefined && JSON.stringify(patch.group_ids) !== JSON.stringify(before.group_ids)) {
+        changeUsage(db, actor, before, patch.group_ids);
+      }
+      const write: CredentialWrite = {
+        name: patch.name?.trim() ?? before.name,
+        username: patch.username ?? before.username,
+        description: patch.description ?? before.description,
+        password_enc: next(secrets, effective, stored, 'password'),
+        private_key_enc: next(secrets, effective, stored, 'private_key'),
+        passphrase_enc: next(secrets, effective, stored, 'passphrase'),
+        enable_secret_enc: next(secrets, effective, stored, 'enable_secret'),
+      };
+      withNameCheck(write.name, () => updateCredentialRow(db, id, write, Date.now()));
+      const after = getCredential(db, id);
+      const changes = { ...changesBetween(auditView(before), auditView(after)), ...secretChanges(effective, false) };
+      if (Object.keys(changes).length)
+        recordAudit(db, actor, { action: 'credential.update', target: `credential ${id}`, changes, details: { name: after.name } });
+      return after;
+    })
+    .immediate();
 }
 
 /**
@@ -180,7 +188,12 @@ export function deleteCredential(db: DB, actor: Actor, id: number): void {
     const before = getCredential(db, id);
     if (before.device_count > 0) throw inUseError(id, before.device_count);
     deleteCredentialRow(db, id);
-    recordAudit(db, actor, { action: 'credential.delete', target: `credential ${id}`, changes: removedFields(auditView(before)), details: { name: before.name } });
+    recordAudit(db, actor, {
+      action: 'credential.delete',
+      target: `credential ${id}`,
+      changes: removedFields(auditView(before)),
+      details: { name: before.name },
+    });
   }).immediate(); // the write lock is held from the count to the delete, so no device can be added in between
 }
 

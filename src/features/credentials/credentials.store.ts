@@ -84,9 +84,7 @@ function prepareStatements(db: DB) {
     count: db.prepare(`SELECT count(*) FROM credentials c WHERE ${FILTER}`).pluck(),
     page: db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM credentials c WHERE ${FILTER} ORDER BY c.id ${boundLimit('@limit')} OFFSET @offset`),
     get: db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM credentials c WHERE c.id = ?`),
-    secrets: db.prepare(
-      'SELECT id, username, password_enc, private_key_enc, passphrase_enc, enable_secret_enc FROM credentials WHERE id = ?',
-    ),
+    secrets: db.prepare('SELECT id, username, password_enc, private_key_enc, passphrase_enc, enable_secret_enc FROM credentials WHERE id = ?'),
     insert: db.prepare(
       `INSERT INTO credentials (name, username, description, password_enc, private_key_enc, passphrase_enc, enable_secret_enc, created_at, updated_at)
        VALUES (@name, @username, @description, @password_enc, @private_key_enc, @passphrase_enc, @enable_secret_enc, @now, @now)`,

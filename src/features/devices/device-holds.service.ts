@@ -29,12 +29,7 @@ export function addressOf(row: Pick<DeviceRow, 'credential_id' | 'hostname' | 'p
  * its new address. Returns what the audit row says about the hold, or null when nothing changed about it.
  * Runs inside the caller's transaction.
  */
-export function settleHoldAfterChange(
-  db: DB,
-  actor: Actor,
-  deviceId: number,
-  change: { prior: HeldAddress | null; changed: HeldField[] },
-): HoldOutcome | null {
+export function settleHoldAfterChange(db: DB, actor: Actor, deviceId: number, change: { prior: HeldAddress | null; changed: HeldField[] }): HoldOutcome | null {
   const row = getDeviceRow(db, deviceId);
   if (!row) return null;
   const gap = credentialEntitlementGap(db, actor, row.credential_id);
@@ -42,12 +37,26 @@ export function settleHoldAfterChange(
     // Accepting a host key approves a key, and choosing a template a template, not the address: a hold stays.
     if (change.changed.every((f) => f === 'host_key' || f === 'template_id')) return null;
     if (!deleteDeviceHold(db, deviceId)) return null;
-    return { note: `cleared: the change by ${actor.principal.username}, entitled to credential ${row.credential_id}, approves the address`, held: { before: true, after: false } };
+    return {
+      note: `cleared: the change by ${actor.principal.username}, entitled to credential ${row.credential_id}, approves the address`,
+      held: { before: true, after: false },
+    };
   }
   const wasHeld = getDeviceHold(db, deviceId) !== undefined;
   const reason = `${actor.principal.username} ${gap}`;
-  putDeviceHold(db, { device_id: deviceId, ...addressOf(row), prior: change.prior, changed: change.changed, reason, held_by: actor.principal.username, held_at: Date.now() });
-  return { note: `placed: backups are held until a user entitled to credential ${row.credential_id} approves (${reason})`, held: { before: wasHeld, after: true } };
+  putDeviceHold(db, {
+    device_id: deviceId,
+    ...addressOf(row),
+    prior: change.prior,
+    changed: change.changed,
+    reason,
+    held_by: actor.principal.username,
+    held_at: Date.now(),
+  });
+  return {
+    note: `placed: backups are held until a user entitled to credential ${row.credential_id} approves (${reason})`,
+    held: { before: wasHeld, after: true },
+  };
 }
 
 /** What a change did to the hold, for its audit row: `details.hold` (the note) and `changes.held` (when it flipped). */

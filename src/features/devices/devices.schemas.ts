@@ -69,9 +69,13 @@ export const DeviceSchema = z
     description: z.string(),
     schedule: z.string().nullable().openapi({ description: 'Cron override; null: the group’s, else the appliance’s schedule', example: null }),
     accept_host_key_change: z.boolean().openapi({
-      description: 'True while a user has approved the one changed SSH host key the device offered; the next backup accepts that fingerprint only, then this resets to false',
+      description:
+        'True while a user has approved the one changed SSH host key the device offered; the next backup accepts that fingerprint only, then this resets to false',
     }),
-    host_key: z.string().nullable().openapi({ description: 'Recorded SSH host key fingerprint; null until the first SSH contact', example: 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8' }),
+    host_key: z.string().nullable().openapi({
+      description: 'Recorded SSH host key fingerprint; null until the first SSH contact',
+      example: 'SHA256:nThbg6kXUpJWGl7E1IGOCspRomTxdCARLviKw6E5SY8',
+    }),
     reachability: ReachabilitySchema,
     last_backup: LastBackupSchema.nullable(),
     created_at: TimestampSchema,
@@ -104,7 +108,10 @@ const fields = {
   template_id: RefIdSchema.openapi({ description: 'Backup template (must exist)', example: 4 }),
   enabled: z.boolean(),
   description: DescriptionSchema,
-  schedule: ScheduleSchema.nullable().openapi({ description: 'Cron override for this device; null: inherit from its group or the appliance', example: '30 4 * * 1-5' }),
+  schedule: ScheduleSchema.nullable().openapi({
+    description: 'Cron override for this device; null: inherit from its group or the appliance',
+    example: '30 4 * * 1-5',
+  }),
   accept_host_key_change: z.boolean().openapi({
     description:
       'true: approve the fingerprint the device offered at its latest HOST_KEY_CHANGED backup (exactly that key, once; 409 CONFLICT when none was offered). false: withdraw an approval. No effect on create (the first key seen is recorded).',
@@ -143,7 +150,9 @@ export const DeviceUpdateSchema = z
     accept_host_key_change: fields.accept_host_key_change.optional(),
   })
   .strict()
-  .openapi('DeviceUpdate', { description: 'Partial update: only the fields present change; `null` clears a nullable field. host_key and reachability are read-only.' });
+  .openapi('DeviceUpdate', {
+    description: 'Partial update: only the fields present change; `null` clears a nullable field. host_key and reachability are read-only.',
+  });
 
 export const DeviceListQuerySchema = z.object({
   ...paginationQuery(),

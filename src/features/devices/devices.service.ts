@@ -166,50 +166,53 @@ export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
 export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatch): Device {
   authorize(actor, 'devices.update');
   const scope = actor.principal.scope;
-  return db.transaction(() => {
-    const row = requireDeviceInScope(db, scope, id);
-    const before = loadDevice(db, id);
-    checkReferences(db, patch);
-    if (patch.group_id !== undefined && patch.group_id !== row.group_id && !inScope(scope, patch.group_id)) {
-      throw new ApiError('PERMISSION_DENIED', 'The target group is outside your device-group scope', { field: 'group_id' });
-    }
-    let port = patch.port;
-    if (port === undefined && patch.protocol !== undefined && patch.protocol !== row.protocol && row.port === DEFAULT_PORT[row.protocol]) {
-      port = DEFAULT_PORT[patch.protocol];
-    }
-    const addressChanged =
-      (patch.hostname !== undefined && patch.hostname !== row.hostname) ||
-      (port !== undefined && port !== row.port) ||
-      (patch.protocol !== undefined && patch.protocol !== row.protocol);
-    const credentialId = patch.credential_id ?? row.credential_id;
-    const groupId = patch.group_id !== undefined ? patch.group_id : row.group_id;
-    const credentialChanged = credentialId !== row.credential_id;
-    if (credentialChanged || groupId !== row.group_id) requireCredentialCovers(db, credentialId, groupId);
-    const { accept_host_key_change: accept, ...fields } = patch;
-    try {
-      updateDeviceFields(
-        db,
-        id,
-        { ...fields, port, enabled: fields.enabled === undefined ? undefined : fields.enabled ? 1 : 0 },
-        { resetReachability: addressChanged },
-      );
-    } catch (err) {
-      if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
-      throw err;
-    }
-    const accepted = accept === true && !before.accept_host_key_change;
-    if (accepted) approveOfferedKey(db, actor, id, null);
-    if (accept === false && before.accept_host_key_change) setHostKeyApproval(db, id, null);
-    const after = loadDevice(db, id);
-    const changed = routeChanges(before, after);
-    // A custom template decides what happens to the enable secret it is handed (see templates.service).
-    if (after.template_id !== before.template_id && templateIsCustom(db, after.template_id)) changed.push('template_id');
-    if (accepted) changed.push('host_key');
-    const hold = holdAudit(changed.length ? settleHoldAfterChange(db, actor, id, { prior: addressOf(before), changed }) : null);
-    const changes = { ...changesBetween(auditView(before), auditView(after)), ...hold.changes };
-    if (Object.keys(changes).length) recordAudit(db, actor, { action: 'device.update', target: `device ${id}`, changes, details: { name: after.name, ...hold.details } });
-    return after;
-  }).immediate();
+  return db
+    .transaction(() => {
+      const row = requireDeviceInScope(db, scope, id);
+      const before = loadDevice(db, id);
+      checkReferences(db, patch);
+      if (patch.group_id !== undefined && patch.group_id !== row.group_id && !inScope(scope, patch.group_id)) {
+        throw new ApiError('PERMISSION_DENIED', 'The target group is outside your device-group scope', { field: 'group_id' });
+      }
+      let port = patch.port;
+      if (port === undefined && patch.protocol !== undefined && patch.protocol !== row.protocol && row.port === DEFAULT_PORT[row.protocol]) {
+        port = DEFAULT_PORT[patch.protocol];
+      }
+      const addressChanged =
+        (patch.hostname !== undefined && patch.hostname !== row.hostname) ||
+        (port !== undefined && port !== row.port) ||
+        (patch.protocol !== undefined && patch.protocol !== row.protocol);
+      const credentialId = patch.credential_id ?? row.credential_id;
+      const groupId = patch.group_id !== undefined ? patch.group_id : row.group_id;
+      const credentialChanged = credentialId !== row.credential_id;
+      if (credentialChanged || groupId !== row.group_id) requireCredentialCovers(db, credentialId, groupId);
+      const { accept_host_key_change: accept, ...fields } = patch;
+      try {
+        updateDeviceFields(
+          db,
+          id,
+          { ...fields, port, enabled: fields.enabled === undefined ? undefined : fields.enabled ? 1 : 0 },
+          { resetReachability: addressChanged },
+        );
+      } catch (err) {
+        if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
+        throw err;
+      }
+      const accepted = accept === true && !before.accept_host_key_change;
+      if (accepted) approveOfferedKey(db, actor, id, null);
+      if (accept === false && before.accept_host_key_change) setHostKeyApproval(db, id, null);
+      const after = loadDevice(db, id);
+      const changed = routeChanges(before, after);
+      // A custom template decides what happens to the enable secret it is handed (see templates.service).
+      if (after.template_id !== before.template_id && templateIsCustom(db, after.template_id)) changed.push('template_id');
+      if (accepted) changed.push('host_key');
+      const hold = holdAudit(changed.length ? settleHoldAfterChange(db, actor, id, { prior: addressOf(before), changed }) : null);
+      const changes = { ...changesBetween(auditView(before), auditView(after)), ...hold.changes };
+      if (Object.keys(changes).length)
+        recordAudit(db, actor, { action: 'device.update', target: `device ${id}`, changes, details: { name: after.name, ...hold.details } });
+      return after;
+    })
+    .immediate();
 }
 
 /** The fields deciding where the secret goes (address and credential) that differ between two versions of a device. */
@@ -224,25 +227,30 @@ function routeChanges(before: Device, after: Device): HeldField[] {
  */
 export function acceptHostKey(db: DB, actor: Actor, id: number, fingerprint: string): Device {
   authorize(actor, 'devices.update');
-  return db.transaction(() => {
-    const row = requireDeviceInScope(db, actor.principal.scope, id);
-    approveOfferedKey(db, actor, id, fingerprint);
-    const hold = holdAudit(settleHoldAfterChange(db, actor, id, { prior: addressOf(row), changed: ['host_key'] }));
-    recordAudit(db, actor, {
-      action: 'device.host_key_accept',
-      target: `device ${id}`,
-      changes: { accept_host_key_change: { before: row.accept_host_key_change === 1, after: true }, ...hold.changes },
-      details: { name: row.name, recorded: row.host_key, accepted: fingerprint, ...hold.details },
-    });
-    return loadDevice(db, id);
-  }).immediate();
+  return db
+    .transaction(() => {
+      const row = requireDeviceInScope(db, actor.principal.scope, id);
+      approveOfferedKey(db, actor, id, fingerprint);
+      const hold = holdAudit(settleHoldAfterChange(db, actor, id, { prior: addressOf(row), changed: ['host_key'] }));
+      recordAudit(db, actor, {
+        action: 'device.host_key_accept',
+        target: `device ${id}`,
+        changes: { accept_host_key_change: { before: row.accept_host_key_change === 1, after: true }, ...hold.changes },
+        details: { name: row.name, recorded: row.host_key, accepted: fingerprint, ...hold.details },
+      });
+      return loadDevice(db, id);
+    })
+    .immediate();
 }
 
 function approveOfferedKey(db: DB, actor: Actor, id: number, fingerprint: string | null): void {
   const offer = getHostKeyOffer(db, id);
-  if (!offer) throw new ApiError('CONFLICT', `device ${id} has not offered a changed SSH host key; there is nothing to accept`, { field: 'accept_host_key_change' });
+  if (!offer)
+    throw new ApiError('CONFLICT', `device ${id} has not offered a changed SSH host key; there is nothing to accept`, { field: 'accept_host_key_change' });
   if (fingerprint !== null && fingerprint !== offer.fingerprint) {
-    throw new ApiError('CONFLICT', `device ${id} now offers another host key (${offer.fingerprint}); check it and accept again`, { field: 'accept_host_key_change' });
+    throw new ApiError('CONFLICT', `device ${id} now offers another host key (${offer.fingerprint}); check it and accept again`, {
+      field: 'accept_host_key_change',
+    });
   }
   setHostKeyApproval(db, id, { by: actor.principal.username, at: Date.now() });
 }

@@ -128,7 +128,9 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
     params.reachability = f.reachability;
   }
   if (f.stale_before !== undefined) {
-    conds.push(`d.enabled = 1 AND COALESCE((SELECT MAX(sb.finished_at) FROM backups sb WHERE sb.device_id = d.id AND sb.success = 1), d.created_at) < @stale_before`);
+    conds.push(
+      `d.enabled = 1 AND COALESCE((SELECT MAX(sb.finished_at) FROM backups sb WHERE sb.device_id = d.id AND sb.success = 1), d.created_at) < @stale_before`,
+    );
     params.stale_before = f.stale_before;
   }
   return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
@@ -161,8 +163,7 @@ export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset
 /** One device with its last-backup summary, regardless of scope (callers check it). */
 export function getDeviceViewRow(db: DB, id: number): DeviceViewRow | undefined {
   return prepareCached(db, `SELECT ${VIEW_COLUMNS} FROM devices d LEFT JOIN backups b ON b.id = d.last_backup_id WHERE d.id = ?`).get(id) as
-    | DeviceViewRow
-    | undefined;
+    DeviceViewRow | undefined;
 }
 
 /** The device's own row (for the backup runner and checks), regardless of scope. */

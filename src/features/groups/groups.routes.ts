@@ -3,15 +3,7 @@ import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
 import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
-import {
-  GroupCreateSchema,
-  GroupListQuerySchema,
-  GroupPageSchema,
-  GroupSchema,
-  GroupTreeSchema,
-  GroupUpdateSchema,
-  toGroupDto,
-} from './groups.schemas';
+import { GroupCreateSchema, GroupListQuerySchema, GroupPageSchema, GroupSchema, GroupTreeSchema, GroupUpdateSchema, toGroupDto } from './groups.schemas';
 import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup } from './groups.service';
 import { registerRoute } from '../../http/route';
 
@@ -27,7 +19,7 @@ const CHANGE_SCOPE_NOTE =
   'that scope, and only scope `all` can create or move a group at the top level; a refusal is 403 `PERMISSION_DENIED` naming the reason.';
 
 const REFUSALS =
-  'Also `PERMISSION_DENIED` when the caller\'s device-group scope is limited and the group or its (new) parent lies outside it, ' +
+  "Also `PERMISSION_DENIED` when the caller's device-group scope is limited and the group or its (new) parent lies outside it, " +
   'or the group would be at the top level.';
 
 const listRoute = createRoute({
@@ -74,8 +66,7 @@ const createGroupRoute = createRoute({
   tags,
   summary: 'Create a group',
   description:
-    'A missing `parent_id` group is a 422 naming the field; a sibling with the same name (case-insensitive) is `GROUP_NAME_EXISTS`.' +
-    CHANGE_SCOPE_NOTE,
+    'A missing `parent_id` group is a 422 naming the field; a sibling with the same name (case-insensitive) is `GROUP_NAME_EXISTS`.' + CHANGE_SCOPE_NOTE,
   security,
   middleware: [requirePermission('groups.create')] as const,
   request: { body: jsonBody(GroupCreateSchema) },
@@ -93,7 +84,8 @@ const updateRoute = createRoute({
   summary: 'Update a group',
   description:
     'Partial update: only the fields in the body change (`{}` changes nothing). Changing `parent_id` moves the group with its ' +
-    'subgroups and devices; moving it under itself or a descendant is `GROUP_PARENT_INVALID`.' + CHANGE_SCOPE_NOTE,
+    'subgroups and devices; moving it under itself or a descendant is `GROUP_PARENT_INVALID`.' +
+    CHANGE_SCOPE_NOTE,
   security,
   middleware: [requirePermission('groups.update')] as const,
   request: { params: GroupIdParams, body: jsonBody(GroupUpdateSchema) },
@@ -109,8 +101,7 @@ const deleteRoute = createRoute({
   operationId: 'deleteGroup',
   tags,
   summary: 'Delete a group',
-  description:
-    'Only an empty group can be deleted: subgroups give `GROUP_HAS_CHILDREN`, devices directly in it `GROUP_HAS_DEVICES`.' + CHANGE_SCOPE_NOTE,
+  description: 'Only an empty group can be deleted: subgroups give `GROUP_HAS_CHILDREN`, devices directly in it `GROUP_HAS_DEVICES`.' + CHANGE_SCOPE_NOTE,
   security,
   middleware: [requirePermission('groups.delete')] as const,
   request: { params: GroupIdParams },

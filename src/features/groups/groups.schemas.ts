@@ -17,7 +17,10 @@ export const GroupSchema = z
       example: '0 3 * * *',
     }),
     path: z.string().openapi({ description: 'Names from the top-level group down to this one, joined by " / "', example: 'Europe / Berlin / Core' }),
-    device_count: z.number().int().openapi({ description: 'Devices in this group and all its subgroups that are inside the caller’s device-group scope', example: 12 }),
+    device_count: z
+      .number()
+      .int()
+      .openapi({ description: 'Devices in this group and all its subgroups that are inside the caller’s device-group scope', example: 12 }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
   })
@@ -38,7 +41,10 @@ export const GroupTreeNodeSchema: z.ZodType<TreeNode> = z
     id: z.number().int().openapi({ example: 2 }),
     name: z.string().openapi({ example: 'Berlin' }),
     description: z.string(),
-    device_count: z.number().int().openapi({ description: 'Devices in this group and all its subgroups that are inside the caller’s device-group scope', example: 40 }),
+    device_count: z
+      .number()
+      .int()
+      .openapi({ description: 'Devices in this group and all its subgroups that are inside the caller’s device-group scope', example: 40 }),
     get children() {
       return z.array(GroupTreeNodeSchema).openapi({ description: 'Subgroups, ordered by name' });
     },

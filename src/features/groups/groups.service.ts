@@ -104,7 +104,6 @@ function requireParentInScope(actor: Actor, parentId: number | null): void {
 
 const AUDITED: readonly (keyof GroupRow)[] = ['name', 'parent_id', 'description', 'schedule'];
 
-
 export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
   authorize(actor, 'groups.create');
   const id = db
@@ -170,6 +169,11 @@ export function deleteGroup(db: DB, actor: Actor, id: number): void {
     if (hasChildGroups(db, id)) throw new ApiError('GROUP_HAS_CHILDREN', 'the group has subgroups; move or delete them first');
     if (hasDirectDevices(db, id)) throw new ApiError('GROUP_HAS_DEVICES', 'the group holds devices; move or delete them first');
     deleteGroupRow(db, id);
-    recordAudit(db, actor, { action: 'group.delete', target: `group ${id}`, changes: Object.fromEntries(AUDITED.map((k) => [k, { before: row[k], after: null }])), details: { name: row.name } });
+    recordAudit(db, actor, {
+      action: 'group.delete',
+      target: `group ${id}`,
+      changes: Object.fromEntries(AUDITED.map((k) => [k, { before: row[k], after: null }])),
+      details: { name: row.name },
+    });
   }).immediate();
 }

@@ -41,7 +41,11 @@ export function checkTemplatePatterns(db: DB): CheckReport {
     if (page * 200 >= total) break;
   }
   const bad = lines.length;
-  lines.unshift(bad === 0 ? `template patterns: ok (${custom} custom template(s), RE2 syntax)` : `template patterns: ${bad} pattern(s) the engine cannot run; edit these templates:`);
+  lines.unshift(
+    bad === 0
+      ? `template patterns: ok (${custom} custom template(s), RE2 syntax)`
+      : `template patterns: ${bad} pattern(s) the engine cannot run; edit these templates:`,
+  );
   return { ok: bad === 0, lines };
 }
 

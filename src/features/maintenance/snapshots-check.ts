@@ -5,10 +5,7 @@ import type { CheckReport } from './maintenance.service';
 import { findOrphanFiles } from './retention.service';
 
 export function checkSnapshots(db: DB, store: SnapshotStore): CheckReport {
-  const referenced = db
-    .prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL')
-    .pluck()
-    .all() as string[];
+  const referenced = db.prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL').pluck().all() as string[];
   const missing: string[] = [];
   const corrupt: string[] = [];
   for (const hash of referenced) {

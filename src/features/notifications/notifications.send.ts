@@ -67,7 +67,13 @@ function teamsBody(p: Payload) {
 async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
   let res: Response;
   try {
-    res = await fetch(url, { method: 'POST', body, headers: { 'Content-Type': 'application/json', 'User-Agent': 'confvault', ...headers }, signal: AbortSignal.timeout(SEND_TIMEOUT_MS), redirect: 'error' });
+    res = await fetch(url, {
+      method: 'POST',
+      body,
+      headers: { 'Content-Type': 'application/json', 'User-Agent': 'confvault', ...headers },
+      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
+      redirect: 'error',
+    });
   } catch (e) {
     // fetch says only "fetch failed"; the cause names what went wrong (ECONNREFUSED, a certificate ...).
     const cause = (e as { cause?: { code?: string; message?: string } }).cause;

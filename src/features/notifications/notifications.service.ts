@@ -131,7 +131,14 @@ function channelParts(input: ChannelInput): { type: ChannelType; settings: Chann
 }
 
 export function toChannelInfo(row: ChannelRow): ChannelInfo {
-  return { id: row.id, name: row.name, type: row.type, settings: JSON.parse(row.settings) as ChannelSettings, has_secret: row.secret_enc !== null, last_sent_at: row.last_sent_at };
+  return {
+    id: row.id,
+    name: row.name,
+    type: row.type,
+    settings: JSON.parse(row.settings) as ChannelSettings,
+    has_secret: row.secret_enc !== null,
+    last_sent_at: row.last_sent_at,
+  };
 }
 
 export function channelSecrets(secrets: SecretBox, row: ChannelRow): ChannelSecrets {
@@ -142,14 +149,19 @@ export function createChannel(db: DB, actor: Actor, secrets: SecretBox, input: C
   authorize(actor, 'settings.update');
   const parts = channelParts(input);
   const enc = Object.keys(parts.secrets).length ? secrets.encrypt(JSON.stringify(parts.secrets)) : null;
-  return db.transaction(() => {
-    if (getChannelByName(db, input.name)) throw new ApiError('CONFLICT', `A notification channel named "${input.name}" already exists`);
-    const id = insertChannel(db, { name: input.name, type: parts.type, settings: JSON.stringify(parts.settings), secret_enc: enc });
-    const changes: Record<string, { before: unknown; after: unknown } | 'changed'> = { type: { before: null, after: parts.type }, settings: { before: null, after: parts.settings } };
-    for (const k of Object.keys(parts.secrets)) changes[k] = 'changed';
-    recordAudit(db, actor, { action: 'notification_channel.create', target: `notification channel ${input.name}`, changes });
-    return { id, name: input.name, type: parts.type, settings: parts.settings, has_secret: enc !== null, last_sent_at: null };
-  }).immediate();
+  return db
+    .transaction(() => {
+      if (getChannelByName(db, input.name)) throw new ApiError('CONFLICT', `A notification channel named "${input.name}" already exists`);
+      const id = insertChannel(db, { name: input.name, type: parts.type, settings: JSON.stringify(parts.settings), secret_enc: enc });
+      const changes: Record<string, { before: unknown; after: unknown } | 'changed'> = {
+        type: { before: null, after: parts.type },
+        settings: { before: null, after: parts.settings },
+      };
+      for (const k of Object.keys(parts.secrets)) changes[k] = 'changed';
+      recordAudit(db, actor, { action: 'notification_channel.create', target: `notification channel ${input.name}`, changes });
+      return { id, name: input.name, type: parts.type, settings: parts.settings, has_secret: enc !== null, last_sent_at: null };
+    })
+    .immediate();
 }
 
 export function listChannels(db: DB, actor: Actor): ChannelInfo[] {
@@ -183,7 +195,11 @@ function toRuleInfo(r: RuleRow): RuleInfo {
   };
 }
 
-export function createRule(db: DB, actor: Actor, input: { name: string; events: string[]; channels: string[]; groups?: number[]; include_diff?: boolean }): RuleInfo {
+export function createRule(
+  db: DB,
+  actor: Actor,
+  input: { name: string; events: string[]; channels: string[]; groups?: number[]; include_diff?: boolean },
+): RuleInfo {
   authorize(actor, 'settings.update');
   if (!NAME_RE.test(input.name ?? '')) fail('name', 'letters, digits, ".", "_" or "-", 1-64 characters');
   const events = [...new Set(input.events)];
@@ -192,23 +208,37 @@ export function createRule(db: DB, actor: Actor, input: { name: string; events: 
   if (!input.channels.length) fail('channels', 'name at least one channel');
   const groups = [...new Set(input.groups ?? [])];
   requireRuleInScope(actor, groups, input.include_diff === true);
-  return db.transaction(() => {
-    if (getRuleByName(db, input.name)) throw new ApiError('CONFLICT', `A notification rule named "${input.name}" already exists`);
-    const channelIds = [...new Set(input.channels)].map((n) => {
-      const c = getChannelByName(db, n);
-      if (!c) fail('channels', `no channel named "${n}"`);
-      return c.id;
-    });
-    for (const g of groups) if (!groupExists(db, g)) fail('groups', `device group ${g} does not exist`);
-    const id = insertRule(db, { name: input.name, events, include_diff: input.include_diff === true, channelIds, groupIds: groups });
-    const info: RuleInfo = { id, name: input.name, events: events as NotificationEvent[], include_diff: input.include_diff === true, channel_ids: channelIds, group_ids: groups };
-    recordAudit(db, actor, {
-      action: 'notification_rule.create',
-      target: `notification rule ${input.name}`,
-      changes: { events: { before: null, after: events }, channels: { before: null, after: input.channels }, groups: { before: null, after: groups }, include_diff: { before: null, after: info.include_diff } },
-    });
-    return info;
-  }).immediate();
+  return db
+    .transaction(() => {
+      if (getRuleByName(db, input.name)) throw new ApiError('CONFLICT', `A notification rule named "${input.name}" already exists`);
+      const channelIds = [...new Set(input.channels)].map((n) => {
+        const c = getChannelByName(db, n);
+        if (!c) fail('channels', `no channel named "${n}"`);
+        return c.id;
+      });
+      for (const g of groups) if (!groupExists(db, g)) fail('groups', `device group ${g} does not exist`);
+      const id = insertRule(db, { name: input.name, events, include_diff: input.include_diff === true, channelIds, groupIds: groups });
+      const info: RuleInfo = {
+        id,
+        name: input.name,
+        events: events as NotificationEvent[],
+        include_diff: input.include_diff === true,
+        channel_ids: channelIds,
+        group_ids: groups,
+      };
+      recordAudit(db, actor, {
+        action: 'notification_rule.create',
+        target: `notification rule ${input.name}`,
+        changes: {
+          events: { before: null, after: events },
+          channels: { before: null, after: input.channels },
+          groups: { before: null, after: groups },
+          include_diff: { before: null, after: info.include_diff },
+        },
+      });
+      return info;
+    })
+    .immediate();
 }
 
 /**
@@ -246,13 +276,25 @@ export function listDeliveries(db: DB, actor: Actor, channelName: string | null,
 // ---- events into the outbox (called inside the transaction of the event) ----
 
 function devicePart(db: DB, d: DeviceFacts) {
-  const path = groupAncestry(db, d.group_id).map((g) => g.name).reverse().join('/');
+  const path = groupAncestry(db, d.group_id)
+    .map((g) => g.name)
+    .reverse()
+    .join('/');
   return { id: d.id, name: d.name, hostname: d.hostname, group_path: path || null };
 }
 
 /** Write one outbox row per channel of every rule that wants this event for this device. */
-function enqueue(db: DB, event: NotificationEvent, device: DeviceFacts, item: Omit<EventItem, 'event' | 'occurred_at' | 'device'>, at: number, diff: OutboxDiffRef | null): void {
-  const rules = listRuleRows(db).map(toRuleInfo).filter((r) => r.events.includes(event));
+function enqueue(
+  db: DB,
+  event: NotificationEvent,
+  device: DeviceFacts,
+  item: Omit<EventItem, 'event' | 'occurred_at' | 'device'>,
+  at: number,
+  diff: OutboxDiffRef | null,
+): void {
+  const rules = listRuleRows(db)
+    .map(toRuleInfo)
+    .filter((r) => r.events.includes(event));
   if (!rules.length) return;
   const ancestry = new Set(groupAncestry(db, device.group_id).map((g) => g.id));
   const full: EventItem = { event, occurred_at: new Date(at).toISOString(), device: devicePart(db, device), ...item };

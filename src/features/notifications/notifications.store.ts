@@ -96,7 +96,11 @@ export function getRuleRow(db: DB, id: number): RuleRow | undefined {
   return db.prepare(`${RULE_SELECT} WHERE r.id = ?`).get(id) as RuleRow | undefined;
 }
 
-export function insertRule(db: DB, r: { name: string; events: string[]; include_diff: boolean; channelIds: number[]; groupIds: number[] }, now = Date.now()): number {
+export function insertRule(
+  db: DB,
+  r: { name: string; events: string[]; include_diff: boolean; channelIds: number[]; groupIds: number[] },
+  now = Date.now(),
+): number {
   const id = Number(
     db
       .prepare('INSERT INTO notification_rules (name, events, include_diff, created_at, updated_at) VALUES (?, ?, ?, ?, ?)')
@@ -131,9 +135,15 @@ export function groupAncestry(db: DB, groupId: number | null): { id: number; nam
 }
 
 export function insertOutbox(db: DB, o: Omit<OutboxRow, 'id' | 'delivery_id'>): void {
-  db.prepare(
-    'INSERT INTO notification_outbox (channel_id, rule_id, event, device_id, include_diff, item, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  ).run(o.channel_id, o.rule_id, o.event, o.device_id, o.include_diff, o.item, o.occurred_at);
+  db.prepare('INSERT INTO notification_outbox (channel_id, rule_id, event, device_id, include_diff, item, occurred_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
+    o.channel_id,
+    o.rule_id,
+    o.event,
+    o.device_id,
+    o.include_diff,
+    o.item,
+    o.occurred_at,
+  );
 }
 
 /** Channels with outbox rows no delivery has taken yet. */
@@ -159,8 +169,7 @@ export function insertDelivery(db: DB, d: Omit<DeliveryRow, 'attempts' | 'last_e
 
 export function pendingDeliveryOf(db: DB, channelId: number): DeliveryRow | undefined {
   return db.prepare("SELECT * FROM notification_deliveries WHERE channel_id = ? AND status = 'pending' ORDER BY created_at LIMIT 1").get(channelId) as
-    | DeliveryRow
-    | undefined;
+    DeliveryRow | undefined;
 }
 
 export function dueDeliveries(db: DB, now: number, limit: number): DeliveryRow[] {

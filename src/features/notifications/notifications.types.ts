@@ -59,5 +59,4 @@ export interface OutboxDiffRef {
 }
 
 export type Payload =
-  | (EventItem & { delivery_id: string })
-  | { event: 'digest'; delivery_id: string; occurred_at: string; summary: string; events: EventItem[] };
+  (EventItem & { delivery_id: string }) | { event: 'digest'; delivery_id: string; occurred_at: string; summary: string; events: EventItem[] };

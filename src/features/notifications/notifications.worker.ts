@@ -78,7 +78,7 @@ export function redactedDiff(db: DB, snapshots: SnapshotStore, ref: OutboxDiffRe
     context: 3,
     maxEditLength: 4_000,
     timeout: 500,
-  }) as string | undefined;
+  });
   if (patch === undefined) return { diff: '(change too large for an inline diff)', truncated: true };
   const body = patch.split('\n').slice(2).join('\n');
   return body.length > MAX_DIFF_CHARS ? { diff: body.slice(0, MAX_DIFF_CHARS), truncated: true } : { diff: body, truncated: false };
@@ -94,34 +94,48 @@ function digestSummary(items: EventItem[]): string {
 export function buildDelivery(deps: WorkerDeps, channelId: number, now = Date.now()): string | null {
   const { db } = deps;
   const interval = deps.config.notifications.min_interval_seconds * 1000;
-  return db.transaction(() => {
-    const ch = getChannelRow(db, channelId);
-    if (!ch || pendingDeliveryOf(db, channelId)) return null;
-    if (ch.last_sent_at !== null && now < ch.last_sent_at + interval) return null;
-    const rows = waitingOutbox(db, channelId, MAX_EVENTS_PER_MESSAGE);
-    if (!rows.length) return null;
-    const items = rows.map((r) => {
-      const stored = JSON.parse(r.item) as { item: EventItem; diff: OutboxDiffRef | null };
-      const it = stored.item;
-      if (r.include_diff && stored.diff) {
-        const d = redactedDiff(db, deps.snapshots, stored.diff, it.device?.name ?? 'device');
-        if (d) {
-          it.diff = d.diff;
-          if (d.truncated) it.diff_truncated = true;
+  return db
+    .transaction(() => {
+      const ch = getChannelRow(db, channelId);
+      if (!ch || pendingDeliveryOf(db, channelId)) return null;
+      if (ch.last_sent_at !== null && now < ch.last_sent_at + interval) return null;
+      const rows = waitingOutbox(db, channelId, MAX_EVENTS_PER_MESSAGE);
+      if (!rows.length) return null;
+      const items = rows.map((r) => {
+        const stored = JSON.parse(r.item) as { item: EventItem; diff: OutboxDiffRef | null };
+        const it = stored.item;
+        if (r.include_diff && stored.diff) {
+          const d = redactedDiff(db, deps.snapshots, stored.diff, it.device?.name ?? 'device');
+          if (d) {
+            it.diff = d.diff;
+            if (d.truncated) it.diff_truncated = true;
+          }
         }
-      }
-      return it;
-    });
-    const id = randomUUID();
-    const payload: Payload =
-      items.length === 1
-        ? { ...items[0], delivery_id: id }
-        : { event: 'digest', delivery_id: id, occurred_at: new Date(now).toISOString(), summary: digestSummary(items), events: items };
-    insertDelivery(db, { id, channel_id: channelId, status: 'pending', next_attempt_at: now, event_count: items.length, body: JSON.stringify(payload), created_at: now });
-    assignOutbox(db, rows.map((r) => r.id), id);
-    setChannelLastSent(db, channelId, now);
-    return id;
-  }).immediate();
+        return it;
+      });
+      const id = randomUUID();
+      const payload: Payload =
+        items.length === 1
+          ? { ...items[0], delivery_id: id }
+          : { event: 'digest', delivery_id: id, occurred_at: new Date(now).toISOString(), summary: digestSummary(items), events: items };
+      insertDelivery(db, {
+        id,
+        channel_id: channelId,
+        status: 'pending',
+        next_attempt_at: now,
+        event_count: items.length,
+        body: JSON.stringify(payload),
+        created_at: now,
+      });
+      assignOutbox(
+        db,
+        rows.map((r) => r.id),
+        id,
+      );
+      setChannelLastSent(db, channelId, now);
+      return id;
+    })
+    .immediate();
 }
 
 /** Try one delivery once and record the outcome (sent; retry later with backoff; dead after max_attempts). */
@@ -143,23 +157,31 @@ export async function attemptDelivery(deps: WorkerDeps, d: DeliveryRow, maxAttem
     return null;
   }
   const dead = attempts >= maxAttempts;
-  updateDeliveryAttempt(db, d.id, { status: dead ? 'dead' : 'pending', attempts, next_attempt_at: now + backoffMs(attempts), last_error: error, sent_at: null });
+  updateDeliveryAttempt(db, d.id, {
+    status: dead ? 'dead' : 'pending',
+    attempts,
+    next_attempt_at: now + backoffMs(attempts),
+    last_error: error,
+    sent_at: null,
+  });
   deps.log?.warn({ delivery_id: d.id, channel: row.name, attempts, dead, error }, 'notification delivery failed');
   return error;
 }
 
 /** Announce devices with no successful backup for stale_after_hours (once per episode). Returns how many became stale. */
 export function checkStaleDevices(db: DB, hours: number, now = Date.now()): number {
-  return db.transaction(() => {
-    let n = 0;
-    for (const id of staleDeviceIds(db, now - hours * 3_600_000)) {
-      if (isStaleNoticed(db, id)) continue;
-      putStaleNotice(db, id, now);
-      enqueueStale(db, id, lastSuccessAt(db, id), hours, now);
-      n++;
-    }
-    return n;
-  }).immediate();
+  return db
+    .transaction(() => {
+      let n = 0;
+      for (const id of staleDeviceIds(db, now - hours * 3_600_000)) {
+        if (isStaleNoticed(db, id)) continue;
+        putStaleNotice(db, id, now);
+        enqueueStale(db, id, lastSuccessAt(db, id), hours, now);
+        n++;
+      }
+      return n;
+    })
+    .immediate();
 }
 
 export class NotificationWorker {
@@ -174,7 +196,7 @@ export class NotificationWorker {
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.tickMs);
+    this.timer = setInterval(() => this.tick(), this.tickMs);
     this.timer.unref();
     const stale = () => {
       try {
@@ -190,7 +212,7 @@ export class NotificationWorker {
   }
 
   /** One pass: build what is due, start due deliveries up to the concurrency bound (never awaited here). */
-  async tick(now = Date.now()): Promise<void> {
+  tick(now = Date.now()): void {
     if (this.ticking) return;
     this.ticking = true;
     try {
@@ -223,13 +245,22 @@ export async function sendTestMessage(deps: WorkerDeps, actor: Actor, name: stri
   const { db } = deps;
   const id = randomUUID();
   const now = Date.now();
-  const delivery = db.transaction(() => {
-    const ch = findChannel(db, name);
-    const payload: Payload = { event: 'test', delivery_id: id, occurred_at: new Date(now).toISOString(), device: null, backup: null, summary: `Test message from confvault to channel ${ch.name}.` };
-    insertDelivery(db, { id, channel_id: ch.id, status: 'pending', next_attempt_at: now, event_count: 1, body: JSON.stringify(payload), created_at: now });
-    recordAudit(db, actor, { action: 'notification_channel.test', target: `notification channel ${ch.name}`, details: { delivery_id: id } });
-    return getDeliveryRow(db, id) as DeliveryRow;
-  }).immediate();
+  const delivery = db
+    .transaction(() => {
+      const ch = findChannel(db, name);
+      const payload: Payload = {
+        event: 'test',
+        delivery_id: id,
+        occurred_at: new Date(now).toISOString(),
+        device: null,
+        backup: null,
+        summary: `Test message from confvault to channel ${ch.name}.`,
+      };
+      insertDelivery(db, { id, channel_id: ch.id, status: 'pending', next_attempt_at: now, event_count: 1, body: JSON.stringify(payload), created_at: now });
+      recordAudit(db, actor, { action: 'notification_channel.test', target: `notification channel ${ch.name}`, details: { delivery_id: id } });
+      return getDeliveryRow(db, id) as DeliveryRow;
+    })
+    .immediate();
   // One attempt only: a failed test is shown as dead at once rather than retried behind the user's back.
   return { delivery_id: id, error: await attemptDelivery(deps, delivery, 1) };
 }

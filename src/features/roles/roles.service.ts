@@ -3,14 +3,7 @@ import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
 import { descriptionProblem, hasControlCharacters } from '../../lib/names';
 import { ADMINISTRATOR_ROLE, PERMISSIONS, isPermission, type Permission } from '../../identity/permissions';
-import {
-  getRoleByName,
-  insertRole,
-  listRolePermissions,
-  listRoleRows,
-  replaceRolePermissions,
-  type RoleRow,
-} from './roles.store';
+import { getRoleByName, insertRole, listRolePermissions, listRoleRows, replaceRolePermissions, type RoleRow } from './roles.store';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import { isUserActor, type Actor } from '../../identity/actor';
 import { authorize, denied, missingPermissions } from '../../identity/policy';
@@ -25,8 +18,7 @@ export interface Role {
 }
 
 function toRole(db: DB, row: RoleRow): Role {
-  const permissions =
-    row.builtin && row.name === ADMINISTRATOR_ROLE ? [...PERMISSIONS] : (listRolePermissions(db, row.id) as Permission[]);
+  const permissions = row.builtin && row.name === ADMINISTRATOR_ROLE ? [...PERMISSIONS] : (listRolePermissions(db, row.id) as Permission[]);
   return { id: row.id, name: row.name, description: row.description, builtin: row.builtin === 1, permissions };
 }
 
@@ -64,22 +56,24 @@ export function createRole(db: DB, actor: Actor, input: { name: string; descript
   }
   const missing = missingPermissions(permissions, actor.principal.permissions);
   if (missing.length) throw denied(`You cannot create a role with permissions you do not hold (${missing.join(', ')})`, { missing });
-  return db.transaction(() => {
-    let id: number;
-    try {
-      id = insertRole(db, { name, description: input.description ?? '', builtin: false });
-    } catch (err) {
-      if (isUniqueViolation(err)) throw new ApiError('ROLE_NAME_EXISTS', `a role named "${name}" already exists`);
-      throw err;
-    }
-    replaceRolePermissions(db, id, permissions);
-    recordAudit(db, actor, {
-      action: 'role.create',
-      target: `role ${name}`,
-      changes: changesBetween(null, { description: input.description ?? '', permissions }),
-    });
-    return toRole(db, { id, name, description: input.description ?? '', builtin: 0, created_at: Date.now() });
-  }).immediate();
+  return db
+    .transaction(() => {
+      let id: number;
+      try {
+        id = insertRole(db, { name, description: input.description ?? '', builtin: false });
+      } catch (err) {
+        if (isUniqueViolation(err)) throw new ApiError('ROLE_NAME_EXISTS', `a role named "${name}" already exists`);
+        throw err;
+      }
+      replaceRolePermissions(db, id, permissions);
+      recordAudit(db, actor, {
+        action: 'role.create',
+        target: `role ${name}`,
+        changes: changesBetween(null, { description: input.description ?? '', permissions }),
+      });
+      return toRole(db, { id, name, description: input.description ?? '', builtin: 0, created_at: Date.now() });
+    })
+    .immediate();
 }
 
 export function listRoles(db: DB): Role[] {
@@ -99,23 +93,25 @@ export function getRole(db: DB, name: string): Role | undefined {
 export function setRolePermissions(db: DB, actor: Actor, name: string, permissions: readonly string[]): Role {
   authorize(actor, 'roles.update');
   const perms = parsePermissions(permissions);
-  return db.transaction(() => {
-    const row = getRoleByName(db, name);
-    if (!row) throw ApiError.notFound(`role "${name}"`);
-    if (row.builtin) throw new ApiError('ROLE_BUILTIN_READONLY', 'the administrator role always holds every permission');
-    if (isUserActor(actor) && actor.principal.roleName.toLowerCase() === row.name.toLowerCase()) {
-      throw denied(`You cannot change the role "${row.name}": it is your own role`);
-    }
-    const before = listRolePermissions(db, row.id) as Permission[];
-    const added = perms.filter((p) => !before.includes(p));
-    const missing = missingPermissions(added, actor.principal.permissions);
-    if (missing.length) throw denied(`You cannot add permissions you do not hold (${missing.join(', ')})`, { missing });
-    const wasFull = PERMISSIONS.every((p) => before.includes(p));
-    if (wasFull && !PERMISSIONS.every((p) => perms.includes(p))) {
-      requireFullAdminRemains(db, (u) => u.role_id !== row.id, `reducing the role ${row.name}`);
-    }
-    replaceRolePermissions(db, row.id, perms);
-    recordAudit(db, actor, { action: 'role.update', target: `role ${row.name}`, changes: changesBetween({ permissions: before }, { permissions: perms }) });
-    return toRole(db, row);
-  }).immediate();
+  return db
+    .transaction(() => {
+      const row = getRoleByName(db, name);
+      if (!row) throw ApiError.notFound(`role "${name}"`);
+      if (row.builtin) throw new ApiError('ROLE_BUILTIN_READONLY', 'the administrator role always holds every permission');
+      if (isUserActor(actor) && actor.principal.roleName.toLowerCase() === row.name.toLowerCase()) {
+        throw denied(`You cannot change the role "${row.name}": it is your own role`);
+      }
+      const before = listRolePermissions(db, row.id) as Permission[];
+      const added = perms.filter((p) => !before.includes(p));
+      const missing = missingPermissions(added, actor.principal.permissions);
+      if (missing.length) throw denied(`You cannot add permissions you do not hold (${missing.join(', ')})`, { missing });
+      const wasFull = PERMISSIONS.every((p) => before.includes(p));
+      if (wasFull && !PERMISSIONS.every((p) => perms.includes(p))) {
+        requireFullAdminRemains(db, (u) => u.role_id !== row.id, `reducing the role ${row.name}`);
+      }
+      replaceRolePermissions(db, row.id, perms);
+      recordAudit(db, actor, { action: 'role.update', target: `role ${row.name}`, changes: changesBetween({ permissions: before }, { permissions: perms }) });
+      return toRole(db, row);
+    })
+    .immediate();
 }

@@ -1,6 +1,6 @@
 // Queries behind the statistics endpoint: counters kept by triggers (0001, 0002) and index-only counts, never a scan of backups.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, explainQueryPlan } from '../../db/statements';
 
 /** Width of the started_at buckets of backup_outcome_buckets (schema 0002). */
 export const OUTCOME_BUCKET_MS = 600_000;
@@ -46,9 +46,7 @@ function prepareStatements(db: DB) {
          FROM backup_totals t, snapshot_totals s
         WHERE t.id = 1 AND s.id = 1`,
     ),
-    bucketSums: db.prepare(
-      'SELECT ifnull(sum(succeeded), 0) AS succeeded, ifnull(sum(failed), 0) AS failed FROM backup_outcome_buckets WHERE bucket >= ?',
-    ),
+    bucketSums: db.prepare('SELECT ifnull(sum(succeeded), 0) AS succeeded, ifnull(sum(failed), 0) AS failed FROM backup_outcome_buckets WHERE bucket >= ?'),
     // At most one bucket's worth of records, found through backups_started.
     exactRange: db.prepare(
       `SELECT ifnull(sum(success), 0) AS succeeded, ifnull(sum(1 - success), 0) AS failed
@@ -63,6 +61,11 @@ function stmts(db: DB) {
   let s = cache.get(db);
   if (!s) cache.set(db, (s = prepareStatements(db)));
   return s;
+}
+
+/** The query plan of one of the statements above, run with `args` (for the query-plan tests). */
+export function explainStatsStatement(db: DB, name: keyof ReturnType<typeof prepareStatements>, ...args: unknown[]): string[] {
+  return explainQueryPlan(db, stmts(db)[name].source, args);
 }
 
 export function getInventoryCounts(db: DB): InventoryCounts {
@@ -107,7 +110,9 @@ export interface OutcomeBucketRow {
 /** Finished backups per 10-minute bucket since `since`: from the counters for every device, else from the records of the scope's devices. */
 export function listOutcomeBuckets(db: DB, groupIds: readonly number[] | null, since: number): OutcomeBucketRow[] {
   if (groupIds === null) {
-    return db.prepare('SELECT bucket, succeeded, failed FROM backup_outcome_buckets WHERE bucket >= ? ORDER BY bucket').all(Math.floor(since / OUTCOME_BUCKET_MS)) as OutcomeBucketRow[];
+    return db
+      .prepare('SELECT bucket, succeeded, failed FROM backup_outcome_buckets WHERE bucket >= ? ORDER BY bucket')
+      .all(Math.floor(since / OUTCOME_BUCKET_MS)) as OutcomeBucketRow[];
   }
   return db
     .prepare(

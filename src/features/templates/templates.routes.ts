@@ -12,10 +12,10 @@ const security = [{ ApiKeyAuth: [] }];
 const params = z.object({ template_id: IntIdParam('template_id').openapi({ description: 'Template id' }) });
 
 const UPDATE_REFUSALS =
-  'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the change touches what the template sends ' +
+  "Also `PERMISSION_DENIED` when the caller's device-group scope is not `all` and the change touches what the template sends " +
   '(`commands`, `pre_commands`, `enable`, `exit_command`), or the template is used by a device outside that scope; ' +
   'and when such a change is made by a caller without `credentials.view` (the enable exchange hands the enable secret to what the template sends).';
-const DELETE_REFUSALS = 'Also `PERMISSION_DENIED` when the caller\'s device-group scope is not `all` and the template is used by a device outside that scope.';
+const DELETE_REFUSALS = "Also `PERMISSION_DENIED` when the caller's device-group scope is not `all` and the template is used by a device outside that scope.";
 
 const listRoute = createRoute({
   method: 'get',
@@ -77,7 +77,7 @@ const updateRoute = createRoute({
     'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409). ' +
     '**Scope rule:** the commands a template sends run on every device using it, so changing `commands`, `pre_commands`, ' +
     '`enable` or `exit_command`, ' +
-    'or changing a template used by any device outside the caller\'s device-group scope, needs scope `all` (403 `PERMISSION_DENIED` naming the reason). ' +
+    "or changing a template used by any device outside the caller's device-group scope, needs scope `all` (403 `PERMISSION_DENIED` naming the reason). " +
     'Changing what a template sends also needs `credentials.view`: the enable exchange hands the enable secret to it.',
   security,
   middleware: [requirePermission('templates.update')] as const,
@@ -103,7 +103,7 @@ const deleteRoute = createRoute({
   summary: 'Delete a custom backup template',
   description:
     'Built-ins cannot be deleted; a template used by a device cannot be deleted. Backup records keep their history. ' +
-    '**Scope rule:** a template used by any device outside the caller\'s device-group scope can be deleted only with scope `all` ' +
+    "**Scope rule:** a template used by any device outside the caller's device-group scope can be deleted only with scope `all` " +
     '(403 `PERMISSION_DENIED`, checked before `TEMPLATE_IN_USE`).',
   security,
   middleware: [requirePermission('templates.delete')] as const,

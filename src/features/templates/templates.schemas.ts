@@ -18,9 +18,12 @@ const RE2_NOTE =
   '(JavaScript regexes can take exponential time on patterns such as (.|.)*x). A pattern RE2 cannot compile is refused with 422 VALIDATION_ERROR ' +
   'naming the field; patterns copied unchanged from a built-in template are accepted as they are.';
 const pattern = (description: string, example: string) =>
-  z.string().min(1).max(L.pattern_max).openapi({ description: `${description} (RE2 syntax: no backreferences, no lookaround; matched in linear time)`, example });
-const command = (description: string, example: string) =>
-  z.string().min(1).max(L.command_max).openapi({ description, example });
+  z
+    .string()
+    .min(1)
+    .max(L.pattern_max)
+    .openapi({ description: `${description} (RE2 syntax: no backreferences, no lookaround; matched in linear time)`, example });
+const command = (description: string, example: string) => z.string().min(1).max(L.command_max).openapi({ description, example });
 
 const EnableSchema = z
   .object({
@@ -39,20 +42,19 @@ const EnableSchema = z
 const RedactRuleSchema = z
   .object({
     pattern: pattern('Matched against each line', '^(snmp-server community) \\S+'),
-    replacement: z.string().max(L.pattern_max).openapi({ description: 'Replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"', example: '$1 <redacted>' }),
+    replacement: z.string().max(L.pattern_max).openapi({
+      description: 'Replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"',
+      example: '$1 <redacted>',
+    }),
   })
   .strict()
   .openapi('RedactRule');
 
 const fields = {
-  name: z
-    .string()
-    .min(1)
-    .max(L.name_max)
-    .openapi({
-      description: 'Unique name (case-insensitive): lower-case letters, digits, ".", "_", "-". Built-in names are reserved.',
-      example: 'cisco-ios-acme',
-    }),
+  name: z.string().min(1).max(L.name_max).openapi({
+    description: 'Unique name (case-insensitive): lower-case letters, digits, ".", "_", "-". Built-in names are reserved.',
+    example: 'cisco-ios-acme',
+  }),
   vendor: z.string().min(1).max(L.vendor_max).openapi({ description: 'Vendor / platform label', example: 'Cisco IOS / IOS-XE' }),
   description: descriptionSchema('description', L.description_max).openapi({ description: 'Free text', example: 'IOS with the ACME banner stripped' }),
   mode: z.enum(['shell', 'exec']).openapi({
@@ -82,13 +84,10 @@ const fields = {
     .array(pattern('Line pattern', '^ntp clock-period '))
     .max(L.patterns_per_list)
     .openapi({ description: 'Lines matching any of these are stored but do not count as a change', example: [] }),
-  redact_patterns: z
-    .array(RedactRuleSchema)
-    .max(L.patterns_per_list)
-    .openapi({
-      description:
-        'Secret-masking rules, applied line by line when redaction is on. Redaction also always replaces the body of a multi-line PEM private key with one "<redacted private key>" line, keeping its BEGIN and END lines.',
-    }),
+  redact_patterns: z.array(RedactRuleSchema).max(L.patterns_per_list).openapi({
+    description:
+      'Secret-masking rules, applied line by line when redaction is on. Redaction also always replaces the body of a multi-line PEM private key with one "<redacted private key>" line, keeping its BEGIN and END lines.',
+  }),
   change_events: z
     .array(pattern('Syslog message pattern', '%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>\\S+)'))
     .max(L.patterns_per_list)
@@ -122,14 +121,9 @@ export const TemplateCreateSchema = z
     description: 'A new custom template. Only name, vendor and commands are required. Unknown fields are refused (422).',
   });
 
-export const TemplateUpdateSchema = z
-  .object(fields)
-  .partial()
-  .strict()
-  .openapi('TemplateUpdate', {
-    description:
-      'Fields to change; omitted fields keep their value and the result is validated as a whole. Built-in templates cannot be updated (409).',
-  });
+export const TemplateUpdateSchema = z.object(fields).partial().strict().openapi('TemplateUpdate', {
+  description: 'Fields to change; omitted fields keep their value and the result is validated as a whole. Built-in templates cannot be updated (409).',
+});
 
 const timestamp = (what: string) =>
   z.string().openapi({ description: `${what}, "YYYY-MM-DD HH:MM:SS" in the request time zone`, example: '2025-03-01 14:05:09' });
@@ -147,7 +141,11 @@ export const TemplateSchema = z
 
 export const TemplatePageSchema = pagedSchema(TemplateSchema, 'TemplatePage');
 
-const boolParam = queryBoolean().openapi({ param: { name: 'builtin', in: 'query' }, type: 'boolean', description: 'true: built-ins only; false: custom templates only' });
+const boolParam = queryBoolean().openapi({
+  param: { name: 'builtin', in: 'query' },
+  type: 'boolean',
+  description: 'true: built-ins only; false: custom templates only',
+});
 
 export const TemplateListQuery = z.object({
   ...paginationQuery(50, 100),

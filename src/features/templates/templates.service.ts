@@ -79,10 +79,13 @@ function requireTemplateWithinScope(db: DB, actor: Actor, id: number, verb: 'cha
   if (scope.all) return;
   const outside = countTemplateDevicesOutside(db, id, [...scope.groupIds]);
   if (outside > 0) {
-    throw denied(`Template ${id} is used by ${outside} device${outside === 1 ? '' : 's'} outside your device-group scope; only a user whose scope is all can have it ${verb}`, {
-      template_id: id,
-      devices_outside_scope: outside,
-    });
+    throw denied(
+      `Template ${id} is used by ${outside} device${outside === 1 ? '' : 's'} outside your device-group scope; only a user whose scope is all can have it ${verb}`,
+      {
+        template_id: id,
+        devices_outside_scope: outside,
+      },
+    );
   }
 }
 
@@ -94,10 +97,13 @@ function requireTemplateWithinScope(db: DB, actor: Actor, id: number, verb: 'cha
  */
 function requireSecretsReach(actor: Actor, fields: readonly string[], verb: 'Changing' | 'Trying'): void {
   if (actor.principal.permissions.has('credentials.view')) return;
-  throw denied(`${verb} a template's ${fields.join(' and ')} needs the permission credentials.view: the enable exchange hands the enable secret to what the template sends`, {
-    permission: 'credentials.view',
-    fields,
-  });
+  throw denied(
+    `${verb} a template's ${fields.join(' and ')} needs the permission credentials.view: the enable exchange hands the enable secret to what the template sends`,
+    {
+      permission: 'credentials.view',
+      fields,
+    },
+  );
 }
 
 /** Everything a template sends to a device: the commands proper, and the enable and exit commands sent around them. */
@@ -248,7 +254,7 @@ export function specFields(t: TemplateSpec): TemplateSpec & { change_events: str
 }
 
 function definedOnly(patch: TemplatePatch): TemplatePatch {
-  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined)) as TemplatePatch;
+  return Object.fromEntries(Object.entries(patch).filter(([, v]) => v !== undefined));
 }
 
 function readOnly(name: string): ApiError {
@@ -256,11 +262,9 @@ function readOnly(name: string): ApiError {
 }
 
 function inUseError(id: number, devices: number): ApiError {
-  return new ApiError(
-    'TEMPLATE_IN_USE',
-    `template ${id} is used by ${devices} device${devices === 1 ? '' : 's'}; give them another template first`,
-    { device_count: devices },
-  );
+  return new ApiError('TEMPLATE_IN_USE', `template ${id} is used by ${devices} device${devices === 1 ? '' : 's'}; give them another template first`, {
+    device_count: devices,
+  });
 }
 
 function withNameCheck<T>(name: string, write: () => T): T {

@@ -102,9 +102,7 @@ function prepareStatements(db: DB) {
       `INSERT INTO templates (name, vendor, description, builtin, spec, created_at, updated_at)
        VALUES (@name, @vendor, @description, @builtin, @spec, @now, @now)`,
     ),
-    update: db.prepare(
-      'UPDATE templates SET name = @name, vendor = @vendor, description = @description, spec = @spec, updated_at = @now WHERE id = @id',
-    ),
+    update: db.prepare('UPDATE templates SET name = @name, vendor = @vendor, description = @description, spec = @spec, updated_at = @now WHERE id = @id'),
     remove: db.prepare('DELETE FROM templates WHERE id = ?'),
   };
 }

@@ -57,7 +57,9 @@ export function requireGrantable(actor: Actor, role: { name: string; permissions
   }
   const scope = actor.principal.scope;
   if (!scope.all && (groups === null || groups.some((g) => !scope.groupIds.has(g)))) {
-    throw denied(groups === null ? 'You cannot grant the scope "all groups": your own scope is limited' : 'You can only grant device groups inside your own scope');
+    throw denied(
+      groups === null ? 'You cannot grant the scope "all groups": your own scope is limited' : 'You can only grant device groups inside your own scope',
+    );
   }
 }
 

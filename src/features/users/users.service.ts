@@ -7,7 +7,17 @@ import { getRoleById, getRoleByName, type RoleRow } from '../roles/roles.store';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
-import { holdingOf, isFull, requireFullAdminRemains, requireGrantable, requireNotAbove, requireNotSelf, rolePermissions, scopeOfGroups, type Holding } from './users.policy';
+import {
+  holdingOf,
+  isFull,
+  requireFullAdminRemains,
+  requireGrantable,
+  requireNotAbove,
+  requireNotSelf,
+  rolePermissions,
+  scopeOfGroups,
+  type Holding,
+} from './users.policy';
 import { ensureBuiltinRoles } from '../roles/roles.service';
 import { isValidTimeZone } from '../../config/config';
 import { hasControlCharacters } from '../../lib/names';
@@ -36,7 +46,10 @@ export interface User {
 
 export function validatePassword(password: string): void {
   if (password.length < MIN_PASSWORD_LENGTH) {
-    throw ApiError.validation([{ field: 'password', message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }], `password must be at least ${MIN_PASSWORD_LENGTH} characters`);
+    throw ApiError.validation(
+      [{ field: 'password', message: `must be at least ${MIN_PASSWORD_LENGTH} characters` }],
+      `password must be at least ${MIN_PASSWORD_LENGTH} characters`,
+    );
   }
   if (password.length > 1024) throw ApiError.validation([{ field: 'password', message: 'too long' }], 'password too long');
 }
@@ -45,7 +58,10 @@ function checkGroups(db: DB, groups: readonly number[]): void {
   const found = existingGroupIds(db, groups);
   const missing = groups.filter((g) => !found.has(g));
   if (missing.length) {
-    throw ApiError.validation(missing.map((g) => ({ field: 'groups', message: `group ${g} does not exist` })), `unknown group id: ${missing.join(', ')}`);
+    throw ApiError.validation(
+      missing.map((g) => ({ field: 'groups', message: `group ${g} does not exist` })),
+      `unknown group id: ${missing.join(', ')}`,
+    );
   }
 }
 
@@ -83,7 +99,14 @@ export async function createUser(db: DB, actor: Actor, input: CreateUserInput): 
   const mustChange = input.must_change_password ?? false;
   db.transaction(() => {
     try {
-      const id = insertUser(db, { username, password_hash: hash, role_id: role.id, scope_all: groups === null, must_change_password: mustChange, timezone: input.timezone ?? null });
+      const id = insertUser(db, {
+        username,
+        password_hash: hash,
+        role_id: role.id,
+        scope_all: groups === null,
+        must_change_password: mustChange,
+        timezone: input.timezone ?? null,
+      });
       if (groups) replaceScopeGroups(db, id, groups);
     } catch (err) {
       if (isUniqueViolation(err)) throw new ApiError('USERNAME_EXISTS', `a user named "${username}" already exists`);
@@ -92,7 +115,11 @@ export async function createUser(db: DB, actor: Actor, input: CreateUserInput): 
     recordAudit(db, actor, {
       action: 'user.create',
       target: `user ${username}`,
-      changes: changesBetween(null, { role: role.name, scope: groups ?? 'all', timezone: input.timezone ?? null, must_change_password: mustChange, password: 'x' }, { secret: ['password'] }),
+      changes: changesBetween(
+        null,
+        { role: role.name, scope: groups ?? 'all', timezone: input.timezone ?? null, must_change_password: mustChange, password: 'x' },
+        { secret: ['password'] },
+      ),
     });
   }).immediate();
   return getUser(db, username)!;
@@ -138,22 +165,24 @@ function targetFor(db: DB, actor: Actor, username: string, what: string): { row:
 /** Disable or enable a user; disabling ends their web sessions (their API keys stop on the next request). */
 export function setUserDisabled(db: DB, actor: Actor, username: string, disabled: boolean): User {
   authorize(actor, 'users.update');
-  return db.transaction(() => {
-    const { row, held } = targetFor(db, actor, username, disabled ? 'disable' : 'enable');
-    if (disabled) requireNotSelf(actor, row.id, 'disable');
-    if (disabled && row.disabled === 0 && isFull(held)) {
-      requireFullAdminRemains(db, (u) => u.id !== row.id, `disabling ${row.username}`);
-    }
-    updateUserFields(db, row.id, { disabled: disabled ? 1 : 0 });
-    const ended = disabled ? deleteUserSessions(db, row.id) : 0;
-    recordAudit(db, actor, {
-      action: disabled ? 'user.disable' : 'user.enable',
-      target: `user ${row.username}`,
-      changes: changesBetween({ disabled: row.disabled === 1 }, { disabled }),
-      details: ended ? { sessions_ended: ended } : {},
-    });
-    return toUser(db, { ...row, disabled: disabled ? 1 : 0 });
-  }).immediate();
+  return db
+    .transaction(() => {
+      const { row, held } = targetFor(db, actor, username, disabled ? 'disable' : 'enable');
+      if (disabled) requireNotSelf(actor, row.id, 'disable');
+      if (disabled && row.disabled === 0 && isFull(held)) {
+        requireFullAdminRemains(db, (u) => u.id !== row.id, `disabling ${row.username}`);
+      }
+      updateUserFields(db, row.id, { disabled: disabled ? 1 : 0 });
+      const ended = disabled ? deleteUserSessions(db, row.id) : 0;
+      recordAudit(db, actor, {
+        action: disabled ? 'user.disable' : 'user.enable',
+        target: `user ${row.username}`,
+        changes: changesBetween({ disabled: row.disabled === 1 }, { disabled }),
+        details: ended ? { sessions_ended: ended } : {},
+      });
+      return toUser(db, { ...row, disabled: disabled ? 1 : 0 });
+    })
+    .immediate();
 }
 
 /**
@@ -179,14 +208,22 @@ export async function setUserPassword(
     recordAudit(db, actor, {
       action: 'user.password_reset',
       target: `user ${row.username}`,
-      changes: { password: 'changed', ...changesBetween({ must_change_password: row.must_change_password === 1 }, { must_change_password: opts.mustChange === true }) },
+      changes: {
+        password: 'changed',
+        ...changesBetween({ must_change_password: row.must_change_password === 1 }, { must_change_password: opts.mustChange === true }),
+      },
       details: { sessions_ended: ended },
     });
   }).immediate();
 }
 
 /** A user changes their own password, proving the current one; their other sessions end. */
-export async function changeOwnPassword(db: DB, actor: Actor, input: { current: string; password: string; confirm: string }, keepSession: Buffer | null): Promise<void> {
+export async function changeOwnPassword(
+  db: DB,
+  actor: Actor,
+  input: { current: string; password: string; confirm: string },
+  keepSession: Buffer | null,
+): Promise<void> {
   const username = actor.principal.username;
   const check = await checkUserPassword(db, username, input.current);
   if (check.result !== 'ok') throw ApiError.validation([{ field: 'current', message: 'The current password is not right.' }]);
@@ -198,7 +235,12 @@ export async function changeOwnPassword(db: DB, actor: Actor, input: { current: 
     const row = requireUser(db, username);
     updateUserFields(db, row.id, { password_hash: hash, must_change_password: 0 });
     const ended = deleteUserSessions(db, row.id, keepSession);
-    recordAudit(db, actor, { action: 'user.password_change', target: `user ${row.username}`, changes: { password: 'changed' }, details: { sessions_ended: ended } });
+    recordAudit(db, actor, {
+      action: 'user.password_change',
+      target: `user ${row.username}`,
+      changes: { password: 'changed' },
+      details: { sessions_ended: ended },
+    });
   }).immediate();
 }
 
@@ -209,25 +251,27 @@ export async function changeOwnPassword(db: DB, actor: Actor, input: { current: 
  */
 export function updateUserAccess(db: DB, actor: Actor, username: string, change: { role?: string; groups?: number[] | null }): User {
   authorize(actor, 'users.update');
-  return db.transaction(() => {
-    const { row, role: oldRole, held } = targetFor(db, actor, username, 'change');
-    requireNotSelf(actor, row.id, change.role !== undefined ? 'change the role of' : 'change the scope of');
-    const role = change.role !== undefined ? roleOrInvalid(db, change.role) : oldRole;
-    const oldGroups = row.scope_all ? null : listScopeGroupIds(db, row.id);
-    const groups = change.groups !== undefined ? change.groups : oldGroups;
-    if (groups) checkGroups(db, groups);
-    requireGrantable(actor, { name: role.name, permissions: rolePermissions(db, role) }, groups);
-    const after: Holding = { permissions: rolePermissions(db, role), scope: scopeOfGroups(db, groups) };
-    if (isFull(held) && !isFull(after) && row.disabled === 0) {
-      requireFullAdminRemains(db, (u) => u.id !== row.id, `changing the role or scope of ${row.username}`);
-    }
-    updateUserFields(db, row.id, { role_id: role.id, scope_all: groups === null ? 1 : 0 });
-    replaceScopeGroups(db, row.id, groups ?? []);
-    const changes = changesBetween({ role: oldRole.name, scope: oldGroups ?? 'all' }, { role: role.name, scope: groups ?? 'all' });
-    const ended = Object.keys(changes).length ? deleteUserSessions(db, row.id) : 0;
-    recordAudit(db, actor, { action: 'user.update', target: `user ${row.username}`, changes, details: ended ? { sessions_ended: ended } : {} });
-    return toUser(db, { ...row, role_id: role.id, scope_all: groups === null ? 1 : 0 });
-  }).immediate();
+  return db
+    .transaction(() => {
+      const { row, role: oldRole, held } = targetFor(db, actor, username, 'change');
+      requireNotSelf(actor, row.id, change.role !== undefined ? 'change the role of' : 'change the scope of');
+      const role = change.role !== undefined ? roleOrInvalid(db, change.role) : oldRole;
+      const oldGroups = row.scope_all ? null : listScopeGroupIds(db, row.id);
+      const groups = change.groups !== undefined ? change.groups : oldGroups;
+      if (groups) checkGroups(db, groups);
+      requireGrantable(actor, { name: role.name, permissions: rolePermissions(db, role) }, groups);
+      const after: Holding = { permissions: rolePermissions(db, role), scope: scopeOfGroups(db, groups) };
+      if (isFull(held) && !isFull(after) && row.disabled === 0) {
+        requireFullAdminRemains(db, (u) => u.id !== row.id, `changing the role or scope of ${row.username}`);
+      }
+      updateUserFields(db, row.id, { role_id: role.id, scope_all: groups === null ? 1 : 0 });
+      replaceScopeGroups(db, row.id, groups ?? []);
+      const changes = changesBetween({ role: oldRole.name, scope: oldGroups ?? 'all' }, { role: role.name, scope: groups ?? 'all' });
+      const ended = Object.keys(changes).length ? deleteUserSessions(db, row.id) : 0;
+      recordAudit(db, actor, { action: 'user.update', target: `user ${row.username}`, changes, details: ended ? { sessions_ended: ended } : {} });
+      return toUser(db, { ...row, role_id: role.id, scope_all: groups === null ? 1 : 0 });
+    })
+    .immediate();
 }
 
 export function setUserRole(db: DB, actor: Actor, username: string, roleName: string): User {
@@ -267,11 +311,17 @@ export function setUserTimezone(db: DB, actor: Actor, username: string, timezone
     throw ApiError.validation([{ field: 'timezone', message: 'unknown IANA time zone' }], 'unknown time zone');
   }
   const tz = timezone || null;
-  return db.transaction(() => {
-    updateUserFields(db, row.id, { timezone: tz });
-    recordAudit(db, actor, { action: 'user.profile_update', target: `user ${row.username}`, changes: changesBetween({ timezone: row.timezone }, { timezone: tz }) });
-    return toUser(db, { ...row, timezone: tz });
-  }).immediate();
+  return db
+    .transaction(() => {
+      updateUserFields(db, row.id, { timezone: tz });
+      recordAudit(db, actor, {
+        action: 'user.profile_update',
+        target: `user ${row.username}`,
+        changes: changesBetween({ timezone: row.timezone }, { timezone: tz }),
+      });
+      return toUser(db, { ...row, timezone: tz });
+    })
+    .immediate();
 }
 
 // Verified when the username is unknown, so that a wrong name takes as long as a wrong password.

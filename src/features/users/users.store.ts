@@ -28,9 +28,7 @@ export function getUserById(db: DB, id: number): UserRow | undefined {
 }
 
 export function listUserRows(db: DB): UserListRow[] {
-  return db
-    .prepare('SELECT u.*, r.name AS role_name FROM users u JOIN roles r ON r.id = u.role_id ORDER BY u.username')
-    .all() as UserListRow[];
+  return db.prepare('SELECT u.*, r.name AS role_name FROM users u JOIN roles r ON r.id = u.role_id ORDER BY u.username').all() as UserListRow[];
 }
 
 export function insertUser(

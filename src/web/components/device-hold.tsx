@@ -51,7 +51,9 @@ export function DeviceHold(props: { c: WebContext; deviceId: number }) {
           <input type="hidden" name="port" value={String(hold.port)} />
           <input type="hidden" name="protocol" value={hold.protocol} />
           <input type="hidden" name="credential_id" value={String(hold.credential_id)} />
-          <button type="submit" class="primary">Approve</button>
+          <button type="submit" class="primary">
+            Approve
+          </button>
         </form>
       ) : (
         <p class="muted">You cannot approve it: {view.notApprovable}.</p>

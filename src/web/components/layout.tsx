@@ -50,7 +50,9 @@ export function Layout(props: LayoutProps) {
       </head>
       <body>
         <header class="top">
-          <a class="brand" href="/">confvault</a>
+          <a class="brand" href="/">
+            confvault
+          </a>
           {p && !props.restricted ? (
             <nav class="nav" aria-label="Main">
               {NAV.filter((n) => n.perms.every((x) => p.permissions.has(x))).map((n) => (
@@ -65,13 +67,19 @@ export function Layout(props: LayoutProps) {
               {props.restricted ? null : <a href="/account">{p.username}</a>}
               <form method="post" action="/logout" class="inline">
                 <input type="hidden" name="_csrf" value={props.csrf} />
-                <button type="submit" class="link">Log out</button>
+                <button type="submit" class="link">
+                  Log out
+                </button>
               </form>
             </div>
           ) : null}
         </header>
         <main>
-          {props.flash ? <p class={`flash ${props.flash.kind}`} role={props.flash.kind === 'error' ? 'alert' : 'status'}>{props.flash.text}</p> : null}
+          {props.flash ? (
+            <p class={`flash ${props.flash.kind}`} role={props.flash.kind === 'error' ? 'alert' : 'status'}>
+              {props.flash.text}
+            </p>
+          ) : null}
           {props.children}
         </main>
       </body>
@@ -87,11 +95,27 @@ export function Csrf({ token }: { token: string }) {
 /** The message of one field's error, placed right after its input. */
 export function FieldError({ errors, name }: { errors?: Record<string, string> | null; name: string }) {
   const m = errors?.[name];
-  return m ? <span class="field-error" id={`${name}-error`} role="alert">{m}</span> : null;
+  return m ? (
+    <span class="field-error" id={`${name}-error`} role="alert">
+      {m}
+    </span>
+  ) : null;
 }
 
 /** Previous/next links keeping the other query parameters. */
-export function Pager({ base, params, page, limit, total }: { base: string; params: Record<string, string | undefined>; page: number; limit: number; total: number }) {
+export function Pager({
+  base,
+  params,
+  page,
+  limit,
+  total,
+}: {
+  base: string;
+  params: Record<string, string | undefined>;
+  page: number;
+  limit: number;
+  total: number;
+}) {
   const pages = Math.max(1, Math.ceil(total / limit));
   const href = (n: number) => {
     const q = new URLSearchParams();
@@ -101,11 +125,23 @@ export function Pager({ base, params, page, limit, total }: { base: string; para
   };
   return (
     <nav class="pager" aria-label="Pages">
-      {page > 1 ? <a href={href(page - 1)} rel="prev">← Previous</a> : <span />}
+      {page > 1 ? (
+        <a href={href(page - 1)} rel="prev">
+          ← Previous
+        </a>
+      ) : (
+        <span />
+      )}
       <span>
         Page {page} of {pages} · {total} in all
       </span>
-      {page < pages ? <a href={href(page + 1)} rel="next">Next →</a> : <span />}
+      {page < pages ? (
+        <a href={href(page + 1)} rel="next">
+          Next →
+        </a>
+      ) : (
+        <span />
+      )}
     </nav>
   );
 }

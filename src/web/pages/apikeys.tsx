@@ -55,28 +55,36 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
     <>
       <h1>API keys</h1>
       <p>
-        Keys let scripts and monitoring use the public API as <strong>{p.username}</strong>, with your permissions and device groups.
-        Send a key in the <code>X-API-Key</code> header. <a href="/api/v1/docs">API documentation</a>
+        Keys let scripts and monitoring use the public API as <strong>{p.username}</strong>, with your permissions and device groups. Send a key in the{' '}
+        <code>X-API-Key</code> header. <a href="/api/v1/docs">API documentation</a>
       </p>
       <aside class="advice" aria-label="Data safety">
-        <strong>Data safety.</strong> Backup configuration text may contain public addresses, account references, SNMP strings and other sensitive data.
-        For reading backups, use a key whose user holds only the <code>backups.view</code> permission, and keep configuration text out of logs,
-        monitoring labels and tickets.
+        <strong>Data safety.</strong> Backup configuration text may contain public addresses, account references, SNMP strings and other sensitive data. For
+        reading backups, use a key whose user holds only the <code>backups.view</code> permission, and keep configuration text out of logs, monitoring labels
+        and tickets.
       </aside>
       {s.created ? (
         <section class="card created" aria-live="polite">
           <h2>New key “{s.created.info.name || s.created.info.prefix}”</h2>
-          <p class="warning" role="alert">Copy this key now. It is shown only once and cannot be recovered; if you lose it, revoke it and create another.</p>
+          <p class="warning" role="alert">
+            Copy this key now. It is shown only once and cannot be recovered; if you lose it, revoke it and create another.
+          </p>
           <div class="copy-row">
             <input id="new-key" class="mono" readonly value={s.created.key} aria-label="New API key" />
-            <button type="button" class="primary" data-copy="#new-key">Copy</button>
+            <button type="button" class="primary" data-copy="#new-key">
+              Copy
+            </button>
           </div>
         </section>
       ) : null}
       {can(c, 'api_keys.create') ? (
         <section class="card">
           <h2>Create a key</h2>
-          {s.errors?._form ? <p class="flash error" role="alert">{s.errors._form}</p> : null}
+          {s.errors?._form ? (
+            <p class="flash error" role="alert">
+              {s.errors._form}
+            </p>
+          ) : null}
           <form method="post" action="/api-keys" class="row">
             <Csrf token={csrf} />
             <label>
@@ -89,7 +97,9 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
               <input name="expires_in_days" inputmode="numeric" pattern="[0-9]*" value={s.values?.expires_in_days ?? '90'} />
               <FieldError errors={s.errors} name="expires_in_days" />
             </label>
-            <button type="submit" class="primary">Create key</button>
+            <button type="submit" class="primary">
+              Create key
+            </button>
           </form>
         </section>
       ) : null}
@@ -120,13 +130,29 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
                     <td>{k.last_used_at ? formatTime(k.last_used_at, tz) : 'never'}</td>
                     <td>{k.expires_at ? formatTime(k.expires_at, tz) : 'never'}</td>
                     <td>
-                      <span class={`badge ${k.state}`} title={k.state === 'exposed' ? 'Revoked: the key was sent in a URL query string, so it is in proxy and browser logs. Create a new key and send it only in the X-API-Key header.' : undefined}>{k.state}</span>
+                      <span
+                        class={`badge ${k.state}`}
+                        title={
+                          k.state === 'exposed'
+                            ? 'Revoked: the key was sent in a URL query string, so it is in proxy and browser logs. Create a new key and send it only in the X-API-Key header.'
+                            : undefined
+                        }
+                      >
+                        {k.state}
+                      </span>
                     </td>
                     <td>
                       {k.state === 'active' && can(c, 'api_keys.delete') ? (
-                        <form method="post" action={`/api-keys/${k.id}/revoke`} class="inline" data-confirm={`Revoke key ${k.prefix}…? Scripts using it will stop working.`}>
+                        <form
+                          method="post"
+                          action={`/api-keys/${k.id}/revoke`}
+                          class="inline"
+                          data-confirm={`Revoke key ${k.prefix}…? Scripts using it will stop working.`}
+                        >
                           <Csrf token={csrf} />
-                          <button type="submit" class="danger">Revoke</button>
+                          <button type="submit" class="danger">
+                            Revoke
+                          </button>
                         </form>
                       ) : null}
                     </td>

@@ -90,7 +90,16 @@ export function registerAudit(web: Hono<WebEnv>): void {
           <div class="table-wrap">
             <table class="list" id="audit">
               <thead>
-                <tr><th>When</th><th>Who</th><th>Door</th><th>Action</th><th>Target</th><th>Changes</th><th>Details</th><th>Request</th></tr>
+                <tr>
+                  <th>When</th>
+                  <th>Who</th>
+                  <th>Door</th>
+                  <th>Action</th>
+                  <th>Target</th>
+                  <th>Changes</th>
+                  <th>Details</th>
+                  <th>Request</th>
+                </tr>
               </thead>
               <tbody>
                 {rows.map((r) => (

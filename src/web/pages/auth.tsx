@@ -33,7 +33,11 @@ function LoginForm(props: { token: string; next: string; username?: string; erro
   return (
     <section class="card narrow">
       <h1>Log in</h1>
-      {props.error ? <p class="flash error" role="alert">{props.error}</p> : null}
+      {props.error ? (
+        <p class="flash error" role="alert">
+          {props.error}
+        </p>
+      ) : null}
       <form method="post" action="/login" class="stack">
         <input type="hidden" name="_csrf" value={props.token} />
         <input type="hidden" name="next" value={props.next} />
@@ -45,7 +49,9 @@ function LoginForm(props: { token: string; next: string; username?: string; erro
           Password
           <input name="password" type="password" autocomplete="current-password" required />
         </label>
-        <button type="submit" class="primary">Log in</button>
+        <button type="submit" class="primary">
+          Log in
+        </button>
       </form>
     </section>
   );
@@ -63,7 +69,8 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
   web.post('/login', async (c) => {
     const f = await formFields(c);
     const expected = getCookie(c, LOGIN_CSRF_COOKIE);
-    if (!expected || !tokensEqual(expected, f._csrf)) throw new ApiError('PERMISSION_DENIED', 'The login form expired or came from another site; reload the page and try again');
+    if (!expected || !tokensEqual(expected, f._csrf))
+      throw new ApiError('PERMISSION_DENIED', 'The login form expired or came from another site; reload the page and try again');
     const username = (f.username ?? '').trim();
     const address = clientAddress(c);
     const next = safeNext(f.next);
@@ -73,7 +80,13 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
       return render(c, { title: 'Log in', status }, <LoginForm token={token} next={next} username={username} error={error} />);
     };
     const db = c.get('app').db;
-    const outcome = await login(db, throttle, { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId') });
+    const outcome = await login(db, throttle, {
+      username,
+      password: f.password ?? '',
+      address,
+      userAgent: c.req.header('User-Agent') ?? '',
+      requestId: c.get('requestId'),
+    });
     if (outcome.result === 'throttled') {
       const seconds = Math.ceil(outcome.retryAfterMs / 1000);
       c.header('Retry-After', String(seconds));
@@ -101,7 +114,12 @@ export function registerAccount(web: Hono<WebEnv>): void {
   web.post('/account/password', async (c) => {
     const f = await formFields(c);
     try {
-      await changeOwnPassword(c.get('app').db, actorOf(c), { current: f.current ?? '', password: f.password ?? '', confirm: f.confirm ?? '' }, c.get('session').idHash);
+      await changeOwnPassword(
+        c.get('app').db,
+        actorOf(c),
+        { current: f.current ?? '', password: f.password ?? '', confirm: f.confirm ?? '' },
+        c.get('session').idHash,
+      );
     } catch (err) {
       const errors = fieldErrors(err);
       if (errors) return passwordPage(c, errors, 422);
@@ -131,8 +149,16 @@ function passwordPage(c: WebContext, errors: Record<string, string> | null, stat
     { title: 'Change password', status },
     <section class="card narrow">
       <h1>Change password</h1>
-      {forced ? <p class="flash error" role="alert">This is your first login with a generated password: choose your own password to continue.</p> : null}
-      {errors?._form ? <p class="flash error" role="alert">{errors._form}</p> : null}
+      {forced ? (
+        <p class="flash error" role="alert">
+          This is your first login with a generated password: choose your own password to continue.
+        </p>
+      ) : null}
+      {errors?._form ? (
+        <p class="flash error" role="alert">
+          {errors._form}
+        </p>
+      ) : null}
       <form method="post" action="/account/password" class="stack">
         <Csrf token={c.get('session').csrfToken} />
         {/* For password managers: which account the new password belongs to. */}
@@ -152,7 +178,9 @@ function passwordPage(c: WebContext, errors: Record<string, string> | null, stat
           <input name="confirm" type="password" autocomplete="new-password" required minlength={10} />
           <FieldError errors={errors} name="confirm" />
         </label>
-        <button type="submit" class="primary">Change password</button>
+        <button type="submit" class="primary">
+          Change password
+        </button>
       </form>
     </section>,
   );
@@ -181,7 +209,9 @@ function accountPage(c: WebContext, errors: Record<string, string> | null, statu
           <input name="timezone" value={user?.timezone ?? ''} placeholder="Europe/Berlin" />
           <FieldError errors={errors} name="timezone" />
         </label>
-        <button type="submit" class="primary">Save</button>
+        <button type="submit" class="primary">
+          Save
+        </button>
       </form>
       <p>
         <a href="/account/password">Change password</a>

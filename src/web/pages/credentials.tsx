@@ -1,7 +1,14 @@
 // Credentials: list, create, edit, delete. Secrets are write-only: the page shows only whether each one is set.
 import type { Hono } from 'hono';
 import { CredentialCreateSchema } from '../../features/credentials/credentials.schemas';
-import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential, type Credential } from '../../features/credentials/credentials.service';
+import {
+  createCredential,
+  deleteCredential,
+  getCredential,
+  listCredentials,
+  updateCredential,
+  type Credential,
+} from '../../features/credentials/credentials.service';
 import { actorOf } from '../../http/context';
 import { zodFieldErrors } from '../../http/errors';
 import { SCOPE_ALL } from '../../identity/principal';
@@ -21,7 +28,9 @@ const SECRETS = [
 function parseCredential(f: Record<string, string>, editing: boolean) {
   const body: Record<string, unknown> = { name: f.name ?? '', username: f.username ?? '', description: f.description ?? '' };
   // Usage scope: ticked groups; none ticked means "devices anywhere" on edit, and the service's default on create.
-  const groups = Object.keys(f).filter((k) => /^group_\d+$/.test(k) && f[k] === 'on').map((k) => Number(k.slice(6)));
+  const groups = Object.keys(f)
+    .filter((k) => /^group_\d+$/.test(k) && f[k] === 'on')
+    .map((k) => Number(k.slice(6)));
   body.group_ids = groups.length ? groups : editing ? null : undefined;
   for (const [k] of SECRETS) {
     if (f[`clear_${k}`] === 'on') body[k] = null;
@@ -93,20 +102,36 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Credentials</h1>
-        {can(c, 'credentials.create') ? <a class="button primary" href="/credentials/new">Add credential</a> : null}
+        {can(c, 'credentials.create') ? (
+          <a class="button primary" href="/credentials/new">
+            Add credential
+          </a>
+        ) : null}
       </div>
-      {items.length === 0 ? <p class="empty">No credentials yet.</p> : (
+      {items.length === 0 ? (
+        <p class="empty">No credentials yet.</p>
+      ) : (
         <div class="table-wrap">
           <table class="list" id="credentials">
             <thead>
-              <tr><th>Name</th><th>Username</th><th>Secrets set</th><th>Devices</th><th>Usable by devices in</th></tr>
+              <tr>
+                <th>Name</th>
+                <th>Username</th>
+                <th>Secrets set</th>
+                <th>Devices</th>
+                <th>Usable by devices in</th>
+              </tr>
             </thead>
             <tbody>
               {items.map((cr) => (
                 <tr>
                   <td>{can(c, 'credentials.update') ? <a href={`/credentials/${cr.id}/edit`}>{cr.name}</a> : cr.name}</td>
                   <td>{cr.username || '—'}</td>
-                  <td>{SECRETS.filter(([k]) => isSet(cr, k)).map(([, l]) => l).join(', ') || 'none'}</td>
+                  <td>
+                    {SECRETS.filter(([k]) => isSet(cr, k))
+                      .map(([, l]) => l)
+                      .join(', ') || 'none'}
+                  </td>
                   <td>{String(cr.device_count)}</td>
                   <td>{cr.group_ids === null ? 'anywhere' : cr.group_ids.map((g) => paths.get(g) ?? `group ${g}`).join(', ') || 'nowhere'}</td>
                 </tr>
@@ -131,7 +156,11 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
       <section class="card">
         <form method="post" action={cr ? `/credentials/${cr.id}/edit` : '/credentials'} class="grid-form" novalidate autocomplete="off">
           <Csrf token={csrf} />
-          {errors?._form ? <p class="flash error full" role="alert">{errors._form}</p> : null}
+          {errors?._form ? (
+            <p class="flash error full" role="alert">
+              {errors._form}
+            </p>
+          ) : null}
           <label>
             Name <input name="name" required maxlength={128} value={v('name', cr?.name ?? '')} />
             <FieldError errors={errors} name="name" />
@@ -143,9 +172,15 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           {SECRETS.map(([k, label]) => (
             <label class={k === 'private_key' ? 'full' : undefined}>
               {label} {cr ? <span class="muted">({isSet(cr, k) ? 'set — leave empty to keep' : 'not set'})</span> : null}
-              {k === 'private_key' ? <textarea name={k} rows={4} class="mono" autocomplete="off"></textarea> : <input name={k} type="password" autocomplete="new-password" />}
+              {k === 'private_key' ? (
+                <textarea name={k} rows={4} class="mono" autocomplete="off"></textarea>
+              ) : (
+                <input name={k} type="password" autocomplete="new-password" />
+              )}
               {cr && isSet(cr, k) ? (
-                <span class="check"><input type="checkbox" name={`clear_${k}`} /> clear</span>
+                <span class="check">
+                  <input type="checkbox" name={`clear_${k}`} /> clear
+                </span>
               ) : null}
               <FieldError errors={errors} name={k} />
             </label>
@@ -155,7 +190,9 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           </label>
           <UsageGroups c={c} current={cr?.group_ids ?? null} values={values} errors={errors} />
           <div class="full actions">
-            <button type="submit" class="primary">{cr ? 'Save credential' : 'Create credential'}</button>
+            <button type="submit" class="primary">
+              {cr ? 'Save credential' : 'Create credential'}
+            </button>
             <a href="/credentials">Cancel</a>
           </div>
         </form>
@@ -163,7 +200,9 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
       {cr && can(c, 'credentials.delete') ? (
         <form method="post" action={`/credentials/${cr.id}/delete`} class="inline" data-confirm={`Delete credential ${cr.name}?`}>
           <Csrf token={csrf} />
-          <button type="submit" class="danger">Delete credential</button>
+          <button type="submit" class="danger">
+            Delete credential
+          </button>
         </form>
       ) : null}
     </>,
@@ -177,7 +216,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
 function UsageGroups(props: { c: WebContext; current: number[] | null; values?: Record<string, string>; errors?: Record<string, string> | null }) {
   const options = groupOptions(props.c.get('app').db, props.c.get('principal').scope);
   const shown = new Set(options.map((o) => o.id));
-  const ticked = (id: number) => (props.values ? props.values[`group_${id}`] === 'on' : props.current?.includes(id) ?? false);
+  const ticked = (id: number) => (props.values ? props.values[`group_${id}`] === 'on' : (props.current?.includes(id) ?? false));
   return (
     <fieldset class="full">
       <legend>Usable by devices in (subgroups included; none ticked: devices anywhere, which needs scope "all")</legend>
@@ -186,7 +225,11 @@ function UsageGroups(props: { c: WebContext; current: number[] | null; values?: 
           <input type="checkbox" name={`group_${o.id}`} checked={ticked(o.id)} /> {o.label}
         </label>
       ))}
-      {(props.current ?? []).filter((g) => !shown.has(g)).map((g) => <input type="hidden" name={`group_${g}`} value="on" />)}
+      {(props.current ?? [])
+        .filter((g) => !shown.has(g))
+        .map((g) => (
+          <input type="hidden" name={`group_${g}`} value="on" />
+        ))}
       <FieldError errors={props.errors} name="group_ids" />
     </fieldset>
   );

@@ -55,7 +55,14 @@ function dashboardPage(c: WebContext) {
       <div class="charts">
         <section class="card">
           <h2>Backup outcomes per day (30 days)</h2>
-          <BarChart days={d.days} series={[['succeeded', 'ok'], ['failed', 'bad']]} label="backups" />
+          <BarChart
+            days={d.days}
+            series={[
+              ['succeeded', 'ok'],
+              ['failed', 'bad'],
+            ]}
+            label="backups"
+          />
         </section>
         <section class="card">
           <h2>Configuration changes per day</h2>
@@ -93,7 +100,9 @@ function dashboardPage(c: WebContext) {
               {d.failures.map((f) => (
                 <li>
                   <a href={`/devices/${f.device_id}`}>{f.device_name}</a> <span class="badge failed">{f.failure_type ?? 'failed'}</span>{' '}
-                  <span class="muted">{formatTime(f.started_at, tz)} — {f.error_message}</span>
+                  <span class="muted">
+                    {formatTime(f.started_at, tz)} — {f.error_message}
+                  </span>
                 </li>
               ))}
             </ul>
@@ -124,8 +133,12 @@ function BarChart({ days, series, label }: { days: DayPoint[]; series: [keyof Da
   return (
     <svg class="chart" viewBox={`0 0 ${W} ${H + 18}`} role="img" aria-label={`${label} per day, highest ${max}`}>
       <line x1={pad} y1={H} x2={W} y2={H} class="axis" />
-      <text x={0} y={12} class="tick">{String(max)}</text>
-      <text x={0} y={H} class="tick">0</text>
+      <text x={0} y={12} class="tick">
+        {String(max)}
+      </text>
+      <text x={0} y={H} class="tick">
+        0
+      </text>
       {days.map((d, i) => {
         let y = H;
         return (
@@ -136,7 +149,11 @@ function BarChart({ days, series, label }: { days: DayPoint[]; series: [keyof Da
               y -= h;
               return h > 0 ? <rect x={pad + i * bw + 1} y={y} width={Math.max(1, bw - 2)} height={h} class={cls} /> : null;
             })}
-            {i % 7 === 0 ? <text x={pad + i * bw} y={H + 14} class="tick">{d.day.slice(5)}</text> : null}
+            {i % 7 === 0 ? (
+              <text x={pad + i * bw} y={H + 14} class="tick">
+                {d.day.slice(5)}
+              </text>
+            ) : null}
           </g>
         );
       })}

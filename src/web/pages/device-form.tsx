@@ -38,7 +38,7 @@ export function parseDeviceForm(f: Record<string, string>): Parsed {
   const r = DeviceCreateSchema.safeParse(candidate);
   if (!r.success) for (const e of zodFieldErrors(r.error, 'json')) errors[e.field.split('.')[0]] ??= e.message;
   if (Object.keys(errors).length || !r.success) return { ok: false, errors };
-  return { ok: true, input: r.data as DeviceInput };
+  return { ok: true, input: r.data };
 }
 
 export interface DeviceFormProps {
@@ -56,14 +56,20 @@ export function DeviceForm(props: DeviceFormProps) {
   const d = props.device;
   const v = (k: string, dflt: string) => props.values?.[k] ?? dflt;
   // Only credentials the user may attach (and the device's own): another one would be refused on saving.
-  const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items.filter((c) => usageInside(props.scope, c.group_ids) || c.id === d?.credential_id);
+  const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items.filter(
+    (c) => usageInside(props.scope, c.group_ids) || c.id === d?.credential_id,
+  );
   const templates = listTemplates(props.db, { page: 1, limit: 1000 }).items;
   const e = props.errors;
   const checked = (k: string, dflt: boolean) => (props.values ? props.values[k] === 'on' : dflt);
   return (
     <form method="post" action={props.action} class="grid-form" novalidate>
       <Csrf token={props.csrf} />
-      {e?._form ? <p class="flash error full" role="alert">{e._form}</p> : null}
+      {e?._form ? (
+        <p class="flash error full" role="alert">
+          {e._form}
+        </p>
+      ) : null}
       <label>
         Name
         <input name="name" required maxlength={128} value={v('name', d?.name ?? '')} aria-invalid={e?.name ? 'true' : undefined} />
@@ -78,7 +84,9 @@ export function DeviceForm(props: DeviceFormProps) {
         Protocol
         <select name="protocol">
           {(['ssh', 'telnet'] as const).map((p) => (
-            <option value={p} selected={v('protocol', d?.protocol ?? 'ssh') === p}>{p.toUpperCase()}</option>
+            <option value={p} selected={v('protocol', d?.protocol ?? 'ssh') === p}>
+              {p.toUpperCase()}
+            </option>
           ))}
         </select>
         <FieldError errors={e} name="protocol" />
@@ -93,7 +101,9 @@ export function DeviceForm(props: DeviceFormProps) {
         <select name="group_id">
           <option value="">(ungrouped)</option>
           {props.groups.map((g) => (
-            <option value={String(g.id)} selected={v('group_id', d?.group_id ? String(d.group_id) : '') === String(g.id)}>{g.label}</option>
+            <option value={String(g.id)} selected={v('group_id', d?.group_id ? String(d.group_id) : '') === String(g.id)}>
+              {g.label}
+            </option>
           ))}
         </select>
         <FieldError errors={e} name="group_id" />
@@ -103,7 +113,9 @@ export function DeviceForm(props: DeviceFormProps) {
         <select name="credential_id">
           <option value="">(choose)</option>
           {credentials.map((c) => (
-            <option value={String(c.id)} selected={v('credential_id', d ? String(d.credential_id) : '') === String(c.id)}>{c.name}</option>
+            <option value={String(c.id)} selected={v('credential_id', d ? String(d.credential_id) : '') === String(c.id)}>
+              {c.name}
+            </option>
           ))}
         </select>
         <FieldError errors={e} name="credential_id" />
@@ -132,7 +144,9 @@ export function DeviceForm(props: DeviceFormProps) {
         <input type="checkbox" name="enabled" checked={checked('enabled', d?.enabled ?? true)} /> Enabled (backed up on schedule)
       </label>
       <div class="full actions">
-        <button type="submit" class="primary">{d ? 'Save device' : 'Create device'}</button>
+        <button type="submit" class="primary">
+          {d ? 'Save device' : 'Create device'}
+        </button>
         <a href={d ? `/devices/${d.id}` : '/devices'}>Cancel</a>
       </div>
     </form>

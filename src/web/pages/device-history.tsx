@@ -39,9 +39,23 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
         </p>
         <div class="title-row">
           <h1>Version of {formatTime(row.started_at, tz)}</h1>
-          {text !== null ? <a class="button" href={`/devices/${id}/backups/${row.id}/download`}>Download</a> : null}
+          {text !== null ? (
+            <a class="button" href={`/devices/${id}/backups/${row.id}/download`}>
+              Download
+            </a>
+          ) : null}
         </div>
-        {text === null ? <p class="flash error">{row.success ? 'The stored text of this version cannot be read (see the appliance log).' : `This backup failed: ${row.error_message ?? row.failure_type}`}</p> : <pre class="config" id="config-text">{text}</pre>}
+        {text === null ? (
+          <p class="flash error">
+            {row.success
+              ? 'The stored text of this version cannot be read (see the appliance log).'
+              : `This backup failed: ${row.error_message ?? row.failure_type}`}
+          </p>
+        ) : (
+          <pre class="config" id="config-text">
+            {text}
+          </pre>
+        )}
       </>,
     );
   });
@@ -65,11 +79,12 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     const [older, newer] = a.row.started_at <= b.row.started_at ? [a, b] : [b, a];
     const ignore = c.req.query('ignore') === '1';
     const view = c.req.query('view') === 'unified' ? 'unified' : 'split';
-    const patterns = ignore ? getTemplateSpec(c.get('app').db, a.device.template_id)?.ignore_patterns ?? [] : [];
+    const patterns = ignore ? (getTemplateSpec(c.get('app').db, a.device.template_id)?.ignore_patterns ?? []) : [];
     const tz = c.get('timezone');
     const names = { a: formatTime(older.row.started_at, tz), b: formatTime(newer.row.started_at, tz) };
     const result = await diffBackups(c.get('app'), older.row, newer.row, names, patterns);
-    const q = (over: Record<string, string>) => `/devices/${id}/diff?${new URLSearchParams({ a: older.row.id, b: newer.row.id, view, ignore: ignore ? '1' : '0', ...over })}`;
+    const q = (over: Record<string, string>) =>
+      `/devices/${id}/diff?${new URLSearchParams({ a: older.row.id, b: newer.row.id, view, ignore: ignore ? '1' : '0', ...over })}`;
     return render(
       c,
       { title: `${a.device.name} · diff`, active: '/devices' },
@@ -85,8 +100,12 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
           Newer version: {newer.row.trigger} backup{newer.row.changed_by ? `, after a change by ${newer.row.changed_by}` : ''}
         </p>
         <nav class="tabs" aria-label="Diff options">
-          <a href={q({ view: 'split' })} class={view === 'split' ? 'active' : undefined}>Side by side</a>
-          <a href={q({ view: 'unified' })} class={view === 'unified' ? 'active' : undefined}>Unified</a>
+          <a href={q({ view: 'split' })} class={view === 'split' ? 'active' : undefined}>
+            Side by side
+          </a>
+          <a href={q({ view: 'unified' })} class={view === 'unified' ? 'active' : undefined}>
+            Unified
+          </a>
           <a href={q({ ignore: ignore ? '0' : '1' })}>{ignore ? 'Show ignored lines' : `Hide ignored lines (${patterns.length || 'template'} patterns)`}</a>
         </nav>
         {result ? <DiffView result={result} view={view} /> : <p class="flash error">One of the two versions has no stored text (a failed backup).</p>}
@@ -130,10 +149,16 @@ function devicePage(c: WebContext) {
           {can(c, 'backups.run') ? (
             <form method="post" action={`/devices/${id}/backup`} class="inline" data-backup-now={String(id)}>
               <Csrf token={csrf} />
-              <button type="submit" class="primary">Back up now</button>
+              <button type="submit" class="primary">
+                Back up now
+              </button>
             </form>
           ) : null}
-          {can(c, 'devices.update') ? <a class="button" href={`/devices/${id}/edit`}>Edit</a> : null}
+          {can(c, 'devices.update') ? (
+            <a class="button" href={`/devices/${id}/edit`}>
+              Edit
+            </a>
+          ) : null}
         </div>
       </div>
       <div id="backup-status" class={`job ${jv ? jv.state : 'idle'}`} aria-live="polite" data-job={jv?.state === 'running' ? jv.id : undefined}>
@@ -148,7 +173,8 @@ function devicePage(c: WebContext) {
         <dd>{group ?? '(ungrouped)'}</dd>
         <dt>Reachability</dt>
         <dd>
-          <span class={`badge ${device.reachability.status}`}>{device.reachability.status}</span> {device.reachability.checked_at ? `checked ${formatTime(device.reachability.checked_at, tz)}` : ''}
+          <span class={`badge ${device.reachability.status}`}>{device.reachability.status}</span>{' '}
+          {device.reachability.checked_at ? `checked ${formatTime(device.reachability.checked_at, tz)}` : ''}
           {device.reachability.error ? <div class="muted">{device.reachability.error}</div> : null}
         </dd>
         <dt>State</dt>
@@ -213,7 +239,9 @@ function devicePage(c: WebContext) {
               </div>
               {successes.length >= 2 || history.total > history.items.length ? (
                 <div class="actions">
-                  <button type="submit" name="view" value="split">Compare A → B</button>
+                  <button type="submit" name="view" value="split">
+                    Compare A → B
+                  </button>
                   <label class="check">
                     <input type="checkbox" name="ignore" value="1" /> hide lines the template ignores
                   </label>
@@ -229,7 +257,17 @@ function devicePage(c: WebContext) {
 }
 
 export function JobMessage({ job }: { job: ReturnType<typeof jobView> }) {
-  if (job.state === 'running') return <span>Backup running… {Math.round(job.elapsed_ms / 1000)} s{job.progress ? ` (${job.progress})` : ''}</span>;
+  if (job.state === 'running')
+    return (
+      <span>
+        Backup running… {Math.round(job.elapsed_ms / 1000)} s{job.progress ? ` (${job.progress})` : ''}
+      </span>
+    );
   if (job.state === 'succeeded') return <span>Backup succeeded{job.changed ? ': the configuration changed.' : ': no change.'}</span>;
-  return <span>Backup {job.state}: {job.failure ? `${job.failure} — ` : ''}{job.message}</span>;
+  return (
+    <span>
+      Backup {job.state}: {job.failure ? `${job.failure} — ` : ''}
+      {job.message}
+    </span>
+  );
 }

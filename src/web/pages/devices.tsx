@@ -36,7 +36,13 @@ export function registerDevices(web: Hono<WebEnv>): void {
       return redirectWith(c, `/devices/${d.id}`, `Device ${d.name} created.${heldNote(c, d.id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, null, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
+      if (errors)
+        return formPage(
+          c,
+          null,
+          f,
+          err instanceof ApiError && typeof err.details.field === 'string' && err.details.field ? { [err.details.field]: err.message } : errors,
+        );
       throw err;
     }
   });
@@ -56,7 +62,13 @@ export function registerDevices(web: Hono<WebEnv>): void {
       return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.${heldNote(c, id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
-      if (errors) return formPage(c, id, f, err instanceof ApiError && err.details.field ? { [String(err.details.field)]: err.message } : errors);
+      if (errors)
+        return formPage(
+          c,
+          id,
+          f,
+          err instanceof ApiError && typeof err.details.field === 'string' && err.details.field ? { [err.details.field]: err.message } : errors,
+        );
       throw err;
     }
   });
@@ -110,10 +122,22 @@ function listPage(c: WebContext) {
   const page = intQuery(c, 'page', 1, 100_000);
   const staleOnly = c.req.query('stale') === '1';
   const staleHours = c.get('app').config.backup.stale_after_hours;
-  const filter: DeviceFilter = { q: q || undefined, group_id: groupId || undefined, reachability: reach, stale_before: staleOnly ? staleBefore(staleHours) : undefined };
+  const filter: DeviceFilter = {
+    q: q || undefined,
+    group_id: groupId || undefined,
+    reachability: reach,
+    stale_before: staleOnly ? staleBefore(staleHours) : undefined,
+  };
   const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE);
-  const held = heldDevices(db, items.map((d) => d.id));
-  const stale = staleDevices(db, items.map((d) => d.id), staleHours);
+  const held = heldDevices(
+    db,
+    items.map((d) => d.id),
+  );
+  const stale = staleDevices(
+    db,
+    items.map((d) => d.id),
+    staleHours,
+  );
   const groups = groupOptions(db, p.scope);
   const paths = groupPaths(groups);
   return render(
@@ -122,7 +146,11 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Devices</h1>
-        {can(c, 'devices.create') ? <a class="button primary" href="/devices/new">Add device</a> : null}
+        {can(c, 'devices.create') ? (
+          <a class="button primary" href="/devices/new">
+            Add device
+          </a>
+        ) : null}
       </div>
       <form method="get" action="/devices" class="row filters" role="search">
         <label>
@@ -134,7 +162,9 @@ function listPage(c: WebContext) {
           <select name="group_id">
             <option value="">All groups</option>
             {groups.map((g) => (
-              <option value={String(g.id)} selected={g.id === groupId}>{g.label}</option>
+              <option value={String(g.id)} selected={g.id === groupId}>
+                {g.label}
+              </option>
             ))}
           </select>
         </label>
@@ -143,7 +173,9 @@ function listPage(c: WebContext) {
           <select name="reachability">
             <option value="">Any</option>
             {REACH.map((r) => (
-              <option value={r} selected={r === reach}>{r}</option>
+              <option value={r} selected={r === reach}>
+                {r}
+              </option>
             ))}
           </select>
         </label>
@@ -172,13 +204,25 @@ function listPage(c: WebContext) {
                   <td>
                     <a href={`/devices/${d.id}`}>{d.name}</a>
                     {d.enabled ? null : <span class="badge muted">disabled</span>}
-                    {held.has(d.id) ? <span class="badge failed" title="backups held until an entitled user approves the address">held</span> : null}
-                    {stale.has(d.id) ? <span class="badge expired stale" title={`no successful backup for more than ${staleHours} h`}>stale</span> : null}
+                    {held.has(d.id) ? (
+                      <span class="badge failed" title="backups held until an entitled user approves the address">
+                        held
+                      </span>
+                    ) : null}
+                    {stale.has(d.id) ? (
+                      <span class="badge expired stale" title={`no successful backup for more than ${staleHours} h`}>
+                        stale
+                      </span>
+                    ) : null}
                   </td>
-                  <td class="mono">{`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span></td>
-                  <td>{d.group_id ? paths.get(d.group_id) ?? d.group_id : '—'}</td>
+                  <td class="mono">
+                    {`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span>
+                  </td>
+                  <td>{d.group_id ? (paths.get(d.group_id) ?? d.group_id) : '—'}</td>
                   <td>
-                    <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>{d.reachability.status}</span>
+                    <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>
+                      {d.reachability.status}
+                    </span>
                   </td>
                   <td>
                     {d.last_backup ? (
@@ -196,7 +240,13 @@ function listPage(c: WebContext) {
           </table>
         </div>
       )}
-      <Pager base="/devices" params={{ q, group_id: groupId ? String(groupId) : undefined, reachability: reach, stale: staleOnly ? '1' : undefined }} page={page} limit={PAGE_SIZE} total={total} />
+      <Pager
+        base="/devices"
+        params={{ q, group_id: groupId ? String(groupId) : undefined, reachability: reach, stale: staleOnly ? '1' : undefined }}
+        page={page}
+        limit={PAGE_SIZE}
+        total={total}
+      />
     </>,
   );
 }
@@ -227,7 +277,9 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
       {device && can(c, 'devices.delete') ? (
         <form method="post" action={`/devices/${device.id}/delete`} class="inline" data-confirm={`Delete ${device.name} and all its backup records?`}>
           <Csrf token={c.get('session').csrfToken} />
-          <button type="submit" class="danger">Delete device</button>
+          <button type="submit" class="danger">
+            Delete device
+          </button>
         </form>
       ) : null}
     </>,
@@ -244,8 +296,8 @@ export function HostKeyChange(props: { c: WebContext; deviceId: number }) {
     <section class="card" id="host-key-change">
       <h2>Changed SSH host key</h2>
       <p>
-        The device presented a different host key at {formatTime(offer.seen_at, c.get('timezone'))}. Recorded:{' '}
-        <code>{device.host_key ?? '—'}</code>; offered: <code class="fingerprint">{offer.fingerprint}</code>
+        The device presented a different host key at {formatTime(offer.seen_at, c.get('timezone'))}. Recorded: <code>{device.host_key ?? '—'}</code>; offered:{' '}
+        <code class="fingerprint">{offer.fingerprint}</code>
       </p>
       {offer.approved_at !== null ? (
         <p>Accepted by {offer.approved_by ?? '?'}: the next backup accepts this key, and only this one.</p>

@@ -2,7 +2,12 @@
 import type { DiffResult } from '../diff';
 
 export function DiffView({ result, view }: { result: DiffResult; view: 'split' | 'unified' }) {
-  if (result.identical) return <p class="flash ok" id="diff-identical">The two versions are identical.</p>;
+  if (result.identical)
+    return (
+      <p class="flash ok" id="diff-identical">
+        The two versions are identical.
+      </p>
+    );
   if (result.tooDifferent && result.preview) return <BothVersions preview={result.preview} />;
   return (
     <>
@@ -59,7 +64,8 @@ export function DiffView({ result, view }: { result: DiffResult; view: 'split' |
 
 /** Two versions too different to align (DIFF_LIMITS): both shown side by side, unaligned, up to a preview length. */
 function BothVersions({ preview }: { preview: NonNullable<DiffResult['preview']> }) {
-  const more = (shown: number, total: number) => (total > shown ? <p class="muted">… {total - shown} more lines: open or download the version to see them all.</p> : null);
+  const more = (shown: number, total: number) =>
+    total > shown ? <p class="muted">… {total - shown} more lines: open or download the version to see them all.</p> : null;
   return (
     <>
       <p class="advice" id="diff-too-different">

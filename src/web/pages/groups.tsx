@@ -13,7 +13,12 @@ function parseGroup(f: Record<string, string>) {
   const parent = (f.parent_id ?? '').trim();
   // An empty schedule field means "inherit" (the API's null); anything else goes through the API's cron check.
   const schedule = (f.schedule ?? '').trim();
-  const r = GroupCreateSchema.safeParse({ name: f.name ?? '', parent_id: parent === '' ? null : Number(parent), description: f.description ?? '', schedule: schedule === '' ? null : schedule });
+  const r = GroupCreateSchema.safeParse({
+    name: f.name ?? '',
+    parent_id: parent === '' ? null : Number(parent),
+    description: f.description ?? '',
+    schedule: schedule === '' ? null : schedule,
+  });
   if (r.success) return { ok: true as const, input: { ...r.data, schedule: r.data.schedule ?? null } };
   const errors: Record<string, string> = {};
   for (const e of zodFieldErrors(r.error, 'json')) errors[e.field] ??= e.message;
@@ -86,9 +91,13 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
               Parent
               <select name="parent_id">
                 <option value="">(top level)</option>
-                {options.filter((o) => o.id !== n.id).map((o) => (
-                  <option value={String(o.id)} selected={tree && parentOf(tree, n.id) === o.id}>{o.label}</option>
-                ))}
+                {options
+                  .filter((o) => o.id !== n.id)
+                  .map((o) => (
+                    <option value={String(o.id)} selected={tree && parentOf(tree, n.id) === o.id}>
+                      {o.label}
+                    </option>
+                  ))}
               </select>
             </label>
             <label>
@@ -100,7 +109,9 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
         {can(c, 'groups.delete') ? (
           <form method="post" action={`/groups/${n.id}/delete`} class="inline" data-confirm={`Delete group ${n.name}?`}>
             <Csrf token={csrf} />
-            <button type="submit" class="danger">Delete</button>
+            <button type="submit" class="danger">
+              Delete
+            </button>
           </form>
         ) : null}
       </details>
@@ -118,7 +129,9 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
     { title: 'Groups', active: '/groups', status: s.errors ? 422 : 200 },
     <>
       <h1>Device groups</h1>
-      {tree.length === 0 ? <p class="empty">No groups yet.</p> : (
+      {tree.length === 0 ? (
+        <p class="empty">No groups yet.</p>
+      ) : (
         <ul class="tree" id="group-tree">
           {tree.map((n) => (
             <Node n={n} />
@@ -128,7 +141,11 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
       {can(c, 'groups.create') ? (
         <section class="card">
           <h2>New group</h2>
-          {s.errors?._form ? <p class="flash error" role="alert">{s.errors._form}</p> : null}
+          {s.errors?._form ? (
+            <p class="flash error" role="alert">
+              {s.errors._form}
+            </p>
+          ) : null}
           <form method="post" action="/groups" class="row">
             <Csrf token={csrf} />
             <label>
@@ -141,7 +158,9 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
               <select name="parent_id">
                 <option value="">(top level)</option>
                 {options.map((o) => (
-                  <option value={String(o.id)} selected={s.values?.parent_id === String(o.id)}>{o.label}</option>
+                  <option value={String(o.id)} selected={s.values?.parent_id === String(o.id)}>
+                    {o.label}
+                  </option>
                 ))}
               </select>
               <FieldError errors={s.errors} name="parent_id" />
@@ -155,7 +174,9 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
               <input name="schedule" class="mono" maxlength={128} placeholder="inherit" value={s.values?.schedule ?? ''} />
               <FieldError errors={s.errors} name="schedule" />
             </label>
-            <button type="submit" class="primary">Create group</button>
+            <button type="submit" class="primary">
+              Create group
+            </button>
           </form>
         </section>
       ) : null}

@@ -30,7 +30,7 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     const device = getDevice(app.db, scope, id);
     const a = getDeviceBackupRow(app.db, scope, id, c.req.query('a') ?? '');
     const b = getDeviceBackupRow(app.db, scope, id, c.req.query('b') ?? '');
-    const patterns = c.req.query('ignore') === '1' ? getTemplateSpec(app.db, device.template_id)?.ignore_patterns ?? [] : [];
+    const patterns = c.req.query('ignore') === '1' ? (getTemplateSpec(app.db, device.template_id)?.ignore_patterns ?? []) : [];
     const names = { a: a.id, b: b.id };
     // The JSON body {identical, added, removed, unified} is built on the worker (it can be tens of MB).
     const r = await diffBackups(app, a, b, names, patterns, { json: true });

@@ -17,7 +17,11 @@ import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, formatTime, need, type WebContext, type WebEnv } from '../web-context';
 
 const BASE = '/settings/notifications';
-const split = (v: string | undefined) => (v ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+const split = (v: string | undefined) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 
 export function registerNotifications(web: Hono<WebEnv>): void {
   web.get(BASE, need('settings.view'), (c) => notificationsPage(c, {}));
@@ -69,7 +73,9 @@ export function registerNotifications(web: Hono<WebEnv>): void {
       createRule(c.get('app').db, actorOf(c), {
         name: (f.name ?? '').trim(),
         events: NOTIFICATION_EVENTS.filter((e) => f[`event_${e}`] === 'on'),
-        channels: Object.keys(f).filter((k) => k.startsWith('channel_') && f[k] === 'on').map((k) => k.slice('channel_'.length)),
+        channels: Object.keys(f)
+          .filter((k) => k.startsWith('channel_') && f[k] === 'on')
+          .map((k) => k.slice('channel_'.length)),
         groups: groups.map(Number),
         include_diff: f.include_diff === 'on',
       });
@@ -158,7 +164,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                           </form>
                           <form method="post" action={`${BASE}/channels/${encodeURIComponent(ch.name)}/remove`} class="inline">
                             <Csrf token={csrf} />
-                            <button type="submit" class="danger">Remove</button>
+                            <button type="submit" class="danger">
+                              Remove
+                            </button>
                           </form>
                         </>
                       ) : null}
@@ -173,7 +181,11 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
       {edit ? (
         <section class="card">
           <h2>Add a channel</h2>
-          {s.channelErrors?._form ? <p class="flash error" role="alert">{s.channelErrors._form}</p> : null}
+          {s.channelErrors?._form ? (
+            <p class="flash error" role="alert">
+              {s.channelErrors._form}
+            </p>
+          ) : null}
           <form method="post" action={`${BASE}/channels`} class="stack" id="add-channel">
             <Csrf token={csrf} />
             <label>
@@ -184,7 +196,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
               Type
               <select name="type">
                 {CHANNEL_TYPES.map((t) => (
-                  <option value={t} selected={v.type === t}>{t}</option>
+                  <option value={t} selected={v.type === t}>
+                    {t}
+                  </option>
                 ))}
               </select>
               <FieldError errors={s.channelErrors} name="type" />
@@ -213,8 +227,12 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                 Security
                 <select name="smtp_tls">
                   <option value="starttls">STARTTLS (required)</option>
-                  <option value="tls" selected={v.smtp_tls === 'tls'}>TLS</option>
-                  <option value="none" selected={v.smtp_tls === 'none'}>none</option>
+                  <option value="tls" selected={v.smtp_tls === 'tls'}>
+                    TLS
+                  </option>
+                  <option value="none" selected={v.smtp_tls === 'none'}>
+                    none
+                  </option>
                 </select>
               </label>
               <label>
@@ -229,7 +247,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                 <FieldError errors={s.channelErrors} name="to" />
               </label>
             </fieldset>
-            <button type="submit" class="primary">Add channel</button>
+            <button type="submit" class="primary">
+              Add channel
+            </button>
           </form>
         </section>
       ) : null}
@@ -262,7 +282,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                       {edit ? (
                         <form method="post" action={`${BASE}/rules/${encodeURIComponent(r.name)}/remove`} class="inline">
                           <Csrf token={csrf} />
-                          <button type="submit" class="danger">Remove</button>
+                          <button type="submit" class="danger">
+                            Remove
+                          </button>
                         </form>
                       ) : null}
                     </td>
@@ -276,7 +298,11 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
       {edit && channels.length ? (
         <section class="card">
           <h2>Add a rule</h2>
-          {s.ruleErrors?._form ? <p class="flash error" role="alert">{s.ruleErrors._form}</p> : null}
+          {s.ruleErrors?._form ? (
+            <p class="flash error" role="alert">
+              {s.ruleErrors._form}
+            </p>
+          ) : null}
           <form method="post" action={`${BASE}/rules`} class="stack" id="add-rule">
             <Csrf token={csrf} />
             <label>
@@ -309,7 +335,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
               <input type="checkbox" name="include_diff" checked={v.include_diff === 'on'} /> Include the configuration diff (redacted as the template redacts;
               configurations are sensitive)
             </label>
-            <button type="submit" class="primary">Add rule</button>
+            <button type="submit" class="primary">
+              Add rule
+            </button>
           </form>
         </section>
       ) : null}

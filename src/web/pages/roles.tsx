@@ -64,12 +64,20 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Roles</h1>
-        {can(c, 'roles.create') ? <a class="button primary" href="/roles/new">Add role</a> : null}
+        {can(c, 'roles.create') ? (
+          <a class="button primary" href="/roles/new">
+            Add role
+          </a>
+        ) : null}
       </div>
       <div class="table-wrap">
         <table class="list" id="roles">
           <thead>
-            <tr><th>Name</th><th>Description</th><th>Permissions</th></tr>
+            <tr>
+              <th>Name</th>
+              <th>Description</th>
+              <th>Permissions</th>
+            </tr>
           </thead>
           <tbody>
             {roles.map((r) => (
@@ -89,7 +97,13 @@ function listPage(c: WebContext) {
   );
 }
 
-function formPage(c: WebContext, role: Role | null, values?: { name: string; description: string; permissions: string[] }, errors?: Record<string, string> | null, status = 422) {
+function formPage(
+  c: WebContext,
+  role: Role | null,
+  values?: { name: string; description: string; permissions: string[] },
+  errors?: Record<string, string> | null,
+  status = 422,
+) {
   const readOnly = role?.builtin === true;
   const ticked = new Set<string>(values?.permissions ?? role?.permissions ?? []);
   // Grouped by the noun before the dot, so the checkboxes read as a table of areas.
@@ -108,7 +122,11 @@ function formPage(c: WebContext, role: Role | null, values?: { name: string; des
       <section class="card">
         <form method="post" action={role ? `/roles/${encodeURIComponent(role.name)}/edit` : '/roles'} class="grid-form">
           <Csrf token={c.get('session').csrfToken} />
-          {errors?._form ? <p class="flash error full" role="alert">{errors._form}</p> : null}
+          {errors?._form ? (
+            <p class="flash error full" role="alert">
+              {errors._form}
+            </p>
+          ) : null}
           {role ? null : (
             <>
               <label>
@@ -126,7 +144,9 @@ function formPage(c: WebContext, role: Role | null, values?: { name: string; des
               <div class="row">
                 <strong>{area}</strong>
                 {perms.map((p) => (
-                  <label class="check"><input type="checkbox" name="permissions" value={p} checked={readOnly || ticked.has(p)} /> {p.split('.')[1]}</label>
+                  <label class="check">
+                    <input type="checkbox" name="permissions" value={p} checked={readOnly || ticked.has(p)} /> {p.split('.')[1]}
+                  </label>
                 ))}
               </div>
             ))}
@@ -134,7 +154,9 @@ function formPage(c: WebContext, role: Role | null, values?: { name: string; des
           </fieldset>
           {readOnly ? null : (
             <div class="full actions">
-              <button type="submit" class="primary">{role ? 'Save role' : 'Create role'}</button>
+              <button type="submit" class="primary">
+                {role ? 'Save role' : 'Create role'}
+              </button>
               <a href="/roles">Cancel</a>
             </div>
           )}

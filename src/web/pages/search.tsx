@@ -38,14 +38,20 @@ export function registerSearch(web: Hono<WebEnv>): void {
           <label>
             Mode
             <select name="mode">
-              <option value="text" selected={mode === 'text'}>Text</option>
-              <option value="regex" selected={mode === 'regex'}>Regex</option>
+              <option value="text" selected={mode === 'text'}>
+                Text
+              </option>
+              <option value="regex" selected={mode === 'regex'}>
+                Regex
+              </option>
             </select>
           </label>
           <label class="check">
             <input type="checkbox" name="case" value="1" checked={cs} /> Match case
           </label>
-          <button type="submit" class="primary">Search</button>
+          <button type="submit" class="primary">
+            Search
+          </button>
         </form>
         {result ? (
           <section id="search-results">

@@ -21,7 +21,10 @@ function lines(v: string | undefined): string[] {
  * A form's fields as a whole TemplateSpec, checked with the API's request schema (the engine's own checks follow in the
  * service). `enable` is not on the form: it keeps the stored value. Field errors are keyed by the top-level field.
  */
-export function parseTemplateForm(f: Record<string, string>, base: TemplateSpec | null): { ok: true; spec: TemplateSpec } | { ok: false; errors: Record<string, string> } {
+export function parseTemplateForm(
+  f: Record<string, string>,
+  base: TemplateSpec | null,
+): { ok: true; spec: TemplateSpec } | { ok: false; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
   const redact_patterns = lines(f.redact_patterns).map((l, i) => {
     const at = l.lastIndexOf(ARROW);
@@ -93,7 +96,9 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
   const area = (name: string, label: string, hint: string) => (
     <label class="full">
       {label} <span class="muted small">{hint}</span>
-      <textarea name={name} rows={4} class="mono" readonly={readOnly}>{v[name] ?? ''}</textarea>
+      <textarea name={name} rows={4} class="mono" readonly={readOnly}>
+        {v[name] ?? ''}
+      </textarea>
       <FieldError errors={e} name={name} />
     </label>
   );
@@ -108,7 +113,9 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
         </select>
         <FieldError errors={e} name="device_id" />
       </label>
-      <button type="submit" formaction={`${base}/try`} disabled={devices.length === 0} data-busy="Connecting to the device and collecting its configuration">Try on device</button>
+      <button type="submit" formaction={`${base}/try`} disabled={devices.length === 0} data-busy="Connecting to the device and collecting its configuration">
+        Try on device
+      </button>
       <span class="muted small">Runs the template as shown here; nothing is stored.</span>
     </div>
   ) : null;
@@ -116,18 +123,24 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
     c,
     { title, active: '/templates', status: e ? 422 : 200 },
     <>
-      <h1>{title} {t?.builtin ? <span class="badge muted">built-in</span> : null}</h1>
+      <h1>
+        {title} {t?.builtin ? <span class="badge muted">built-in</span> : null}
+      </h1>
       {t?.builtin ? <p class="advice">Built-in templates are read-only; create a custom template to change these settings.</p> : null}
       {t && !readOnly && !c.get('principal').scope.all ? (
         <p class="advice">
-          Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command)
-          needs scope all, and a template used by a device outside your scope cannot be changed or deleted.
+          Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command) needs scope all, and a template
+          used by a device outside your scope cannot be changed or deleted.
         </p>
       ) : null}
       <section class="card">
         <form method="post" action={t ? `${base}/edit` : '/templates'} class="grid-form" novalidate>
           <Csrf token={csrf} />
-          {e?._form ? <p class="flash error full" role="alert">{e._form}</p> : null}
+          {e?._form ? (
+            <p class="flash error full" role="alert">
+              {e._form}
+            </p>
+          ) : null}
           <label>
             Name <input name="name" required value={v.name ?? ''} readonly={readOnly} />
             <FieldError errors={e} name="name" />
@@ -139,8 +152,12 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           <label>
             Mode
             <select name="mode" disabled={readOnly}>
-              <option value="shell" selected={v.mode !== 'exec'}>shell (interactive, prompt-driven)</option>
-              <option value="exec" selected={v.mode === 'exec'}>exec (one SSH exec per command)</option>
+              <option value="shell" selected={v.mode !== 'exec'}>
+                shell (interactive, prompt-driven)
+              </option>
+              <option value="exec" selected={v.mode === 'exec'}>
+                exec (one SSH exec per command)
+              </option>
             </select>
             <FieldError errors={e} name="mode" />
           </label>
@@ -164,10 +181,16 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
           {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
           {area('redact_patterns', 'Redact rules', `one per line: pattern${ARROW}replacement`)}
-          {area('change_events', 'Change events', 'one regex per line; a syslog message from the device matching one queues a backup (named group "user": who changed it)')}
+          {area(
+            'change_events',
+            'Change events',
+            'one regex per line; a syslog message from the device matching one queues a backup (named group "user": who changed it)',
+          )}
           {readOnly ? null : (
             <div class="full actions">
-              <button type="submit" class="primary">{t ? 'Save template' : 'Create template'}</button>
+              <button type="submit" class="primary">
+                {t ? 'Save template' : 'Create template'}
+              </button>
               <a href="/templates">Cancel</a>
             </div>
           )}
@@ -177,7 +200,9 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       {t && !t.builtin && can(c, 'templates.delete') ? (
         <form method="post" action={`${base}/delete`} class="inline" data-confirm={`Delete template ${t.name}?`}>
           <Csrf token={csrf} />
-          <button type="submit" class="danger">Delete template</button>
+          <button type="submit" class="danger">
+            Delete template
+          </button>
         </form>
       ) : null}
       {s.trial ? <TrialView trial={s.trial} /> : null}
@@ -196,11 +221,15 @@ function TrialView({ trial }: { trial: Trial }) {
           <div class="charts">
             <div>
               <h3>Raw output</h3>
-              <pre class="config" id="trial-raw">{r.raw}</pre>
+              <pre class="config" id="trial-raw">
+                {r.raw}
+              </pre>
             </div>
             <div>
               <h3>Cleaned (as it would be stored)</h3>
-              <pre class="config" id="trial-text">{r.text}</pre>
+              <pre class="config" id="trial-text">
+                {r.text}
+              </pre>
             </div>
           </div>
         </>

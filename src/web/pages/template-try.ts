@@ -48,7 +48,10 @@ async function tryTemplate(c: WebContext, id: number | null): Promise<Response> 
   const redact = spec.redact || app.config.backup.redact_secrets;
   const collected = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact });
   // The raw output is shown redacted too when redaction is on: otherwise Try would show what no stored version holds.
-  const result = collected.ok && redact ? { ...collected, raw: applyTemplate(collected.raw, { strip_patterns: [], redact_patterns: spec.redact_patterns }, { redact }) } : collected;
+  const result =
+    collected.ok && redact
+      ? { ...collected, raw: applyTemplate(collected.raw, { strip_patterns: [], redact_patterns: spec.redact_patterns }, { redact }) }
+      : collected;
   // The output never goes into the audit log: it is configuration text and may hold secrets.
   recordTemplateTrial(app.db, actorOf(c), id, {
     device_id: device.id,

@@ -64,18 +64,32 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Templates</h1>
-        {can(c, 'templates.create') ? <a class="button primary" href="/templates/new">Add template</a> : null}
+        {can(c, 'templates.create') ? (
+          <a class="button primary" href="/templates/new">
+            Add template
+          </a>
+        ) : null}
       </div>
       <p class="muted">Built-in templates are read-only; open one to see its settings.</p>
       <div class="table-wrap">
         <table class="list" id="templates">
           <thead>
-            <tr><th>Name</th><th>Vendor</th><th>Mode</th><th>Commands</th><th>Ignored lines</th><th>Devices</th></tr>
+            <tr>
+              <th>Name</th>
+              <th>Vendor</th>
+              <th>Mode</th>
+              <th>Commands</th>
+              <th>Ignored lines</th>
+              <th>Devices</th>
+            </tr>
           </thead>
           <tbody>
             {items.map((t) => (
               <tr>
-                <td><a href={`/templates/${t.id}`}>{t.name}</a> {t.builtin ? <span class="badge muted">built-in</span> : null}{t.builtin ? null : <PatternProblems t={t} />}</td>
+                <td>
+                  <a href={`/templates/${t.id}`}>{t.name}</a> {t.builtin ? <span class="badge muted">built-in</span> : null}
+                  {t.builtin ? null : <PatternProblems t={t} />}
+                </td>
                 <td>{t.vendor}</td>
                 <td>{t.mode}</td>
                 <td class="mono">{t.commands.join('; ')}</td>

@@ -116,12 +116,23 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Users</h1>
-        {can(c, 'users.create') ? <a class="button primary" href="/users/new">Add user</a> : null}
+        {can(c, 'users.create') ? (
+          <a class="button primary" href="/users/new">
+            Add user
+          </a>
+        ) : null}
       </div>
       <div class="table-wrap">
         <table class="list" id="users">
           <thead>
-            <tr><th>Username</th><th>Role</th><th>Scope</th><th>State</th><th>Time zone</th>{can(c, 'users.update') ? <th>Actions</th> : null}</tr>
+            <tr>
+              <th>Username</th>
+              <th>Role</th>
+              <th>Scope</th>
+              <th>State</th>
+              <th>Time zone</th>
+              {can(c, 'users.update') ? <th>Actions</th> : null}
+            </tr>
           </thead>
           <tbody>
             {users.map((u) => (
@@ -138,7 +149,9 @@ function listPage(c: WebContext) {
                   <td>
                     <form method="post" action={`/users/${encodeURIComponent(u.username)}/${u.disabled ? 'enable' : 'disable'}`} class="inline">
                       <Csrf token={csrf} />
-                      <button type="submit" class={u.disabled ? undefined : 'danger'}>{u.disabled ? 'Enable' : 'Disable'}</button>
+                      <button type="submit" class={u.disabled ? undefined : 'danger'}>
+                        {u.disabled ? 'Enable' : 'Disable'}
+                      </button>
                     </form>
                   </td>
                 ) : null}
@@ -163,18 +176,30 @@ function RoleAndScope(props: { c: WebContext; role: string; scope: 'all' | numbe
         Role
         <select name="role" required>
           {roles.map((r) => (
-            <option value={r.name} selected={r.name === props.role}>{r.name}</option>
+            <option value={r.name} selected={r.name === props.role}>
+              {r.name}
+            </option>
           ))}
         </select>
         <FieldError errors={props.errors} name="role" />
       </label>
       <fieldset class="full">
         <legend>Device-group scope</legend>
-        <label class="check"><input type="radio" name="scope" value="all" checked={props.scope === 'all'} /> All groups (and ungrouped devices)</label>
-        <label class="check"><input type="radio" name="scope" value="groups" checked={props.scope !== 'all'} /> Only these groups and their subgroups:</label>
-        {options.length === 0 ? <p class="muted">No groups yet.</p> : options.map((o) => (
-          <label class="check"><input type="checkbox" name="groups" value={String(o.id)} checked={ticked.has(o.id)} /> {o.label}</label>
-        ))}
+        <label class="check">
+          <input type="radio" name="scope" value="all" checked={props.scope === 'all'} /> All groups (and ungrouped devices)
+        </label>
+        <label class="check">
+          <input type="radio" name="scope" value="groups" checked={props.scope !== 'all'} /> Only these groups and their subgroups:
+        </label>
+        {options.length === 0 ? (
+          <p class="muted">No groups yet.</p>
+        ) : (
+          options.map((o) => (
+            <label class="check">
+              <input type="checkbox" name="groups" value={String(o.id)} checked={ticked.has(o.id)} /> {o.label}
+            </label>
+          ))
+        )}
         <FieldError errors={props.errors} name="groups" />
       </fieldset>
     </>
@@ -199,7 +224,11 @@ async function createPage(c: WebContext, f?: Record<string, string>, errors?: Re
       <section class="card">
         <form method="post" action="/users" class="grid-form" autocomplete="off">
           <Csrf token={c.get('session').csrfToken} />
-          {errors?._form ? <p class="flash error full" role="alert">{errors._form}</p> : null}
+          {errors?._form ? (
+            <p class="flash error full" role="alert">
+              {errors._form}
+            </p>
+          ) : null}
           <label>
             Username <input name="username" required maxlength={64} value={f?.username ?? ''} />
             <FieldError errors={errors} name="username" />
@@ -215,7 +244,9 @@ async function createPage(c: WebContext, f?: Record<string, string>, errors?: Re
           </label>
           <RoleAndScope c={c} role={f?.role ?? ''} scope={scope} errors={errors} />
           <div class="full actions">
-            <button type="submit" class="primary">Create user</button>
+            <button type="submit" class="primary">
+              Create user
+            </button>
             <a href="/users">Cancel</a>
           </div>
         </form>
@@ -233,14 +264,20 @@ async function editPage(c: WebContext, u: User, f?: Record<string, string>, erro
     { title: `User ${u.username}`, active: '/users', status: errors ? status : 200 },
     <>
       <h1>User {u.username}</h1>
-      {errors?._form ? <p class="flash error" role="alert">{errors._form}</p> : null}
+      {errors?._form ? (
+        <p class="flash error" role="alert">
+          {errors._form}
+        </p>
+      ) : null}
       <section class="card">
         <h2>Role and scope</h2>
         <form method="post" action={`${base}/edit`} class="grid-form">
           <Csrf token={csrf} />
           <RoleAndScope c={c} role={f?.role ?? u.role} scope={scope} errors={errors} />
           <div class="full actions">
-            <button type="submit" class="primary">Save</button>
+            <button type="submit" class="primary">
+              Save
+            </button>
             <a href="/users">Cancel</a>
           </div>
         </form>

@@ -7,10 +7,7 @@ import { createSession, endSession } from './sessions.service';
 import type { LoginThrottle } from './throttle';
 
 export type LoginOutcome =
-  | { result: 'throttled'; retryAfterMs: number }
-  | { result: 'bad' }
-  | { result: 'disabled' }
-  | { result: 'ok'; cookie: string; mustChangePassword: boolean };
+  { result: 'throttled'; retryAfterMs: number } | { result: 'bad' } | { result: 'disabled' } | { result: 'ok'; cookie: string; mustChangePassword: boolean };
 
 export interface LoginAttempt {
   username: string;
@@ -39,11 +36,13 @@ export async function login(db: DB, throttle: LoginThrottle, a: LoginAttempt): P
     recordAnonymousAudit(db, { ...audit, actorName: check.username, userId: check.userId, action: 'login.refused_disabled' });
     return { result: 'disabled' };
   }
-  const cookie = db.transaction(() => {
-    const id = createSession(db, check.userId, { address: a.address, userAgent: a.userAgent });
-    recordAnonymousAudit(db, { ...audit, actorName: check.username, userId: check.userId, action: 'login.success' });
-    return id;
-  }).immediate();
+  const cookie = db
+    .transaction(() => {
+      const id = createSession(db, check.userId, { address: a.address, userAgent: a.userAgent });
+      recordAnonymousAudit(db, { ...audit, actorName: check.username, userId: check.userId, action: 'login.success' });
+      return id;
+    })
+    .immediate();
   return { result: 'ok', cookie, mustChangePassword: check.mustChangePassword };
 }
 

@@ -17,14 +17,19 @@
     var btn = e.submitter;
     var text = btn && btn.getAttribute && btn.getAttribute('data-busy');
     if (!text || e.defaultPrevented) return;
-    if (busy) { e.preventDefault(); return; }
+    if (busy) {
+      e.preventDefault();
+      return;
+    }
     busy = true;
     var note = document.createElement('span');
     note.className = 'busy';
     note.setAttribute('role', 'status');
     btn.insertAdjacentElement('afterend', note);
     var started = Date.now();
-    var tick = function () { note.textContent = ' ' + text + '… ' + Math.round((Date.now() - started) / 1000) + ' s'; };
+    var tick = function () {
+      note.textContent = ' ' + text + '… ' + Math.round((Date.now() - started) / 1000) + ' s';
+    };
     tick();
     setInterval(tick, 1000);
   });
@@ -37,10 +42,16 @@
     if (!input) return;
     var done = function () {
       btn.textContent = 'Copied';
-      setTimeout(function () { btn.textContent = 'Copy'; }, 2000);
+      setTimeout(function () {
+        btn.textContent = 'Copy';
+      }, 2000);
     };
     if (navigator.clipboard && window.isSecureContext) {
-      navigator.clipboard.writeText(input.value).then(done, function () { input.select(); document.execCommand('copy'); done(); });
+      navigator.clipboard.writeText(input.value).then(done, function () {
+        input.select();
+        document.execCommand('copy');
+        done();
+      });
     } else {
       input.select();
       document.execCommand('copy');
@@ -53,7 +64,9 @@
     var started = Date.now();
     var tick = function () {
       fetch('/api/backup-jobs/' + encodeURIComponent(jobId), { headers: { Accept: 'application/json' }, credentials: 'same-origin' })
-        .then(function (r) { return r.json(); })
+        .then(function (r) {
+          return r.json();
+        })
         .then(function (j) {
           if (j.state === 'running') {
             status.className = 'job running';
@@ -63,7 +76,9 @@
             window.location.assign('/devices/' + deviceId + '?job=' + encodeURIComponent(jobId));
           }
         })
-        .catch(function () { setTimeout(tick, 2000); });
+        .catch(function () {
+          setTimeout(tick, 2000);
+        });
     };
     tick();
   }
@@ -78,8 +93,16 @@
       button.disabled = true;
       status.className = 'job running';
       status.textContent = 'Starting backup…';
-      fetch('/api/devices/' + deviceId + '/backups', { method: 'POST', headers: { 'X-CSRF-Token': csrf, Accept: 'application/json' }, credentials: 'same-origin' })
-        .then(function (r) { return r.json().then(function (b) { return { ok: r.ok, body: b }; }); })
+      fetch('/api/devices/' + deviceId + '/backups', {
+        method: 'POST',
+        headers: { 'X-CSRF-Token': csrf, Accept: 'application/json' },
+        credentials: 'same-origin',
+      })
+        .then(function (r) {
+          return r.json().then(function (b) {
+            return { ok: r.ok, body: b };
+          });
+        })
         .then(function (res) {
           if (!res.ok) {
             status.className = 'job failed';
@@ -89,7 +112,11 @@
           }
           poll(deviceId, res.body.id, status);
         })
-        .catch(function () { status.className = 'job failed'; status.textContent = 'Could not reach the appliance'; button.disabled = false; });
+        .catch(function () {
+          status.className = 'job failed';
+          status.textContent = 'Could not reach the appliance';
+          button.disabled = false;
+        });
     });
     // A page loaded while a job runs (no-script fallback, or a reload) keeps following it.
     var running = status.getAttribute('data-job');

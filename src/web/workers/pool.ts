@@ -16,7 +16,8 @@ export const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism() - 1));
 const MAX_QUEUED = 64;
 
 export type OffThreadTask = { kind: string } & Record<string, unknown>;
-export type WorkerMessage = { id: number; type: 'progress'; value: unknown } | { id: number; type: 'done'; value: unknown } | { id: number; type: 'error'; message: string };
+export type WorkerMessage =
+  { id: number; type: 'progress'; value: unknown } | { id: number; type: 'done'; value: unknown } | { id: number; type: 'error'; message: string };
 
 /** The task ran past its hard deadline; its worker was terminated. */
 export class OffThreadTimeout extends Error {}

@@ -112,7 +112,14 @@ export function runSearch(task: SearchTask, emit: (hit: SearchHit) => void): Sea
     }
     if (count > 0) {
       hits++;
-      emit({ deviceId: t.deviceId, deviceName: t.deviceName, backupId: t.backupId, startedAt: t.startedAt, blocksHtml: blocksToHtml(contextBlocks(lines, matched)), matchCount: count });
+      emit({
+        deviceId: t.deviceId,
+        deviceName: t.deviceName,
+        backupId: t.backupId,
+        startedAt: t.startedAt,
+        blocksHtml: blocksToHtml(contextBlocks(lines, matched)),
+        matchCount: count,
+      });
     }
     if (done.partial) break;
   }
@@ -125,7 +132,10 @@ const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => ESCAPES[c]);
 /** The blocks as the search page shows them: numbered lines, the matching ones marked. */
 function blocksToHtml(blocks: Block[]): string {
   return blocks
-    .map((b) => `<pre class="context">${b.map((l) => `<span class="${l.match ? 'ln match' : 'ln'}">${escapeHtml(`${String(l.n).padStart(5)}  ${l.text}`)}</span>\n`).join('')}</pre>`)
+    .map(
+      (b) =>
+        `<pre class="context">${b.map((l) => `<span class="${l.match ? 'ln match' : 'ln'}">${escapeHtml(`${String(l.n).padStart(5)}  ${l.text}`)}</span>\n`).join('')}</pre>`,
+    )
     .join('');
 }
 
