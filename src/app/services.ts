@@ -16,7 +16,10 @@ export class MeteredBackupRunner extends BackupRunner {
   /** The options object of each pending run() (the base pool passes it on to backupDevice), with how many it started. */
   private readonly startedOf = new WeakMap<RunOptions, number>();
 
-  constructor(deps: RunnerDeps, private readonly metrics: ApplianceMetrics) {
+  constructor(
+    deps: RunnerDeps,
+    private readonly metrics: ApplianceMetrics,
+  ) {
     super(deps);
   }
 

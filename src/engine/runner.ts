@@ -154,7 +154,15 @@ export class BackupRunner {
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
       const backupId = started.id;
-      withEngineSync(db, () => recordDeviceContact(db, job, { reachability, error: result.ok ? null : result.message, hostKey: result.host_key, failure: result.ok ? null : result.failure, backupId }));
+      withEngineSync(db, () =>
+        recordDeviceContact(db, job, {
+          reachability,
+          error: result.ok ? null : result.message,
+          hostKey: result.host_key,
+          failure: result.ok ? null : result.failure,
+          backupId,
+        }),
+      );
       const done = await finishBackup(
         db,
         snapshots,

@@ -4,8 +4,6 @@ import { ApiError, type FieldError } from '../errors';
 import type { AppEnv } from '../http/context';
 import type { Permission } from '../identity/permissions';
 import type { WebSession } from './session/sessions.service';
-import { recordAudit } from '../features/audit/audit.service';
-import { actorOf } from '../http/context';
 
 export interface WebEnv {
   Variables: AppEnv['Variables'] & {
@@ -27,11 +25,6 @@ export function need(...permissions: Permission[]): MiddlewareHandler<WebEnv> {
 
 export function can(c: WebContext, p: Permission): boolean {
   return c.get('principal').permissions.has(p);
-}
-
-/** One audit row for an action of the signed-in user. */
-export function audit(c: WebContext, action: string, target = '', details: Record<string, unknown> = {}): void {
-  recordAudit(c.get('app').db, actorOf(c), { action, target, details });
 }
 
 /** Field errors of a service's validation error, keyed by field, for showing next to each input. */

@@ -52,7 +52,10 @@ function parsePrometheus(text: string): Map<string, Family> {
     const [, name, , labelText, valueText] = m;
     assert.ok(current, `${where}: sample before any TYPE`);
     const suffixes = current.type === 'histogram' ? ['_bucket', '_sum', '_count'] : current.type === 'summary' ? ['', '_sum', '_count'] : [''];
-    assert.ok(suffixes.some((s) => name === current!.name + s), `${where}: sample outside its family ${current.name}`);
+    assert.ok(
+      suffixes.some((s) => name === current!.name + s),
+      `${where}: sample outside its family ${current.name}`,
+    );
     const labels: Record<string, string> = {};
     let rest = labelText ?? '';
     while (rest.length) {
@@ -109,15 +112,24 @@ test('/metrics needs an API key in X-API-Key holding dashboard.view; refusals us
   const denied = await t.api('/metrics', { key: other });
   assert.equal(denied.status, 403);
   assert.equal(((await denied.json()) as { error: { code: string } }).error.code, 'PERMISSION_DENIED');
-
 });
 
 test('families are present and typed; a backup moves the counters; labels carry no device name', async () => {
   const { db, secrets } = t.services;
   const tpl = seedBuiltinTemplate(db, 'frr');
-  const good = seedDevice(db, { name: 'secret-core-router-7', port: sim.port, credential_id: seedCredential(db, secrets, { name: 'c1', username: 'r1', password: 'pw-r1-123' }), template_id: tpl });
+  const good = seedDevice(db, {
+    name: 'secret-core-router-7',
+    port: sim.port,
+    credential_id: seedCredential(db, secrets, { name: 'c1', username: 'r1', password: 'pw-r1-123' }),
+    template_id: tpl,
+  });
   // A closed port: a quick CONNECTION_REFUSED.
-  const bad = seedDevice(db, { name: 'secret-edge-router-9', port: 1, credential_id: seedCredential(db, secrets, { name: 'c2', username: 'x', password: 'y' }), template_id: tpl });
+  const bad = seedDevice(db, {
+    name: 'secret-edge-router-9',
+    port: 1,
+    credential_id: seedCredential(db, secrets, { name: 'c2', username: 'x', password: 'y' }),
+    template_id: tpl,
+  });
 
   // Created long ago and never backed up: stale until its first successful backup.
   db.prepare('UPDATE devices SET created_at = ? WHERE id = ?').run(Date.now() - 100 * 3_600_000, good);
@@ -167,7 +179,12 @@ test('families are present and typed; a backup moves the counters; labels carry 
   assert.ok(value(after, 'confvault_http_requests_total', { method: 'GET', route: '/metrics', status: '200' }) >= 1);
 
   // Queue depth: with two workers, the third device waits for a free one; none is left waiting afterwards.
-  const third = seedDevice(db, { name: 'secret-third-9', port: 1, credential_id: seedCredential(db, secrets, { name: 'c3', username: 'x', password: 'y' }), template_id: tpl });
+  const third = seedDevice(db, {
+    name: 'secret-third-9',
+    port: 1,
+    credential_id: seedCredential(db, secrets, { name: 'c3', username: 'x', password: 'y' }),
+    template_id: tpl,
+  });
   const runner = t.services.runner as MeteredBackupRunner;
   const pending = runner.run([good, bad, third], { trigger: 'manual' });
   assert.equal(runner.queued(), 1);

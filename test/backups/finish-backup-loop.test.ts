@@ -30,7 +30,7 @@ const bigConfig = (tag: string, mb: number) => {
 };
 
 /** Ticks of a 5 ms interval while `work` runs: a blocked event loop gets none. */
-async function ticksDuring(work: () => Promise<unknown> | unknown): Promise<number> {
+async function ticksDuring(work: () => unknown): Promise<number> {
   let ticks = 0;
   const tick = setInterval(() => ticks++, 5);
   await new Promise((r) => setTimeout(r, 10));
@@ -69,7 +69,10 @@ test('two devices finishing with the same text at the same moment: both recorded
   assert.equal(ra.success && rb.success, true);
   assert.equal(ra.hash, rb.hash);
   const dir = path.join(snapshots.root, ra.hash!.slice(0, 2));
-  assert.deepEqual(readdirSync(dir).filter((f) => f.includes(ra.hash!)), [`${ra.hash}.gz`]);
+  assert.deepEqual(
+    readdirSync(dir).filter((f) => f.includes(ra.hash!)),
+    [`${ra.hash}.gz`],
+  );
   assert.equal(snapshots.read(ra.hash!), text);
 });
 
@@ -83,12 +86,20 @@ test('the engine records commit with synchronous=NORMAL; the connection is back 
   await finishBackup(db, snapshots, started, { ok: false, failure: 'TIMEOUT', message: 'timed out' });
   assert.equal(db.pragma('synchronous', { simple: true }), FULL, 'finishBackup put FULL back');
   // An import records inside its own (audited) transaction, where SQLite cannot change the setting: it stays FULL.
-  const inside = db.transaction(() => {
-    const s = startBackup(db, devices[0], null, 'import');
-    finishBackupSync(db, snapshots, s, { ok: true, text: 'hostname fb1\n', ignorePatterns: [] });
-    return withEngineSync(db, () => db.pragma('synchronous', { simple: true }));
-  }).immediate();
+  const inside = db
+    .transaction(() => {
+      const s = startBackup(db, devices[0], null, 'import');
+      finishBackupSync(db, snapshots, s, { ok: true, text: 'hostname fb1\n', ignorePatterns: [] });
+      return withEngineSync(db, () => db.pragma('synchronous', { simple: true }));
+    })
+    .immediate();
   assert.equal(inside, FULL);
-  assert.throws(() => withEngineSync(db, () => { throw new Error('boom'); }), /boom/);
+  assert.throws(
+    () =>
+      withEngineSync(db, () => {
+        throw new Error('boom');
+      }),
+    /boom/,
+  );
   assert.equal(db.pragma('synchronous', { simple: true }), FULL, 'FULL is back after a failure too');
 });

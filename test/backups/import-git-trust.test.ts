@@ -17,7 +17,18 @@ function git(cwd: string, args: string[]): string {
   return execFileSync('git', args, {
     cwd,
     encoding: 'utf8',
-    env: { PATH: process.env.PATH, HOME: cwd, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null', GIT_AUTHOR_NAME: 'old', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'old', GIT_COMMITTER_EMAIL: 'o@x', GIT_AUTHOR_DATE: '2026-01-02T03:04:05Z', GIT_COMMITTER_DATE: '2026-01-02T03:04:05Z' },
+    env: {
+      PATH: process.env.PATH,
+      HOME: cwd,
+      GIT_CONFIG_NOSYSTEM: '1',
+      GIT_CONFIG_GLOBAL: '/dev/null',
+      GIT_AUTHOR_NAME: 'old',
+      GIT_AUTHOR_EMAIL: 'o@x',
+      GIT_COMMITTER_NAME: 'old',
+      GIT_COMMITTER_EMAIL: 'o@x',
+      GIT_AUTHOR_DATE: '2026-01-02T03:04:05Z',
+      GIT_COMMITTER_DATE: '2026-01-02T03:04:05Z',
+    },
   });
 }
 

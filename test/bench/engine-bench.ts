@@ -103,7 +103,9 @@ export async function runEngineBench(say: (line: string) => void, o: EngineBench
       row('  finishBackup (SnapshotStore.putAsync + record transaction; wall time, the loop is free meanwhile)', t(s.finish_backup), 'report only', null),
       row('SnapshotStore.put alone (SHA-256, gzip, write, 2 fsyncs)', t(s.put_alone), 'report only', null),
     ],
-    notes: [`gzip stores ${num(s.stored_bytes)} bytes per text (${((s.stored_bytes / s.text_bytes) * 100).toFixed(0)}%); the engine's records commit with synchronous=NORMAL as in production (withEngineSync, src/db/open.ts).`],
+    notes: [
+      `gzip stores ${num(s.stored_bytes)} bytes per text (${((s.stored_bytes / s.text_bytes) * 100).toFixed(0)}%); the engine's records commit with synchronous=NORMAL as in production (withEngineSync, src/db/open.ts).`,
+    ],
   };
   return [fleet, storage];
 }

@@ -39,7 +39,10 @@ const merge = (loops: Loop[]): Loop => ({
  * `parts` (default all three) is for finding out what costs the event loop: without the backup run the load
  * lasts a fixed 15 s. CONFVAULT_BENCH_HOSTILE_PARTS=run,search,diff picks them from `npm run bench`.
  */
-export async function runHostileBench(say: (line: string) => void, o: { devices: number; parts?: ReadonlySet<'run' | 'search' | 'diff'>; cpuProfileDir?: string }): Promise<Section> {
+export async function runHostileBench(
+  say: (line: string) => void,
+  o: { devices: number; parts?: ReadonlySet<'run' | 'search' | 'diff'>; cpuProfileDir?: string },
+): Promise<Section> {
   const parts = o.parts ?? new Set(['run', 'search', 'diff']);
   const sim = await startSimulator(o.devices);
   const child = forkBench('hostile-worker.ts', [], { cpuProfileDir: o.cpuProfileDir });
@@ -105,12 +108,38 @@ export async function runHostileBench(say: (line: string) => void, o: { devices:
     return {
       title: `Hostile load: ${HOSTILE_QUERIES.length} bomb-regex searches + 2 diffs of 10 MB configurations + a ${num(done.devices)}-device backup run, together${parts.size < 3 ? ` (only: ${[...parts].join(', ')})` : ''}`,
       rows: [
-        row('/healthz p99 during the load', `${ms(p99)} (p50 ${ms(percentile(healthz, 50))}, max ${ms(Math.max(...healthz))}, ${num(healthz.length)} requests, ${healthzErrors} failed)`, `< ${HEALTHZ_P99_TARGET_MS} ms`, p99 < HEALTHZ_P99_TARGET_MS && healthzErrors === 0, { samples: healthz.length }),
-        row('event-loop delay p99 (monitorEventLoopDelay)', `${ms(done.eld_p99_ms)} (p50 ${ms(done.eld_p50_ms)}, max ${ms(done.eld_max_ms)})`, 'report only', null),
+        row(
+          '/healthz p99 during the load',
+          `${ms(p99)} (p50 ${ms(percentile(healthz, 50))}, max ${ms(Math.max(...healthz))}, ${num(healthz.length)} requests, ${healthzErrors} failed)`,
+          `< ${HEALTHZ_P99_TARGET_MS} ms`,
+          p99 < HEALTHZ_P99_TARGET_MS && healthzErrors === 0,
+          { samples: healthz.length },
+        ),
+        row(
+          'event-loop delay p99 (monitorEventLoopDelay)',
+          `${ms(done.eld_p99_ms)} (p50 ${ms(done.eld_p50_ms)}, max ${ms(done.eld_max_ms)})`,
+          'report only',
+          null,
+        ),
         row('event-loop utilization (main thread busy)', `${(done.elu * 100).toFixed(0)} %`, 'report only', null),
-        row('backup run', `${num(done.succeeded)} / ${num(done.devices)} succeeded in ${(done.wall_ms / 1000).toFixed(1)} s`, 'all', parts.has('run') ? done.succeeded === done.devices : null),
-        row('hostile searches answered', `${num(s.count)} (median ${ms(percentile(s.times, 50))}, max ${ms(Math.max(0, ...s.times))}; ${s.partial} partial, ${s.errors} errors)`, 'no errors', s.errors === 0),
-        row('10 MB diffs answered', `${num(d.count)} (median ${ms(percentile(d.times, 50))}, max ${ms(Math.max(0, ...d.times))}; ${d.errors} errors)`, 'no errors', d.errors === 0),
+        row(
+          'backup run',
+          `${num(done.succeeded)} / ${num(done.devices)} succeeded in ${(done.wall_ms / 1000).toFixed(1)} s`,
+          'all',
+          parts.has('run') ? done.succeeded === done.devices : null,
+        ),
+        row(
+          'hostile searches answered',
+          `${num(s.count)} (median ${ms(percentile(s.times, 50))}, max ${ms(Math.max(0, ...s.times))}; ${s.partial} partial, ${s.errors} errors)`,
+          'no errors',
+          s.errors === 0,
+        ),
+        row(
+          '10 MB diffs answered',
+          `${num(d.count)} (median ${ms(percentile(d.times, 50))}, max ${ms(Math.max(0, ...d.times))}; ${d.errors} errors)`,
+          'no errors',
+          d.errors === 0,
+        ),
       ],
       notes: [
         `one appliance process (server + runner, as in production; searches and diffs on its worker pool), the clients and the simulator in other processes; ${wall.toFixed(0)} s of load; load average after: ${loadAverage()}.`,

@@ -97,7 +97,10 @@ export async function runLabEventBench(say: (line: string) => void, changes: num
     child.stderr.on('data', (d) => (text += d));
     child.on('exit', (code) => resolve({ code, text }));
   });
-  const m = /over (\d+) changes \(debounce (\d+) s\): backup median (\d+) ms, max (\d+) ms; backup->webhook median (\d+) ms, max (\d+) ms; webhook median (\d+) ms, max (\d+) ms/.exec(out.text);
+  const m =
+    /over (\d+) changes \(debounce (\d+) s\): backup median (\d+) ms, max (\d+) ms; backup->webhook median (\d+) ms, max (\d+) ms; webhook median (\d+) ms, max (\d+) ms/.exec(
+      out.text,
+    );
   const skipped = /# SKIP|skipped/.test(out.text) && !m;
   const [n, debounce, backupMed, backupMax, legMed, legMax, hookMed, hookMax] = m ? m.slice(1).map(Number) : [];
   if (m) {
@@ -119,7 +122,14 @@ export async function runLabEventBench(say: (line: string) => void, changes: num
           row('change in vtysh → webhook received, median', `${hookMed} ms`, `< debounce + 5 s (${(debounceMs + 5000) / 1000} s)`, hookMed < debounceMs + 5000),
           row('change in vtysh → webhook received, max', `${hookMax} ms`, 'info', null),
         ]
-      : [row('change in vtysh → stored backup → webhook received', skipped ? 'skipped: no device lab' : 'failed', `${changes} changes`, skipped ? null : false)],
+      : [
+          row(
+            'change in vtysh → stored backup → webhook received',
+            skipped ? 'skipped: no device lab' : 'failed',
+            `${changes} changes`,
+            skipped ? null : false,
+          ),
+        ],
     notes: [
       'FRR 8.4 in r1 logs each command (`log commands`, `log syslog`) to rsyslog in its namespace, which forwards over TCP (RFC 5424, octet counting) to `serve`.',
       '`serve` has a webhook channel (HMAC key) and an e-mail channel, and a config_changed rule with the diff; `[notifications] min_interval_seconds = 0`, the delivery worker passes once a second. The test polls the database and the receiver every 20 ms.',

@@ -55,7 +55,8 @@ describe('terminal model: a line ended by escape codes instead of CR/LF', () => 
     // Shape of the session in netmiko issue #1751 (Aruba 2530, 16.x): every key echoed at an addressed column,
     // Enter answered by the delete-top-row / insert-bottom-row scroll, the prompt redrawn on the bottom row.
     const screen = new TerminalScreen();
-    const prompt = (p: string, col: number) => `\x1b[1;232r\x1b[1000;1H\x1b[232;1H\x1b[2K\x1b[1000;1H\x1b[?25h\x1b[1000;1H\x1b[232;1H${p} \x1b[1000;1H\x1b[232;${col}H`;
+    const prompt = (p: string, col: number) =>
+      `\x1b[1;232r\x1b[1000;1H\x1b[232;1H\x1b[2K\x1b[1000;1H\x1b[?25h\x1b[1000;1H\x1b[232;1H${p} \x1b[1000;1H\x1b[232;${col}H`;
     screen.feed(prompt('SW002#', 8));
     screen.feed('\x1b[232;8Hend\x1b[1000;8H\x1b[?25h\x1b[1000;11H');
     screen.feed('\x1b[1;0H\x1b[1M\x1b[232;1H\x1b[1L\x1b[1000;11H\x1b[232;1H\x1b[2K\x1b[1000;1H\x1b[?25h' + prompt('SW002#', 8));

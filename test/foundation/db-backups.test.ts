@@ -44,7 +44,10 @@ test('writeDbCopy: a verified, self-contained copy named by its UTC time; the ne
     assert.equal(path.basename(same.file), 'confvault-20261124T023003Z-2.db');
     const kept = listDbCopies(path.join(dataDir, 'backups')).map((f) => path.basename(f));
     assert.deepEqual(kept, ['confvault-20261124T023003Z-2.db', 'confvault-20261124T023003Z.db', 'confvault-20261124T023002Z.db']);
-    assert.deepEqual(same.pruned.map((f) => path.basename(f)), ['confvault-20261124T023001Z.db']);
+    assert.deepEqual(
+      same.pruned.map((f) => path.basename(f)),
+      ['confvault-20261124T023001Z.db'],
+    );
     // No -wal/-shm or partial file beside the copies.
     assert.deepEqual(readdirSync(path.join(dataDir, 'backups')).sort(), [...kept].sort());
     const copy = openDatabase(same.file, { readonly: true });

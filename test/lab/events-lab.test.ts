@@ -50,7 +50,18 @@ test(
   'a change made in vtysh on r1 gives an event backup holding the change, after the debounce window, notified to a webhook and by e-mail with the diff',
   { skip, timeout: 300_000 },
   async () => {
-    const conf = ['[server]', 'listen = "127.0.0.1:0"', '', '[backup]', 'retries = 0', '', '[events]', 'syslog_listen = "10.201.0.1:5514"', 'debounce_seconds = 2', ''];
+    const conf = [
+      '[server]',
+      'listen = "127.0.0.1:0"',
+      '',
+      '[backup]',
+      'retries = 0',
+      '',
+      '[events]',
+      'syslog_listen = "10.201.0.1:5514"',
+      'debounce_seconds = 2',
+      '',
+    ];
     // No digest interval: each change is its own notification, at once.
     conf.push('[notifications]', 'min_interval_seconds = 0', '');
     const app = await LabAppliance.start(conf.join('\n'));
@@ -62,7 +73,13 @@ test(
       const db = app.t.services.db;
       const credential = await app.createCredential({ name: 'lab r1', username: r1.username, password: r1.password });
       const template = await app.templateId('frr');
-      const dev = await app.call<{ id: number }>('POST', '/devices', 201, { name: 'r1', hostname: R1_LAN, port: 22, credential_id: credential, template_id: template });
+      const dev = await app.call<{ id: number }>('POST', '/devices', 201, {
+        name: 'r1',
+        hostname: R1_LAN,
+        port: 22,
+        credential_id: credential,
+        template_id: template,
+      });
       // FRR logs commands only once told to; the baseline backup then holds these two lines too.
       await vtysh('r1', 'configure terminal', 'log syslog informational', 'log commands');
       const base = await app.backupNow(dev.id);
@@ -75,13 +92,35 @@ test(
       };
       await cli(['notify', 'channel', 'add', 'hook', '--type', 'webhook', '--url', hook.url, '--secret-stdin'], `${HMAC_KEY}\n`);
       await cli(
-        ['notify', 'channel', 'add', 'mail', '--type', 'email', '--smtp-host', '127.0.0.1', '--smtp-port', String(smtp.port), '--smtp-tls', 'none', '--smtp-user', 'mailer', '--from', 'confvault@example.net', '--to', 'noc@example.net', '--secret-stdin'],
+        [
+          'notify',
+          'channel',
+          'add',
+          'mail',
+          '--type',
+          'email',
+          '--smtp-host',
+          '127.0.0.1',
+          '--smtp-port',
+          String(smtp.port),
+          '--smtp-tls',
+          'none',
+          '--smtp-user',
+          'mailer',
+          '--from',
+          'confvault@example.net',
+          '--to',
+          'noc@example.net',
+          '--secret-stdin',
+        ],
         `${SMTP_PASS}\n`,
       );
       await cli(['notify', 'rule', 'add', 'changes', '--events', 'config_changed', '--channels', 'hook,mail', '--include-diff']);
 
       const served = await spawnServe(['--config', app.configFile, '--data-dir', app.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
-      const events = db.prepare("SELECT id, trigger, changed_by, changed, success, started_at, finished_at FROM backups WHERE device_id = ? AND trigger = 'event' ORDER BY started_at");
+      const events = db.prepare(
+        "SELECT id, trigger, changed_by, changed, success, started_at, finished_at FROM backups WHERE device_id = ? AND trigger = 'event' ORDER BY started_at",
+      );
       const toBackup: number[] = [];
       const toWebhook: number[] = [];
       const backupToWebhook: number[] = [];
@@ -93,7 +132,7 @@ test(
       try {
         // rsyslog reconnects within a second or two of serve binding the receiver, and delivers what it queued meanwhile
         // (the "log commands" lines above, which are configuration commands too): wait until that backup is over.
-        for (let seen = -1; ; ) {
+        for (let seen = -1; ;) {
           await sleep(3000);
           const rows = events.all(dev.id) as EventRow[];
           if (rows.length === seen && rows.every((r) => r.finished_at !== null)) break;
@@ -118,7 +157,11 @@ test(
           // The notification can only follow the record's transaction (the outbox is written in it): poll for it now.
           let hits = hitsFor(row.id);
           for (const deadline = Date.now() + 20_000; hits.length === 0 && Date.now() < deadline; await sleep(20)) hits = hitsFor(row.id);
-          assert.equal(hits.length, 1, `one webhook for event backup ${row.id} within 20 s; received: ${hook.hits.map((h) => h.body).join('\n')}\nserve said:\n${served.output().stdout.slice(-3000)}`);
+          assert.equal(
+            hits.length,
+            1,
+            `one webhook for event backup ${row.id} within 20 s; received: ${hook.hits.map((h) => h.body).join('\n')}\nserve said:\n${served.output().stdout.slice(-3000)}`,
+          );
           const webhookAt = Date.now();
           toWebhook.push(webhookAt - t0);
           backupToWebhook.push(webhookAt - row.finished_at!);
@@ -126,7 +169,10 @@ test(
           assert.equal(row.success, 1);
           assert.equal(row.changed, 1, 'the event backup holds a changed configuration');
           assert.equal(row.changed_by, null, 'FRR does not name the user in its command log');
-          assert.ok(row.started_at - t0 >= 1900, `started only after the 2 s debounce window: ${row.started_at - t0} ms after the change, all: ${JSON.stringify(events.all(dev.id))}`);
+          assert.ok(
+            row.started_at - t0 >= 1900,
+            `started only after the 2 s debounce window: ${row.started_at - t0} ms after the change, all: ${JSON.stringify(events.all(dev.id))}`,
+          );
           const text = await app.content(row.id);
           const line = route(n);
           assert.match(text ?? '', new RegExp(`^${line.replace(/\./g, '\\.')}$`, 'm'), 'the stored configuration has the change');
@@ -141,11 +187,15 @@ test(
           assert.match(body.diff ?? '', new RegExp(`^\\+${line.replace(/\./g, '\\.')}$`, 'm'), `the diff adds the route: ${body.diff}`);
           const ts = hit.headers['x-confvault-timestamp'];
           assert.ok(Math.abs(Number(ts) - Date.now() / 1000) < 60, `a current timestamp: ${ts}`);
-          assert.equal(hit.headers['x-confvault-signature'], 'sha256=' + createHmac('sha256', HMAC_KEY).update(`${ts}.${hit.body}`).digest('hex'), 'the HMAC verifies');
+          assert.equal(
+            hit.headers['x-confvault-signature'],
+            'sha256=' + createHmac('sha256', HMAC_KEY).update(`${ts}.${hit.body}`).digest('hex'),
+            'the HMAC verifies',
+          );
 
           // The mail: the same change, the diff in its text, sent with the stored SMTP password.
           const mailFor = () => smtp.mails.find((m) => m.data.includes(`+${line}`));
-          for (const deadline = Date.now() + 20_000; !mailFor() && Date.now() < deadline; ) await sleep(50);
+          for (const deadline = Date.now() + 20_000; !mailFor() && Date.now() < deadline;) await sleep(50);
           const mail = mailFor();
           assert.ok(mail, `a mail with the diff of change ${i + 1} within 20 s; got ${smtp.mails.length} mails`);
           assert.deepEqual(mail.to, ['noc@example.net']);

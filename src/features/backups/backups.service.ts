@@ -82,7 +82,13 @@ export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly s
  * without an fsync of its own (withEngineSync, db/open.ts): a fleet run finishes dozens of backups a second while
  * the same process answers HTTP.
  */
-export async function finishBackup(db: DB, store: SnapshotStore, started: StartedBackup, outcome: BackupOutcome, finishedAt = Date.now()): Promise<FinishedBackup> {
+export async function finishBackup(
+  db: DB,
+  store: SnapshotStore,
+  started: StartedBackup,
+  outcome: BackupOutcome,
+  finishedAt = Date.now(),
+): Promise<FinishedBackup> {
   if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt));
   // Computed before the transaction: the write lock is not held while the text is hashed.
   const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);

@@ -1,7 +1,7 @@
 // Queries for backup records and snapshot metadata.
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
-import { boundLimit, prepareCached } from '../../db/statements';
+import { boundLimit, explainQueryPlan, prepareCached } from '../../db/statements';
 
 /** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api' | 'event';

@@ -22,7 +22,10 @@ export function dbBackupsDir(dataDir: string): string {
 }
 
 function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 /** The copies in the folder, newest first (by the time in their name, then their sequence number). */
@@ -77,7 +80,7 @@ export interface DbBackupSchedule {
 /** Start the schedule of `serve`; an invalid expression stops the start-up with one line naming the key. */
 export function startDbBackups(db: DB, dataDir: string, config: Readonly<AppConfig>, log: Logger | null): DbBackupSchedule {
   const { db_backup_schedule: expr, db_backup_keep: keep } = config.maintenance;
-  if (!expr) return { stop: async () => undefined };
+  if (!expr) return { stop: () => Promise.resolve() };
   let running: Promise<unknown> | null = null;
   const run = () => {
     if (running) return;

@@ -59,7 +59,10 @@ export interface RestoreReport {
 }
 
 function stamp(ms: number): string {
-  return new Date(ms).toISOString().replace(/[-:]/g, '').replace(/\.\d{3}Z$/, 'Z');
+  return new Date(ms)
+    .toISOString()
+    .replace(/[-:]/g, '')
+    .replace(/\.\d{3}Z$/, 'Z');
 }
 
 function fsyncDir(dir: string): void {
@@ -82,11 +85,14 @@ function checkCopy(staged: string, dataDir: string, source: string): { schemaVer
   try {
     const report = checkDatabase(db);
     if (!report.ok) throw new RestoreError(`${source} failed its integrity check (${report.lines.join('; ')}); nothing was changed`);
-    if (!hasTables(db, ['schema_migrations', 'devices', 'backups', 'users'])) throw new RestoreError(`${source} is an SQLite database but not a confvault database; nothing was changed`);
+    if (!hasTables(db, ['schema_migrations', 'devices', 'backups', 'users']))
+      throw new RestoreError(`${source} is an SQLite database but not a confvault database; nothing was changed`);
     const schemaVersion = (db.prepare('SELECT ifnull(max(version), 0) FROM schema_migrations').pluck().get() as number) ?? 0;
     const knownVersion = loadMigrations().at(-1)?.version ?? 0;
     if (schemaVersion > knownVersion) {
-      throw new RestoreError(`${source} has schema version ${schemaVersion}, newer than this confvault knows (${knownVersion}): restore it with the newer confvault; nothing was changed`);
+      throw new RestoreError(
+        `${source} has schema version ${schemaVersion}, newer than this confvault knows (${knownVersion}): restore it with the newer confvault; nothing was changed`,
+      );
     }
     if (existsSync(path.join(dataDir, MASTER_KEY_FILE)) || schemaVersion > 0) {
       try {
