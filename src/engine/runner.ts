@@ -1,12 +1,12 @@
 // Runs device backups: a bounded worker pool, one backup per device at a time, retries with backoff, results recorded.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
-import { withEngineSync, type DB } from '../db/open';
-import { finishBackup, startBackup, type StartedBackup } from '../features/backups/backups.service';
+import type { DB } from '../db/open';
+import { finishBackup, type StartedBackup } from '../features/backups/backups.service';
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
-import { isBackupRunning, loadBackupJob, recordDeviceContact, type BackupTrigger } from '../features/backups/backup-jobs.service';
+import { isBackupRunning, loadBackupJob, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-jobs.service';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
 
 export interface RunnerDeps {
@@ -138,7 +138,7 @@ export class BackupRunner {
     this.active.add(deviceId);
     let started: StartedBackup | null = null;
     try {
-      started = withEngineSync(db, () => startBackup(db, deviceId, job.templateId, opts.trigger, Date.now(), opts.changedBy ?? null));
+      started = startEngineBackup(db, deviceId, job.templateId, opts.trigger, opts.changedBy ?? null);
       let result: CollectResult;
       let attempts = 0;
       const plan = retryPlan(opts.trigger, config);
@@ -154,15 +154,13 @@ export class BackupRunner {
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
       const backupId = started.id;
-      withEngineSync(db, () =>
-        recordDeviceContact(db, job, {
-          reachability,
-          error: result.ok ? null : result.message,
-          hostKey: result.host_key,
-          failure: result.ok ? null : result.failure,
-          backupId,
-        }),
-      );
+      recordDeviceContact(db, job, {
+        reachability,
+        error: result.ok ? null : result.message,
+        hostKey: result.host_key,
+        failure: result.ok ? null : result.failure,
+        backupId,
+      });
       const done = await finishBackup(
         db,
         snapshots,

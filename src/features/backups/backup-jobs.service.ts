@@ -1,6 +1,6 @@
 // The backup engine's data, through services: each device's job (address, decrypted credential, template), due devices
 // and schedules, what a backup learns about the device, running and interrupted backups.
-import type { DB } from '../../db/open';
+import { withEngineSync, type DB } from '../../db/open';
 import { credentialCoversGroup } from '../credentials/credential-usage.store';
 import { getDecryptedCredential, type DecryptedCredential } from '../credentials/credentials.service';
 import { getDeviceHold } from '../devices/device-holds.store';
@@ -11,7 +11,8 @@ import { getTemplateSpec } from '../templates/templates.service';
 import type { SecretBox } from '../../identity/secrets';
 import type { TemplateSpec } from '../../templates/types';
 import type { CollectTarget, FailureType } from './failure-types';
-import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice } from './backups.store';
+import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice, type BackupTrigger } from './backups.store';
+import { startBackup, type StartedBackup } from './backups.service';
 import { deviceScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-jobs.store';
 
 export type { BackupTrigger } from './backups.store';
@@ -87,6 +88,16 @@ export function recordDeviceContact(
   c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
   at = Date.now(),
 ): void {
+  // An engine record: committed without an fsync on the event loop (see withEngineSync).
+  withEngineSync(db, () => recordDeviceContactNow(db, job, c, at));
+}
+
+function recordDeviceContactNow(
+  db: DB,
+  job: Pick<BackupJob, 'deviceId' | 'target'>,
+  c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
+  at: number,
+): void {
   db.transaction(() => {
     if (c.reachability) recordReachability(db, job.deviceId, c.reachability, c.error, at);
     const known = job.target.known_host_key;
@@ -133,4 +144,9 @@ export function isBackupRunning(db: DB, deviceId: number): boolean {
 /** Close backups left running by a process that stopped: they are recorded as interrupted; returns how many. */
 export function closeInterruptedBackups(db: DB, at: number, startedBefore = at): number {
   return closeInterruptedBackupRows(db, at, startedBefore);
+}
+
+/** Open the record of a backup the engine starts (an engine record: no fsync on the event loop, see withEngineSync). */
+export function startEngineBackup(db: DB, deviceId: number, templateId: number, trigger: BackupTrigger, changedBy: string | null): StartedBackup {
+  return withEngineSync(db, () => startBackup(db, deviceId, templateId, trigger, Date.now(), changedBy));
 }
