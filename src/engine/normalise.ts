@@ -305,10 +305,15 @@ export function applyTemplate(
  */
 export function dropEcho(lines: string[], prompt: string, command: string): string[] {
   const cmd = command.trim();
+  const isEcho = (line: string, first: boolean) => line === cmd || (prompt && line.startsWith(prompt) && line.endsWith(cmd)) || (first && line.endsWith(cmd));
   for (let i = 0; i < Math.min(lines.length, 5); i++) {
-    const line = lines[i].trim();
     if (!cmd) break;
-    if (line === cmd || (prompt && line.startsWith(prompt) && line.endsWith(cmd)) || (i === 0 && line.endsWith(cmd))) return lines.slice(i + 1);
+    if (!isEcho(lines[i].trim(), i === 0)) continue;
+    // Typed ahead while a readline CLI (birdc) had its terminal in cooked mode, the command is echoed twice: by the
+    // terminal, then again after the prompt readline draws once it takes the input.
+    let next = i + 1;
+    while (next < lines.length && next <= i + 2 && isEcho(lines[next].trim(), false)) next++;
+    return lines.slice(next);
   }
   if (lines.length === 0) return lines;
   const first = lines[0].trim();

@@ -15,7 +15,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EXE = path.join(REPO_ROOT, 'dist/confvault');
 const VERSION = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 
-test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM', { timeout: 600_000 }, async () => {
+test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM, db backup and restore', { timeout: 600_000 }, async () => {
   ensureBuilt();
   const dir = mkdtempSync(path.join(tmpdir(), 'confvault-exe-'));
   const exe = path.join(dir, 'confvault');
@@ -91,6 +91,14 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
     clearTimeout(timer); // a pending timer would keep the test process alive
     assert.equal(code, 0, `exit after SIGTERM: ${code}\n${stderr}`);
     child = undefined;
+
+    // The commands that open SQLite before the appliance does (the serve lock, db restore) find the addon too.
+    const copy = path.join(dir, 'copy.db');
+    const backup = run(['db', 'backup', '--data-dir', data, copy]);
+    assert.equal(backup.status, 0, backup.stderr);
+    const restore = run(['db', 'restore', '--data-dir', data, copy]);
+    assert.equal(restore.status, 0, restore.stderr);
+    assert.match(restore.stdout + restore.stderr, /restored .*copy\.db/);
   } finally {
     if (child && child.exitCode === null) child.kill('SIGKILL');
     rmSync(dir, { recursive: true, force: true });

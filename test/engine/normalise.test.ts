@@ -160,6 +160,10 @@ describe('dropEcho', () => {
   it('drops a log message and reprinted prompt that came before the echo', () => {
     assert.deepEqual(dropEcho(['core-sw1#', '%LINK-3-UPDOWN: Interface Gi0/1, changed state to up', 'core-sw1#show run', 'a'], 'core-sw1#', 'show run'), ['a']);
   });
+  it('drops a command echoed twice: by the terminal while typed ahead, then after the prompt readline draws', () => {
+    assert.deepEqual(dropEcho(['show protocols all', 'bird> show protocols all', 'Name Proto'], 'bird>', 'show protocols all'), ['Name Proto']);
+    assert.deepEqual(dropEcho(['bird> show protocols all', 'show protocols all', 'x'], 'bird>', 'show protocols all'), ['x']);
+  });
   it('keeps the first line when it is output', () => {
     assert.deepEqual(dropEcho(['Name Proto', 'x'], 'bird>', 'show protocols'), ['Name Proto', 'x']);
   });

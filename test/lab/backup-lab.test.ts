@@ -168,6 +168,7 @@ test('BIRD bird1 (built-in bird): status and protocols without prompts, escape c
 
   const second = await app.backupAndRead(dev.id);
   assert.equal(second.line.result, 'ok', second.line.message ?? '');
+  if (second.line.changed) console.error('BIRD-DIFF-FIRST\n' + text + '\nBIRD-DIFF-SECOND\n' + second.text);
   assert.equal(second.line.changed, false, 'session clocks and counters are not a configuration change');
 });
 

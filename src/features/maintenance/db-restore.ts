@@ -3,7 +3,8 @@ import { chmodSync, closeSync, existsSync, fsyncSync, openSync, renameSync, rmSy
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { loadMigrations } from '../../db/migrate';
-import { sqliteNativeBinding } from '../../runtime/native';
+import { runtimeEnv } from '../../config/runtime-env';
+import { prepareNativeAddons, sqliteNativeBinding } from '../../runtime/native';
 import { openDatabase, type DB } from '../../db/open';
 import { MASTER_KEY_FILE } from '../../identity/secrets';
 import { openSecretBox } from '../credentials/master-key.service';
@@ -25,6 +26,8 @@ export interface ServeLock {
 /** Take the lock, or throw ServeLockedError at once (no waiting) when a server holds it. */
 export function holdServeLock(dataDir: string): ServeLock {
   const file = path.join(dataDir, SERVE_LOCK_FILE);
+  // The first SQLite handle of `serve` and `db restore`: in the executable the addon must be in place before it.
+  prepareNativeAddons(dataDir, runtimeEnv().nativeDir);
   // Not openDatabase: no WAL here (in rollback-journal mode BEGIN EXCLUSIVE locks the file itself, and leaves no
   // -wal/-shm files), and no waiting for a busy lock.
   const nativeBinding = sqliteNativeBinding();
