@@ -90,10 +90,50 @@ const sleep = (ms: number, signal?: AbortSignal) =>
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
 
+/**
+ * Backpressure from the event loop: the runner shares its thread with the HTTP server, and an SSH session's start
+ * (key exchange, host-key check) is the costliest thing it does there. While the loop runs late, new sessions wait
+ * a moment (at most MAX_HOLD_MS per device, so a run always progresses); sessions already open carry on.
+ */
+class LoopLag {
+  private static readonly TICK_MS = 10;
+  private static readonly LATE_MS = 8;
+  private static readonly MAX_HOLD_MS = 500;
+  private lag = 0;
+  private timer: NodeJS.Timeout | null = null;
+  private users = 0;
+
+  start(): void {
+    if (this.users++ > 0) return;
+    let expected = Date.now() + LoopLag.TICK_MS;
+    this.timer = setInterval(() => {
+      const now = Date.now();
+      // A smoothed lateness of the last few ticks: one slow turn does not hold the runner, a busy stretch does.
+      this.lag = this.lag * 0.5 + Math.max(0, now - expected) * 0.5;
+      expected = now + LoopLag.TICK_MS;
+    }, LoopLag.TICK_MS);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    if (--this.users > 0 || !this.timer) return;
+    clearInterval(this.timer);
+    this.timer = null;
+    this.lag = 0;
+  }
+
+  /** Resolves when the loop is on time again, or after MAX_HOLD_MS. */
+  async settle(signal?: AbortSignal): Promise<void> {
+    const until = Date.now() + LoopLag.MAX_HOLD_MS;
+    while (this.lag > LoopLag.LATE_MS && Date.now() < until && !signal?.aborted) await sleep(LoopLag.TICK_MS, signal);
+  }
+}
+
 export class BackupRunner {
   /** Devices being backed up by this process right now. */
   private readonly active = new Set<number>();
   private readonly limits: CollectLimits;
+  private readonly loopLag = new LoopLag();
 
   constructor(private readonly deps: RunnerDeps) {
     this.limits = limitsFromConfig(deps.config);
@@ -113,6 +153,7 @@ export class BackupRunner {
       while (next < queue.length && !opts.signal?.aborted) {
         const id = queue[next++];
         if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), opts.signal);
+        await this.loopLag.settle(opts.signal);
         const r = await this.backupDevice(id, opts);
         results.push(r);
         opts.onResult?.(r, results.length, queue.length);
@@ -121,7 +162,12 @@ export class BackupRunner {
         await yieldToEventLoop();
       }
     };
-    await Promise.all(Array.from({ length: workers }, worker));
+    this.loopLag.start();
+    try {
+      await Promise.all(Array.from({ length: workers }, worker));
+    } finally {
+      this.loopLag.stop();
+    }
     return results;
   }
 
