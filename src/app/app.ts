@@ -8,14 +8,14 @@ import { MethodTable } from '../http/methods';
 import { requestEnvelope } from '../http/middleware';
 import { RememberingRouter } from '../http/router';
 import { createWeb } from '../web/web';
-import { countRequests, registerMetricsRoute } from './metrics.routes';
+import { registerMetricsRoute, requestObserver } from './metrics.routes';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>({ router: new RememberingRouter() });
   const api = createApiV1(app);
   const methods = new MethodTable();
-  root.use('*', countRequests(app));
-  root.use('*', requestEnvelope(app, { prefix: API_PREFIX, gate: api.gate, methods }));
+  // One middleware step for every request: the envelope also reports each finished request to the metrics.
+  root.use('*', requestEnvelope(app, { prefix: API_PREFIX, gate: api.gate, methods }, requestObserver(app)));
 
   const ping = app.db.prepare('SELECT 1');
   root.get('/healthz', (c) => {

@@ -1,6 +1,5 @@
 // GET /metrics (Prometheus text format, an API key holding dashboard.view) and the HTTP request counting behind it.
-import type { Hono, MiddlewareHandler } from 'hono';
-import { matchedRoutes } from 'hono/route';
+import type { Hono } from 'hono';
 import type { AppEnv, AppServices } from '../http/context';
 import { checkPermission } from '../http/middleware';
 import { metricsOf } from '../features/metrics/metrics.service';
@@ -9,22 +8,12 @@ import { authenticate, refuseKeyInQuery } from './api-key-auth';
 export const METRICS_PATH = '/metrics';
 
 /**
- * Counts every request by its route pattern (`/api/v1/devices/:id`, never the raw path, which would carry names and
- * ids into labels); a request no route matched is "unmatched". Registered before the request envelope, so a
- * request the API's gate refuses is counted too.
+ * What the request envelope reports of each finished request, for the HTTP metrics: labelled by route pattern, never
+ * by raw path (no ids in labels); "unmatched" when no route answered. Undefined when metrics are off.
  */
-export function countRequests(app: AppServices): MiddlewareHandler<AppEnv> {
+export function requestObserver(app: AppServices): ((method: string, route: string, status: number, seconds: number) => void) | undefined {
   const metrics = metricsOf(app.db);
-  if (!metrics) return (_c, next) => next();
-  return async (c, next) => {
-    const start = performance.now();
-    try {
-      await next();
-    } finally {
-      const route = matchedRoutes(c).find((r) => r.method !== 'ALL')?.path ?? 'unmatched';
-      metrics.observeRequest(c.req.method, route, c.res.status, (performance.now() - start) / 1000);
-    }
-  };
+  return metrics ? (method, route, status, seconds) => metrics.observeRequest(method, route, status, seconds) : undefined;
 }
 
 /**

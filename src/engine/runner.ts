@@ -122,6 +122,10 @@ class LoopLag {
     this.lag = 0;
   }
 
+  get late(): boolean {
+    return this.lag > LoopLag.LATE_MS;
+  }
+
   /** Resolves when the loop is on time again, or after MAX_HOLD_MS. */
   async settle(signal?: AbortSignal): Promise<void> {
     const until = Date.now() + LoopLag.MAX_HOLD_MS;
@@ -153,7 +157,7 @@ export class BackupRunner {
       while (next < queue.length && !opts.signal?.aborted) {
         const id = queue[next++];
         if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), opts.signal);
-        await this.loopLag.settle(opts.signal);
+        if (this.loopLag.late) await this.loopLag.settle(opts.signal);
         const r = await this.backupDevice(id, opts);
         results.push(r);
         opts.onResult?.(r, results.length, queue.length);

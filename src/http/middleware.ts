@@ -1,5 +1,6 @@
 // Generic request middleware and gate checks: request id, access log, request time zone, JSON bodies, permission guard
 // (API-key authentication, which needs the keys feature, is in src/app/api-key-auth.ts).
+import { matchedRoutes } from 'hono/route';
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Context, MiddlewareHandler } from 'hono';
@@ -49,7 +50,12 @@ function setEnvelopeHeaders(c: Context, headers: Record<string, string>): void {
  * services, the headers of every response, the API's gate for a request under its prefix, and one JSON access-log
  * line. The line never holds the query string (it may carry a mistaken key) nor any body.
  */
-export function requestEnvelope(app: AppServices, api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable }): MiddlewareHandler<AppEnv> {
+export function requestEnvelope(
+  app: AppServices,
+  api: { prefix: string; gate: MiddlewareHandler<AppEnv>; methods: MethodTable },
+  /** Told of every finished request (metrics), with the route pattern that answered it ("unmatched" for none). */
+  onDone?: (method: string, route: string, status: number, seconds: number) => void,
+): MiddlewareHandler<AppEnv> {
   const writeAccessLog = accessLogWriter(app.log);
   return async (c, next) => {
     const start = performance.now();
@@ -77,12 +83,15 @@ export function requestEnvelope(app: AppServices, api: { prefix: string; gate: M
       if (refused) c.res = errorResponse(c, refused);
       else await next();
     }
+    const status = c.res.status;
+    const ms = performance.now() - start;
+    if (onDone) onDone(method, matchedRoutes(c).find((r) => r.method !== 'ALL')?.path ?? 'unmatched', status, ms / 1000);
     writeAccessLog({
       request_id: id,
       method,
       path,
-      status: c.res.status,
-      duration_ms: Math.round((performance.now() - start) * 100) / 100,
+      status,
+      duration_ms: Math.round(ms * 100) / 100,
       user: c.get('principal')?.username,
       client: clientOf(c, app.config.server.trusted_proxies).address,
     });
