@@ -6,7 +6,7 @@ import { getDecryptedCredential, type DecryptedCredential } from '../credentials
 import { getDeviceHold } from '../devices/device-holds.store';
 import { deleteHostKeyOffer, getHostKeyOffer, putHostKeyOffer } from '../devices/host-keys.store';
 import { getDeviceRow, setDeviceHostKey } from '../devices/devices.store';
-import { recordReachability as recordReachabilityAndNotify } from '../notifications/notifications.service';
+import { recordReachability as recordReachabilityAndNotify } from '../notifications/notification-events.service';
 import { getTemplateSpec } from '../templates/templates.service';
 import type { SecretBox } from '../../identity/secrets';
 import type { TemplateSpec } from '../../templates/types';

@@ -7,7 +7,7 @@ import type { FailureType } from './failure-types';
 import { changeFingerprint } from '../../templates/patterns';
 import { SnapshotIntegrityError, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
-import { enqueueFinishedBackup } from '../notifications/notifications.service';
+import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { inScope, type Scope } from '../../identity/principal';
 import {
   getBackupRow,

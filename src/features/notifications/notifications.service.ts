@@ -1,4 +1,4 @@
-// Notifications: channels and rules (policy + audit), and the outbox rows written inside the transaction of each event.
+// Notifications: channels and rules (policy + audit), deliveries; the events themselves are in notification-events.service.ts.
 import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -6,24 +6,13 @@ import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/
 import type { SecretBox } from '../../identity/secrets';
 import { hasControlCharacters } from '../../lib/names';
 import { recordAudit } from '../audit/audit.service';
-import { setDeviceReachability, type Reachability } from '../devices/devices.store';
 import {
-  anyRule,
-  backupChangedBy,
-  clearStaleNotice,
   deleteChannelRow,
   deleteRuleRow,
   getChannelByName,
-  getDeviceFacts,
-  getDeviceReachability,
-  getFinishedBackupFacts,
-  previousSuccessfulHash,
-  staleAmong,
   getRuleByName,
-  groupAncestry,
   groupExists,
   insertChannel,
-  insertOutbox,
   insertRule,
   listChannelRows,
   listDeliveryRows,
@@ -31,19 +20,9 @@ import {
   type ChannelRow,
   type ChannelType,
   type DeliveryRow,
-  type DeviceFacts,
   type RuleRow,
 } from './notifications.store';
-import {
-  CHANNEL_TYPES,
-  NOTIFICATION_EVENTS,
-  type BackupPart,
-  type ChannelSecrets,
-  type ChannelSettings,
-  type EventItem,
-  type NotificationEvent,
-  type OutboxDiffRef,
-} from './notifications.types';
+import { CHANNEL_TYPES, NOTIFICATION_EVENTS, type ChannelSecrets, type ChannelSettings, type NotificationEvent } from './notifications.types';
 
 export interface ChannelInput {
   name: string;
@@ -184,7 +163,7 @@ export function removeChannel(db: DB, actor: Actor, name: string): void {
   }).immediate();
 }
 
-function toRuleInfo(r: RuleRow): RuleInfo {
+export function toRuleInfo(r: RuleRow): RuleInfo {
   return {
     id: r.id,
     name: r.name,
@@ -274,157 +253,3 @@ export function listDeliveries(db: DB, actor: Actor, channelName: string | null,
 }
 
 // ---- events into the outbox (called inside the transaction of the event) ----
-
-function devicePart(db: DB, d: DeviceFacts) {
-  const path = groupAncestry(db, d.group_id)
-    .map((g) => g.name)
-    .reverse()
-    .join('/');
-  return { id: d.id, name: d.name, hostname: d.hostname, group_path: path || null };
-}
-
-/** Write one outbox row per channel of every rule that wants this event for this device. */
-function enqueue(
-  db: DB,
-  event: NotificationEvent,
-  device: DeviceFacts,
-  item: Omit<EventItem, 'event' | 'occurred_at' | 'device'>,
-  at: number,
-  diff: OutboxDiffRef | null,
-): void {
-  const rules = listRuleRows(db)
-    .map(toRuleInfo)
-    .filter((r) => r.events.includes(event));
-  if (!rules.length) return;
-  const ancestry = new Set(groupAncestry(db, device.group_id).map((g) => g.id));
-  const full: EventItem = { event, occurred_at: new Date(at).toISOString(), device: devicePart(db, device), ...item };
-  // A channel named by several matching rules gets the event once; with the diff if any of them asks for it.
-  const wanted = new Map<number, { rule: number; diff: boolean }>();
-  for (const r of rules) {
-    if (r.group_ids.length && !r.group_ids.some((g) => ancestry.has(g))) continue;
-    for (const c of r.channel_ids) {
-      const w = wanted.get(c);
-      wanted.set(c, { rule: w?.rule ?? r.id, diff: (w?.diff ?? false) || r.include_diff });
-    }
-  }
-  for (const [channel, w] of wanted) {
-    const withDiff = w.diff && diff !== null;
-    insertOutbox(db, {
-      channel_id: channel,
-      rule_id: w.rule,
-      event,
-      device_id: device.id,
-      include_diff: withDiff ? 1 : 0,
-      item: JSON.stringify({ item: full, diff: withDiff ? diff : null }),
-      occurred_at: at,
-    });
-  }
-}
-
-export interface BackupOutcomeInput {
-  device: DeviceFacts;
-  backup: {
-    id: string;
-    trigger: string;
-    changed_by?: string | null;
-    success: boolean;
-    failure_type: string | null;
-    error_message: string | null;
-    changed: boolean;
-    config_snapshot_hash: string | null;
-    previous_snapshot_hash: string | null;
-    template_id?: number | null;
-  };
-  at?: number;
-}
-
-/**
- * The notifications of a finished backup: config_changed (changed and successful, with changed_by when known),
- * backup_failed (failure type and message). Call inside the transaction that records the finished backup.
- */
-export function enqueueBackupOutcome(db: DB, input: BackupOutcomeInput): void {
-  const at = input.at ?? Date.now();
-  const b = input.backup;
-  if (b.success) clearStaleNotice(db, input.device.id);
-  // Every finished backup passes here: with no rules, nothing more to read.
-  if (!anyRule(db)) return;
-  const changedBy = b.changed_by !== undefined ? b.changed_by : backupChangedBy(db, b.id);
-  const part: BackupPart = { id: b.id, trigger: b.trigger, changed_by: changedBy, success: b.success, failure_type: b.failure_type };
-  if (b.success && b.changed) {
-    const who = changedBy ? ` by ${changedBy}` : '';
-    enqueue(db, 'config_changed', input.device, { backup: part, summary: `Configuration of ${input.device.name} changed${who} (${b.trigger} backup).` }, at, {
-      template_id: b.template_id ?? null,
-      snapshot: b.config_snapshot_hash,
-      previous_snapshot: b.previous_snapshot_hash,
-    });
-  } else if (!b.success) {
-    const summary = `Backup of ${input.device.name} failed: ${b.failure_type ?? 'UNKNOWN'}${b.error_message ? `: ${b.error_message}` : ''}`;
-    enqueue(db, 'backup_failed', input.device, { backup: part, summary: summary.slice(0, 2000) }, at, null);
-  }
-}
-
-/** device_unreachable / device_recovered on a change of reachability. Call inside the transaction that records it. */
-export function enqueueReachabilityChange(db: DB, deviceId: number, before: string | null, after: string, error: string | null, at = Date.now()): void {
-  if (before === after || !anyRule(db)) return;
-  const device = getDeviceFacts(db, deviceId);
-  if (!device) return;
-  if (after === 'unreachable') {
-    enqueue(db, 'device_unreachable', device, { backup: null, summary: `${device.name} is unreachable${error ? `: ${error}` : ''}`.slice(0, 2000) }, at, null);
-  } else if (after === 'reachable' && before === 'unreachable') {
-    enqueue(db, 'device_recovered', device, { backup: null, summary: `${device.name} is reachable again.` }, at, null);
-  }
-}
-
-/** backup_stale for one device (once per episode; the caller has checked and recorded the notice). */
-export function enqueueStale(db: DB, deviceId: number, lastSuccess: number | null, hours: number, at = Date.now()): void {
-  const device = getDeviceFacts(db, deviceId);
-  if (!device) return;
-  const since = lastSuccess ? `since ${new Date(lastSuccess).toISOString()}` : 'ever';
-  enqueue(db, 'backup_stale', device, { backup: null, summary: `${device.name} has had no successful backup ${since} (more than ${hours} h).` }, at, null);
-}
-
-/** enqueueBackupOutcome for a backup record just completed (the one-line hook of finishBackup, inside its transaction). */
-export function enqueueFinishedBackup(db: DB, backupId: string, at = Date.now()): void {
-  const b = getFinishedBackupFacts(db, backupId);
-  if (!b) return;
-  if (!anyRule(db)) {
-    if (b.success === 1) clearStaleNotice(db, b.device_id);
-    return;
-  }
-  const device = getDeviceFacts(db, b.device_id);
-  if (!device) return;
-  enqueueBackupOutcome(db, {
-    device,
-    at,
-    backup: {
-      id: b.id,
-      trigger: b.trigger,
-      success: b.success === 1,
-      failure_type: b.failure_type,
-      error_message: b.error_message,
-      changed: b.changed === 1,
-      config_snapshot_hash: b.config_snapshot_hash,
-      previous_snapshot_hash: b.success === 1 ? previousSuccessfulHash(db, b.device_id, b.id) : null,
-      template_id: b.template_id,
-    },
-  });
-}
-
-/** Record a device's reachability and, in the same transaction, the unreachable / recovered notification of a change. */
-export function recordReachability(db: DB, deviceId: number, status: Reachability, error: string | null, at = Date.now()): void {
-  db.transaction(() => {
-    const before = getDeviceReachability(db, deviceId);
-    setDeviceReachability(db, deviceId, status, error, at);
-    enqueueReachabilityChange(db, deviceId, before, status, error, at);
-  }).immediate();
-}
-
-/** The time before which a device without a successful backup counts as stale. */
-export function staleBefore(hours: number, now = Date.now()): number {
-  return now - hours * 3_600_000;
-}
-
-/** Which of these devices are stale (the device list's badge). */
-export function staleDevices(db: DB, ids: number[], hours: number, now = Date.now()): Set<number> {
-  return staleAmong(db, ids, staleBefore(hours, now));
-}

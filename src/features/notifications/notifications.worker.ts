@@ -11,7 +11,8 @@ import { getTemplateSpec } from '../templates/templates.service';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
 import { recordAudit } from '../audit/audit.service';
-import { channelSecrets, enqueueStale, findChannel } from './notifications.service';
+import { enqueueStale } from './notification-events.service';
+import { channelSecrets, findChannel } from './notifications.service';
 import { sendMessage, type Channel } from './notifications.send';
 import {
   assignOutbox,

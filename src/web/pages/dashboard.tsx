@@ -1,6 +1,6 @@
 // Dashboard: device and backup figures within the user's scope, 30-day charts (inline SVG), unreachable devices, recent failures.
 import type { Hono } from 'hono';
-import { staleBefore } from '../../features/notifications/notifications.service';
+import { staleBefore } from '../../features/notifications/notification-events.service';
 import { listDevices } from '../../features/devices/devices.service';
 import { getDashboard, type DayPoint } from '../../features/stats/stats.service';
 import { render } from '../render';

@@ -1,6 +1,6 @@
 // Devices: the scoped list (search, group and reachability filters, paging), create, edit, delete.
 import type { Hono } from 'hono';
-import { staleBefore, staleDevices } from '../../features/notifications/notifications.service';
+import { staleBefore, staleDevices } from '../../features/notifications/notification-events.service';
 import { ApiError } from '../../errors';
 import {
   acceptHostKey,
