@@ -1,7 +1,8 @@
 // Telnet transport: raw TCP, option negotiation (echo and suppress-go-ahead accepted, the rest refused), IAC sequences removed, plus the in-band login dialogue.
 import type { Socket } from 'node:net';
 import { CollectError } from '../types';
-import { GENERIC_PROMPT, safePattern, type PromptSession, type TerminalStream } from '../session';
+import { GENERIC_PROMPT, safePattern } from '../prompts';
+import type { PromptSession, TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
 
 const IAC = 255;

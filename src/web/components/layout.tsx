@@ -93,6 +93,16 @@ export function Csrf({ token }: { token: string }) {
 }
 
 /** The message of one field's error, placed right after its input. */
+/** A form's own error (not tied to one field), announced to screen readers. */
+export function FormError({ errors, full }: { errors?: Record<string, string> | null; full?: boolean }) {
+  const m = errors?._form;
+  return m ? (
+    <p class={full ? 'flash error full' : 'flash error'} role="alert">
+      {m}
+    </p>
+  ) : null;
+}
+
 export function FieldError({ errors, name }: { errors?: Record<string, string> | null; name: string }) {
   const m = errors?.[name];
   return m ? (

@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../features/apikeys/apikeys.service';
 import { actorOf } from '../../http/context';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
 
@@ -80,11 +80,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
       {can(c, 'api_keys.create') ? (
         <section class="card">
           <h2>Create a key</h2>
-          {s.errors?._form ? (
-            <p class="flash error" role="alert">
-              {s.errors._form}
-            </p>
-          ) : null}
+          <FormError errors={s.errors} />
           <form method="post" action="/api-keys" class="row">
             <Csrf token={csrf} />
             <label>

@@ -5,7 +5,7 @@ import { ApiError } from '../../errors';
 import { changeOwnPassword, getUser, setUserTimezone } from '../../features/users/users.service';
 import { actorOf } from '../../http/context';
 import { clientOf } from '../../http/client';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { login, logout } from '../session/login.service';
 import { SESSION_COOKIE, newToken, tokensEqual } from '../session/sessions.service';
@@ -154,11 +154,7 @@ function passwordPage(c: WebContext, errors: Record<string, string> | null, stat
           This is your first login with a generated password: choose your own password to continue.
         </p>
       ) : null}
-      {errors?._form ? (
-        <p class="flash error" role="alert">
-          {errors._form}
-        </p>
-      ) : null}
+      <FormError errors={errors} />
       <form method="post" action="/account/password" class="stack">
         <Csrf token={c.get('session').csrfToken} />
         {/* For password managers: which account the new password belongs to. */}

@@ -12,7 +12,7 @@ import {
 import { actorOf } from '../../http/context';
 import { zodFieldErrors } from '../../http/errors';
 import { SCOPE_ALL } from '../../identity/principal';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { groupOptions, groupPaths } from './groups-options';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
@@ -156,11 +156,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
       <section class="card">
         <form method="post" action={cr ? `/credentials/${cr.id}/edit` : '/credentials'} class="grid-form" novalidate autocomplete="off">
           <Csrf token={csrf} />
-          {errors?._form ? (
-            <p class="flash error full" role="alert">
-              {errors._form}
-            </p>
-          ) : null}
+          <FormError errors={errors} full />
           <label>
             Name <input name="name" required maxlength={128} value={v('name', cr?.name ?? '')} />
             <FieldError errors={errors} name="name" />

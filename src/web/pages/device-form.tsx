@@ -7,7 +7,7 @@ import { usageInside } from '../../features/credentials/credentials.policy';
 import type { Scope } from '../../identity/principal';
 import { listTemplates } from '../../features/templates/templates.service';
 import type { DB } from '../../db/open';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import type { GroupOption } from './groups-options';
 
 type Parsed = { ok: true; input: DeviceInput } | { ok: false; errors: Record<string, string> };
@@ -65,11 +65,7 @@ export function DeviceForm(props: DeviceFormProps) {
   return (
     <form method="post" action={props.action} class="grid-form" novalidate>
       <Csrf token={props.csrf} />
-      {e?._form ? (
-        <p class="flash error full" role="alert">
-          {e._form}
-        </p>
-      ) : null}
+      <FormError errors={e} full />
       <label>
         Name
         <input name="name" required maxlength={128} value={v('name', d?.name ?? '')} aria-invalid={e?.name ? 'true' : undefined} />

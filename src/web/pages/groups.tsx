@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { GroupCreateSchema } from '../../features/groups/groups.schemas';
 import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup, type GroupTreeNode } from '../../features/groups/groups.service';
 import { zodFieldErrors } from '../../http/errors';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { actorOf } from '../../http/context';
 import { can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
@@ -141,11 +141,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
       {can(c, 'groups.create') ? (
         <section class="card">
           <h2>New group</h2>
-          {s.errors?._form ? (
-            <p class="flash error" role="alert">
-              {s.errors._form}
-            </p>
-          ) : null}
+          <FormError errors={s.errors} />
           <form method="post" action="/groups" class="row">
             <Csrf token={csrf} />
             <label>

@@ -12,7 +12,7 @@ import {
 import { sendTestMessage } from '../../features/notifications/notifications.worker';
 import { CHANNEL_TYPES, NOTIFICATION_EVENTS } from '../../features/notifications/notifications.types';
 import { actorOf } from '../../http/context';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, formatTime, need, type WebContext, type WebEnv } from '../web-context';
 
@@ -181,11 +181,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
       {edit ? (
         <section class="card">
           <h2>Add a channel</h2>
-          {s.channelErrors?._form ? (
-            <p class="flash error" role="alert">
-              {s.channelErrors._form}
-            </p>
-          ) : null}
+          <FormError errors={s.channelErrors} />
           <form method="post" action={`${BASE}/channels`} class="stack" id="add-channel">
             <Csrf token={csrf} />
             <label>
@@ -298,11 +294,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
       {edit && channels.length ? (
         <section class="card">
           <h2>Add a rule</h2>
-          {s.ruleErrors?._form ? (
-            <p class="flash error" role="alert">
-              {s.ruleErrors._form}
-            </p>
-          ) : null}
+          <FormError errors={s.ruleErrors} />
           <form method="post" action={`${BASE}/rules`} class="stack" id="add-rule">
             <Csrf token={csrf} />
             <label>

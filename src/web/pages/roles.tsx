@@ -4,7 +4,7 @@ import { ApiError } from '../../errors';
 import { createRole, getRole, listRoles, setRolePermissions, type Role } from '../../features/roles/roles.service';
 import { actorOf } from '../../http/context';
 import { PERMISSIONS } from '../../identity/permissions';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
 
@@ -122,11 +122,7 @@ function formPage(
       <section class="card">
         <form method="post" action={role ? `/roles/${encodeURIComponent(role.name)}/edit` : '/roles'} class="grid-form">
           <Csrf token={c.get('session').csrfToken} />
-          {errors?._form ? (
-            <p class="flash error full" role="alert">
-              {errors._form}
-            </p>
-          ) : null}
+          <FormError errors={errors} full />
           {role ? null : (
             <>
               <label>

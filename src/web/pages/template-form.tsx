@@ -5,7 +5,7 @@ import { listDevices } from '../../features/devices/devices.service';
 import type { TemplateSpec } from '../../templates/types';
 import type { CollectResult } from '../../engine/types';
 import { zodFieldErrors } from '../../http/errors';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { render } from '../render';
 import { can, type WebContext } from '../web-context';
 
@@ -136,11 +136,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       <section class="card">
         <form method="post" action={t ? `${base}/edit` : '/templates'} class="grid-form" novalidate>
           <Csrf token={csrf} />
-          {e?._form ? (
-            <p class="flash error full" role="alert">
-              {e._form}
-            </p>
-          ) : null}
+          <FormError errors={e} full />
           <label>
             Name <input name="name" required value={v.name ?? ''} readonly={readOnly} />
             <FieldError errors={e} name="name" />

@@ -4,7 +4,7 @@ import { ApiError } from '../../errors';
 import { listRoles } from '../../features/roles/roles.service';
 import { createUser, getUser, listUsers, setUserDisabled, setUserPassword, updateUserAccess, type User } from '../../features/users/users.service';
 import { actorOf } from '../../http/context';
-import { Csrf, FieldError } from '../components/layout';
+import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
 import { groupOptions, groupPaths } from './groups-options';
@@ -224,11 +224,7 @@ async function createPage(c: WebContext, f?: Record<string, string>, errors?: Re
       <section class="card">
         <form method="post" action="/users" class="grid-form" autocomplete="off">
           <Csrf token={c.get('session').csrfToken} />
-          {errors?._form ? (
-            <p class="flash error full" role="alert">
-              {errors._form}
-            </p>
-          ) : null}
+          <FormError errors={errors} full />
           <label>
             Username <input name="username" required maxlength={64} value={f?.username ?? ''} />
             <FieldError errors={errors} name="username" />
@@ -264,11 +260,7 @@ async function editPage(c: WebContext, u: User, f?: Record<string, string>, erro
     { title: `User ${u.username}`, active: '/users', status: errors ? status : 200 },
     <>
       <h1>User {u.username}</h1>
-      {errors?._form ? (
-        <p class="flash error" role="alert">
-          {errors._form}
-        </p>
-      ) : null}
+      <FormError errors={errors} />
       <section class="card">
         <h2>Role and scope</h2>
         <form method="post" action={`${base}/edit`} class="grid-form">
