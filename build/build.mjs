@@ -27,6 +27,7 @@ const ASSET_FILES = {
 const ASSET_FOLDERS = [
   ['schema', true],
   ['src/web/static', false], // the web interface's CSS/JS, once it exists
+  ['src/templates/builtin', true], // the built-in templates, one YAML file each
 ];
 // ---------------------------------------------------------------------------------------------
 

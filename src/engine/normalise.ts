@@ -1,7 +1,10 @@
 // Terminal clean-up of raw device output and turning captured text into the stored configuration (strip, redact, trim).
 import { patternProblems } from '../templates/index';
 import { compilePattern } from '../templates/patterns';
-import { redactLines } from '../templates/redact';
+import { redactLines, type RedactionKey } from '../templates/redact';
+
+/** Stand-in until the appliance's redaction key reaches every caller (work in progress on main). */
+const UNWIRED_KEY: RedactionKey = Buffer.alloc(32);
 import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
@@ -280,7 +283,7 @@ function trimBlankEdges(lines: string[]): string[] {
 export function applyTemplate(
   raw: string,
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
-  options: { redact: boolean },
+  options: { redact: boolean; key?: RedactionKey },
 ): string {
   const bad = patternProblems({
     strip_patterns: template.strip_patterns,
@@ -294,7 +297,7 @@ export function applyTemplate(
   }
   const strip = template.strip_patterns.map((p) => compilePattern(p));
   const lines = splitLines(raw).filter((line) => !strip.some((re) => re.test(line)));
-  const kept = (options.redact ? redactLines(lines, template.redact_patterns) : lines).map((line) => line.trimEnd());
+  const kept = (options.redact ? redactLines(lines, template.redact_patterns, options.key ?? UNWIRED_KEY) : lines).map((line) => line.trimEnd());
   const out = trimBlankEdges(kept);
   return out.length === 0 ? '' : out.join('\n') + '\n';
 }

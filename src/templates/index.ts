@@ -1,39 +1,12 @@
 // The built-in template library, registered by explicit import, and the rules every saved template must pass.
 import { re2LinePattern, re2Problem } from '../lib/re2';
+import { loadBuiltinTemplates } from './files';
 import type { TemplateSpec } from './types';
-import { aristaEos } from './arista-eos';
-import { arubaProcurve } from './aruba-procurve';
-import { bird } from './bird';
-import { ciscoAsa } from './cisco-asa';
-import { ciscoIos } from './cisco-ios';
-import { ciscoNxos } from './cisco-nxos';
-import { fortinetFortios } from './fortinet-fortios';
-import { frr } from './frr';
-import { hpeComware } from './hpe-comware';
-import { huaweiVrp } from './huawei-vrp';
-import { juniperJunos } from './juniper-junos';
-import { linux } from './linux';
-import { mikrotikRouteros } from './mikrotik-routeros';
-import { paloaltoPanos } from './paloalto-panos';
 
 export type { RedactRule, TemplateSpec } from './types';
 
-export const BUILTIN_TEMPLATES: readonly TemplateSpec[] = Object.freeze([
-  ciscoIos,
-  ciscoNxos,
-  ciscoAsa,
-  aristaEos,
-  juniperJunos,
-  mikrotikRouteros,
-  huaweiVrp,
-  hpeComware,
-  arubaProcurve,
-  fortinetFortios,
-  paloaltoPanos,
-  frr,
-  bird,
-  linux,
-]);
+/** The built-in library: one YAML file per template in src/templates/builtin/, read once at start. */
+export const BUILTIN_TEMPLATES: readonly TemplateSpec[] = Object.freeze(loadBuiltinTemplates());
 
 const BY_NAME: ReadonlyMap<string, TemplateSpec> = new Map(BUILTIN_TEMPLATES.map((t) => [t.name, t]));
 
@@ -105,11 +78,14 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
   if (checkList(t.redact_patterns, 'redact_patterns', TEMPLATE_LIMITS.patterns_per_list, add)) {
     t.redact_patterns.forEach((r, i) => {
       const rule = r as { pattern?: unknown; replacement?: unknown } | null;
-      if (typeof rule !== 'object' || rule === null) return add(`redact_patterns.${i}`, 'must be an object with pattern and replacement');
+      if (typeof rule !== 'object' || rule === null) return add(`redact_patterns.${i}`, 'must be an object with a pattern (and an optional replacement)');
       if (checkPattern(rule.pattern, `redact_patterns.${i}.pattern`, add) && runnable(rule.pattern as string).test('')) {
         add(`redact_patterns.${i}.pattern`, 'matches the empty string, so the replacement would be inserted between every character');
       }
-      checkText(rule.replacement, `redact_patterns.${i}.replacement`, 0, TEMPLATE_LIMITS.pattern_max, add, true);
+      if (rule.replacement !== undefined) checkText(rule.replacement, `redact_patterns.${i}.replacement`, 0, TEMPLATE_LIMITS.pattern_max, add, true);
+      else if (typeof rule.pattern === 'string' && !/\(\?P?<secret>/.test(rule.pattern)) {
+        add(`redact_patterns.${i}.pattern`, 'must name the secret with a group (?<secret>...) when no replacement is given');
+      }
     });
   }
 

@@ -6,7 +6,9 @@ import { isBuiltinPattern } from './index';
 /** Compiled patterns by source; bounded (templates repeat, a few hundred distinct patterns is the norm). */
 const CACHE_MAX = 2_000;
 const patternCache = new Map<string, LinePattern>();
-const redactCache = new Map<string, (line: string, to: string) => string>();
+/** A redaction: `to` is replacement text ("$1 <redacted>") or, for a rule with a `secret` group, what that group becomes. */
+export type Redaction = (line: string, to: string | ((secret: string) => string)) => string;
+const redactCache = new Map<string, Redaction>();
 
 function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
   let v = cache.get(key);
@@ -26,15 +28,48 @@ export function compilePattern(source: string): LinePattern {
   return remember(patternCache, source, () => (isBuiltinPattern(source) ? new RegExp(source) : re2LinePattern(source)));
 }
 
-/** A redact rule as a function replacing every match in a line (JavaScript's "$1" replacement rules either way). */
-export function compileRedaction(source: string): (line: string, to: string) => string {
+/**
+ * A redact rule as a function replacing every match in a line. Given text, JavaScript's "$1" replacement rules
+ * apply either way; given a function, each match keeps its text and only its `secret` group goes through it.
+ */
+export function compileRedaction(source: string): Redaction {
   return remember(redactCache, source, () => {
     if (isBuiltinPattern(source)) {
       const re = new RegExp(source, 'g');
-      return (line, to) => line.replace(re, to);
+      const withIndices = new RegExp(source, 'gd');
+      return (line, to) => {
+        if (typeof to === 'string') return line.replace(re, to);
+        let out = '';
+        let last = 0;
+        for (const m of line.matchAll(withIndices)) {
+          const span = m.indices?.groups?.secret;
+          if (!span || span[1] <= span[0]) continue;
+          out += line.slice(last, span[0]) + to(line.slice(span[0], span[1]));
+          last = span[1];
+        }
+        return out + line.slice(last);
+      };
     }
     const re = compileRe2(source);
-    return (line, to) => re2ReplaceAll(re, line, to);
+    const secretGroup = re.namedGroups().secret;
+    return (line, to) => {
+      if (typeof to === 'string') return re2ReplaceAll(re, line, to);
+      if (secretGroup === undefined || !re.test(line)) return line;
+      const m = re.matcher(line);
+      let out = '';
+      let last = 0;
+      let from = 0;
+      while (from <= line.length && m.find(from)) {
+        const start = m.start(secretGroup);
+        const end = m.end(secretGroup);
+        if (start >= 0 && end > start) {
+          out += line.slice(last, start) + to(line.slice(start, end));
+          last = end;
+        }
+        from = m.end() > m.start() ? m.end() : m.end() + 1;
+      }
+      return out + line.slice(last);
+    };
   });
 }
 

@@ -1,4 +1,5 @@
-// Secret redaction of configuration lines: a template's redact rules, and PEM private keys whatever the template.
+// Secret redaction of configuration lines: a template's redact rules as keyed tokens, and PEM private keys whatever the template.
+import { createHmac } from 'node:crypto';
 import { compileRedaction } from './patterns';
 import type { TemplateSpec } from './types';
 
@@ -8,14 +9,34 @@ const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/;
 const PRIVATE_KEY_INLINE = /(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----)/g;
 export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
 
+/** What a redacted secret looks like in stored text: `<secret:` + 8 hex digits + `>`. */
+export const SECRET_TOKEN = /<secret:[0-9a-f]{8}>/g;
+
 /**
- * The lines with the template's redact rules applied, and the body of any PEM private key (FortiOS "set
- * private-key", certificates on Linux hosts, SSH host keys) replaced by one placeholder line between its BEGIN and
- * END lines. A key whose END line never comes is redacted to the end. Used by backups (engine) and by anything
- * that shows configuration text elsewhere (notification diffs), so both hide the same secrets.
+ * The key that turns secrets into tokens: equal secrets give equal tokens within one appliance only. Derived from
+ * the appliance's master key by the caller (never the master key itself); any 32 bytes in tests.
  */
-export function redactLines(lines: readonly string[], redact_patterns: TemplateSpec['redact_patterns']): string[] {
-  const rules = redact_patterns.map((r) => ({ replace: compileRedaction(r.pattern), to: r.replacement }));
+export type RedactionKey = Buffer;
+
+/** `<secret:3fa9c1d2>`: the first 4 bytes of HMAC-SHA256(key, secret), so a changed secret gives a changed line. */
+export function secretToken(key: RedactionKey, secret: string): string {
+  return `<secret:${createHmac('sha256', key).update(secret, 'utf8').digest('hex').slice(0, 8)}>`;
+}
+
+/**
+ * The lines with the template's redact rules applied (a rule's `secret` group becomes a keyed token; an older
+ * rule's `replacement` is used as written), and the body of any PEM private key (FortiOS "set private-key",
+ * certificates on Linux hosts, SSH host keys) replaced by one placeholder line between its BEGIN and END lines.
+ * A key whose END line never comes is redacted to the end. Used by backups (engine) and by anything that shows
+ * configuration text elsewhere (notification diffs), so both hide the same secrets.
+ */
+export function redactLines(lines: readonly string[], redact_patterns: TemplateSpec['redact_patterns'], key: RedactionKey): string[] {
+  // a token from an earlier rule stays as it is (a later, wider rule must not hash the token)
+  const token = (secret: string) => (/^<secret:[0-9a-f]{8}>$/.test(secret) ? secret : secretToken(key, secret));
+  const rules = redact_patterns.map((r) => {
+    const replace = compileRedaction(r.pattern);
+    return (line: string) => replace(line, r.replacement ?? token);
+  });
   const out: string[] = [];
   let inPrivateKey = false;
   for (const line of lines) {
@@ -27,7 +48,7 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
       inPrivateKey = true;
     }
     let text = line.replace(PRIVATE_KEY_INLINE, `$1${PRIVATE_KEY_PLACEHOLDER}$2`);
-    for (const r of rules) text = r.replace(text, r.to);
+    for (const r of rules) text = r(text);
     out.push(text);
   }
   if (inPrivateKey) out.push(PRIVATE_KEY_PLACEHOLDER);

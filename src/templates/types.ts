@@ -1,9 +1,54 @@
 // The shape of a backup template: declarative data describing how to pull and clean one vendor's configuration.
 
-/** A regex (JavaScript source, applied to one line at a time) and what replaces the match. */
+/**
+ * A secret-masking rule, applied to one line at a time. The usual form names the secret with a group called
+ * `secret` (`^(enable secret(?: [0-9])?) (?<secret>\S+)`): each match's `secret` text is replaced by a keyed token
+ * `<secret:3fa9c1d2>` (src/templates/redact.ts), so a changed secret still shows as a changed line. The older form
+ * gives a `replacement` ("$1 <redacted>") used as written, with no group named `secret`.
+ */
 export interface RedactRule {
   pattern: string;
-  replacement: string;
+  replacement?: string;
+}
+
+/** A pager the device prints and what answers it. */
+export interface PagerRule {
+  /** Regex matched against the last line of output (after terminal clean-up). */
+  pattern: string;
+  /** Text sent back, e.g. " " (next page) or "q" (stop paging in less). */
+  answer: string;
+  /** Answer only when the output has been quiet a moment (a pattern too short to trust on its own, such as less's ":"). */
+  quiet?: boolean;
+}
+
+/**
+ * Vendor knowledge the session driver uses. Every field is optional: what a template gives is tried before the
+ * engine defaults (src/templates/defaults.yaml), which stay in force.
+ */
+export interface SessionKnowledge {
+  pagers?: PagerRule[];
+  /** Login question for the user name when the transport asks in the session (Telnet, some SSH banners). */
+  username_prompt?: string;
+  /** Login question for the password. */
+  password_prompt?: string;
+  /** A line by which the CLI refuses a privilege change ("% Bad secrets", "Error: Password is wrong"). */
+  enable_refused?: string[];
+  /** Lines by which the CLI refuses a command ("% Invalid input", "Unknown command"): such output is never stored. */
+  command_errors?: string[];
+  /** Lines answered with Enter ("Press any key to continue", "Press RETURN to get started"). */
+  press_enter?: string[];
+}
+
+/** Post-processing of one capture command's output, before strip/redact. Applied in the order listed here. */
+export interface OutputRule {
+  /** Output starts after the first line matching this (the line itself dropped). */
+  start_after?: string;
+  /** Output stops before the first line matching this (that line and the rest dropped). */
+  stop_before?: string;
+  /** Drop this many lines at the start. */
+  drop_first?: number;
+  /** Drop this many lines at the end. */
+  drop_last?: number;
 }
 
 export interface TemplateSpec {
@@ -44,7 +89,14 @@ export interface TemplateSpec {
    * message says. RE2 syntax for custom templates, like the other patterns. Absent means none.
    */
   change_events?: string[];
-  /** Whether this template redacts by default. */
+  /** Vendor prompts, pagers and refusal lines beyond the engine defaults. */
+  session?: SessionKnowledge;
+  /** Per capture command (keyed by the command exactly as in `commands`): lines to cut from its output. */
+  command_output?: Record<string, OutputRule>;
+  /**
+   * Whether backups with this template redact secrets when the appliance's `redact_secrets` is on (the default).
+   * false: this template's configurations are stored restorable, secrets included.
+   */
   redact: boolean;
   /** Sent to close the session politely (shell mode); may be null. */
   exit_command: string | null;

@@ -73,7 +73,7 @@ export function redactedDiff(db: DB, snapshots: SnapshotStore, ref: OutboxDiffRe
   const after = read(ref.snapshot);
   const before = read(ref.previous_snapshot);
   if (after.length + before.length > MAX_DIFF_INPUT) return { diff: '(configuration too large for an inline diff)', truncated: true };
-  const redact = (t: string) => redactLines(t.split('\n'), template?.redact_patterns ?? []).join('\n');
+  const redact = (t: string) => redactLines(t.split('\n'), template?.redact_patterns ?? [], Buffer.alloc(32)).join('\n');
   // Bounded like the web diff: a change too large to compute quickly gets a note, never a stalled event loop.
   const patch = createTwoFilesPatch(`${deviceName} (before)`, `${deviceName} (after)`, redact(before), redact(after), '', '', {
     context: 3,

@@ -42,8 +42,9 @@ const EnableSchema = z
 const RedactRuleSchema = z
   .object({
     pattern: pattern('Matched against each line', '^(snmp-server community) \\S+'),
-    replacement: z.string().max(L.pattern_max).openapi({
-      description: 'Replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"',
+    replacement: z.string().max(L.pattern_max).optional().openapi({
+      description:
+        'Absent (the usual form): the pattern names the secret with a group called `secret`, which is stored as a keyed token `<secret:3fa9c1d2>`. Given: replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"',
       example: '$1 <redacted>',
     }),
   })
