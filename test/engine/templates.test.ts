@@ -14,8 +14,8 @@ import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator,
 import { startTelnetSimulator } from '../sim/telnet-sim';
 
 const TRANSCRIPTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim', 'transcripts');
-/** Redaction markers: <redacted> in text configurations, [redacted] inside PAN-OS XML elements. */
-const MARKER = /<redacted>|\[redacted\]/g;
+/** Redaction markers: keyed tokens <secret:…>, older <redacted> in text configurations, [redacted] inside PAN-OS XML elements. */
+const MARKER = /<redacted>|\[redacted\]|<secret:[0-9a-f]{8}>/g;
 const LIMITS = { connect_timeout_ms: 5_000, login_timeout_ms: 5_000, command_timeout_ms: 5_000, overall_timeout_ms: 20_000 };
 
 /** One host key for every simulator here. */
