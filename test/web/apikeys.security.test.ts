@@ -31,10 +31,16 @@ describe('API keys: audited, own keys only on the web', () => {
   after(() => t.close());
 
   test('create and revoke on the web: one audit row each, without the key', async () => {
-    const created = await w.post('/api-keys', { name: 'monitoring', expires_in_days: '' }, { csrf: true });
-    assert.equal(created.res.status, 201);
+    const posted = await w.post('/api-keys', { name: 'monitoring', expires_in_days: '' }, { csrf: true });
+    assert.equal(posted.res.status, 303, 'POST/redirect/GET: the key is shown by the page the creation redirects to');
+    const location = posted.res.headers.get('location')!;
+    const created = await w.get(location);
     const key = /id="new-key" class="mono" readonly="" value="(cv_[^"]+)"/.exec(created.html)?.[1];
     assert.ok(key, 'the key is shown once');
+    const reloaded = await w.get(location);
+    assert.ok(!reloaded.html.includes('id="new-key"') && !reloaded.html.includes(key), 'a reload shows the key no more');
+    assert.match(reloaded.html, /shown only once/);
+    assert.equal(rows('apikey.create').length, 1, 'and creates no second key');
     const [row] = rows('apikey.create');
     assert.equal(row.actor, 'kim');
     assert.equal(row.door, 'web');

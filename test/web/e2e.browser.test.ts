@@ -190,6 +190,9 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     assert.match(key, /^cv_/);
     await page.getByText('It is shown only once').waitFor();
     await page.screenshot({ path: path.join(SHOTS, 'api-keys.png'), fullPage: true });
+    await page.reload();
+    assert.equal(await page.locator('#new-key').count(), 0, 'reloading the page that showed the key shows it no more');
+    assert.equal(await page.locator('#keys tbody tr').count(), 1, 'and creates no second key');
     const ok = await fetch(`${url}/api/v1/devices`, { headers: { 'X-API-Key': key } });
     assert.equal(ok.status, 200);
     assert.ok(((await ok.json()) as { items: { name: string }[] }).items.some((d) => d.name === 'r1'));

@@ -5,10 +5,19 @@ import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../
 import { actorOf } from '../../http/context';
 import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
+import { keepForOneShow, takeShownOnce } from '../session/shown-once';
 import { can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
 
 export function registerApiKeys(web: Hono<WebEnv>): void {
-  web.get('/api-keys', need('api_keys.view'), (c) => keysPage(c, {}));
+  // The key is shown by the GET the creation redirects to, once: reloading that page shows it no more and creates nothing.
+  web.get('/api-keys', need('api_keys.view'), (c) => {
+    const ref = c.req.query('created');
+    if (!ref) return keysPage(c, {});
+    const kept = takeShownOnce(c.get('session').idHash, ref);
+    const [id, key] = kept ? [Number(kept.slice(0, kept.indexOf(':'))), kept.slice(kept.indexOf(':') + 1)] : [0, ''];
+    const info = kept ? listApiKeys(c.get('app').db, c.get('principal').username).find((k) => k.id === id) : undefined;
+    return keysPage(c, info ? { created: { key, info } } : { shownAlready: true });
+  });
 
   web.post('/api-keys', need('api_keys.create'), async (c) => {
     const f = await formFields(c);
@@ -19,7 +28,7 @@ export function registerApiKeys(web: Hono<WebEnv>): void {
     }
     try {
       const { key, info } = createApiKey(c.get('app').db, actorOf(c), { username: c.get('principal').username, name: f.name, expiresInDays });
-      return keysPage(c, { created: { key, info } }, 201);
+      return c.redirect(`/api-keys?created=${keepForOneShow(c.get('session').idHash, `${info.id}:${key}`)}`, 303);
     } catch (err) {
       const errors = fieldErrors(err);
       if (errors) return keysPage(c, { errors, values: f }, 422);
@@ -40,6 +49,8 @@ export function registerApiKeys(web: Hono<WebEnv>): void {
 
 interface KeysPageState {
   created?: { key: string; info: ApiKeyInfo };
+  /** The page of a created key, reloaded: the key is not shown again. */
+  shownAlready?: boolean;
   errors?: Record<string, string> | null;
   values?: Record<string, string>;
 }
@@ -76,6 +87,10 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
             </button>
           </div>
         </section>
+      ) : s.shownAlready ? (
+        <p class="flash" role="status">
+          A new key is shown only once, on the page its creation opened; it is listed below by its prefix. If you did not copy it, revoke it and create another.
+        </p>
       ) : null}
       {can(c, 'api_keys.create') ? (
         <section class="card">
