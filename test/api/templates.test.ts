@@ -216,7 +216,12 @@ describe('templates', () => {
     assert.deepEqual(await names('vendor=acme%20os&builtin=false'), ['acme-os', 'acme-other', 'acme-renamed']);
     assert.deepEqual(await names('vendor=cisco%20ios%20%2F%20ios-xe'), ['cisco-ios', 'cisco-ios-acme']);
     assert.deepEqual(await names('builtin=false&q=CISCO'), ['cisco-ios-acme']);
-    assert.deepEqual(await names('builtin=true&q=cisco'), ['cisco-asa', 'cisco-ios', 'cisco-nxos']);
+    assert.deepEqual(
+      await names('builtin=true&q=cisco'),
+      BUILTIN_TEMPLATES.map((b) => b.name)
+        .filter((n) => n.includes('cisco'))
+        .sort(),
+    );
     assert.equal((await names('builtin=true')).length, BUILTIN_TEMPLATES.length);
     assert.deepEqual(await names('q=%25'), [], 'LIKE wildcards are plain text');
     expectError(await call('/templates?builtin=yes'), 422, 'VALIDATION_ERROR', ['builtin']);
