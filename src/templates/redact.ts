@@ -12,11 +12,12 @@ export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
 /**
  * Rules for every template: the password of `scheme://user:password@host` (backup servers, archive sites, proxies,
  * image URLs), and `user:password@host` at the start of a quoted string. The user part holds no ":", "/" or
- * brackets, so an IPv6 address ("http://[2001:db8::1]:8080/") or a `user@host` without a password is left alone.
+ * brackets, so an IPv6 address ("http://[2001:db8::1]:8080/") or a `user@host` without a password
+ * ("ftp://backup@host/") is left alone.
  */
 export const GENERIC_RULES: readonly RegExp[] = [
   /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"'[\]<>]*:(?<secret>[^\s@"'<>[\]]+)@(?=[\w[.-])/dgi,
-  /(?<=["'])[^\s/:@"'[\]<>]+:(?<secret>[^\s@"'<>[\]:]+)@(?=[\w[.-])/dg,
+  /(?<=["'])[^\s/:@"'[\]<>]+:(?!\/\/)(?<secret>[^\s@"'<>[\]:]+)@(?=[\w[.-])/dg,
 ];
 
 /** What a redacted secret looks like in stored text: `<secret:` + 8 hex digits + `>`. */

@@ -44,12 +44,14 @@ function stored(result: CollectResult): string {
   return result.text;
 }
 
-/** The lines between a PEM private key's BEGIN and END lines. */
+/** The lines between a PEM private key's BEGIN and END lines, and a key body written on one line. */
 function privateKeyBodyLines(text: string): string[] {
   const out: string[] = [];
   let inside = false;
   for (const line of text.split('\n')) {
-    if (/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) inside = false;
+    const inline = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----/.exec(line);
+    if (inline) out.push(inline[1]);
+    else if (/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) inside = false;
     else if (inside) out.push(line);
     else if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) inside = true;
   }
