@@ -44,18 +44,29 @@ function stored(result: CollectResult): string {
   return result.text;
 }
 
-/** The lines between a PEM private key's BEGIN and END lines, and a key body written on one line. */
-function privateKeyBodyLines(text: string): string[] {
-  const out: string[] = [];
+/**
+ * The lines between a PEM private key's BEGIN and END lines (redaction keeps one placeholder line of each such
+ * block), and a key body written on one line.
+ */
+function privateKeyBodies(text: string): { lines: string[]; blocks: number; multiLine: number } {
+  const lines: string[] = [];
+  let blocks = 0;
+  let multiLine = 0;
   let inside = false;
   for (const line of text.split('\n')) {
     const inline = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----/.exec(line);
-    if (inline) out.push(inline[1]);
+    if (inline) lines.push(inline[1]);
     else if (/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) inside = false;
-    else if (inside) out.push(line);
-    else if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) inside = true;
+    else if (inside) {
+      lines.push(line);
+      multiLine++;
+    }
+    else if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) {
+      inside = true;
+      blocks++;
+    }
   }
-  return out;
+  return { lines, blocks, multiLine };
 }
 
 /** First differing line, so a mismatch reads as one line instead of two 200-line blobs. */
@@ -119,17 +130,17 @@ describe('replays', { concurrency: true }, () => {
 
       test('with redaction on, no planted secret is left and each one is there as its token', async () => {
         const text = stored(await collectConfig(targetFor(sim.port, transcript), template, LIMITS, { redact_key: KEY }));
-        // a line of a PEM private key body becomes the placeholder; every other secret its keyed token
-        const keyBody = privateKeyBodyLines(expected);
+        // a PEM private key's body becomes the placeholder; every other secret its keyed token
+        const keys = privateKeyBodies(expected);
         for (const secret of transcript.secrets) {
           assert.ok(!text.includes(secret), `secret ${JSON.stringify(secret)} survived`);
-          if (keyBody.some((line) => line.includes(secret))) assert.ok(text.includes(PRIVATE_KEY_PLACEHOLDER), 'no private key placeholder');
+          if (keys.lines.some((line) => line.includes(secret))) assert.ok(text.includes(PRIVATE_KEY_PLACEHOLDER), 'no private key placeholder');
           else assert.ok(text.includes(secretToken(KEY, secret)), `no token for ${JSON.stringify(secret)}`);
         }
         if (transcript.secrets.length === 0) assert.equal(text, expected, 'nothing to redact, so nothing may change');
         else assert.ok((text.match(SECRET_TOKEN)?.length ?? 0) > 0, 'no token');
-        // redaction replaces values, it never drops lines
-        assert.equal(text.split('\n').length, expected.split('\n').length);
+        // redaction replaces values, it never drops lines (a multi-line key body becomes one line)
+        assert.equal(text.split('\n').length, expected.split('\n').length - keys.multiLine + keys.blocks);
       });
     });
   }
