@@ -60,8 +60,7 @@ function privateKeyBodies(text: string): { lines: string[]; blocks: number; mult
     else if (inside) {
       lines.push(line);
       multiLine++;
-    }
-    else if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) {
+    } else if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) {
       inside = true;
       blocks++;
     }
