@@ -267,8 +267,8 @@ function trimBlankEdges(lines: string[]): string[] {
 
 /**
  * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
- * (when `redact` is true, secrets becoming tokens keyed with `key`), trailing whitespace removed per line, leading and trailing blank lines removed,
- * LF line endings and exactly one trailing newline ("" when nothing is left).
+ * (when `redact` is true: secrets become tokens keyed with `key`), trailing whitespace removed per line, leading and
+ * trailing blank lines removed, LF line endings and exactly one trailing newline ("" when nothing is left).
  *
  * Redaction also covers what line rules cannot: the body of a PEM private key spread over many lines (FortiOS
  * "set private-key", certificates on Linux hosts, SSH host keys) becomes one placeholder line between its BEGIN

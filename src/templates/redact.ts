@@ -36,8 +36,9 @@ export function secretToken(key: RedactionKey, secret: string): string {
 
 /**
  * The lines with the template's redact rules applied (a rule's `secret` group becomes a keyed token; an older
- * rule's `replacement` is used as written), then the generic URL rules, and the body of any PEM private key (FortiOS "set private-key",
- * certificates on Linux hosts, SSH host keys) replaced by one placeholder line between its BEGIN and END lines.
+ * rule's `replacement` is used as written), then the generic URL rules, and the body of any PEM private key
+ * (FortiOS "set private-key", certificates on Linux hosts, SSH host keys) replaced by one placeholder line between
+ * its BEGIN and END lines.
  * A key whose END line never comes is redacted to the end. Used by backups (engine) and by anything that shows
  * configuration text elsewhere (notification diffs), so both hide the same secrets.
  */

@@ -16,6 +16,7 @@ import { getBuiltinTemplate } from '../../src/templates/index';
 import { REPO_ROOT, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { loadTranscript, startSimulator, type RunningSimulator, type SimDevice } from '../sim/simulator';
+import { WebClient } from '../web/web-client';
 
 const ios = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/cisco-ios.json'));
 const iosConfig = ios.commands['show running-config'];
@@ -162,6 +163,13 @@ describe('redaction of stored backups', () => {
     const res = await t.api('/api/v1/templates', { method: 'POST', key, json: { name: 'acme-min', vendor: 'ACME', commands: ['show config'] } });
     assert.equal(res.status, 201);
     assert.equal(((await res.json()) as { redact: boolean }).redact, true);
+  });
+
+  test('the web form for a new template starts with redaction on', async () => {
+    const web = new WebClient(t.url);
+    assert.equal((await web.login('admin', 'admin-password-1')).status, 303);
+    const { html } = await web.get('/templates/new');
+    assert.match(html, /<input type="checkbox" name="redact" checked/);
   });
 });
 

@@ -86,7 +86,7 @@ export interface TemplatePageState {
 export function templatePage(c: WebContext, id: number | null, s: TemplatePageState = {}) {
   const t: Template | null = id === null ? null : getTemplate(c.get('app').db, id);
   const readOnly = t?.builtin === true || (t !== null && !can(c, 'templates.update'));
-  const v = s.values ?? (t ? specValues(t) : { mode: 'shell' });
+  const v = s.values ?? (t ? specValues(t) : { mode: 'shell', redact: 'on' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
   const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
