@@ -2,6 +2,7 @@
 import { CollectError, DEFAULT_LIMITS } from './types';
 import type { CollectLimits, CollectResult, CollectTarget } from './types';
 import type { TemplateSpec } from '../templates/types';
+import type { RedactionKey } from '../templates/redact';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
 import { PromptSession } from './session';
 import { commandRejected, driveShell } from './shell';
@@ -11,9 +12,20 @@ import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
 
 export interface CollectOptions {
-  /** Redact even when the template does not by default (redaction is on when either asks for it). */
-  redact?: boolean;
+  /**
+   * The appliance redacts (`redact_secrets` on): secrets become tokens keyed with this, unless the template says
+   * `redact: false`. Absent or null: stored as received.
+   */
+  redact_key?: RedactionKey | null;
   signal?: AbortSignal;
+}
+
+/** Redaction happens when the appliance turns it on (a key is given) and the template does not turn it off. */
+export function redaction(
+  template: Pick<TemplateSpec, 'redact'>,
+  key: RedactionKey | null | undefined,
+): { redact: false } | { redact: true; key: RedactionKey } {
+  return key && template.redact ? { redact: true, key } : { redact: false };
 }
 
 interface CollectState {
@@ -57,7 +69,7 @@ export async function collectConfig(
         : await collectSsh(target, template, lim, controller.signal, state);
     // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
     if (controller.signal.aborted) throw controller.signal.reason;
-    const text = applyTemplate(raw, template, { redact: template.redact || opts?.redact === true });
+    const text = applyTemplate(raw, template, redaction(template, opts?.redact_key));
     // An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
     if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
     return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };

@@ -2,9 +2,6 @@
 import { patternProblems } from '../templates/index';
 import { compilePattern } from '../templates/patterns';
 import { redactLines, type RedactionKey } from '../templates/redact';
-
-/** Stand-in until the appliance's redaction key reaches every caller (work in progress on main). */
-const UNWIRED_KEY: RedactionKey = Buffer.alloc(32);
 import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
@@ -270,8 +267,8 @@ function trimBlankEdges(lines: string[]): string[] {
 
 /**
  * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
- * (when `redact` is true), trailing whitespace removed per line, leading and trailing blank lines removed,
- * LF line endings and exactly one trailing newline ("" when nothing is left).
+ * (when `redact` is true: secrets become tokens keyed with `key`), trailing whitespace removed per line, leading and
+ * trailing blank lines removed, LF line endings and exactly one trailing newline ("" when nothing is left).
  *
  * Redaction also covers what line rules cannot: the body of a PEM private key spread over many lines (FortiOS
  * "set private-key", certificates on Linux hosts, SSH host keys) becomes one placeholder line between its BEGIN
@@ -283,7 +280,7 @@ function trimBlankEdges(lines: string[]): string[] {
 export function applyTemplate(
   raw: string,
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
-  options: { redact: boolean; key?: RedactionKey },
+  options: { redact: false } | { redact: true; key: RedactionKey },
 ): string {
   const bad = patternProblems({
     strip_patterns: template.strip_patterns,
@@ -297,7 +294,7 @@ export function applyTemplate(
   }
   const strip = template.strip_patterns.map((p) => compilePattern(p));
   const lines = splitLines(raw).filter((line) => !strip.some((re) => re.test(line)));
-  const kept = (options.redact ? redactLines(lines, template.redact_patterns, options.key ?? UNWIRED_KEY) : lines).map((line) => line.trimEnd());
+  const kept = (options.redact ? redactLines(lines, template.redact_patterns, options.key) : lines).map((line) => line.trimEnd());
   const out = trimBlankEdges(kept);
   return out.length === 0 ? '' : out.join('\n') + '\n';
 }

@@ -119,7 +119,7 @@ describe('templates', () => {
       ignore_patterns: [],
       redact_patterns: [],
       change_events: [],
-      redact: false,
+      redact: true,
       exit_command: null,
       device_count: 0,
     });

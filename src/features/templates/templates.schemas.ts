@@ -98,7 +98,11 @@ const fields = {
         `(when the appliance's syslog receiver is on). A named group "user" captures who made the change. ${RE2_NOTE}`,
       example: ['%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>\\S+)'],
     }),
-  redact: z.boolean().openapi({ description: 'Whether this template redacts by default', example: false }),
+  redact: z.boolean().openapi({
+    description:
+      "Whether backups with this template redact secrets when the appliance's redact_secrets is on (the default). false stores this template's configurations restorable, secrets in clear text",
+    example: true,
+  }),
   exit_command: command('Sent to close a shell session politely; null sends nothing', 'exit').nullable(),
 };
 
@@ -114,7 +118,7 @@ export const TemplateCreateSchema = z
     ignore_patterns: fields.ignore_patterns.default([]),
     redact_patterns: fields.redact_patterns.default([]),
     change_events: fields.change_events.default([]),
-    redact: fields.redact.default(false),
+    redact: fields.redact.default(true),
     exit_command: fields.exit_command.default(null),
   })
   .strict()

@@ -26,10 +26,10 @@ export function parseTemplateForm(
   base: TemplateSpec | null,
 ): { ok: true; spec: TemplateSpec } | { ok: false; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
-  const redact_patterns = lines(f.redact_patterns).map((l, i) => {
+  const redact_patterns = lines(f.redact_patterns).map((l) => {
+    // A line without the arrow is the usual form: its (?<secret>...) group becomes a keyed token.
     const at = l.lastIndexOf(ARROW);
-    if (at < 0) errors.redact_patterns ??= `line ${i + 1}: write each rule as "pattern${ARROW}replacement"`;
-    return at < 0 ? { pattern: l, replacement: '' } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
+    return at < 0 ? { pattern: l } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
   });
   const body = {
     name: (f.name ?? '').trim(),
@@ -61,7 +61,7 @@ export function specValues(t: TemplateSpec): Record<string, string> {
     description: t.description,
     mode: t.mode,
     prompt: t.prompt ?? '',
-    redact_patterns: t.redact_patterns.map((r) => `${r.pattern}${ARROW}${r.replacement}`).join('\n'),
+    redact_patterns: t.redact_patterns.map((r) => (r.replacement === undefined ? r.pattern : `${r.pattern}${ARROW}${r.replacement}`)).join('\n'),
     redact: t.redact ? 'on' : '',
     exit_command: t.exit_command ?? '',
   };
@@ -86,7 +86,7 @@ export interface TemplatePageState {
 export function templatePage(c: WebContext, id: number | null, s: TemplatePageState = {}) {
   const t: Template | null = id === null ? null : getTemplate(c.get('app').db, id);
   const readOnly = t?.builtin === true || (t !== null && !can(c, 'templates.update'));
-  const v = s.values ?? (t ? specValues(t) : { mode: 'shell' });
+  const v = s.values ?? (t ? specValues(t) : { mode: 'shell', redact: 'on' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
   const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
@@ -166,7 +166,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
             <FieldError errors={e} name="exit_command" />
           </label>
           <label class="check">
-            <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets by default
+            <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets (when the appliance's redact_secrets is on)
           </label>
           <label class="full">
             Description <input name="description" value={v.description ?? ''} readonly={readOnly} />
@@ -176,7 +176,11 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {area('commands', 'Commands', 'one per line; their output is the configuration')}
           {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
           {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
-          {area('redact_patterns', 'Redact rules', `one per line: pattern${ARROW}replacement`)}
+          {area(
+            'redact_patterns',
+            'Redact rules',
+            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement`,
+          )}
           {area(
             'change_events',
             'Change events',

@@ -1,6 +1,6 @@
 // "Try on device": run a template (as edited, unsaved) against one in-scope device and show raw and cleaned output; stores nothing.
 import type { Hono } from 'hono';
-import { collectConfig } from '../../engine/collect';
+import { collectConfig, redaction } from '../../engine/collect';
 import { loadBackupJob } from '../../features/backups/backup-jobs.service';
 import { limitsFromConfig } from '../../engine/runner';
 import { validateTemplate } from '../../templates/index';
@@ -45,12 +45,13 @@ async function tryTemplate(c: WebContext, id: number | null): Promise<Response> 
   if (!job) return again({ device_id: 'this device has no usable credential' });
 
   // The same limits and redaction as a real backup, but nothing is recorded: no backup row, no host key, no reachability.
-  const redact = spec.redact || app.config.backup.redact_secrets;
-  const collected = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact });
+  const redact_key = app.config.backup.redact_secrets ? app.secrets.redactionKey : null;
+  const collected = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact_key });
   // The raw output is shown redacted too when redaction is on: otherwise Try would show what no stored version holds.
+  const redact = redaction(spec, redact_key);
   const result =
-    collected.ok && redact
-      ? { ...collected, raw: applyTemplate(collected.raw, { strip_patterns: [], redact_patterns: spec.redact_patterns }, { redact }) }
+    collected.ok && redact.redact
+      ? { ...collected, raw: applyTemplate(collected.raw, { strip_patterns: [], redact_patterns: spec.redact_patterns }, redact) }
       : collected;
   // The output never goes into the audit log: it is configuration text and may hold secrets.
   recordTemplateTrial(app.db, actorOf(c), id, {
