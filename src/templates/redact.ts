@@ -23,6 +23,9 @@ export const GENERIC_RULES: readonly RegExp[] = [
 /** What a redacted secret looks like in stored text: `<secret:` + 8 hex digits + `>`. */
 export const SECRET_TOKEN = /<secret:[0-9a-f]{8}>/g;
 
+/** A secret in matching single or double quotes. */
+const QUOTED = /^(["'])(.+)\1$/s;
+
 /**
  * The key that turns secrets into tokens: equal secrets give equal tokens within one appliance only. Derived from
  * the appliance's master key by the caller (never the master key itself); any 32 bytes in tests.
@@ -44,7 +47,12 @@ export function secretToken(key: RedactionKey, secret: string): string {
  */
 export function redactLines(lines: readonly string[], redact_patterns: TemplateSpec['redact_patterns'], key: RedactionKey): string[] {
   // a token from an earlier rule stays as it is (a later, wider rule must not hash the token)
-  const token = (secret: string) => (/^<secret:[0-9a-f]{8}>$/.test(secret) ? secret : secretToken(key, secret));
+  const token = (secret: string) => {
+    if (/^<secret:[0-9a-f]{8}>$/.test(secret)) return secret;
+    // Quotes around a secret are the configuration's syntax, not the secret: they stay, the value inside is tokenised.
+    const quoted = QUOTED.exec(secret);
+    return quoted ? `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}` : secretToken(key, secret);
+  };
   const rules = redact_patterns.map((r) => {
     const replace = compileRedaction(r.pattern);
     return (line: string) => replace(line, r.replacement ?? token);
