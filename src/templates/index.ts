@@ -2,7 +2,7 @@
 import { re2LinePattern, re2Problem } from '../lib/re2';
 import { SESSION_FIELDS, SESSION_PATTERN_LISTS, trustedPattern } from './defaults';
 import { loadBuiltinTemplates } from './files';
-import type { SessionKnowledge, TemplateSpec } from './types';
+import type { OutputRule, SessionKnowledge, TemplateSpec } from './types';
 
 export type { OutputRule, PagerRule, RedactRule, SessionKnowledge, TemplateSpec } from './types';
 
@@ -311,4 +311,38 @@ const SAMPLE_LINES = ['', 'hostname core-sw1', ' ip address 10.0.0.1 255.255.255
 function matchesEveryLine(source: string): boolean {
   const re = runnable(source);
   return SAMPLE_LINES.every((line) => re.test(line));
+}
+
+/**
+ * A template's `session` and `command_output` with a fixed key order and the empty ones left out, so equal settings
+ * give equal stored text (built-in sync compares it) and audit diffs show real changes only.
+ */
+export function sessionSettings(spec: Pick<TemplateSpec, 'session' | 'command_output'>): Pick<TemplateSpec, 'session' | 'command_output'> {
+  const out: Pick<TemplateSpec, 'session' | 'command_output'> = {};
+  const s = spec.session;
+  if (s) {
+    const session: SessionKnowledge = {
+      pagers: s.pagers?.map((p) => ({ pattern: p.pattern, answer: p.answer, ...(p.quiet ? { quiet: true } : {}) })),
+      username_prompt: s.username_prompt,
+      password_prompt: s.password_prompt,
+      enable_refused: s.enable_refused,
+      command_errors: s.command_errors,
+      press_enter: s.press_enter,
+    };
+    const kept = Object.entries(session).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0));
+    if (kept.length > 0) out.session = Object.fromEntries(kept);
+  }
+  const rules = Object.entries(spec.command_output ?? {}).map(([command, r]): [string, OutputRule] => [
+    command,
+    Object.fromEntries(
+      [
+        ['start_after', r.start_after],
+        ['stop_before', r.stop_before],
+        ['drop_first', r.drop_first],
+        ['drop_last', r.drop_last],
+      ].filter(([, v]) => v !== undefined),
+    ) as OutputRule,
+  ]);
+  if (rules.length > 0) out.command_output = Object.fromEntries(rules);
+  return out;
 }
