@@ -1,6 +1,6 @@
 // The built-in template library, registered by explicit import, and the rules every saved template must pass.
 import { re2LinePattern, re2Problem } from '../lib/re2';
-import { SESSION_FIELDS, SESSION_PATTERN_LISTS, trustedPattern } from './defaults';
+import { SESSION_FIELDS, SESSION_PATTERN_LISTS, engineDefaults, trustedPattern } from './defaults';
 import { loadBuiltinTemplates } from './files';
 import type { OutputRule, SessionKnowledge, TemplateSpec } from './types';
 
@@ -10,6 +10,10 @@ export type { OutputRule, PagerRule, RedactRule, SessionKnowledge, TemplateSpec 
 export const BUILTIN_TEMPLATES: readonly TemplateSpec[] = Object.freeze(loadBuiltinTemplates());
 
 const BY_NAME: ReadonlyMap<string, TemplateSpec> = new Map(BUILTIN_TEMPLATES.map((t) => [t.name, t]));
+
+// Read at start like the built-ins: a missing or broken defaults file is a release bug that must stop the process,
+// not fail the first backup.
+engineDefaults();
 
 export function getBuiltinTemplate(name: string): TemplateSpec | undefined {
   return BY_NAME.get(name);
