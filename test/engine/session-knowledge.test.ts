@@ -108,6 +108,18 @@ describe('session.press_enter: a line that wants Enter in the middle of output',
   });
 });
 
+describe('session.press_enter: a Telnet console that waits for Enter before its login questions', () => {
+  const t = fixture('telnet-press-enter');
+
+  test('without the template field the login never starts', async () => {
+    assert.equal(failure(await overTelnet(t, BASE)), 'PROMPT_NOT_FOUND');
+  });
+
+  test('with it Enter is sent, the login questions follow and the configuration is stored', async () => {
+    assert.equal(stored(await overTelnet(t, template({ session: { press_enter: ['^Hit <Enter> to open the console$'] } }))), CONFIG);
+  });
+});
+
 describe('session.username_prompt and session.password_prompt: Telnet login questions', () => {
   const t = fixture('custom-login');
 

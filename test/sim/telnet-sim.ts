@@ -87,6 +87,12 @@ export async function startTelnetSimulator(o: TelnetSimulatorOptions): Promise<R
     const io = socketIo(sock);
     void (async () => {
       if (o.negotiate !== false) sock.write(OPENING);
+      if (asked?.press_enter) {
+        await io.write(`\r\n${asked.press_enter}`);
+        while ((await input.readLine(null)) !== '') {
+          /* only Enter on an empty line gets past it */
+        }
+      }
       await io.write('\r\n\r\nUser Access Verification\r\n\r\n');
       for (let attempt = 0; attempt < 3; attempt++) {
         await io.write(loginPrompt);

@@ -32,6 +32,8 @@ export interface TranscriptPaging {
 export interface TranscriptTelnet {
   login_prompt?: string;
   password_prompt?: string;
+  /** Printed before the first login question; the device waits for Enter (any other input is ignored). */
+  press_enter?: string;
 }
 
 /**
@@ -109,7 +111,7 @@ export function validateTranscript(data: unknown, where = '<inline>'): Transcrip
   if (data.exec !== undefined && typeof data.exec !== 'boolean') fail(where, '"exec" must be true or false');
   if (data.telnet !== undefined) {
     if (!isRecord(data.telnet)) fail(where, '"telnet" must be an object');
-    for (const key of ['login_prompt', 'password_prompt']) str(data.telnet, key, `${where} telnet`, true);
+    for (const key of ['login_prompt', 'password_prompt', 'press_enter']) str(data.telnet, key, `${where} telnet`, true);
   }
   return data as unknown as Transcript;
 }
