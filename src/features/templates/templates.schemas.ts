@@ -51,6 +51,56 @@ const RedactRuleSchema = z
   .strict()
   .openapi('RedactRule');
 
+const PagerSchema = z
+  .object({
+    pattern: pattern('Matched against the line being drawn (after terminal clean-up)', '^Press <SPACE> to continue or <Q> to quit:$'),
+    answer: z
+      .string()
+      .min(1)
+      .max(L.answer_max)
+      .regex(/^[^\r\n]*$/, 'must not contain a line break')
+      .openapi({ description: 'Keys sent as typed, no Enter (a line answered with Enter belongs in press_enter)', example: ' ' }),
+    quiet: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Answer only once the output has been quiet a moment (a very short pattern). Default false.', example: false }),
+  })
+  .strict()
+  .openapi('TemplatePager');
+
+const patternList = (what: string, example: string) =>
+  z
+    .array(pattern(what, example))
+    .max(L.patterns_per_list)
+    .optional()
+    .openapi({ description: `${what}; tried before the engine defaults`, example: [example] });
+
+const SessionSchema = z
+  .object({
+    pagers: z.array(PagerSchema).max(L.patterns_per_list).optional().openapi({ description: 'Pagers and their answers, tried before the engine defaults' }),
+    username_prompt: pattern('Login question for the user name (Telnet login; the enable step)', '^Account:\\s*$').optional(),
+    password_prompt: pattern('Login question for the password (Telnet login; the enable step)', '^Passphrase:\\s*$').optional(),
+    enable_refused: patternList('A line by which the CLI refuses a privilege change', 'Privilege raise rejected'),
+    command_errors: patternList('A line by which the CLI refuses a capture command (such a short output is never stored)', '^Error \\d+: verb not known'),
+    press_enter: patternList('A line answered with Enter, at login or in the middle of output', '^Hit <Enter> to'),
+  })
+  .strict()
+  .openapi('TemplateSession', {
+    description:
+      "Vendor knowledge for the session driver: every field optional, each tried before the engine's defaults (which stay in force). " +
+      'A platform with an unusual pager, login question or refusal line needs these, not a new release.',
+  });
+
+const OutputRuleSchema = z
+  .object({
+    start_after: pattern('Output starts after the first line matching this (that line dropped); no match: nothing cut', '^Current configuration').optional(),
+    stop_before: pattern('Output stops before the first line matching this (that line and the rest dropped)', '^end$').optional(),
+    drop_first: z.number().int().min(0).max(L.output_lines_max).optional().openapi({ description: 'Lines dropped at the start', example: 1 }),
+    drop_last: z.number().int().min(0).max(L.output_lines_max).optional().openapi({ description: 'Lines dropped at the end', example: 0 }),
+  })
+  .strict()
+  .openapi('TemplateOutputRule', { description: "Cuts of one capture command's output, applied in this order before strip and redaction" });
+
 const fields = {
   name: z.string().min(1).max(L.name_max).openapi({
     description: 'Unique name (case-insensitive): lower-case letters, digits, ".", "_", "-". Built-in names are reserved.',
@@ -97,6 +147,14 @@ const fields = {
         'Syslog messages by which the device reports a configuration change: a message from the device matching any of these queues a backup with trigger "event" ' +
         `(when the appliance's syslog receiver is on). A named group "user" captures who made the change. ${RE2_NOTE}`,
       example: ['%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>\\S+)'],
+    }),
+  session: SessionSchema.optional(),
+  command_output: z
+    .record(z.string().min(1).max(L.command_max), OutputRuleSchema)
+    .optional()
+    .openapi({
+      description: 'Per capture command (the key, exactly as in commands): lines cut from its output before strip and redaction',
+      example: { 'show running-config': { start_after: '^Current configuration', drop_last: 0 } },
     }),
   redact: z.boolean().openapi({
     description:

@@ -1,6 +1,6 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { BUILTIN_TEMPLATES, validateTemplate } from '../../templates/index';
+import { BUILTIN_TEMPLATES, sessionSettings, validateTemplate } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -106,8 +106,11 @@ function requireSecretsReach(actor: Actor, fields: readonly string[], verb: 'Cha
   );
 }
 
-/** Everything a template sends to a device: the commands proper, and the enable and exit commands sent around them. */
-const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command'] as const;
+/**
+ * Everything a template sends to a device: the commands proper, the enable and exit commands sent around them, and
+ * the session knowledge (pager answers and Enter are keystrokes; a login question is answered with the secrets).
+ */
+const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command', 'session'] as const;
 
 export function updateTemplate(db: DB, actor: Actor, id: number, patch: TemplatePatch): Template {
   authorize(actor, 'templates.update');
@@ -250,6 +253,7 @@ export function specFields(t: TemplateSpec): TemplateSpec & { change_events: str
     redact: t.redact,
     exit_command: t.exit_command,
     change_events: t.change_events ?? [],
+    ...sessionSettings(t),
   };
 }
 

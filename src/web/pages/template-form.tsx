@@ -40,6 +40,9 @@ export function parseTemplateForm(
     pre_commands: lines(f.pre_commands).map((l) => l.trim()),
     commands: lines(f.commands).map((l) => l.trim()),
     enable: base?.enable ?? null,
+    // Not on the form either: kept from the stored template, so "try on device" runs with them too.
+    ...(base?.session ? { session: base.session } : {}),
+    ...(base?.command_output ? { command_output: base.command_output } : {}),
     strip_patterns: lines(f.strip_patterns),
     ignore_patterns: lines(f.ignore_patterns),
     redact_patterns,
