@@ -14,6 +14,7 @@ import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { startEventBackups } from '../events/start';
+import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
 export const serveCommand: Command = {
@@ -27,6 +28,8 @@ An address that cannot be bound (port taken, no permission, not on this machine)
 once with exit code 1 and one line on stderr, before any password is made or shown.
 With [events] syslog_listen set it also receives syslog (UDP and TCP) and backs a device up
 when its template's change events match one of its messages (trigger "event").
+Custom templates in <data_dir>/templates/*.yaml are loaded at start and again on SIGHUP
+(or with \`confvault template reload\`, which needs no signal).
 SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
 second signal while stopping exits at once.
 
@@ -68,12 +71,15 @@ ${GLOBAL_OPTIONS_HELP}`,
     const services = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
     // Before the listener: a manual backup started by the first request must not be closed as interrupted.
     const closed = closeInterruptedBackups(a.db, Date.now());
+    // Before the listener and the schedule, so the first backup already uses the file templates.
+    const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
     // Bind first: a port that is taken ends the start-up with one line, before any password is made or shown and
     // before the schedule holds the process.
     let server: RunningServer;
     try {
       server = await startServer(createApp(services), config);
     } catch (e) {
+      templateFiles.stop();
       a.close();
       lock.release();
       forgetSignals();
@@ -102,6 +108,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const signal = await stopRequested;
     log.info({ signal }, 'shutting down');
     clearInterval(retention);
+    templateFiles.stop();
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
     await Promise.all([server.close(), scheduler.stop(), notifier.stop(), events?.stop(), dbCopies.stop()]);
     a.close();
