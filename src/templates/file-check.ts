@@ -35,7 +35,11 @@ export function checkTemplateFields(spec: TemplateSpec): TemplateFieldError[] {
   for (const key of Object.keys(spec)) if (!known.has(key)) add(key, `is not a template field (known fields: ${TEMPLATE_FIELDS.join(', ')})`);
   if (spec.session !== undefined) checkSession(spec.session, add);
   if (spec.command_output !== undefined) checkCommandOutput(spec.command_output, spec.commands, add);
-  for (const e of validateTemplate(spec)) if (!errors.some((x) => x.field === e.field && x.message === e.message)) errors.push(e);
+  const missing = new Set((['name', 'vendor', 'commands'] as const).filter((f) => (spec as Partial<TemplateSpec>)[f] === undefined));
+  for (const f of missing) add(f, 'is required');
+  for (const e of validateTemplate(spec)) {
+    if (!missing.has(e.field as 'name') && !errors.some((x) => x.field === e.field && x.message === e.message)) errors.push(e);
+  }
   return errors;
 }
 
