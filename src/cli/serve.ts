@@ -71,15 +71,12 @@ ${GLOBAL_OPTIONS_HELP}`,
     const services = buildServices({ db: a.db, config, log, secrets: a.secrets, dataDir: a.dataDir, snapshots: a.snapshots });
     // Before the listener: a manual backup started by the first request must not be closed as interrupted.
     const closed = closeInterruptedBackups(a.db, Date.now());
-    // Before the listener and the schedule, so the first backup already uses the file templates.
-    const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
     // Bind first: a port that is taken ends the start-up with one line, before any password is made or shown and
     // before the schedule holds the process.
     let server: RunningServer;
     try {
       server = await startServer(createApp(services), config);
     } catch (e) {
-      templateFiles.stop();
       a.close();
       lock.release();
       forgetSignals();
@@ -97,6 +94,8 @@ ${GLOBAL_OPTIONS_HELP}`,
       err('  You will be asked to change it at first login.');
       err('');
     }
+    // Before the schedule, so the first backup already uses the file templates (after the bind: a taken port logs nothing).
+    const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
     const runner = services.runner;
     const scheduler = startScheduler(services, runner);
     const retention = startRetention(a.db, a.snapshots, config, log);
