@@ -35,7 +35,7 @@ validate  Checks a template file without touching the appliance: prints "FILE: o
           or one line per problem "FILE: FIELD: MESSAGE" and exits 1.
 reload    Loads <data_dir>/templates/*.yaml (what confvault serve does at start and on SIGHUP) into
           the database, which a running server reads: no restart or signal needed. Prints one line
-          per template created, updated or removed and per file not loaded ("FILE: FIELD: MESSAGE");
+          per template created, updated, removed or kept, and per file not loaded ("FILE: FIELD: MESSAGE");
           a file not loaded leaves its previously loaded version in force. Exits 1 if any file was
           not loaded. A template whose file is removed goes too, unless devices use it: then it stays
           (read-only) until they use another template and the next reload.
@@ -154,10 +154,12 @@ export const templateCommand: Command = {
           for (const n of r.created) out(`created ${n}`);
           for (const n of r.updated) out(`updated ${n}`);
           for (const n of r.removed) out(`removed ${n}`);
-          const problems: TemplateFileProblem[] = r.problems;
-          for (const p of problems) for (const line of problemLines(p.path, p.errors)) err(line);
-          out(`${r.loaded.length} template file${r.loaded.length === 1 ? '' : 's'} in force from ${r.folder}; ${problems.length} not loaded`);
-          return problems.length ? 1 : 0;
+          for (const k of r.kept) out(`kept ${k.name}: its file ${k.file} is gone, but ${k.devices} device${k.devices === 1 ? '' : 's'} use it`);
+          // A kept template is reported on the Templates page too, but it is no file that failed to load.
+          const failed: TemplateFileProblem[] = r.problems.filter((p) => !r.kept.some((k) => k.file === p.path));
+          for (const p of failed) for (const line of problemLines(p.path, p.errors)) err(line);
+          out(`${r.loaded.length} template file${r.loaded.length === 1 ? '' : 's'} in force from ${r.folder}; ${failed.length} not loaded`);
+          return failed.length ? 1 : 0;
         });
       case 'try': {
         const name = need(arg, 'NAME');

@@ -1,7 +1,7 @@
 // `confvault template ...` as an operator runs it (real child processes): usage errors, validate, export/import round trip, reload reaching a running `serve` (by the database and by SIGHUP), try on a simulated device.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import path from 'node:path';
 import { parseTemplateYaml } from '../../src/templates/files';
@@ -129,6 +129,20 @@ describe('confvault template', () => {
           .filter((n) => n.startsWith('lab-'))
           .sort(),
         ['lab-a', 'lab-b'],
+      );
+
+      // Files removed: lab-b goes; lab-a stays while a device uses it (said on stdout, not a failure).
+      const labA = t.services.db.prepare("SELECT id FROM templates WHERE name = 'lab-a'").pluck().get() as number;
+      const cred = seedCredential(t.services.db, t.services.secrets, { name: 'reload-cred', username: 'u', password: 'p' });
+      seedDevice(t.services.db, { name: 'uses-lab-a', port: 22, credential_id: cred, template_id: labA });
+      for (const f of ['lab-a.yaml', 'lab-b.yaml', 'lab-c.yaml']) rmSync(path.join(folder, f));
+      const r3 = await cli('reload');
+      assert.equal(r3.status, 0, r3.stderr);
+      assert.match(r3.stdout, /^removed lab-b$/m);
+      assert.match(r3.stdout, /^kept lab-a: its file .*lab-a\.yaml is gone, but 1 device use it$/m);
+      assert.deepEqual(
+        Object.keys(await names()).filter((n) => n.startsWith('lab-')),
+        ['lab-a'],
       );
     } finally {
       assert.equal(await served.stop(), 0);
