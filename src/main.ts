@@ -13,6 +13,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   db: async () => (await import('./cli/db')).dbCommand,
   audit: async () => (await import('./cli/audit')).auditCommand,
   notify: async () => (await import('./cli/notify')).notifyCommand,
+  template: async () => (await import('./cli/template')).templateCommand,
 };
 
 async function usage(): Promise<string> {

@@ -21,6 +21,7 @@ import { render } from './render';
 import { SESSION_COOKIE, resolveSession, tokensEqual } from './session/sessions.service';
 import { LoginThrottle } from './session/throttle';
 import { registerStatic } from './static';
+import { TEMPLATE_SCHEMA_URL_PATH, registerTemplateSchema } from './pages/template-schema';
 import type { WebContext, WebEnv } from './web-context';
 
 const CSP = [
@@ -68,12 +69,20 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   web.use('*', (c, next) => (UNSAFE.has(c.req.method) && !isForeignPath(c.req.path) ? limitBody(c, next) : next()));
 
   registerStatic(web);
+  registerTemplateSchema(web);
   // Browsers ask for it on every site; without this it would bounce through the login page.
   web.get('/favicon.ico', (c) => c.body(null, 204));
   registerAuth(web, throttle);
 
   const gate: MiddlewareHandler<WebEnv> = async (c, next) => {
-    if (isForeignPath(c.req.path) || c.req.path.startsWith('/static/') || c.req.path === '/login' || c.req.path === '/favicon.ico') return next();
+    if (
+      isForeignPath(c.req.path) ||
+      c.req.path.startsWith('/static/') ||
+      c.req.path === TEMPLATE_SCHEMA_URL_PATH ||
+      c.req.path === '/login' ||
+      c.req.path === '/favicon.ico'
+    )
+      return next();
     // A path no page answers is a plain 404 for everyone (not a detour through the login page).
     if (!matchedRoutes(c).some((r) => r.method !== 'ALL')) return next();
     const session = resolveSession(app.db, getCookie(c, SESSION_COOKIE));

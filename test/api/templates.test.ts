@@ -14,6 +14,8 @@ const FIELDS = [
   'vendor',
   'description',
   'builtin',
+  'source',
+  'source_file',
   'mode',
   'prompt',
   'pre_commands',
@@ -29,7 +31,7 @@ const FIELDS = [
   'created_at',
   'updated_at',
 ].sort();
-const READ_ONLY = ['id', 'builtin', 'device_count', 'created_at', 'updated_at'];
+const READ_ONLY = ['id', 'builtin', 'source', 'source_file', 'device_count', 'created_at', 'updated_at'];
 
 let t: TestAppliance;
 let key: string;
@@ -78,7 +80,8 @@ describe('templates', () => {
     for (const item of page.items) {
       assert.deepEqual(Object.keys(item).sort(), FIELDS);
       assert.equal(item.builtin, true);
-      const { id, builtin, device_count, created_at, updated_at, ...spec } = item;
+      const { id, builtin, source, source_file, device_count, created_at, updated_at, ...spec } = item;
+      assert.deepEqual([source, source_file], ['builtin', null]);
       assert.deepEqual(
         spec,
         BUILTIN_TEMPLATES.find((b) => b.name === item.name),
@@ -110,6 +113,8 @@ describe('templates', () => {
       vendor: 'ACME OS',
       description: '',
       builtin: false,
+      source: 'custom',
+      source_file: null,
       mode: 'shell',
       prompt: null,
       pre_commands: [],
@@ -123,7 +128,7 @@ describe('templates', () => {
       exit_command: null,
       device_count: 0,
     });
-    const { builtin, device_count, ...spec } = rest;
+    const { builtin, source, source_file, device_count, ...spec } = rest;
     assert.deepEqual(getTemplateSpec(t.services.db, id as number), spec);
   });
 

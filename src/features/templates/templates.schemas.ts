@@ -196,6 +196,12 @@ export const TemplateSchema = z
     id: z.number().int().openapi({ example: 15 }),
     ...fields,
     builtin: z.boolean().openapi({ description: 'Shipped with the appliance; read-only', example: false }),
+    source: z.enum(['builtin', 'custom', 'file']).openapi({
+      description:
+        '"builtin": shipped with the appliance; "custom": made through the API, web interface or `template import`; "file": loaded from a YAML file in <data_dir>/templates/ (read-only here: edit the file and reload)',
+      example: 'custom',
+    }),
+    source_file: z.string().nullable().openapi({ description: 'The YAML file of a "file" template; null otherwise', example: null }),
     device_count: z.number().int().openapi({ description: 'Devices that use this template', example: 4 }),
     created_at: timestamp('Creation time'),
     updated_at: timestamp('Last change (for built-ins: last change shipped by an upgrade)'),
@@ -232,6 +238,8 @@ export function toTemplateDto(t: Template, tz: string): TemplateDto {
     id: t.id,
     ...specFields(t),
     builtin: t.builtin,
+    source: t.source,
+    source_file: t.source_file,
     device_count: t.device_count,
     created_at: formatTimestamp(t.created_at, tz),
     updated_at: formatTimestamp(t.updated_at, tz),

@@ -119,6 +119,7 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
+    if (row.source_file !== null) throw fileManaged(row.name, row.source_file);
     const before = toTemplateSpec(row);
     const spec = specFields({ ...before, ...definedOnly(patch) });
     const changes = changesBetween(before, spec);
@@ -174,6 +175,7 @@ export function deleteTemplate(db: DB, actor: Actor, id: number): void {
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
+    if (row.source_file !== null) throw fileManaged(row.name, row.source_file);
     requireTemplateWithinScope(db, actor, id, 'deleted');
     if (row.device_count > 0) throw inUseError(id, row.device_count);
     deleteTemplateRow(db, id);
@@ -263,6 +265,17 @@ function definedOnly(patch: TemplatePatch): TemplatePatch {
 
 function readOnly(name: string): ApiError {
   return new ApiError('TEMPLATE_BUILTIN_READONLY', `"${name}" is a built-in template and cannot be changed or deleted; create a copy under another name`);
+}
+
+/** A template loaded from a file in <data_dir>/templates/: the file is its source, so the API and web interface only read it. */
+export function fileManaged(name: string, file: string): ApiError {
+  return new ApiError(
+    'CONFLICT',
+    `template "${name}" is managed by file ${file}: edit the file and reload (confvault template reload, or SIGHUP to confvault serve)`,
+    {
+      source_file: file,
+    },
+  );
 }
 
 function inUseError(id: number, devices: number): ApiError {

@@ -88,7 +88,8 @@ export interface TemplatePageState {
 /** The new/edit/view page of a template (`id` null: a new one). Built-ins render read-only. */
 export function templatePage(c: WebContext, id: number | null, s: TemplatePageState = {}) {
   const t: Template | null = id === null ? null : getTemplate(c.get('app').db, id);
-  const readOnly = t?.builtin === true || (t !== null && !can(c, 'templates.update'));
+  // Built-ins and file templates are edited elsewhere (a new release, the file): here they are read-only.
+  const readOnly = (t !== null && t.source !== 'custom') || (t !== null && !can(c, 'templates.update'));
   const v = s.values ?? (t ? specValues(t) : { mode: 'shell', redact: 'on' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
@@ -127,9 +128,15 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
     { title, active: '/templates', status: e ? 422 : 200 },
     <>
       <h1>
-        {title} {t?.builtin ? <span class="badge muted">built-in</span> : null}
+        {title} {t ? <SourceBadge t={t} /> : null}
       </h1>
-      {t?.builtin ? <p class="advice">Built-in templates are read-only; create a custom template to change these settings.</p> : null}
+      {t?.builtin ? <p class="advice">Built-in templates are read-only; clone this one into a custom template to change these settings.</p> : null}
+      {t?.source === 'file' ? (
+        <p class="advice" id="file-managed">
+          Managed by file <code>{t.source_file}</code>: edit the file and reload (<code>confvault template reload</code>, or SIGHUP to confvault serve).
+        </p>
+      ) : null}
+      {t ? <TemplateActions c={c} t={t} /> : null}
       {t && !readOnly && !c.get('principal').scope.all ? (
         <p class="advice">
           Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command) needs scope all, and a template
@@ -200,7 +207,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {tryControls}
         </form>
       </section>
-      {t && !t.builtin && can(c, 'templates.delete') ? (
+      {t && t.source === 'custom' && can(c, 'templates.delete') ? (
         <form method="post" action={`${base}/delete`} class="inline" data-confirm={`Delete template ${t.name}?`}>
           <Csrf token={csrf} />
           <button type="submit" class="danger">
@@ -210,6 +217,35 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       ) : null}
       {s.trial ? <TrialView trial={s.trial} /> : null}
     </>,
+  );
+}
+
+/** "built-in" or "file" next to a template's name; nothing for a custom template made here or through the API. */
+export function SourceBadge({ t }: { t: Template }) {
+  if (t.source === 'builtin') return <span class="badge muted">built-in</span>;
+  if (t.source === 'file')
+    return (
+      <span class="badge muted" title={t.source_file ?? ''}>
+        file
+      </span>
+    );
+  return null;
+}
+
+/** Export YAML (every template) and Clone (an editable custom copy, for whoever may create templates). */
+function TemplateActions({ c, t }: { c: WebContext; t: Template }) {
+  return (
+    <div class="actions" id="template-actions">
+      <a class="button" href={`/templates/${t.id}/export.yaml`} download={`${t.name}.yaml`}>
+        Export YAML
+      </a>
+      {can(c, 'templates.create') ? (
+        <form method="post" action={`/templates/${t.id}/clone`} class="inline">
+          <Csrf token={c.get('session').csrfToken} />
+          <button type="submit">Clone</button>
+        </form>
+      ) : null}
+    </div>
   );
 }
 
