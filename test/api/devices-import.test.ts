@@ -183,14 +183,14 @@ describe('CSV export', () => {
       { format: 'csv', text: [HEADER, `"x, ""quoted""",192.0.2.41,,,edge/access,lab,cisco-ios,false,"=1+1 and\nmore",30 4 * * 1-5`].join('\n') },
       'all',
     );
-    const first = exportDevicesCsv(db(), SCOPE_ALL, {});
+    const first = exportDevicesCsv(db(), SCOPE_ALL, {}).csv;
     assert.match(first, /^name,hostname,port,protocol,group,credential,template,enabled,description,schedule\n/);
     assert.match(first, /"'=1\+1 and\nmore"/);
     assert.match(first, /,edge\/access,/);
     for (const id of db().prepare('SELECT id FROM devices').pluck().all() as number[]) deleteDevice(db(), SYSTEM_ACTOR, id);
     const r = applyDeviceImport(db(), SYSTEM_ACTOR, { format: 'csv', text: first }, 'all');
     assert.deepEqual(errorsOf(r), []);
-    assert.equal(exportDevicesCsv(db(), SCOPE_ALL, {}), first);
+    assert.equal(exportDevicesCsv(db(), SCOPE_ALL, {}).csv, first);
     assert.equal(db().prepare(`SELECT description FROM devices WHERE name = 'x, "quoted"'`).pluck().get(), '=1+1 and\nmore');
   });
 
@@ -201,9 +201,9 @@ describe('CSV export', () => {
         .split('\n')
         .slice(1)
         .map((l) => l.split(',')[0]);
-    assert.deepEqual(lines(exportDevicesCsv(db(), SCOPE_ALL, { group_id: core })), ['h1', 'ox1', 'r1', 'r2']);
+    assert.deepEqual(lines(exportDevicesCsv(db(), SCOPE_ALL, { group_id: core }).csv), ['h1', 'ox1', 'r1', 'r2']);
     // A principal's scope holds its groups' subgroups already; core/access is left out here.
-    assert.deepEqual(lines(exportDevicesCsv(db(), { all: false, groupIds: new Set([core]) }, { q: 'r' })), ['r1']);
-    assert.deepEqual(lines(exportDevicesCsv(db(), { all: false, groupIds: new Set([999]) }, {})), []);
+    assert.deepEqual(lines(exportDevicesCsv(db(), { all: false, groupIds: new Set([core]) }, { q: 'r' }).csv), ['r1']);
+    assert.deepEqual(lines(exportDevicesCsv(db(), { all: false, groupIds: new Set([999]) }, {}).csv), []);
   });
 });

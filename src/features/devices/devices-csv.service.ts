@@ -30,8 +30,9 @@ export function listInventory(db: DB, scope: Scope, filter: DeviceFilter): Inven
 }
 
 /** The CSV of the devices in the scope matching the filter: the import's columns, names not ids, readable back by import. */
-export function exportDevicesCsv(db: DB, scope: Scope, filter: DeviceFilter): string {
-  return devicesToCsv(listInventory(db, scope, filter).map(toRaw));
+export function exportDevicesCsv(db: DB, scope: Scope, filter: DeviceFilter): { csv: string; devices: number } {
+  const devices = listInventory(db, scope, filter);
+  return { csv: devicesToCsv(devices.map(toRaw)), devices: devices.length };
 }
 
 function named(refs: InventoryRefs, d: Device): InventoryDevice {

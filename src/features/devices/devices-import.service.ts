@@ -19,7 +19,7 @@ import {
 } from './devices-csv';
 import { loadInventoryRefs, type InventoryRefs } from './devices-import-refs';
 import { DeviceCreateSchema } from './devices.schemas';
-import { createDevice, type DeviceInput } from './devices.service';
+import { createDevice, type Device, type DeviceInput } from './devices.service';
 
 export type ImportFormat = 'csv' | 'router.db';
 export const IMPORT_FORMATS: readonly ImportFormat[] = ['csv', 'router.db'];
@@ -83,6 +83,25 @@ export function previewDeviceImport(db: DB, actor: Actor, source: ImportSource):
  */
 export function applyDeviceImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode): ImportReport {
   return runImport(db, actor, source, mode);
+}
+
+/**
+ * One device from text fields as the CSV columns name them (group, credential and template by name or id), by
+ * the same checks as an import row; for `confvault device add`. A 422 lists every problem in its message.
+ */
+export function addDeviceFromFields(db: DB, actor: Actor, fields: RawDevice): Device {
+  authorize(actor, 'devices.create');
+  const refs = loadInventoryRefs(db);
+  const errors: FieldError[] = [];
+  const input = toDeviceInput({ row: 1, fields }, refs, { defaultCredential: null, templates: modelTemplates(refs), seen: new Map() }, errors);
+  const refuse = (list: FieldError[]) => ApiError.validation(list, `invalid device: ${list.map((e) => `${e.field}: ${e.message}`).join('; ')}`);
+  if (!input) throw refuse(errors);
+  try {
+    return createDevice(db, actor, input);
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'VALIDATION_ERROR') throw refuse(rowErrors(err));
+    throw err;
+  }
 }
 
 function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode | null): ImportReport {
