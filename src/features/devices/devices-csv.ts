@@ -7,6 +7,20 @@ import { ApiError } from '../../errors';
 export const CSV_COLUMNS = ['name', 'hostname', 'port', 'protocol', 'group', 'credential', 'template', 'enabled', 'description', 'schedule'] as const;
 export type CsvColumn = (typeof CSV_COLUMNS)[number];
 
+/** What each column holds and what an empty cell means (the import page, the CLI help and the README show it). */
+export const CSV_COLUMN_DOCS: readonly { column: CsvColumn; empty: string; text: string }[] = [
+  { column: 'name', empty: 'required', text: 'Unique device name, 1-128 characters (case-insensitive, as in the API)' },
+  { column: 'hostname', empty: 'required', text: 'IPv4 or IPv6 address, or DNS name' },
+  { column: 'port', empty: '22 for ssh, 23 for telnet', text: 'TCP port, 1-65535' },
+  { column: 'protocol', empty: 'ssh', text: 'ssh or telnet' },
+  { column: 'group', empty: 'ungrouped', text: 'Group name; its path (Parent/Child) when several groups share the name; or its id. The group must exist' },
+  { column: 'credential', empty: 'the credential chosen for the import; else required', text: 'Credential name (or id)' },
+  { column: 'template', empty: 'required', text: 'Template name, e.g. cisco-ios (or id)' },
+  { column: 'enabled', empty: 'true', text: 'true or false (yes/no, 1/0)' },
+  { column: 'description', empty: 'none', text: 'Free text, up to 2000 characters' },
+  { column: 'schedule', empty: 'inherited from the group or the appliance', text: 'Cron expression such as 30 4 * * 1-5, or @daily' },
+];
+
 /** One device as text, as the file gave it (absent or empty: the column's default). */
 export type RawDevice = Partial<Record<CsvColumn, string>>;
 
