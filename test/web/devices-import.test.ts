@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedCredential, seedGroup } from '../helpers/seed';
 import { WebClient } from './web-client';
+import { inventory500 } from '../helpers/inventory';
 
 let t: TestAppliance;
 let admin: WebClient;
@@ -11,20 +12,6 @@ let groupA = 0;
 let groupB = 0;
 const db = () => t.services.db;
 const deviceCount = () => db().prepare('SELECT count(*) FROM devices').pluck().get() as number;
-
-/** 500 devices; rows 101, 251 and 402 of the file (data rows 100, 250, 401) are bad. */
-function inventory(): string {
-  const lines = ['name,hostname,port,protocol,group,credential,template,enabled,description,schedule'];
-  for (let i = 1; i <= 500; i++) {
-    const n = String(i).padStart(3, '0');
-    let line = `web-${n},10.1.${Math.floor(i / 250)}.${i % 250},,,${i % 2 ? 'site-a' : 'site-b'},web-cred,cisco-ios,,rack ${i},`;
-    if (i === 100) line = `web-${n},10.1.0.300,,,site-a,web-cred,cisco-ios,,,`; // address out of range
-    if (i === 250) line = `web-${n},10.1.1.0,,,site-z,web-cred,cisco-ios,,,`; // no such group
-    if (i === 401) line = `web-001,10.1.1.151,,,site-a,web-cred,cisco-ios,,,`; // the name of row 2
-    lines.push(line);
-  }
-  return lines.join('\n') + '\n';
-}
 
 async function upload(w: WebClient, path: string, fields: Record<string, string>, file?: { name: string; text: string }) {
   const form = new FormData();
@@ -52,7 +39,7 @@ test('CSV import of 500 devices with 3 bad rows: the preview names each, all-or-
   assert.equal(form.res.status, 200);
   assert.match(form.html, /<td class="mono">schedule<\/td>/);
 
-  const text = inventory();
+  const text = inventory500();
   const preview = await upload(admin, '/devices/import/preview', { format: 'csv', text: '', credential: '' }, { name: 'inventory.csv', text });
   assert.equal(preview.res.status, 200, preview.html);
   assert.match(preview.html, /500 row\(s\): 497 valid, 3 with errors/);
