@@ -15,6 +15,7 @@ import {
   type ImportReport,
 } from '../features/devices/devices-import.service';
 import { toDeviceDto } from '../features/devices/devices.schemas';
+import { heldDevices } from '../features/devices/device-holds.service';
 import { getGroup } from '../features/groups/groups.service';
 import { SCOPE_ALL } from '../identity/principal';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
@@ -85,6 +86,7 @@ function showLines(a: Appliance, d: InventoryDevice): string[] {
     `template:      ${d.template} (id ${d.template_id})`,
     `credential:    ${d.credential} (id ${d.credential_id})`,
     `enabled:       ${d.enabled ? 'yes' : 'no'}`,
+    `held:          ${heldDevices(a.db, [d.id]).has(d.id) ? 'yes: backups wait until a user entitled to the credential approves the address (web page)' : 'no'}`,
     `schedule:      ${schedule ? `${schedule.expr} (${schedule.source === 'device' ? 'its own' : 'inherited'})` : '- (disabled: never backed up)'}`,
     `host key:      ${d.host_key ?? '- (none recorded yet)'}${d.accept_host_key_change ? ' (a changed key is approved for the next backup)' : ''}`,
     `reachability:  ${d.reachability.status}${d.reachability.checked_at !== null ? ` at ${fmtTime(d.reachability.checked_at, tz)}` : ''}${d.reachability.error ? `: ${d.reachability.error}` : ''}`,

@@ -76,6 +76,7 @@ test('device list and show: names of template, group and credential, the schedul
   assert.equal(show.status, 0, show.stderr);
   assert.match(show.stdout, /template: +cisco-ios/);
   assert.match(show.stdout, /credential: +lab-cred/);
+  assert.match(show.stdout, /held: +no/);
   assert.match(show.stdout, /schedule: +0 2 \* \* \* \(inherited\)/);
   assert.match(show.stdout, /host key: +- \(none recorded yet\)/);
   assert.match(show.stdout, /last backup: +never/);
