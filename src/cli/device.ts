@@ -26,7 +26,7 @@ const HELP = `Usage:
   confvault device add --name NAME --hostname HOST --credential CRED --template TPL [--port N]
                        [--protocol ssh|telnet] [--group GROUP] [--description TEXT] [--schedule CRON] [--disabled]
   confvault device import FILE [--dry-run] [--mode all|valid] [--format csv|router.db] [--credential CRED]
-                       [--fields LAYOUT]
+                       [--fields LAYOUT] [--update]
   confvault device export [FILE] [--group ID]
 
 list     One line per device, tab-separated: id, name, hostname, template, group, last backup
@@ -49,9 +49,10 @@ import   Creates the devices of FILE (- for standard input): a CSV with a header
          --fields: a router.db's layout as Oxidized's source map (default ${DEFAULT_ROUTER_DB_FIELDS}; for
          example name:ip:model:username:password:enable). Oxidized models map to templates (ios to
          cisco-ios, junos to juniper-junos, ...); groups must exist.
-         Import creates devices only: a name in use is a bad row, never an update. At most
-         ${IMPORT_LIMITS.rows} rows and ${IMPORT_LIMITS.bytes / 1024 / 1024} MiB per file. Created devices are printed on stdout
-         (id, name); exits 1 when any row is bad.
+         --update: a row naming an existing device updates it: its non-empty cells are set, empty
+         ones left as they are (without --update such a row is bad). At most ${IMPORT_LIMITS.rows} rows and
+         ${IMPORT_LIMITS.bytes / 1024 / 1024} MiB per file. The devices written are printed on stdout, tab-separated: id, name,
+         created|updated|unchanged. Exits 1 when any row is bad.
 export   Writes the inventory as CSV (the import's columns, names not ids) to FILE or standard output.
          --group: that group and its subgroups. 'device import' reads it back.
 
@@ -105,16 +106,19 @@ function readInput(file: string): string {
   }
 }
 
+const ACTION_WORD = { create: 'created', update: 'updated', unchanged: 'unchanged' } as const;
+
 function printReport(r: ImportReport, dryRun: boolean): number {
   for (const row of r.rows) {
     for (const e of row.errors) err(`row ${row.row}: ${e.field}: ${e.message}`);
-    if (row.deviceId !== null) out(`${row.deviceId}\t${row.name}`);
+    if (row.deviceId !== null && row.action) out(`${row.deviceId}\t${row.name}\t${ACTION_WORD[row.action]}`);
   }
   const held = r.rows.filter((x) => x.held).length;
   const heldNote = held ? `; ${held} held until a user entitled to their credential approves them` : '';
   if (dryRun) err(`dry run: ${r.valid} valid, ${r.invalid} invalid; nothing written${heldNote}`);
-  else if (r.created === 0 && r.invalid > 0) err(`${r.invalid} invalid row(s) of ${r.rows.length}: nothing written (--mode valid creates the valid ones)`);
-  else err(`${r.created} device(s) created${r.invalid ? `, ${r.invalid} invalid row(s) left out` : ''}${heldNote}`);
+  else if (r.created + r.updated === 0 && r.invalid > 0)
+    err(`${r.invalid} invalid row(s) of ${r.rows.length}: nothing written (--mode valid creates the valid ones)`);
+  else err(`${r.created} device(s) created, ${r.updated} updated${r.invalid ? `, ${r.invalid} invalid row(s) left out` : ''}${heldNote}`);
   return r.invalid > 0 ? 1 : 0;
 }
 
@@ -139,6 +143,7 @@ export const deviceCommand: Command = {
       mode: { type: 'string' },
       format: { type: 'string' },
       fields: { type: 'string' },
+      update: { type: 'boolean' },
     });
     const [sub, arg, extra] = positionals;
     const flags = flagsOf(values);
@@ -208,7 +213,7 @@ export const deviceCommand: Command = {
         if (!IMPORT_FORMATS.includes(format)) throw new UsageError(`device import: --format is ${IMPORT_FORMATS.join(' or ')}`);
         if (values.fields !== undefined && format !== 'router.db') throw new UsageError('device import: --fields is for --format router.db');
         const text = readInput(arg);
-        const source = { format, text, credential: values.credential, fields: values.fields };
+        const source = { format, text, credential: values.credential, fields: values.fields, update: values.update === true };
         return withAppliance(flags, (a) => {
           const dryRun = values['dry-run'] === true;
           const report = dryRun ? previewDeviceImport(a.db, consoleActor(), source) : applyDeviceImport(a.db, consoleActor(), source, mode);

@@ -107,7 +107,7 @@ test('device import: --dry-run prints "row N: field: message" and writes nothing
   assert.equal(deviceCount(), 1);
   const valid = await cli(['device', 'import', file, '--mode', 'valid']);
   assert.equal(valid.status, 1);
-  assert.match(valid.stdout, /^\d+\ti1$/m);
+  assert.match(valid.stdout, /^\d+\ti1\tcreated$/m);
   assert.equal(deviceCount(), 2);
   assert.equal((await cli(['device', 'import', file, '--mode', 'some'])).status, 2);
 });
@@ -117,7 +117,7 @@ test('device import of an Oxidized router.db with one credential for all', async
   writeFileSync(file, '# oxidized\nsw1:procurve:core\nsw2:eos:core:admin:secret\n');
   const r = await cli(['device', 'import', file, '--credential', 'lab-cred']);
   assert.equal(r.status, 0, r.stderr);
-  assert.match(r.stderr, /2 device\(s\) created/);
+  assert.match(r.stderr, /2 device\(s\) created, 0 updated/);
   assert.equal(db().prepare("SELECT t.name FROM devices d JOIN templates t ON t.id = d.template_id WHERE d.name = 'sw1'").pluck().get(), 'aruba-procurve');
   const none = await cli(['device', 'import', file]);
   assert.equal(none.status, 1);
@@ -143,6 +143,15 @@ test('device export writes the CSV the import reads back', async () => {
   db().prepare("DELETE FROM devices WHERE name IN ('i1', 'sw1')").run();
   const back = await cli(['device', 'import', '-', '--mode', 'valid'], csv);
   assert.equal(back.status, 1);
-  assert.match(back.stderr, /2 device\(s\) created, 2 invalid row\(s\) left out/);
+  assert.match(back.stderr, /2 device\(s\) created, 0 updated, 2 invalid row\(s\) left out/);
   assert.equal((await cli(['device', 'export'])).stdout, csv);
+
+  // Edited in a spreadsheet and read back with --update: the changed device is updated, the others left alone.
+  const edited = csv.replace('\ni1,192.0.2.11,', '\ni1,192.0.2.111,');
+  const updated = await cli(['device', 'import', '-', '--update'], edited);
+  assert.equal(updated.status, 0, updated.stderr);
+  assert.match(updated.stdout, /^\d+\ti1\tupdated$/m);
+  assert.match(updated.stdout, /^\d+\tcore1\tunchanged$/m);
+  assert.match(updated.stderr, /0 device\(s\) created, 1 updated/);
+  assert.equal(db().prepare("SELECT hostname FROM devices WHERE name = 'i1'").pluck().get(), '192.0.2.111');
 });

@@ -95,11 +95,11 @@ describe('CSV import', () => {
     assert.deepEqual({ ...(r2 as object) }, { port: 2222, protocol: 'ssh', enabled: 0, schedule: '@daily', group_id: 3 });
     assert.equal(count("audit_log WHERE action = 'device.create' AND target IN ('device ' || (SELECT id FROM devices WHERE name = 'r1'))"), 1);
     const summary = db().prepare("SELECT details FROM audit_log WHERE action = 'device.import' ORDER BY id DESC").pluck().get() as string;
-    assert.deepEqual(JSON.parse(summary), { format: 'csv', mode: 'valid', rows: 7, created: 2, refused: 5 });
+    assert.deepEqual(JSON.parse(summary), { format: 'csv', mode: 'valid', rows: 7, created: 2, updated: 0, refused: 5 });
 
     // The same file again: its devices exist now, which import refuses (it never changes a device).
     const again = previewDeviceImport(db(), SYSTEM_ACTOR, { format: 'csv', text: file });
-    assert.match(again.rows[0].errors[0].message, /already exists.*does not change one/);
+    assert.match(again.rows[0].errors[0].message, /already exists.*--update, changes it/);
   });
 
   test('mode all with only good rows creates them all in one go', () => {
@@ -140,6 +140,53 @@ describe('CSV import', () => {
     assert.deepEqual(errorsOf(r), []);
     const none = previewDeviceImport(db(), SYSTEM_ACTOR, { format: 'csv', text });
     assert.deepEqual(errorsOf(none), [[2, 'credential']]);
+  });
+});
+
+describe('updating existing devices (update: true)', () => {
+  test('a row naming a device sets its non-empty cells; unchanged rows write nothing; the permission and scope of update apply', () => {
+    const text = [
+      'name,hostname,group,description,template',
+      'r1,,,moved to the new rack,', // only the description changes
+      'a1,192.0.2.11,edge,,cisco-ios', // as it is
+      'n1,192.0.2.51,edge,new one,cisco-ios', // a new device: the import's credential
+    ].join('\n');
+    const mark = count('audit_log');
+    const refused = previewDeviceImport(db(), SYSTEM_ACTOR, { format: 'csv', text, credential: 'lab' });
+    assert.deepEqual(errorsOf(refused), [
+      [2, 'hostname,template'],
+      [3, 'name'],
+    ]);
+    const r = applyDeviceImport(db(), SYSTEM_ACTOR, { format: 'csv', text, credential: 'lab', update: true }, 'all');
+    assert.deepEqual(errorsOf(r), []);
+    assert.deepEqual(
+      r.rows.map((x) => x.action),
+      ['update', 'unchanged', 'create'],
+    );
+    assert.equal(r.updated, 1);
+    assert.equal(r.created, 1);
+    assert.deepEqual(
+      { ...(db().prepare("SELECT hostname, description FROM devices WHERE name = 'r1'").get() as object) },
+      {
+        hostname: '192.0.2.1',
+        description: 'moved to the new rack',
+      },
+    );
+    const actions = db().prepare('SELECT action FROM audit_log WHERE id > ? ORDER BY id').pluck().all(mark);
+    assert.deepEqual(actions, ['device.update', 'device.create', 'device.import']);
+
+    assert.throws(
+      () => previewDeviceImport(db(), actor(['devices.create', 'devices.view'], null), { format: 'csv', text, update: true }),
+      (e: unknown) => e instanceof ApiError && e.code === 'PERMISSION_DENIED',
+    );
+    const scoped = previewDeviceImport(db(), actor(['devices.create', 'devices.update', 'devices.view', 'credentials.view'], [edge]), {
+      format: 'csv',
+      text: 'name,description\nr1,not yours\na1,yours\n',
+      update: true,
+    });
+    assert.deepEqual(errorsOf(scoped), [[2, 'row']]);
+    assert.match(scoped.rows[0].errors[0].message, /outside your device-group scope/);
+    assert.equal(scoped.rows[1].action, 'update');
   });
 });
 

@@ -99,6 +99,17 @@ test('a pasted router.db with one credential; a file-level problem is shown on t
   assert.equal(applied.res.status, 303, applied.html);
   assert.equal(db().prepare("SELECT count(*) FROM devices WHERE name LIKE 'ox-%'").pluck().get(), 2);
 
+  // Update existing devices: the row's non-empty cells are set.
+  const edit = 'name,description\nox-1,edited on the web\n';
+  const refused = await upload(admin, '/devices/import/preview', { format: 'csv', text: edit });
+  assert.match(refused.html, /the header lacks the column hostname/);
+  const preview = await upload(admin, '/devices/import/preview', { format: 'csv', text: edit, update: 'on' });
+  assert.match(preview.html, /1 would update an existing device/);
+  assert.match(preview.html, /name="update" value="on"/);
+  const updated = await upload(admin, '/devices/import', { format: 'csv', text: edit, update: 'on', mode: 'all' });
+  assert.equal(updated.res.status, 303, updated.html);
+  assert.equal(db().prepare("SELECT description FROM devices WHERE name = 'ox-1'").pluck().get(), 'edited on the web');
+
   const bad = await upload(admin, '/devices/import/preview', { format: 'csv', text: 'name,hostname,colour\nx,192.0.2.1,red\n' });
   assert.equal(bad.res.status, 422);
   assert.match(bad.html, /unknown column &quot;colour&quot;|unknown column "colour"/);

@@ -37,8 +37,6 @@ export interface RawRow {
 /** Bounds of one import: the whole file is validated (and applied) in one transaction. */
 export const IMPORT_LIMITS = { rows: 5000, bytes: 2 * 1024 * 1024 } as const;
 
-const REQUIRED_COLUMNS: readonly CsvColumn[] = ['name', 'hostname'];
-
 function fileError(message: string): ApiError {
   return ApiError.validation([{ field: 'file', message }], message);
 }
@@ -55,11 +53,12 @@ function checkRowCount(n: number): void {
 }
 
 /**
- * Rows of an inventory CSV: a header naming columns of CSV_COLUMNS (any order, any case; unknown names refused,
+ * Rows of an inventory CSV: a header naming columns of CSV_COLUMNS (name and hostname at least, name alone for
+ * `update`; any order, any case; unknown names refused,
  * so a misspelt column is not silently dropped), then one device a line. Comma-separated, or semicolon-separated
  * when the header has semicolons and no commas (spreadsheets in many locales save so); a UTF-8 BOM is skipped.
  */
-export function parseDeviceCsv(text: string): RawRow[] {
+export function parseDeviceCsv(text: string, opts: { update?: boolean } = {}): RawRow[] {
   checkImportSize(text);
   const firstLine = text.replace(/^\uFEFF/, '').split(/\r?\n/, 1)[0] ?? '';
   const delimiter = firstLine.includes(';') && !firstLine.includes(',') ? ';' : ',';
@@ -75,7 +74,9 @@ export function parseDeviceCsv(text: string): RawRow[] {
   if (unknown.length) throw fileError(`unknown column ${unknown.map((u) => `"${u}"`).join(', ')}; the columns are ${CSV_COLUMNS.join(', ')}`);
   const repeated = header.filter((h, i) => header.indexOf(h) !== i);
   if (repeated.length) throw fileError(`column "${repeated[0]}" appears twice in the header`);
-  const missing = REQUIRED_COLUMNS.filter((c) => !header.includes(c));
+  // A file that only updates devices needs their names; one that creates them, their addresses too.
+  const required: CsvColumn[] = opts.update ? ['name'] : ['name', 'hostname'];
+  const missing = required.filter((c) => !header.includes(c));
   if (missing.length) throw fileError(`the header lacks the column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
   const columns = header as CsvColumn[];
   const rows = records.slice(1);

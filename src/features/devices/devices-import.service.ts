@@ -1,4 +1,4 @@
-// Device import from CSV or an Oxidized router.db: a preview of every row, then all rows or only the valid ones, created by devices.service.
+// Device import from CSV or an Oxidized router.db: a preview of every row, then all rows or only the valid ones, through devices.service.
 import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -6,24 +6,15 @@ import { authorize } from '../../identity/policy';
 import { nameKey } from '../../lib/names';
 import { recordAudit } from '../audit/audit.service';
 import { heldDevices } from './device-holds.service';
-import {
-  CSV_COLUMNS,
-  DEFAULT_ROUTER_DB_FIELDS,
-  OXIDIZED_MODELS,
-  parseDeviceCsv,
-  parseRouterDb,
-  parseRouterDbFields,
-  type CsvColumn,
-  type RawDevice,
-  type RawRow,
-} from './devices-csv';
-import { loadInventoryRefs, type InventoryRefs } from './devices-import-refs';
-import { DeviceCreateSchema } from './devices.schemas';
-import { createDevice, type Device, type DeviceInput } from './devices.service';
+import { DEFAULT_ROUTER_DB_FIELDS, parseDeviceCsv, parseRouterDb, parseRouterDbFields, type RawDevice, type RawRow } from './devices-csv';
+import { loadInventoryRefs } from './devices-import-refs';
+import { modelTemplates, rowErrors, sortRowErrors, toDeviceInput, toDevicePatch, type RowRefs } from './devices-import-rows';
+import { getDeviceIdByName } from './devices-import.store';
+import { createDevice, getDevice, updateDevice, type Device, type DevicePatch } from './devices.service';
 
 export type ImportFormat = 'csv' | 'router.db';
 export const IMPORT_FORMATS: readonly ImportFormat[] = ['csv', 'router.db'];
-/** `all`: nothing is written unless every row is valid. `valid`: the valid rows are created, the others reported. */
+/** `all`: nothing is written unless every row is valid. `valid`: the valid rows are written, the others reported. */
 export type ImportMode = 'all' | 'valid';
 export const IMPORT_MODES: readonly ImportMode[] = ['all', 'valid'];
 
@@ -31,23 +22,32 @@ export interface ImportSource {
   format: ImportFormat;
   text: string;
   /**
-   * The credential (name or id) of every device of a router.db (required: its username and password fields are
-   * never read), and of the CSV rows whose credential cell is empty.
+   * The credential (name or id) of every new device of a router.db (required: its username and password fields
+   * are never read), and of new devices whose CSV credential cell is empty.
    */
   credential?: string;
   /** router.db only: the layout of its lines, as Oxidized's source map (default `name:model:group`). */
   fields?: string;
+  /**
+   * A row naming an existing device updates it (needs devices.update, the device in the caller's scope): the
+   * row's non-empty cells are set, empty ones left as they are. Without it such a row is refused.
+   */
+  update?: boolean;
 }
+
+export type ImportAction = 'create' | 'update' | 'unchanged';
 
 export interface ImportRowResult {
   /** Line of the file the row starts on. */
   row: number;
   name: string;
-  /** Empty: the row is valid (and was, or would be, created). `field` is the file's column (or `model`, `row`). */
+  /** Empty: the row is valid. `field` is the file's column (or `model`, or `row` for the line itself). */
   errors: FieldError[];
-  /** The device would be (or was) created held: the actor is not entitled to its credential. */
+  /** What the row does (or would do); null when it has errors. */
+  action: ImportAction | null;
+  /** The device is (or would be) held: the caller is not entitled to its credential. */
   held: boolean;
-  /** The created device; null in a preview or when nothing was written. */
+  /** The device created or updated; null in a preview or when nothing was written. */
   deviceId: number | null;
 }
 
@@ -60,26 +60,21 @@ export interface ImportReport {
   invalid: number;
   /** Devices written (0 in a preview, and in mode `all` when any row is invalid). */
   created: number;
+  updated: number;
 }
-
-/** Where the service's field names differ from the file's columns. */
-const COLUMN_OF: Record<string, string> = { group_id: 'group', credential_id: 'credential', template_id: 'template' };
-
-const TRUE = new Set(['true', 'yes', 'y', '1', 'on', 'enabled']);
-const FALSE = new Set(['false', 'no', 'n', '0', 'off', 'disabled']);
 
 /** Thrown inside the transaction to undo it: a preview, or mode `all` with an invalid row. */
 class Rollback extends Error {}
 
-/** Every row checked by the rules of device creation, in a transaction that is then undone: nothing is written. */
+/** Every row checked by the rules of device creation (and update), in a transaction that is then undone: nothing is written. */
 export function previewDeviceImport(db: DB, actor: Actor, source: ImportSource): ImportReport {
   return runImport(db, actor, source, null);
 }
 
 /**
- * Creates the devices of the file, each through devices.service createDevice (its permission, reference,
- * credential-coverage and hold rules, and its audit row), plus one `device.import` audit row. A device whose
- * name exists already is an invalid row: import creates devices, it never changes one.
+ * Writes the devices of the file, each through devices.service createDevice (its permission, reference,
+ * credential-coverage and hold rules, its audit row) or, with `update`, updateDevice; plus one `device.import`
+ * audit row. A name already in use (or used twice in the file) is an invalid row unless `update` is chosen.
  */
 export function applyDeviceImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode): ImportReport {
   return runImport(db, actor, source, mode);
@@ -93,7 +88,7 @@ export function addDeviceFromFields(db: DB, actor: Actor, fields: RawDevice): De
   authorize(actor, 'devices.create');
   const refs = loadInventoryRefs(db);
   const errors: FieldError[] = [];
-  const input = toDeviceInput({ row: 1, fields }, refs, { defaultCredential: null, templates: modelTemplates(refs), seen: new Map() }, errors);
+  const input = toDeviceInput({ row: 1, fields }, { refs, defaultCredential: null, templates: modelTemplates(refs) }, errors);
   const refuse = (list: FieldError[]) => ApiError.validation(list, `invalid device: ${list.map((e) => `${e.field}: ${e.message}`).join('; ')}`);
   if (!input) throw refuse(errors);
   try {
@@ -106,6 +101,7 @@ export function addDeviceFromFields(db: DB, actor: Actor, fields: RawDevice): De
 
 function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode | null): ImportReport {
   authorize(actor, 'devices.create');
+  if (source.update) authorize(actor, 'devices.update');
   const raw = readSource(source);
   let report: ImportReport | undefined;
   try {
@@ -119,9 +115,14 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
         const message = 'a router.db import needs one credential for all its devices (its passwords are not imported)';
         throw ApiError.validation([{ field: 'credential', message }], message);
       }
-      const templates = modelTemplates(refs);
-      const seen = new Map<string, number>();
-      const rows = raw.map((r) => importRow(db, actor, refs, r, { defaultCredential: defaultCredential?.id ?? null, templates, seen }));
+      const ctx: RowContext = {
+        refs,
+        defaultCredential: defaultCredential?.id ?? null,
+        templates: modelTemplates(refs),
+        seen: new Map(),
+        update: !!source.update,
+      };
+      const rows = raw.map((r) => importRow(db, actor, r, ctx));
       const held = heldDevices(
         db,
         rows.flatMap((r) => (r.deviceId === null ? [] : [r.deviceId])),
@@ -129,13 +130,14 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
       for (const r of rows) r.held = r.deviceId !== null && held.has(r.deviceId);
       const invalid = rows.filter((r) => r.errors.length > 0).length;
       const write = mode === 'valid' || (mode === 'all' && invalid === 0);
-      report = { format: source.format, mode, rows, valid: rows.length - invalid, invalid, created: write ? rows.length - invalid : 0 };
+      const count = (a: ImportAction) => (write ? rows.filter((r) => r.action === a).length : 0);
+      report = { format: source.format, mode, rows, valid: rows.length - invalid, invalid, created: count('create'), updated: count('update') };
       if (!write) throw new Rollback();
-      if (report.created > 0) {
+      if (report.created + report.updated > 0) {
         recordAudit(db, actor, {
           action: 'device.import',
           target: 'devices',
-          details: { format: source.format, mode, rows: rows.length, created: report.created, refused: invalid },
+          details: { format: source.format, mode, rows: rows.length, created: report.created, updated: report.updated, refused: invalid },
         });
       }
     }).immediate();
@@ -144,133 +146,64 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
   }
   const out = report as ImportReport;
   // Ids of a transaction undone name nothing.
-  if (out.created === 0) for (const r of out.rows) r.deviceId = null;
+  if (out.created + out.updated === 0) for (const r of out.rows) r.deviceId = null;
   return out;
 }
 
 function readSource(source: ImportSource): RawRow[] {
   if (source.format === 'router.db') return parseRouterDb(source.text, parseRouterDbFields(source.fields ?? DEFAULT_ROUTER_DB_FIELDS));
-  return parseDeviceCsv(source.text);
+  return parseDeviceCsv(source.text, { update: source.update });
 }
 
-/** Oxidized model → template id, for the models whose template this appliance has; template names map to themselves. */
-function modelTemplates(refs: InventoryRefs): (model: string) => { id: number } | { error: string } {
-  return (model) => {
-    const m = model.trim().toLowerCase();
-    if (m === '') return { error: 'the line has no model' };
-    const mapped = OXIDIZED_MODELS[m];
-    const target = mapped ?? m;
-    const found = refs.template(target);
-    if ('id' in found) return found;
-    if (mapped) return { error: `model "${model}" maps to template ${mapped}, which this appliance does not have` };
-    return { error: `model "${model}" is not one this import knows (${Object.keys(OXIDIZED_MODELS).join(', ')}) nor a template name` };
-  };
-}
-
-interface RowContext {
-  defaultCredential: number | null;
-  templates: (model: string) => { id: number } | { error: string };
+interface RowContext extends RowRefs {
   /** Names met earlier in the file (name key → row). */
   seen: Map<string, number>;
+  update: boolean;
 }
 
-function importRow(db: DB, actor: Actor, refs: InventoryRefs, raw: RawRow, ctx: RowContext): ImportRowResult {
+function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRowResult {
   const name = raw.fields.name ?? '';
-  const result: ImportRowResult = { row: raw.row, name, errors: [], held: false, deviceId: null };
+  const result: ImportRowResult = { row: raw.row, name, errors: [], action: null, held: false, deviceId: null };
   if (raw.problem) result.errors.push({ field: 'row', message: raw.problem });
-  const input = toDeviceInput(raw, refs, ctx, result.errors);
   if (name !== '') {
     const earlier = ctx.seen.get(nameKey(name));
     if (earlier !== undefined) result.errors.push({ field: 'name', message: `the same name as row ${earlier} of this file` });
     else ctx.seen.set(nameKey(name), raw.row);
   }
-  if (result.errors.length > 0 || !input) {
-    result.errors.sort((a, b) => columnRank(a.field) - columnRank(b.field));
-    return result;
-  }
+  const existing = ctx.update && name !== '' ? getDeviceIdByName(db, name) : undefined;
   try {
-    // Inside the import's transaction, createDevice's own transaction is a savepoint: a refused row leaves nothing.
-    result.deviceId = createDevice(db, actor, input).id;
+    // Inside the import's transaction, the service's own transaction is a savepoint: a refused row leaves nothing.
+    if (existing !== undefined) updateRow(db, actor, raw, existing, ctx, result);
+    else {
+      const input = toDeviceInput(raw, ctx, result.errors);
+      if (input && result.errors.length === 0) {
+        result.deviceId = createDevice(db, actor, input).id;
+        result.action = 'create';
+      }
+    }
   } catch (err) {
-    if (!(err instanceof ApiError) || err.status >= 500 || err.code === 'PERMISSION_DENIED') throw err;
+    // The permissions were checked for the whole import; what is left is about this row (a device out of scope).
+    if (!(err instanceof ApiError) || err.status >= 500 || (err.code === 'PERMISSION_DENIED' && existing === undefined)) throw err;
     result.errors.push(...rowErrors(err));
   }
+  sortRowErrors(result.errors);
   return result;
 }
 
-function rowErrors(err: ApiError): FieldError[] {
-  const listed = err.details.errors as FieldError[] | undefined;
-  if (err.code === 'VALIDATION_ERROR' && listed?.length) return listed.map((e) => ({ field: columnOf(e.field), message: e.message }));
-  if (err.code === 'DEVICE_NAME_EXISTS') return [{ field: 'name', message: `${err.message} (import creates devices; it does not change one)` }];
-  const field = typeof err.details.field === 'string' ? columnOf(err.details.field) : 'row';
-  return [{ field, message: err.message }];
-}
-
-/** Errors are listed in the order of the file's columns (a router.db's model where the template would be). */
-function columnRank(field: string): number {
-  const i = (CSV_COLUMNS as readonly string[]).indexOf(field === 'model' ? 'template' : field);
-  return i < 0 ? -1 : i;
-}
-
-function columnOf(field: string): string {
-  const top = field.split('.')[0];
-  return COLUMN_OF[top] ?? top;
-}
-
-/**
- * The row's text as the input of createDevice, checked by the API's own body schema (the same messages as the
- * API and the form). Empty cells take the API's defaults. Problems are added to `errors`; null when there are any.
- */
-function toDeviceInput(raw: RawRow, refs: InventoryRefs, ctx: RowContext, errors: FieldError[]): DeviceInput | null {
-  const f: RawDevice = raw.fields;
-  const body: Record<string, unknown> = { name: f.name ?? '', hostname: f.hostname ?? '' };
-  const fail = (field: CsvColumn | 'model', message: string) => errors.push({ field, message });
-  if (f.port !== undefined) {
-    if (/^\d{1,5}$/.test(f.port)) body.port = Number(f.port);
-    else fail('port', 'must be a number from 1 to 65535 (empty: the protocol’s default)');
+/** The row's non-empty cells that differ from the device, set by updateDevice; nothing when none differs. */
+function updateRow(db: DB, actor: Actor, raw: RawRow, id: number, ctx: RowContext, result: ImportRowResult): void {
+  const current = getDevice(db, actor.principal.scope, id);
+  const patch = toDevicePatch(raw, ctx, result.errors);
+  if (!patch || result.errors.length > 0) return;
+  const changed: DevicePatch = {};
+  for (const [k, v] of Object.entries(patch) as [keyof DevicePatch, DevicePatch[keyof DevicePatch]][]) {
+    if (k !== 'accept_host_key_change' && v !== undefined && v !== current[k]) Object.assign(changed, { [k]: v });
   }
-  if (f.protocol !== undefined) body.protocol = f.protocol.toLowerCase();
-  if (f.group !== undefined) {
-    const g = refs.group(f.group);
-    if ('id' in g) body.group_id = g.id;
-    else fail('group', g.error);
+  result.deviceId = id;
+  if (Object.keys(changed).length === 0) {
+    result.action = 'unchanged';
+    return;
   }
-  if (f.credential !== undefined) {
-    const cr = refs.credential(f.credential);
-    if ('id' in cr) body.credential_id = cr.id;
-    else fail('credential', cr.error);
-  } else if (ctx.defaultCredential !== null) {
-    body.credential_id = ctx.defaultCredential;
-  } else {
-    fail('credential', 'required: name a credential in this column, or choose one for the whole import');
-  }
-  if (raw.model !== undefined) {
-    const t = ctx.templates(raw.model);
-    if ('id' in t) body.template_id = t.id;
-    else fail('model', t.error);
-  } else if (f.template !== undefined) {
-    const t = refs.template(f.template);
-    if ('id' in t) body.template_id = t.id;
-    else fail('template', t.error);
-  } else {
-    fail('template', 'required: the name of a template');
-  }
-  if (f.enabled !== undefined) {
-    const v = f.enabled.toLowerCase();
-    if (TRUE.has(v)) body.enabled = true;
-    else if (FALSE.has(v)) body.enabled = false;
-    else fail('enabled', 'must be true or false (yes/no, 1/0; empty: true)');
-  }
-  if (f.description !== undefined) body.description = f.description;
-  if (f.schedule !== undefined) body.schedule = f.schedule;
-  const parsed = DeviceCreateSchema.safeParse(body);
-  if (!parsed.success) {
-    const reported = new Set(errors.map((e) => (e.field === 'model' ? 'template' : e.field)));
-    for (const issue of parsed.error.issues) {
-      const field = columnOf(String(issue.path[0] ?? 'row'));
-      // A reference already reported as unknown is also "required" to the schema: say it once.
-      if (!reported.has(field)) errors.push({ field, message: issue.message });
-    }
-  }
-  return errors.length === 0 && parsed.success ? parsed.data : null;
+  updateDevice(db, actor, id, changed);
+  result.action = 'update';
 }

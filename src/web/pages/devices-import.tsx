@@ -18,9 +18,10 @@ interface ImportForm {
   text: string;
   credential: string;
   fields: string;
+  update: boolean;
 }
 
-const EMPTY_FORM: ImportForm = { format: 'csv', text: '', credential: '', fields: DEFAULT_ROUTER_DB_FIELDS };
+const EMPTY_FORM: ImportForm = { format: 'csv', text: '', credential: '', fields: DEFAULT_ROUTER_DB_FIELDS, update: false };
 
 /** Registered before the device pages: `/devices/import` is not a device id. */
 export function registerDeviceImport(web: Hono<WebEnv>): void {
@@ -54,7 +55,7 @@ export function registerDeviceImport(web: Hono<WebEnv>): void {
       if (err instanceof ApiError && err.status < 500 && err.code !== 'PERMISSION_DENIED') return formPage(c, form, err.message);
       throw err;
     }
-    if (report.created === 0) {
+    if (report.created + report.updated === 0) {
       const why =
         report.valid === 0
           ? 'No row is valid: nothing was written.'
@@ -64,7 +65,8 @@ export function registerDeviceImport(web: Hono<WebEnv>): void {
     const held = report.rows.filter((r) => r.held).length;
     const left = report.invalid ? ` ${report.invalid} row(s) with errors were left out.` : '';
     const heldNote = held ? ` ${held} are held until a user entitled to their credential approves their address.` : '';
-    return redirectWith(c, '/devices', `${report.created} device(s) imported.${left}${heldNote}`);
+    const updated = report.updated ? ` ${report.updated} updated.` : '';
+    return redirectWith(c, '/devices', `${report.created} device(s) imported.${updated}${left}${heldNote}`);
   });
 }
 
@@ -78,11 +80,18 @@ async function readForm(c: WebContext): Promise<ImportForm> {
     text: uploaded || str('text'),
     credential: str('credential'),
     fields: str('fields').trim() || DEFAULT_ROUTER_DB_FIELDS,
+    update: str('update') === 'on',
   };
 }
 
 function sourceOf(form: ImportForm): ImportSource {
-  return { format: form.format, text: form.text, credential: form.credential || undefined, fields: form.format === 'router.db' ? form.fields : undefined };
+  return {
+    format: form.format,
+    text: form.text,
+    credential: form.credential || undefined,
+    fields: form.format === 'router.db' ? form.fields : undefined,
+    update: form.update,
+  };
 }
 
 /** Credentials the user may attach to a device (others would hold or refuse every row), by name. */
@@ -142,6 +151,10 @@ function formPage(c: WebContext, form: ImportForm, error?: string) {
             <input name="fields" value={form.fields} />
             <span class="muted">The order of a line’s fields, as Oxidized’s source map: name, ip, model, group, username, password, enable.</span>
           </label>
+          <label>
+            <input type="checkbox" name="update" checked={form.update} /> Update existing devices: a row naming a device sets its non-empty cells (needs
+            devices.update); otherwise such a row is an error
+          </label>
           <button type="submit" class="primary">
             Preview
           </button>
@@ -158,8 +171,8 @@ function ImportHelp() {
       <h2>CSV columns</h2>
       <p>
         The first line names the columns, in any order; only name and hostname are required. Groups, credentials and templates are given by name. At most{' '}
-        {IMPORT_LIMITS.rows} rows per file. Import creates devices; a name already in use is an error, never an update. “Export CSV” on the device list writes
-        this format.
+        {IMPORT_LIMITS.rows} rows per file. A name already in use is an error, unless “update existing devices” is chosen: then the row’s non-empty cells are
+        set on that device. “Export CSV” on the device list writes this format.
       </p>
       <table class="list">
         <thead>
@@ -195,6 +208,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
   const bad = report.rows.filter((r) => r.errors.length > 0);
   const good = report.rows.filter((r) => r.errors.length === 0);
   const held = good.filter((r) => r.held).length;
+  const updates = good.filter((r) => r.action === 'update').length;
   return render(
     c,
     { title: 'Import devices: preview', active: '/devices', status: error ? 422 : 200 },
@@ -203,6 +217,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
       <FormError errors={error ? { _form: error } : null} full />
       <p id="import-summary">
         {report.rows.length} row(s): {report.valid} valid, {report.invalid} with errors.
+        {updates ? ` ${updates} would update an existing device.` : ''}
         {held ? ` ${held} would be held until a user entitled to their credential approves their address.` : ''} Nothing has been written yet.
       </p>
       {bad.length ? (
@@ -243,6 +258,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
                 <tr>
                   <td>{r.row}</td>
                   <td>{r.name}</td>
+                  <td>{r.action === 'create' ? 'new' : r.action}</td>
                   <td>{r.held ? <span class="badge failed">held</span> : null}</td>
                 </tr>
               ))}
@@ -256,6 +272,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
           <input type="hidden" name="format" value={form.format} />
           <input type="hidden" name="credential" value={form.credential} />
           <input type="hidden" name="fields" value={form.fields} />
+          {form.update ? <input type="hidden" name="update" value="on" /> : null}
           <textarea name="text" hidden>
             {'\n' + form.text}
           </textarea>
@@ -270,7 +287,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
           </fieldset>
           <div class="row">
             <button type="submit" class="primary" disabled={report.valid === 0}>
-              Create devices
+              Apply
             </button>
             <a href="/devices/import">Start again</a>
           </div>
