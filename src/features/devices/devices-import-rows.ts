@@ -96,7 +96,7 @@ function check<S extends z.ZodType>(schema: S, body: Record<string, unknown>, er
       errors.push({ field, message: issue.message });
     }
   }
-  return errors.length === 0 && parsed.success ? (parsed.data as z.infer<S>) : null;
+  return errors.length === 0 && parsed.success ? parsed.data : null;
 }
 
 /** The row as the input of createDevice: empty cells take the API's defaults. Null when there are problems (in `errors`). */
