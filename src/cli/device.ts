@@ -36,9 +36,10 @@ show     Every fact of one device (by id, or by name): address, template, creden
          schedule it is backed up on, SSH host key fingerprint, reachability, last backup.
 add      Creates a device (the API's rules). CRED, TPL and GROUP are names (or ids; a group may be
          given as its path, Parent/Child). Prints the new id on stdout.
-import   Creates (with --update, also updates) the devices of FILE (- for standard input): a CSV with
-         a header line (columns ${CSV_COLUMNS.join(', ')};
-         only name and hostname are required columns), or an Oxidized router.db (--format router.db, the
+import   Creates (with --update, also updates) the devices of FILE (- for standard input): a CSV
+         whose header line names its columns, of
+         ${CSV_COLUMNS.join(', ')}
+         (only name and hostname are required), or an Oxidized router.db (--format router.db, the
          default for a file named router.db). Every row is checked as 'device add' checks it, names
          already in use (or twice in the file) included; a bad row is printed as "row N: field: message".
          --mode all (default): nothing is written unless every row is valid.
