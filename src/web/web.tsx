@@ -12,6 +12,7 @@ import { registerAccount, registerAuth } from './pages/auth';
 import { registerAudit } from './pages/audit';
 import { registerDashboard } from './pages/dashboard';
 import { registerDevices } from './pages/devices';
+import { registerDeviceImport } from './pages/devices-import';
 import { registerDeviceHistory } from './pages/device-history';
 import { registerInternalApi } from './pages/internal-api';
 import { registerSearch } from './pages/search';
@@ -127,6 +128,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerAccount(web);
   registerDashboard(web);
   registerApiKeys(web);
+  registerDeviceImport(web);
   registerDevices(web);
   registerDeviceHistory(web);
   registerSearch(web);
