@@ -74,6 +74,11 @@ export class LabAppliance {
     return this.t.services.dataDir;
   }
 
+  /** The appliance's redaction key: secrets are stored as its keyed tokens (redaction is on by default). */
+  get redactionKey(): Buffer {
+    return this.t.services.secrets.redactionKey;
+  }
+
   /** A JSON request to /api/v1 that must answer `status`; resolves with the body. */
   async call<T>(method: string, pathname: string, status: number, json?: unknown): Promise<T> {
     const res = await this.t.api(`/api/v1${pathname}`, { method, key: this.key, json });

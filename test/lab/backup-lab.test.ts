@@ -6,6 +6,7 @@ import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { spawnServe } from '../helpers/appliance';
+import { secretToken } from '../../src/templates/redact';
 import { LAB_DEVICES, LAB_KEY_ENC_PATH, LAB_KEY_PASSPHRASE, LAB_KEY_PATH, onDevice, rekey, showRunningConfig, vtysh } from './lab';
 import { LabAppliance, expectedStoredText, labSkip, presentedHostKey, sha256, takeLab, type DeviceDto } from './backup-lab.shared';
 
@@ -16,6 +17,7 @@ let app: LabAppliance;
 let release: (() => void) | undefined;
 let frrTemplate: number;
 let frrStrip: string[];
+let frrRedact: { pattern: string }[];
 /** netops / netops123, the FRR devices' login */
 let netops: number;
 
@@ -25,7 +27,9 @@ before(
     release = await takeLab();
     app = await LabAppliance.start();
     frrTemplate = await app.templateId('frr');
-    frrStrip = (await app.call<{ strip_patterns: string[] }>('GET', `/templates/${frrTemplate}`, 200)).strip_patterns;
+    const frr = await app.call<{ strip_patterns: string[]; redact_patterns: { pattern: string }[] }>('GET', `/templates/${frrTemplate}`, 200);
+    frrStrip = frr.strip_patterns;
+    frrRedact = frr.redact_patterns;
     netops = await app.createCredential({ name: 'netops', username: r1.username, password: r1.password });
   },
   { timeout: 30 * 60_000 },
@@ -39,9 +43,17 @@ after(async () => {
   }
 });
 
-/** What an FRR device's backup must store: its running-config now, without the volatile lines. */
-async function expectedFrr(device: 'r1' | 'r2'): Promise<string> {
-  return expectedStoredText(await showRunningConfig(device), frrStrip);
+/**
+ * What an FRR device's backup must store: its running-config now, without the volatile lines, and its BGP passwords
+ * as the appliance's keyed tokens (redaction is on by default).
+ */
+async function expectedFrr(device: 'r1' | 'r2', key = app.redactionKey): Promise<string> {
+  return withBgpTokens(expectedStoredText(await showRunningConfig(device), frrStrip), key);
+}
+
+/** FRR's stored text has each BGP neighbour password as the appliance's keyed token. */
+function withBgpTokens(text: string, key: Buffer): string {
+  return text.replace(/^( neighbor \S+ password )(\S+)$/gm, (_all, head: string, secret: string) => head + secretToken(key, secret));
 }
 
 /** What a network engineer looks for in a stored FRR config, beyond equality with the expectation. */
@@ -70,7 +82,8 @@ test('FRR r1 over SSH in shell mode (built-in frr): the running-config minus its
   const expected = await expectedFrr('r1');
   assert.equal(text, expected);
   assert.equal(record.config_snapshot_hash, sha256(expected));
-  assert.ok(text.includes(' neighbor 10.201.1.2 password LabBgpSecret1\n'), 'secrets are kept: the frr template does not redact by default');
+  assert.ok(!text.includes('LabBgpSecret1'), 'the BGP password is not stored: redaction is on by default');
+  assert.ok(text.includes(` neighbor 10.201.1.2 password ${secretToken(app.redactionKey, 'LabBgpSecret1')}\n`), 'it is stored as its keyed token');
   const d = await app.device(dev.id);
   assert.equal(d.reachability.status, 'reachable');
   assert.equal(d.host_key, await presentedHostKey(r1.ssh_port), 'the key r1 presents is recorded on first contact');
@@ -84,6 +97,7 @@ test('FRR r1 over SSH in exec mode (custom template created through the API): th
     mode: 'exec',
     commands: ['show running-config'],
     strip_patterns: frrStrip,
+    redact_patterns: frrRedact,
   });
   assert.equal(tpl.mode, 'exec');
   const dev = await app.createDevice({ name: 'r1-ssh-exec', port: r1.ssh_port, credential_id: netops, template_id: tpl.id });
@@ -112,6 +126,7 @@ test('FRR r1 paging through less (`terminal paginate`): the pager is answered on
     pre_commands: ['terminal paginate'],
     commands: ['show running-config'],
     strip_patterns: frrStrip,
+    redact_patterns: frrRedact,
   });
   const dev = await app.createDevice({ name: 'r1-paged', port: r1.ssh_port, credential_id: netops, template_id: tpl.id });
   const { line, text } = await app.backupAndRead(dev.id);
@@ -384,7 +399,7 @@ test(
       // the public record has no trigger: the database is the only place that tells the two apart
       assert.equal(db.prepare('SELECT trigger FROM backups WHERE id = ?').pluck().get(cliRecord.id), 'cli');
 
-      const expected = expectedStoredText(await showRunningConfig('r1'), template.strip_patterns);
+      const expected = withBgpTokens(expectedStoredText(await showRunningConfig('r1'), template.strip_patterns), own.redactionKey);
       const history = await own.history(dev.id, 200);
       for (const id of [cliRecord.id, scheduled.id]) {
         const record = history.find((r) => r.id === id);
