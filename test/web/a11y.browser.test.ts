@@ -101,6 +101,24 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
     assert.ok((await tables.first().locator('tbody tr').count()) >= 30);
   });
 
+  test('below 768 px the diff reads in one column (unified) by default; at 1280 px side by side', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const columns = async (page: Page) => {
+      await page.goto(`${t.url}/devices/${seed.devices.core}/diff?a=${seed.backups.first}&b=${seed.backups.second}`);
+      const xs = await page
+        .locator('#diff td.code')
+        .evaluateAll((els) => els.filter((e) => (e as HTMLElement).offsetParent !== null).map((e) => Math.round(e.getBoundingClientRect().x)));
+      return { xs: new Set(xs), fits: await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1) };
+    };
+    const phone = await columns(pages.get(390)!);
+    assert.equal(phone.xs.size, 1, 'one column of code at 390 px');
+    assert.ok(phone.fits, 'no sideways scrolling');
+    const removed = pages.get(390)!.locator('#diff td.del', { hasText: 'remote-as 64513' });
+    const added = pages.get(390)!.locator('#diff td.add', { hasText: 'remote-as 64514' });
+    assert.ok((await removed.boundingBox())!.y < (await added.boundingBox())!.y, 'the removed line, then the line that replaced it');
+    assert.equal((await columns(pages.get(1280)!)).xs.size, 2, 'two columns at 1280 px');
+  });
+
   test('diff changes are marked by sign as well as colour', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const page = pages.get(1280)!;

@@ -23,7 +23,7 @@ async function main(): Promise<void> {
       { width: 390, name: 'phone-dashboard', path: '/' },
       { width: 390, name: 'phone-devices', path: '/devices' },
       { width: 390, name: 'phone-menu', path: '/devices', menu: true },
-      { width: 390, name: 'phone-diff', path: `${diff}&view=unified` },
+      { width: 390, name: 'phone-diff', path: diff },
     ];
     for (const width of [1280, 390]) {
       const ctx = await browser.newContext({ viewport: { width, height: width > 600 ? 800 : 844 }, deviceScaleFactor: width > 600 ? 1 : 2 });
