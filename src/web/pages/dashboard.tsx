@@ -37,7 +37,7 @@ function dashboardPage(c: WebContext) {
     { title: 'Dashboard', active: '/' },
     <>
       <h1>Dashboard</h1>
-      {d.devices.total === 0 ? <GettingStarted c={c} /> : null}
+      {d.devices.total === 0 && can(c, 'devices.create') ? <GettingStarted c={c} /> : null}
       <section class="tiles" id="stats">
         <Tile label="Devices" value={d.devices.total} id="stat-devices" />
         <Tile label="Enabled" value={d.devices.enabled} />
@@ -214,7 +214,8 @@ function BarSvg({ days, series, label }: { days: DayPoint[]; series: [keyof DayP
               y -= h;
               return h > 0 ? <rect x={pad + i * bw + 1} y={y} width={Math.max(1, bw - 2)} height={h} class={cls} /> : null;
             })}
-            {i % 7 === 0 ? (
+            {/* A label every week, none so close to the right edge that it would be cut off. */}
+            {i % 7 === 0 && pad + i * bw < W - 60 ? (
               <text x={pad + i * bw} y={H + 14} class="tick">
                 {d.day.slice(5)}
               </text>
