@@ -52,6 +52,7 @@ export function Layout(props: LayoutProps) {
         {props.csrf ? <meta name="csrf-token" content={props.csrf} /> : null}
         <title>{`${props.title} · confvault`}</title>
         <link rel="stylesheet" href={staticUrl('app.css')} />
+        <link rel="stylesheet" href={staticUrl('small-screens.css')} media="(max-width: 767.98px)" />
         <script src={staticUrl('app.js')} defer></script>
       </head>
       <body>
