@@ -5,6 +5,7 @@ import { gzip } from 'node:zlib';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { Scalar } from '@scalar/hono-api-reference';
 import type { Context } from 'hono';
+import { compress } from 'hono/compress';
 import { BUSY_TIMEOUT_MS } from '../db/open';
 import { ApiError, ERROR_CODES } from '../errors';
 import { readAsset } from '../runtime/assets';
@@ -160,6 +161,16 @@ export function docsContentSecurityPolicy(html: string): string {
   ].join('; ');
 }
 
+/** A bar above the reference with the way back to the web interface (the docs page is a page of its own, without the app's menu). */
+export const BACK_LINK =
+  '<nav aria-label="Application" style="font:14px/1.4 system-ui,sans-serif;padding:6px 12px;background:#1d2330">' +
+  '<a href="/" style="color:#fff">← Back to confvault</a></nav>';
+
+/** The page Scalar renders, with the way back to the application first in its body. */
+export function withBackLink(html: string): string {
+  return html.replace(/<body([^>]*)>/, (m) => `${m}\n    ${BACK_LINK}`);
+}
+
 /** GET /openapi.json, GET /docs and the files of the docs page; call after every route module has registered. */
 export function registerDocs(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   // Generated on first use (all routes are registered by then) and kept: the routes never change at run time.
@@ -202,7 +213,7 @@ export function registerDocs(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   const docs = async (c: Context<AppEnv, string>) => {
     page ??= (async () => {
       const res = (await render(c, async () => {})) as Response;
-      const html = await res.text();
+      const html = withBackLink(await res.text());
       return { html, csp: docsContentSecurityPolicy(html) };
     })().catch((err: unknown) => {
       page = undefined; // not cached: the next request tries again
@@ -214,8 +225,10 @@ export function registerDocs(api: OpenAPIHono<AppEnv>, app: AppServices): void {
     c.header('Cache-Control', 'no-cache');
     return c.html(html);
   };
-  api.get('/docs', docs);
-  api.get('/docs/', docs);
+  // The page is HTML like the web interface's, and as those, goes compressed.
+  const compressed = compress();
+  api.get('/docs', compressed, docs);
+  api.get('/docs/', compressed, docs);
 
   api.get('/docs/favicon.svg', (c) => {
     c.header('Content-Type', 'image/svg+xml');

@@ -43,7 +43,8 @@ export function registerStatic(web: Hono<WebEnv>): void {
     const f = load().get(c.req.param('name'));
     if (!f) return c.text('Not found', 404);
     const headers = { 'Content-Type': f.type, ETag: f.etag, 'Cache-Control': 'public, max-age=31536000, immutable' };
-    if (c.req.header('If-None-Match') === f.etag) return c.body(null, 304, headers);
+    // Compression makes the ETag weak (W/"…"), and the browser sends it back that way.
+    if (c.req.header('If-None-Match')?.replace(/^W\//, '') === f.etag) return c.body(null, 304, headers);
     return c.body(new Uint8Array(f.body), 200, headers);
   });
 }

@@ -1,10 +1,19 @@
-// For browser and executable tests: Debian's chromium (installed under a lock when missing and root), and dist/confvault (rebuilt under a lock when stale).
+// For browser and executable tests: Debian's chromium (installed under a lock when missing and root), dist/confvault (rebuilt under a lock when stale), a showcase seed, its pages, axe-core.
 import assert from 'node:assert/strict';
 import { spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import type { Page } from 'playwright-core';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { recordReachability } from '../../src/features/backups/backup-jobs.service';
+import { importBackup } from '../../src/features/backups/import.service';
+import { createCredential } from '../../src/features/credentials/credentials.service';
+import { createGroup } from '../../src/features/groups/groups.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import type { TestAppliance } from './appliance';
+import { createTestDevice, seedBuiltinTemplate } from './seed';
 
 export const CHROMIUM = '/usr/bin/chromium';
 export const CHROMIUM_ARGS = [
@@ -52,4 +61,120 @@ export function ensureBuilt(): void {
     timeout: 600_000,
   });
   assert.equal(r.status, 0, `npm run build failed:\n${r.stdout}\n${r.stderr}`);
+}
+
+/** axe-core's script, injected into pages by the accessibility test (the context bypasses the page's CSP to allow it). */
+export const AXE_SCRIPT = path.join(REPO_ROOT, 'node_modules/axe-core/axe.min.js');
+
+/** What the showcase seed made, for building the URLs of every page. */
+export interface Showcase {
+  groups: { core: number; edge: number };
+  credential: number;
+  template: number;
+  devices: { core: number; edge: number };
+  backups: { first: string; second: string };
+  user: string;
+  role: string;
+}
+
+const CONFIG_V1 = `hostname core-rtr-1
+interface eth0
+ description uplink to 2001:db8:100::1/64
+ ip address 192.0.2.1/24
+router bgp 64512
+ neighbor 198.51.100.7 remote-as 64513
+`;
+
+/**
+ * A small appliance worth looking at: two groups (one with a description), a credential, two devices (one unreachable,
+ * one with a failed backup), two versions of a configuration that differ, a user with a role of its own and an API key.
+ */
+export async function seedShowcase(t: TestAppliance): Promise<Showcase> {
+  const { db, secrets, snapshots } = t.services;
+  const core = createGroup(db, SYSTEM_ACTOR, { name: 'Core', parent_id: null, description: 'Core routers, Berlin', schedule: null }).id;
+  const edge = createGroup(db, SYSTEM_ACTOR, { name: 'Edge', parent_id: core, description: '', schedule: '0 3 * * *' }).id;
+  const credential = createCredential(db, SYSTEM_ACTOR, secrets, { name: 'netops', username: 'backup', password: 'lab-password-1' }).id;
+  const template = seedBuiltinTemplate(db, 'frr');
+  const coreDev = createTestDevice(db, { credential_id: credential, template_id: template }, 'core-rtr-1', { group_id: core, hostname: '192.0.2.1' }).id;
+  const edgeDev = createTestDevice(db, { credential_id: credential, template_id: template }, 'edge-sw-12', { group_id: edge, hostname: '192.0.2.12' }).id;
+  const now = Date.now();
+  const first = importBackup(db, SYSTEM_ACTOR, snapshots, coreDev, CONFIG_V1, now - 26 * 3600_000).id;
+  const second = importBackup(db, SYSTEM_ACTOR, snapshots, coreDev, CONFIG_V1.replace('64513', '64514') + 'ip route 203.0.113.0/24 Null0\n', now - 3600_000).id;
+  const failed = startBackup(db, edgeDev, template, 'manual', now - 1800_000);
+  finishBackupSync(db, snapshots, failed, { ok: false, failure: 'AUTH_FAILED', message: 'Permission denied (publickey,password)' }, now - 1790_000);
+  recordReachability(db, edgeDev, 'unreachable', 'connect ETIMEDOUT 192.0.2.12:22', now - 600_000);
+  await t.keyFor({ permissions: ['devices.view', 'backups.view', 'dashboard.view'], groups: [core], username: 'viewer1' });
+  return {
+    groups: { core, edge },
+    credential,
+    template,
+    devices: { core: coreDev, edge: edgeDev },
+    backups: { first, second },
+    user: 'viewer1',
+    role: 'role_viewer1',
+  };
+}
+
+/** Every page of the application an administrator can open, with the data of the showcase seed. */
+export function applicationPages(s: Showcase): string[] {
+  const d = s.devices.core;
+  return [
+    '/',
+    '/devices',
+    '/devices/new',
+    `/devices/${d}`,
+    `/devices/${s.devices.edge}`,
+    `/devices/${d}/edit`,
+    `/devices/${d}/backups/${s.backups.second}`,
+    `/devices/${d}/diff?a=${s.backups.first}&b=${s.backups.second}`,
+    `/devices/${d}/diff?a=${s.backups.first}&b=${s.backups.second}&view=unified`,
+    '/search?q=neighbor',
+    '/groups',
+    '/credentials',
+    '/credentials/new',
+    `/credentials/${s.credential}/edit`,
+    '/templates',
+    `/templates/${s.template}`,
+    '/templates/new',
+    '/users',
+    '/users/new',
+    `/users/${s.user}/edit`,
+    '/roles',
+    '/roles/new',
+    `/roles/${s.role}/edit`,
+    '/api-keys',
+    '/audit',
+    '/settings/notifications',
+    '/account',
+    '/account/password',
+  ];
+}
+
+/** Log in through the form as a person would. */
+export async function loginInBrowser(page: Page, base: string, user: string, password: string): Promise<void> {
+  await page.goto(`${base}/login`);
+  await page.getByLabel('Username').fill(user);
+  await page.getByLabel('Password').fill(password);
+  await page.getByRole('button', { name: 'Log in' }).click();
+  await page.waitForURL((u) => !u.pathname.startsWith('/login'));
+}
+
+export interface AxeFinding {
+  id: string;
+  impact: string;
+  help: string;
+  nodes: string[];
+}
+
+/** Run axe-core on the loaded page; the serious and critical violations, each with the selectors of its first elements. */
+export async function seriousViolations(page: Page): Promise<AxeFinding[]> {
+  if (!(await page.evaluate(() => 'axe' in window))) await page.addScriptTag({ path: AXE_SCRIPT });
+  return page.evaluate(async () => {
+    type Result = { violations: { id: string; impact: string | null; help: string; nodes: { target: unknown[] }[] }[] };
+    const axe = (window as unknown as { axe: { run(ctx: Document, opts: object): Promise<Result> } }).axe;
+    const r = await axe.run(document, { resultTypes: ['violations'] });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => ({ id: v.id, impact: v.impact ?? '', help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.map(String).join(' ')) }));
+  });
 }

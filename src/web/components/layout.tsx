@@ -1,4 +1,4 @@
-// The page frame: head (CSS, script, CSRF token for scripts), navigation limited to what the user may use, flash message.
+// The page frame: head (CSS, script, CSRF token for scripts), skip link, navigation limited to what the user may use (collapsed on phones), flash message.
 import type { Child } from 'hono/jsx';
 import type { Permission } from '../../identity/permissions';
 import type { Principal } from '../../identity/principal';
@@ -38,6 +38,12 @@ export interface LayoutProps {
 
 export function Layout(props: LayoutProps) {
   const p = props.principal;
+  const items = p && !props.restricted ? NAV.filter((n) => n.perms.every((x) => p.permissions.has(x))) : [];
+  const links = items.map((n) => (
+    <a href={n.href} class={props.active === n.href ? 'active' : undefined} aria-current={props.active === n.href ? 'page' : undefined}>
+      {n.label}
+    </a>
+  ));
   return (
     <html lang="en">
       <head>
@@ -46,25 +52,38 @@ export function Layout(props: LayoutProps) {
         {props.csrf ? <meta name="csrf-token" content={props.csrf} /> : null}
         <title>{`${props.title} · confvault`}</title>
         <link rel="stylesheet" href={staticUrl('app.css')} />
+        <link rel="stylesheet" href={staticUrl('small-screens.css')} media="(max-width: 767.98px)" />
         <script src={staticUrl('app.js')} defer></script>
       </head>
       <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
         <header class="top">
           <a class="brand" href="/">
             confvault
           </a>
-          {p && !props.restricted ? (
-            <nav class="nav" aria-label="Main">
-              {NAV.filter((n) => n.perms.every((x) => p.permissions.has(x))).map((n) => (
-                <a href={n.href} class={props.active === n.href ? 'active' : undefined} aria-current={props.active === n.href ? 'page' : undefined}>
-                  {n.label}
-                </a>
-              ))}
-            </nav>
+          {/* Wide screens show the menu as a row; phones get it behind a <details> toggle, which needs no script. Only one is displayed. */}
+          {items.length ? (
+            <>
+              <nav class="nav wide-only" aria-label="Main">
+                {links}
+              </nav>
+              <details class="menu narrow-only">
+                <summary>Menu</summary>
+                <nav class="nav" aria-label="Main">
+                  {links}
+                </nav>
+              </details>
+            </>
           ) : null}
           {p ? (
             <div class="me">
-              {props.restricted ? null : <a href="/account">{p.username}</a>}
+              {props.restricted ? null : (
+                <a href="/account" class="who">
+                  {p.username}
+                </a>
+              )}
               <form method="post" action="/logout" class="inline">
                 <input type="hidden" name="_csrf" value={props.csrf} />
                 <button type="submit" class="link">
@@ -74,7 +93,7 @@ export function Layout(props: LayoutProps) {
             </div>
           ) : null}
         </header>
-        <main>
+        <main id="main" tabindex={-1}>
           {props.flash ? (
             <p class={`flash ${props.flash.kind}`} role={props.flash.kind === 'error' ? 'alert' : 'status'}>
               {props.flash.text}

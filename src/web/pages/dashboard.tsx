@@ -37,6 +37,7 @@ function dashboardPage(c: WebContext) {
     { title: 'Dashboard', active: '/' },
     <>
       <h1>Dashboard</h1>
+      {d.devices.total === 0 && can(c, 'devices.create') ? <GettingStarted c={c} /> : null}
       <section class="tiles" id="stats">
         <Tile label="Devices" value={d.devices.total} id="stat-devices" />
         <Tile label="Enabled" value={d.devices.enabled} />
@@ -48,7 +49,7 @@ function dashboardPage(c: WebContext) {
           <>
             <Tile label="Backup records" value={d.system.backups.total} />
             <Tile label="Stored" value={bytes(d.system.storage.bytes_stored)} />
-            <Tile label="Dedup ratio" value={`${d.system.storage.dedup_ratio}×`} />
+            <Tile label="Storage saving (dedup + compression)" value={storageSaving(d.system.storage)} id="stat-saving" />
           </>
         ) : null}
       </section>
@@ -61,12 +62,12 @@ function dashboardPage(c: WebContext) {
               ['succeeded', 'ok'],
               ['failed', 'bad'],
             ]}
-            label="backups"
+            label="Backup outcomes"
           />
         </section>
         <section class="card">
           <h2>Configuration changes per day</h2>
-          <BarChart days={d.days} series={[['changes', 'chg']]} label="changes" />
+          <BarChart days={d.days} series={[['changes', 'chg']]} label="Configuration changes" />
         </section>
       </div>
       <div class="charts">
@@ -122,8 +123,67 @@ function Tile({ label, value, warn, id }: { label: string; value: number | strin
   );
 }
 
-/** Stacked bars, one per day; each bar has a <title> so the numbers are readable on hover and by screen readers. */
+/** Logical bytes over bytes on disk (identical versions stored once, files compressed); nothing to say before anything is stored. */
+export function storageSaving(storage: { bytes_stored: number; bytes_before_dedup: number; dedup_ratio: number }): string {
+  return storage.bytes_stored > 0 && storage.bytes_before_dedup > 0 ? `${storage.dedup_ratio}×` : '—';
+}
+
+/** On an appliance with no devices in view: the three steps to a first backup, each a link where the user may take it. */
+function GettingStarted({ c }: { c: WebContext }) {
+  const step = (perm: Parameters<typeof can>[1], href: string, text: string, after: string) => (
+    <li>
+      {can(c, perm) ? <a href={href}>{text}</a> : <strong>{text}</strong>} {after}
+    </li>
+  );
+  return (
+    <section class="card getting-started" id="getting-started">
+      <h2>Getting started</h2>
+      <p>No devices yet. Three steps to the first backup:</p>
+      <ol>
+        {step('credentials.create', '/credentials/new', 'Add a credential', '— the login the appliance uses on your devices.')}
+        {step('devices.create', '/devices/new', 'Add a device', '— its address, the credential, and the template for its platform.')}
+        {step('devices.view', '/devices', 'Back up', '— open the device and press “Back up now”; scheduled backups follow by themselves.')}
+      </ol>
+    </section>
+  );
+}
+
+/** Stacked bars, one per day, with the same numbers in a table behind a toggle (readable without hovering, on a phone, by a screen reader). */
 function BarChart({ days, series, label }: { days: DayPoint[]; series: [keyof DayPoint, string][]; label: string }) {
+  return (
+    <>
+      <BarSvg days={days} series={series} label={label} />
+      <details class="chart-table">
+        <summary>{`${label} as a table`}</summary>
+        <div class="table-wrap">
+          <table class="list chart-data">
+            <caption class="muted small">{`${label} per day`}</caption>
+            <thead>
+              <tr>
+                <th scope="col">Day</th>
+                {series.map(([k]) => (
+                  <th scope="col">{String(k)}</th>
+                ))}
+              </tr>
+            </thead>
+            <tbody>
+              {days.map((d) => (
+                <tr>
+                  <th scope="row">{d.day}</th>
+                  {series.map(([k]) => (
+                    <td>{String(d[k])}</td>
+                  ))}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      </details>
+    </>
+  );
+}
+
+function BarSvg({ days, series, label }: { days: DayPoint[]; series: [keyof DayPoint, string][]; label: string }) {
   const W = 600;
   const H = 160;
   const pad = 24;
@@ -131,7 +191,12 @@ function BarChart({ days, series, label }: { days: DayPoint[]; series: [keyof Da
   const total = (d: DayPoint) => series.reduce((s, [k]) => s + (d[k] as number), 0);
   const max = Math.max(1, ...days.map(total));
   return (
-    <svg class="chart" viewBox={`0 0 ${W} ${H + 18}`} role="img" aria-label={`${label} per day, highest ${max}`}>
+    <svg
+      class="chart"
+      viewBox={`0 0 ${W} ${H + 18}`}
+      role="img"
+      aria-label={`${label} per day over ${days.length} days, highest ${max}; the numbers are in the table below`}
+    >
       <line x1={pad} y1={H} x2={W} y2={H} class="axis" />
       <text x={0} y={12} class="tick">
         {String(max)}
@@ -149,7 +214,8 @@ function BarChart({ days, series, label }: { days: DayPoint[]; series: [keyof Da
               y -= h;
               return h > 0 ? <rect x={pad + i * bw + 1} y={y} width={Math.max(1, bw - 2)} height={h} class={cls} /> : null;
             })}
-            {i % 7 === 0 ? (
+            {/* A label every week, none so close to the right edge that it would be cut off. */}
+            {i % 7 === 0 && pad + i * bw < W - 60 ? (
               <text x={pad + i * bw} y={H + 14} class="tick">
                 {d.day.slice(5)}
               </text>

@@ -47,7 +47,9 @@ export function registerGroups(web: Hono<WebEnv>): void {
     const p = parseGroup(f);
     if (!p.ok) return redirectWith(c, '/groups', Object.values(p.errors).join('; '), 'error');
     try {
-      const g = updateGroup(db, actorOf(c), id, { name: p.input.name, parent_id: p.input.parent_id, schedule: p.input.schedule });
+      // A form without the field (an older page still open) leaves the description as it is.
+      const description = f.description === undefined ? {} : { description: p.input.description };
+      const g = updateGroup(db, actorOf(c), id, { name: p.input.name, parent_id: p.input.parent_id, schedule: p.input.schedule, ...description });
       return redirectWith(c, '/groups', `Group ${g.name} saved.`);
     } catch (err) {
       if (fieldErrors(err)) return redirectWith(c, '/groups', (err as Error).message, 'error');
@@ -75,46 +77,62 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
   const options = groupOptions(db, scope);
   const schedules = new Map(listGroups(db, scope, {}, 1, Math.max(1, options.length)).items.map((g) => [g.id, g.schedule]));
   const csrf = c.get('session').csrfToken;
+  const editable = can(c, 'groups.update') || can(c, 'groups.delete');
+  // The group's line (name, description, link to its devices) sits outside the toggle: a link inside a <summary> is
+  // interactive content inside interactive content, which screen readers and keyboards handle badly.
   const Node = ({ n }: { n: GroupTreeNode }) => (
     <li>
-      <details>
-        <summary>
-          <strong>{n.name}</strong> <span class="muted">{n.device_count} device(s)</span> <a href={`/devices?group_id=${n.id}`}>devices</a>
-        </summary>
-        {can(c, 'groups.update') ? (
-          <form method="post" action={`/groups/${n.id}/edit`} class="row">
-            <Csrf token={csrf} />
-            <label>
-              Name <input name="name" value={n.name} required maxlength={128} />
-            </label>
-            <label>
-              Parent
-              <select name="parent_id">
-                <option value="">(top level)</option>
-                {options
-                  .filter((o) => o.id !== n.id)
-                  .map((o) => (
-                    <option value={String(o.id)} selected={tree && parentOf(tree, n.id) === o.id}>
-                      {o.label}
-                    </option>
-                  ))}
-              </select>
-            </label>
-            <label>
-              Schedule <input name="schedule" class="mono" maxlength={128} placeholder="inherit" value={schedules.get(n.id) ?? ''} />
-            </label>
-            <button type="submit">Save</button>
-          </form>
-        ) : null}
-        {can(c, 'groups.delete') ? (
-          <form method="post" action={`/groups/${n.id}/delete`} class="inline" data-confirm={`Delete group ${n.name}?`}>
-            <Csrf token={csrf} />
-            <button type="submit" class="danger">
-              Delete
-            </button>
-          </form>
-        ) : null}
-      </details>
+      <div class="group-line">
+        <strong>{n.name}</strong>
+        {n.description ? <span class="group-description">{n.description}</span> : null}
+        <span class="muted">{n.device_count} device(s)</span>
+        <a href={`/devices?group_id=${n.id}`} aria-label={`Devices in ${n.name}`}>
+          devices
+        </a>
+      </div>
+      {editable ? (
+        <details>
+          <summary>
+            Edit <span class="visually-hidden">{n.name}</span>
+          </summary>
+          {can(c, 'groups.update') ? (
+            <form method="post" action={`/groups/${n.id}/edit`} class="row">
+              <Csrf token={csrf} />
+              <label>
+                Name <input name="name" value={n.name} required maxlength={128} />
+              </label>
+              <label>
+                Parent
+                <select name="parent_id">
+                  <option value="">(top level)</option>
+                  {options
+                    .filter((o) => o.id !== n.id)
+                    .map((o) => (
+                      <option value={String(o.id)} selected={tree && parentOf(tree, n.id) === o.id}>
+                        {o.label}
+                      </option>
+                    ))}
+                </select>
+              </label>
+              <label class="grow">
+                Description <input name="description" maxlength={2000} value={n.description} />
+              </label>
+              <label>
+                Schedule <input name="schedule" class="mono" maxlength={128} placeholder="inherit" value={schedules.get(n.id) ?? ''} />
+              </label>
+              <button type="submit">Save</button>
+            </form>
+          ) : null}
+          {can(c, 'groups.delete') ? (
+            <form method="post" action={`/groups/${n.id}/delete`} class="inline" data-confirm={`Delete group ${n.name}?`}>
+              <Csrf token={csrf} />
+              <button type="submit" class="danger">
+                Delete
+              </button>
+            </form>
+          ) : null}
+        </details>
+      ) : null}
       {n.children.length ? (
         <ul class="tree">
           {n.children.map((ch) => (
@@ -163,7 +181,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
             </label>
             <label>
               Description
-              <input name="description" value={s.values?.description ?? ''} />
+              <input name="description" maxlength={2000} value={s.values?.description ?? ''} />
             </label>
             <label>
               Schedule (cron)

@@ -34,6 +34,12 @@
     setInterval(tick, 1000);
   });
 
+  // A box that scrolls sideways (a wide table, a long line) can be scrolled with the keyboard: it takes focus.
+  var scrollers = document.querySelectorAll('.table-wrap, pre');
+  for (var i = 0; i < scrollers.length; i++) {
+    if (scrollers[i].scrollWidth > scrollers[i].clientWidth + 1 && !scrollers[i].hasAttribute('tabindex')) scrollers[i].setAttribute('tabindex', '0');
+  }
+
   // Copy buttons: data-copy="#selector" of an input.
   document.addEventListener('click', function (e) {
     var btn = e.target.closest && e.target.closest('[data-copy]');

@@ -1,0 +1,137 @@
+// Accessibility and phone width in headless Chromium: axe-core over every application page at 1280 and 390 px, the skip link, the collapsed menu, tables and diffs on a phone.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { CHROMIUM, CHROMIUM_ARGS, applicationPages, ensureChromium, loginInBrowser, seedShowcase, seriousViolations, type Showcase } from '../helpers/browser';
+
+const WIDTHS = [1280, 390] as const;
+
+describe('accessibility and phone width (Chromium, axe-core)', () => {
+  let skip: string | null = null;
+  let t: TestAppliance;
+  let seed: Showcase;
+  let browser: Browser | undefined;
+  const pages = new Map<number, Page>();
+
+  before(async () => {
+    skip = ensureChromium();
+    if (skip) return;
+    t = await startTestAppliance();
+    seed = await seedShowcase(t);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+    for (const width of WIDTHS) {
+      // axe is injected as a script of its own: the appliance's CSP would (rightly) refuse it.
+      const ctx = await browser.newContext({ viewport: { width, height: width > 600 ? 900 : 844 }, bypassCSP: true });
+      const page = await ctx.newPage();
+      page.on('dialog', (d) => void d.accept());
+      await loginInBrowser(page, t.url, 'admin', 'admin-password-1');
+      pages.set(width, page);
+    }
+  });
+  after(async () => {
+    await browser?.close();
+    await t?.close();
+  });
+
+  for (const width of WIDTHS) {
+    test(`every application page at ${width} px has no serious or critical axe violation`, { timeout: 300_000 }, async (ctx) => {
+      if (skip) return ctx.skip(skip);
+      const page = pages.get(width)!;
+      const found: string[] = [];
+      for (const p of applicationPages(seed)) {
+        const res = await page.goto(t.url + p);
+        assert.equal(res?.status(), 200, `${p} answers`);
+        for (const v of await seriousViolations(page)) found.push(`${p}: ${v.impact} ${v.id} (${v.help}) at ${v.nodes.join(' | ')}`);
+      }
+      assert.deepEqual(found, [], `axe at ${width} px:\n${found.join('\n')}`);
+    });
+  }
+
+  test('the first Tab reaches a skip link that moves focus to the content', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = pages.get(1280)!;
+    await page.goto(`${t.url}/devices`);
+    await page.keyboard.press('Tab');
+    assert.equal(await page.evaluate(() => document.activeElement?.textContent?.trim()), 'Skip to content');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('Tab');
+    const inMain = await page.evaluate(() => !!document.activeElement?.closest('main'));
+    assert.ok(inMain, 'after the skip link, the next Tab lands inside the page content');
+  });
+
+  test('at 390 px the menu is collapsed behind one button and opens without script', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = pages.get(390)!;
+    await page.goto(`${t.url}/devices`);
+    const header = await page.locator('header.top').boundingBox();
+    assert.ok(header && header.height <= 64, `the header is one line high (${header?.height} px)`);
+    assert.equal(await page.getByRole('link', { name: 'Audit log' }).isVisible(), false, 'menu entries are hidden until asked for');
+    await page.locator('.menu > summary').click();
+    assert.ok(await page.getByRole('link', { name: 'Audit log' }).isVisible(), 'the menu opens');
+    // Without script: the toggle is a <details>, so it works the same with JavaScript off.
+    assert.equal(await page.locator('details.menu').count(), 1);
+  });
+
+  test('at 390 px the device list keeps name and status on screen, and the page does not scroll sideways', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = pages.get(390)!;
+    for (const p of ['/devices', '/', '/groups', '/audit', '/users', '/api-keys', '/credentials']) {
+      await page.goto(t.url + p);
+      assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), `no sideways scrolling at 390 px on ${p}`);
+    }
+    await page.goto(`${t.url}/devices`);
+    for (const text of ['core-rtr-1', 'edge-sw-12']) {
+      const box = await page.getByRole('link', { name: text, exact: true }).boundingBox();
+      assert.ok(box && box.x >= 0 && box.x + box.width <= 390, `${text} is on screen`);
+    }
+    const status = page.locator('.badge.unreachable').first();
+    const sb = await status.boundingBox();
+    assert.ok(sb && sb.x >= 0 && sb.x + sb.width <= 390, 'the unreachable badge is on screen');
+  });
+
+  test('the dashboard’s charts have their numbers in a table too', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = pages.get(390)!;
+    await page.goto(`${t.url}/`);
+    const tables = page.locator('table.chart-data');
+    assert.equal(await tables.count(), 2);
+    await page.getByText('Backup outcomes as a table').click();
+    assert.ok(await tables.first().isVisible());
+    assert.ok((await tables.first().locator('tbody tr').count()) >= 30);
+  });
+
+  test('below 768 px the diff reads in one column (unified) by default; at 1280 px side by side', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const columns = async (page: Page) => {
+      await page.goto(`${t.url}/devices/${seed.devices.core}/diff?a=${seed.backups.first}&b=${seed.backups.second}`);
+      const xs = await page
+        .locator('#diff td.code')
+        .evaluateAll((els) => els.filter((e) => (e as HTMLElement).offsetParent !== null).map((e) => Math.round(e.getBoundingClientRect().x)));
+      return { xs: new Set(xs), fits: await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1) };
+    };
+    const phone = await columns(pages.get(390)!);
+    assert.equal(phone.xs.size, 1, 'one column of code at 390 px');
+    assert.ok(phone.fits, 'no sideways scrolling');
+    const removed = pages.get(390)!.locator('#diff td.del', { hasText: 'remote-as 64513' });
+    const added = pages.get(390)!.locator('#diff td.add', { hasText: 'remote-as 64514' });
+    assert.ok((await removed.boundingBox())!.y < (await added.boundingBox())!.y, 'the removed line, then the line that replaced it');
+    assert.equal((await columns(pages.get(1280)!)).xs.size, 2, 'two columns at 1280 px');
+  });
+
+  test('diff changes are marked by sign as well as colour', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = pages.get(1280)!;
+    await page.goto(`${t.url}/devices/${seed.devices.core}/diff?a=${seed.backups.first}&b=${seed.backups.second}&view=split`);
+    const mark = await page
+      .locator('#diff td.add')
+      .first()
+      .evaluate((el) => getComputedStyle(el, '::before').content);
+    assert.match(mark, /\+/);
+    const del = await page
+      .locator('#diff td.del')
+      .first()
+      .evaluate((el) => getComputedStyle(el, '::before').content);
+    assert.match(del, /−|-/);
+  });
+});
