@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
-import { authorize, denied } from '../../identity/policy';
+import { authorize, denied, requireGroupInScope } from '../../identity/policy';
 import { inScope, type Principal, type Scope } from '../../identity/principal';
 import { recordAudit } from '../audit/audit.service';
 import { getDevice } from '../devices/devices.service';
@@ -66,6 +66,7 @@ export function requestBackupJob(db: DB, actor: Actor, selection: JobSelection, 
         label = ids.length === 1 ? `device ${deviceFactRows(db, ids)[0]?.name ?? ids[0]}` : `${ids.length} selected devices`;
       } else if ('groupId' in selection) {
         const g = getGroup(db, scope, selection.groupId);
+        requireGroupInScope(actor, g.id, `Group ${g.id}`);
         groupId = g.id;
         ids = selectDeviceIdRows(db, { groupId: g.id });
         label = `group ${g.name}`;

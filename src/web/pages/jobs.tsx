@@ -41,7 +41,8 @@ export function registerJobs(web: Hono<WebEnv>): void {
       const job = startBackupJob(c.get('app'), actorOf(c), selectionOf(body));
       return redirectWith(c, `/jobs/${job.id}`, `Backup of ${job.label} started: ${job.deviceIds.length} device(s).`);
     } catch (err) {
-      if (err instanceof ApiError && err.status < 500 && err.status !== 404) return redirectWith(c, back, err.message, 'error');
+      // Nothing selected, or nothing enabled in it: said on the list. Refusals (403, 404) are the error page.
+      if (err instanceof ApiError && err.status === 422) return redirectWith(c, back, err.message, 'error');
       throw err;
     }
   });
