@@ -20,8 +20,9 @@ CREATE TABLE backup_jobs (
   cancelled_by     TEXT
 ) STRICT;
 CREATE INDEX backup_jobs_created ON backup_jobs (created_at DESC);
--- The server's poll for queued jobs and the sweep of dead running ones read only this small index.
-CREATE INDEX backup_jobs_open ON backup_jobs (state, created_at) WHERE state IN ('queued', 'running');
+-- The server's poll for queued jobs (every second) and the sweep of dead running ones read only these small indexes.
+CREATE INDEX backup_jobs_queued ON backup_jobs (created_at) WHERE state = 'queued';
+CREATE INDEX backup_jobs_running ON backup_jobs (heartbeat_at) WHERE state = 'running';
 
 -- One device of a job. device_name and group_id are copied at request time: the job still reads after a device
 -- is renamed, moved or deleted, and a scoped user sees the items of their groups.

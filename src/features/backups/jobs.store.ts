@@ -147,9 +147,10 @@ export function jobDeviceIds(db: DB, jobId: string, state: ItemState): number[] 
   return prepareCached(db, 'SELECT device_id FROM backup_job_items WHERE job_id = ? AND state = ? ORDER BY device_id').pluck().all(jobId, state) as number[];
 }
 
-/** Queued jobs, oldest first (the partial index backup_jobs_open). */
+/** Queued jobs, oldest first: the server's poll every second, through the partial index backup_jobs_queued. */
+export const QUEUED_JOBS_SQL = `SELECT id FROM backup_jobs WHERE state = 'queued' ORDER BY created_at`;
 export function queuedJobIds(db: DB): string[] {
-  return prepareCached(db, `SELECT id FROM backup_jobs WHERE state = 'queued' ORDER BY created_at, id`).pluck().all() as string[];
+  return prepareCached(db, QUEUED_JOBS_SQL).pluck().all() as string[];
 }
 
 /** Take a queued job for `owner`; false when another process took it first. */
@@ -246,9 +247,10 @@ export function openItemCount(db: DB, jobId: string): number {
     .get(jobId) as number;
 }
 
-/** Running jobs whose process stopped renewing the heartbeat before `before` (it died). */
+/** Running jobs whose process stopped renewing the heartbeat before `before` (it died): the partial index backup_jobs_running. */
+export const STALE_JOBS_SQL = `SELECT id FROM backup_jobs WHERE state = 'running' AND heartbeat_at < ?`;
 export function staleJobIds(db: DB, before: number): string[] {
-  return prepareCached(db, `SELECT id FROM backup_jobs WHERE state = 'running' AND (heartbeat_at IS NULL OR heartbeat_at < ?)`).pluck().all(before) as string[];
+  return prepareCached(db, STALE_JOBS_SQL).pluck().all(before) as string[];
 }
 
 /** Running jobs of one owner (a process starting again under the same owner name finds its dead jobs). */
