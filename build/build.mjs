@@ -21,6 +21,7 @@ const ASSET_FILES = {
   'native/better_sqlite3.node': 'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
   'native/argon2.linux-x64-gnu.node': 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node',
   'node_modules/@scalar/api-reference/dist/browser/standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
+  'src/templates/defaults.yaml': 'src/templates/defaults.yaml', // the engine's session defaults (src/templates/defaults.ts)
   'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorker(); WORKER_ASSET in src/web/workers/pool.ts
 };
 // Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]

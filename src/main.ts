@@ -10,9 +10,11 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   role: async () => (await import('./cli/role')).roleCommand,
   apikey: async () => (await import('./cli/apikey')).apikeyCommand,
   backup: async () => (await import('./cli/backup')).backupCommand,
+  device: async () => (await import('./cli/device')).deviceCommand,
   db: async () => (await import('./cli/db')).dbCommand,
   audit: async () => (await import('./cli/audit')).auditCommand,
   notify: async () => (await import('./cli/notify')).notifyCommand,
+  template: async () => (await import('./cli/template')).templateCommand,
 };
 
 async function usage(): Promise<string> {

@@ -15,6 +15,7 @@ import { startScheduler } from '../engine/scheduler';
 import { jobExecutorFor, startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { startEventBackups } from '../events/start';
+import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 
 export const serveCommand: Command = {
@@ -28,6 +29,8 @@ An address that cannot be bound (port taken, no permission, not on this machine)
 once with exit code 1 and one line on stderr, before any password is made or shown.
 With [events] syslog_listen set it also receives syslog (UDP and TCP) and backs a device up
 when its template's change events match one of its messages (trigger "event").
+Custom templates in <data_dir>/templates/*.yaml are loaded at start and again on SIGHUP
+(or with \`confvault template reload\`, which needs no signal).
 SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
 second signal while stopping exits at once.
 
@@ -92,6 +95,8 @@ ${GLOBAL_OPTIONS_HELP}`,
       err('  You will be asked to change it at first login.');
       err('');
     }
+    // Before the schedule, so the first backup already uses the file templates (after the bind: a taken port logs nothing).
+    const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
     const runner = services.runner;
     const scheduler = startScheduler(services, runner);
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
@@ -105,6 +110,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const signal = await stopRequested;
     log.info({ signal }, 'shutting down');
     clearInterval(retention);
+    templateFiles.stop();
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
     await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop()]);
     a.close();

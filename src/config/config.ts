@@ -77,7 +77,7 @@ export const configSchema = z
         retry_backoff: z.number().int().min(0).max(3600).default(30),
         jitter: z.number().int().min(0).max(3600).default(60),
         reachability_interval: z.number().int().min(0).max(86400).default(300),
-        redact_secrets: z.boolean().default(false),
+        redact_secrets: z.boolean().default(true),
         stale_after_hours: z.number().int().min(1).max(87600).default(48),
       })
       .strict()

@@ -2,18 +2,31 @@
 import { CollectError, DEFAULT_LIMITS } from './types';
 import type { CollectLimits, CollectResult, CollectTarget } from './types';
 import type { TemplateSpec } from '../templates/types';
+import type { RedactionKey } from '../templates/redact';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
 import { PromptSession } from './session';
-import { commandRejected, driveShell } from './shell';
+import { sessionVocabulary, type SessionVocabulary } from './prompts';
+import { captured, commandRejected, driveShell } from './shell';
 import { isCommandRejected } from './command-errors';
 import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
 import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
 
 export interface CollectOptions {
-  /** Redact even when the template does not by default (redaction is on when either asks for it). */
-  redact?: boolean;
+  /**
+   * The appliance redacts (`redact_secrets` on): secrets become tokens keyed with this, unless the template says
+   * `redact: false`. Absent or null: stored as received.
+   */
+  redact_key?: RedactionKey | null;
   signal?: AbortSignal;
+}
+
+/** Redaction happens when the appliance turns it on (a key is given) and the template does not turn it off. */
+export function redaction(
+  template: Pick<TemplateSpec, 'redact'>,
+  key: RedactionKey | null | undefined,
+): { redact: false } | { redact: true; key: RedactionKey } {
+  return key && template.redact ? { redact: true, key } : { redact: false };
 }
 
 interface CollectState {
@@ -51,13 +64,14 @@ export async function collectConfig(
   try {
     // Defence in depth: a refused target carries no secret and is never connected to.
     if (target.refused) throw new CollectError(target.refused.failure, target.refused.message, false);
+    const vocabulary = sessionVocabulary(template);
     const raw =
       target.protocol === 'telnet'
-        ? await collectTelnet(target, template, lim, controller.signal, state)
-        : await collectSsh(target, template, lim, controller.signal, state);
+        ? await collectTelnet(target, template, lim, controller.signal, state, vocabulary)
+        : await collectSsh(target, template, lim, controller.signal, state, vocabulary);
     // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
     if (controller.signal.aborted) throw controller.signal.reason;
-    const text = applyTemplate(raw, template, { redact: template.redact || opts?.redact === true });
+    const text = applyTemplate(raw, template, redaction(template, opts?.redact_key));
     // An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
     if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
     return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };
@@ -102,7 +116,14 @@ function scrubSecrets(message: string, target: CollectTarget): string {
   return out;
 }
 
-async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: CollectLimits, signal: AbortSignal, state: CollectState): Promise<string> {
+async function collectSsh(
+  target: CollectTarget,
+  template: TemplateSpec,
+  lim: CollectLimits,
+  signal: AbortSignal,
+  state: CollectState,
+  vocabulary: SessionVocabulary,
+): Promise<string> {
   const conn = await connectSsh({
     host: target.host,
     port: target.port,
@@ -123,7 +144,7 @@ async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: Co
     },
   });
   try {
-    if (template.mode === 'exec') return await collectExec(conn, template, lim);
+    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary);
     const stream = await conn.openShell();
     const session = new PromptSession(stream, {
       where: describeEndpoint(target.host, target.port),
@@ -132,6 +153,7 @@ async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: Co
       command_timeout_ms: lim.command_timeout_ms,
       max_output_bytes: lim.max_output_bytes,
       signal,
+      vocabulary,
     });
     return await driveShell(session, template, target);
   } finally {
@@ -144,7 +166,7 @@ async function collectSsh(target: CollectTarget, template: TemplateSpec, lim: Co
  * A capture command's output is kept even with a non-zero exit status, unless it is only the CLI refusing
  * the command (vtysh: "% Unknown command: ...", exit 1), which must not be stored as a configuration.
  */
-async function collectExec(conn: SshConnection, template: TemplateSpec, lim: CollectLimits): Promise<string> {
+async function collectExec(conn: SshConnection, template: TemplateSpec, lim: CollectLimits, vocabulary: SessionVocabulary): Promise<string> {
   const budget: ByteBudget = { used: 0, max: lim.max_output_bytes };
   for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
   let out = '';
@@ -154,14 +176,21 @@ async function collectExec(conn: SshConnection, template: TemplateSpec, lim: Col
       throw new CollectError('COMMAND_FAILED', `'${command}' failed with exit status ${result.exit_code} and produced no output.`, true);
     }
     const text = cleanTerminalOutput(result.output.toString('utf8'));
-    if (isCommandRejected(text)) throw commandRejected(command);
-    if (text) out += text.endsWith('\n') ? text : text + '\n';
+    if (isCommandRejected(text, vocabulary.commandErrors)) throw commandRejected(command);
+    out += captured(template, command, text);
   }
   return out;
 }
 
 /** Telnet has no exec channel, so exec templates run through the prompt-driven shell too. */
-async function collectTelnet(target: CollectTarget, template: TemplateSpec, lim: CollectLimits, signal: AbortSignal, state: CollectState): Promise<string> {
+async function collectTelnet(
+  target: CollectTarget,
+  template: TemplateSpec,
+  lim: CollectLimits,
+  signal: AbortSignal,
+  state: CollectState,
+  vocabulary: SessionVocabulary,
+): Promise<string> {
   const stream = await connectTelnet({
     host: target.host,
     port: target.port,
@@ -178,6 +207,7 @@ async function collectTelnet(target: CollectTarget, template: TemplateSpec, lim:
     command_timeout_ms: lim.command_timeout_ms,
     max_output_bytes: lim.max_output_bytes,
     signal,
+    vocabulary,
   });
   try {
     await loginTelnet(session, {

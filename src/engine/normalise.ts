@@ -1,11 +1,9 @@
 // Terminal clean-up of raw device output and turning captured text into the stored configuration (strip, redact, trim).
 import { patternProblems } from '../templates/index';
+import { PatternError } from '../lib/re2';
 import { compilePattern } from '../templates/patterns';
 import { redactLines, type RedactionKey } from '../templates/redact';
-
-/** Stand-in until the appliance's redaction key reaches every caller (work in progress on main). */
-const UNWIRED_KEY: RedactionKey = Buffer.alloc(32);
-import type { TemplateSpec } from '../templates/types';
+import type { OutputRule, TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
 /**
@@ -270,8 +268,8 @@ function trimBlankEdges(lines: string[]): string[] {
 
 /**
  * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
- * (when `redact` is true), trailing whitespace removed per line, leading and trailing blank lines removed,
- * LF line endings and exactly one trailing newline ("" when nothing is left).
+ * (when `redact` is true: secrets become tokens keyed with `key`), trailing whitespace removed per line, leading and
+ * trailing blank lines removed, LF line endings and exactly one trailing newline ("" when nothing is left).
  *
  * Redaction also covers what line rules cannot: the body of a PEM private key spread over many lines (FortiOS
  * "set private-key", certificates on Linux hosts, SSH host keys) becomes one placeholder line between its BEGIN
@@ -283,7 +281,7 @@ function trimBlankEdges(lines: string[]): string[] {
 export function applyTemplate(
   raw: string,
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
-  options: { redact: boolean; key?: RedactionKey },
+  options: { redact: false } | { redact: true; key: RedactionKey },
 ): string {
   const bad = patternProblems({
     strip_patterns: template.strip_patterns,
@@ -297,9 +295,44 @@ export function applyTemplate(
   }
   const strip = template.strip_patterns.map((p) => compilePattern(p));
   const lines = splitLines(raw).filter((line) => !strip.some((re) => re.test(line)));
-  const kept = (options.redact ? redactLines(lines, template.redact_patterns, options.key ?? UNWIRED_KEY) : lines).map((line) => line.trimEnd());
+  const kept = (options.redact ? redactLines(lines, template.redact_patterns, options.key) : lines).map((line) => line.trimEnd());
   const out = trimBlankEdges(kept);
   return out.length === 0 ? '' : out.join('\n') + '\n';
+}
+
+/**
+ * One capture command's output cut as its `command_output` rule says, in this order: everything up to and including
+ * the first line matching `start_after` (nothing is cut when no line matches), the first line matching `stop_before`
+ * and everything after it, then `drop_first` lines at the start and `drop_last` at the end. A trailing newline stays.
+ */
+export function cutOutput(text: string, rule: OutputRule | undefined, templateName?: string): string {
+  if (!rule) return text;
+  const newline = text.endsWith('\n');
+  let lines = (newline ? text.slice(0, -1) : text).split('\n');
+  const find = (field: 'start_after' | 'stop_before') => {
+    const source = rule[field];
+    if (!source) return -1;
+    let re;
+    try {
+      re = compilePattern(source);
+    } catch (err) {
+      if (!(err instanceof PatternError)) throw err;
+      const who = templateName ? `Template "${templateName}"` : 'The template';
+      throw new CollectError(
+        'COMMAND_FAILED',
+        `${who} has a command_output ${field} pattern that is not valid RE2 syntax (edit the template): ${err.problem}`,
+        true,
+      );
+    }
+    return lines.findIndex((line) => re.test(line));
+  };
+  const start = find('start_after');
+  if (start >= 0) lines = lines.slice(start + 1);
+  const stop = find('stop_before');
+  if (stop >= 0) lines = lines.slice(0, stop);
+  lines = lines.slice(Math.max(0, rule.drop_first ?? 0), Math.max(0, lines.length - Math.max(0, rule.drop_last ?? 0)));
+  if (lines.length === 0) return '';
+  return lines.join('\n') + (newline ? '\n' : '');
 }
 
 /**

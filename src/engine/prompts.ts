@@ -1,20 +1,27 @@
-// What a device's CLI looks like to the session driver: prompts, pagers, login and privilege questions, refusals.
+// What a device's CLI looks like to the session driver: the template's session knowledge, then the engine defaults, compiled.
 import type { LinePattern } from '../lib/re2';
+import { engineDefaults, trustedPattern } from '../templates/defaults';
 import { compilePattern } from '../templates/patterns';
+import type { TemplateSpec } from '../templates/types';
 
-/** Last line shaped like a CLI prompt: "core-sw1#", "bird> ", "<HUAWEI>", "user@host:~$ ", "[admin@MikroTik] > ". */
-export const GENERIC_PROMPT = /^\S.{0,150}?[\w)\]~\-*.]\s?[#>$%\]]$/;
+/** A line the driver answers while it waits: a pager, or a line that wants Enter (`answer` null: the session's newline). */
+export interface PagerPattern {
+  re: LinePattern;
+  answer: string | null;
+  /** Answer only once the output has been quiet a moment. */
+  quiet: boolean;
+}
 
-export const PAGERS: { re: RegExp; key: string; quiet?: boolean }[] = [
-  { re: /^-+\s*\(?\s*more\b.{0,80}$/i, key: ' ' }, // --More--, ---- More ----, -- More --, ---(more 45%)---
-  { re: /^<--- ?more ?--->$/i, key: ' ' },
-  // Glued to the end of a line of text ("...read systemvi--More--", Netgate TNSR 23.06): only the pager is
-  // answered; the text before it stays on the line, and the device wipes the pager alone.
-  { re: /\S--\s?\(?more\b[^-]{0,40}?\)?\s?--$/i, key: ' ' },
-  { re: /^(?:lines \d+-\d+ )?\(END\)$/, key: 'q' }, // less at the end of the text
-  { re: /press any key to continue/i, key: ' ' },
-  { re: /^:$/, key: ' ', quiet: true }, // less between pages: too short to trust without a quiet line
-];
+/** Compiled session knowledge: a template's own values first, the engine defaults after them. */
+export interface SessionVocabulary {
+  /** Shape of a prompt, for templates without a prompt pattern. */
+  prompt: LinePattern;
+  pagers: readonly PagerPattern[];
+  username: readonly LinePattern[];
+  password: readonly LinePattern[];
+  enableRefused: readonly LinePattern[];
+  commandErrors: readonly LinePattern[];
+}
 
 export function escapeRegex(s: string): string {
   return s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
@@ -29,7 +36,37 @@ export function safePattern(source: string): LinePattern {
   }
 }
 
-export const PASSWORD_PROMPT = /(password|secret|passcode)\s*:?\s*$/i;
-export const USERNAME_PROMPT = /(user ?name|login)\s*:\s*$/i;
-/** A line a CLI prints when it refuses a privilege change. */
-export const ENABLE_REFUSED = /\b(error|invalid|incorrect|wrong|fail(?:ed|ure)?|denied|bad password)/i;
+function vocabulary(s: NonNullable<TemplateSpec['session']>, compile: (source: string) => LinePattern, d?: SessionVocabulary): SessionVocabulary {
+  const list = (sources: readonly string[] | undefined) => (sources ?? []).map(compile);
+  const one = (source: string | undefined) => (source ? [compile(source)] : []);
+  const pagers: PagerPattern[] = [
+    ...(s.pagers ?? []).map((p) => ({ re: compile(p.pattern), answer: p.answer, quiet: p.quiet === true })),
+    ...list(s.press_enter).map((re) => ({ re, answer: null, quiet: false })),
+  ];
+  return {
+    prompt: d?.prompt ?? trustedPattern(engineDefaults().generic_prompt),
+    pagers: [...pagers, ...(d?.pagers ?? [])],
+    username: [...one(s.username_prompt), ...(d?.username ?? [])],
+    password: [...one(s.password_prompt), ...(d?.password ?? [])],
+    enableRefused: [...list(s.enable_refused), ...(d?.enableRefused ?? [])],
+    commandErrors: [...list(s.command_errors), ...(d?.commandErrors ?? [])],
+  };
+}
+
+let defaults: SessionVocabulary | undefined;
+
+/** The engine defaults alone (src/templates/defaults.yaml), compiled once. */
+export function defaultVocabulary(): SessionVocabulary {
+  return (defaults ??= vocabulary(engineDefaults(), trustedPattern));
+}
+
+/** The session knowledge a backup with `template` uses: the template's `session` values tried before the defaults. */
+export function sessionVocabulary(template: Pick<TemplateSpec, 'session'>): SessionVocabulary {
+  const base = defaultVocabulary();
+  return template.session ? vocabulary(template.session, safePattern, base) : base;
+}
+
+/** True when any of `patterns` matches `line`. */
+export function matchesAny(patterns: readonly LinePattern[], line: string): boolean {
+  return patterns.some((re) => re.test(line));
+}

@@ -212,7 +212,10 @@ export class BackupRunner {
       const plan = retryPlan(opts.trigger, config);
       for (;;) {
         attempts++;
-        result = await collectConfig(job.target, job.template, this.limits, { redact: config.backup.redact_secrets, signal });
+        result = await collectConfig(job.target, job.template, this.limits, {
+          redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
+          signal,
+        });
         if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > plan.retries || signal?.aborted) break;
         const wait = plan.waitMs(attempts);
         log?.warn({ device_id: deviceId, failure: result.failure, attempt: attempts, retry_in_ms: wait }, 'backup attempt failed, retrying');

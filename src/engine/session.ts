@@ -4,7 +4,7 @@ import { CollectError } from './types';
 import type { TemplateSpec } from '../templates/types';
 import { formatBytes } from '../lib/bytes';
 import { TerminalScreen, dropEcho } from './normalise';
-import { ENABLE_REFUSED, GENERIC_PROMPT, PAGERS, PASSWORD_PROMPT, USERNAME_PROMPT, escapeRegex, safePattern } from './prompts';
+import { defaultVocabulary, escapeRegex, matchesAny, safePattern, type SessionVocabulary } from './prompts';
 import { formatSeconds } from './transports/tcp';
 
 /** The transport side of a session: SSH shell channel or Telnet socket with option negotiation already removed. */
@@ -28,6 +28,8 @@ export interface SessionOptions {
   settle_ms?: number;
   /** How long a quiet, unrecognised last line waits before Enter is sent to see whether it comes back. */
   nudge_ms?: number;
+  /** Prompts, pagers and refusal lines: the template's (sessionVocabulary) or, absent, the engine defaults. */
+  vocabulary?: SessionVocabulary;
 }
 
 /** One step of a wait: finished, look again after a delay, or wait for more data. */
@@ -41,7 +43,8 @@ export interface WaitOptions {
 }
 
 export class PromptSession {
-  readonly options: Required<Omit<SessionOptions, 'signal'>> & { signal?: AbortSignal };
+  readonly options: Required<Omit<SessionOptions, 'signal' | 'vocabulary'>> & { signal?: AbortSignal };
+  readonly vocabulary: SessionVocabulary;
   prompt = '';
   private promptFamily: RegExp | null = null;
   private readonly screen = new TerminalScreen();
@@ -56,7 +59,9 @@ export class PromptSession {
     private readonly stream: TerminalStream,
     options: SessionOptions,
   ) {
-    this.options = { settle_ms: 100, nudge_ms: 1500, ...options };
+    const { vocabulary, ...rest } = options;
+    this.options = { settle_ms: 100, nudge_ms: 1500, ...rest };
+    this.vocabulary = vocabulary ?? defaultVocabulary();
     stream.onData((chunk) => this.receive(chunk));
     stream.onClose(() => {
       this.closed = true;
@@ -194,17 +199,18 @@ export class PromptSession {
   }
 
   /**
-   * Answers a pager sitting on the current line; returns true when one was seen. One key per pager prompt:
-   * a prompt redrawn in pieces (less sends "(END)", then ESC[K) is still the same prompt, and a second key
-   * would land at the CLI prompt once the pager has quit. A new pager prompt follows new output lines.
+   * Answers a pager, or a line that wants Enter, sitting on the current line; returns true when one was seen.
+   * One key per pager prompt: a prompt redrawn in pieces (less sends "(END)", then ESC[K) is still the same
+   * prompt, and a second key would land at the CLI prompt once the pager has quit. A new pager prompt follows
+   * new output lines.
    */
   private answerPager(line: string, answered: { lines: number }): boolean {
-    for (const p of PAGERS) {
+    for (const p of this.vocabulary.pagers) {
       if (!p.re.test(line)) continue;
       if (p.quiet && this.quietMs < this.options.settle_ms) return true;
       if (answered.lines !== this.screen.lineCount) {
         answered.lines = this.screen.lineCount;
-        this.write(p.key);
+        this.write(p.answer ?? this.options.newline);
       }
       return true;
     }
@@ -230,7 +236,7 @@ export class PromptSession {
       () => {
         const cur = this.currentLine;
         if (cur && this.answerPager(cur, pager)) return null;
-        if (cur && (custom ? custom.test(cur) || custom.test(this.screen.current) : GENERIC_PROMPT.test(cur))) return this.settled(cur);
+        if (cur && (custom ? custom.test(cur) || custom.test(this.screen.current) : this.vocabulary.prompt.test(cur))) return this.settled(cur);
         if (nudge && this.received > nudge.at) {
           if (cur && cur === nudge.candidate) return this.settled(cur);
           nudge = null;
@@ -266,8 +272,9 @@ export class PromptSession {
     const privileged = spec.prompt ? safePattern(spec.prompt) : /#$/;
     if (!unchanged && privileged.test(this.prompt)) return;
     const passwordPrompt = safePattern(spec.password_prompt);
-    const isPassword = (line: string) => passwordPrompt.test(line) || PASSWORD_PROMPT.test(line);
-    const isPromptLike = (line: string) => privileged.test(line) || GENERIC_PROMPT.test(line);
+    const { vocabulary } = this;
+    const isPassword = (line: string) => passwordPrompt.test(line) || matchesAny(vocabulary.password, line);
+    const isPromptLike = (line: string) => privileged.test(line) || vocabulary.prompt.test(line);
     const { command_timeout_ms, where } = this.options;
     const waitOptions = (what: string): WaitOptions => ({
       idle_ms: command_timeout_ms,
@@ -288,7 +295,7 @@ export class PromptSession {
         for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo ?? '');
         const cur = this.currentLine;
         if (isPassword(cur)) return { done: 'password' };
-        if (USERNAME_PROMPT.test(cur)) return { done: 'username' };
+        if (matchesAny(vocabulary.username, cur)) return { done: 'username' };
         // Privileged and of the same host: no doubt. Anything else may be a reprinted prompt, so let it settle.
         if (!unchanged && echoSeen && this.lineCount > 0 && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
         return isPromptLike(cur) || this.promptKind(cur) !== null ? this.settled<'prompt'>('prompt') : null;
@@ -321,8 +328,8 @@ export class PromptSession {
     const now = this.currentLine;
     said.push(...this.screen.takeLines());
     if (unchanged) {
-      // "Error: Password is wrong.", "% Authentication failed", "Invalid password": the level did not change.
-      if (said.some((line) => ENABLE_REFUSED.test(line))) throw refusedSecret();
+      // A refusal line (the template's enable_refused, then the defaults): the level did not change.
+      if (said.some((line) => matchesAny(vocabulary.enableRefused, line))) throw refusedSecret();
       if (this.promptKind(now) === null)
         throw new CollectError('ENABLE_FAILED', `Enable mode was not confirmed on ${where}: an unexpected prompt came back.`, true);
       return;

@@ -28,7 +28,7 @@ export const DEFAULT_LIMITS: CollectLimits = {
 
 export interface CollectSuccess {
   ok: true;
-  /** Output of the capture commands as received, after terminal clean-up, before strip/redact. */
+  /** Output of the capture commands as received, after terminal clean-up and the template's command_output cuts, before strip/redact. */
   raw: string;
   /** What gets stored: strip patterns removed, redaction applied, LF line endings, trailing newline. */
   text: string;

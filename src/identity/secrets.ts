@@ -1,14 +1,25 @@
 // The master key (a 0600 file in the data dir) and AES-256-GCM encryption of device secrets at rest.
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export const MASTER_KEY_FILE = 'master.key';
 const VERSION = 1;
 
+/** HKDF label of the key that turns configuration secrets into tokens (src/templates/redact.ts). */
+const REDACTION_KEY_LABEL = 'confvault secret redaction v1';
+
 export class SecretBox {
+  /**
+   * The key of the `<secret:…>` tokens in stored configurations: HKDF-SHA256 of the master key under its own label,
+   * never the master key itself. Derived once, here, so whoever holds the box (backups, Try, notification diffs)
+   * redacts with the same key: tokens stay equal across restarts and differ between appliances.
+   */
+  readonly redactionKey: Buffer;
+
   constructor(private readonly key: Buffer) {
     if (key.length !== 32) throw new Error('master key must be 32 bytes');
+    this.redactionKey = Buffer.from(hkdfSync('sha256', key, Buffer.alloc(0), REDACTION_KEY_LABEL, 32));
   }
 
   /** Layout: version(1) | iv(12) | tag(16) | ciphertext. */

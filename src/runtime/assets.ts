@@ -4,6 +4,7 @@ import { createHash } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, writeFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { isMainThread, workerData } from 'node:worker_threads';
 
 interface SeaModule {
   isSea(): boolean;
@@ -56,8 +57,27 @@ export function repoRoot(): string {
   throw new Error('cannot find the confvault source tree (set CONFVAULT_ROOT)');
 }
 
+/** The workerData key under which a worker thread gets the shipped files it reads (see assetsForWorker). */
+export const WORKER_ASSETS = 'confvaultAssets';
+
+/** Shipped files handed to this worker thread by its parent: an eval'd worker in the executable cannot read the SEA's assets. */
+function handedAssets(): Record<string, string> | null {
+  if (isMainThread) return null;
+  const handed = (workerData as Record<string, unknown> | null | undefined)?.[WORKER_ASSETS];
+  return handed && typeof handed === 'object' ? (handed as Record<string, string>) : null;
+}
+
+/** The texts of these shipped folders and files, keyed by name, for a worker thread's workerData[WORKER_ASSETS]. */
+export function assetsForWorker(folders: readonly string[], files: readonly string[]): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of [...folders.flatMap((f) => listAssets(f)), ...files]) out[name] = readAsset(name).toString('utf8');
+  return out;
+}
+
 /** Read a shipped file by its repository-relative name, e.g. "schema/0001_init.sql". */
 export function readAsset(name: string): Buffer {
+  const handed = handedAssets();
+  if (handed && name in handed) return Buffer.from(handed[name], 'utf8');
   const s = sea();
   if (s) return Buffer.from(s.getAsset(name));
   return readFileSync(path.join(repoRoot(), name));
@@ -65,6 +85,9 @@ export function readAsset(name: string): Buffer {
 
 /** Names of shipped files under a folder (the executable carries a manifest of them). */
 export function listAssets(folder: string): string[] {
+  const handed = handedAssets();
+  const names = handed ? Object.keys(handed).filter((n) => n.startsWith(folder + '/')) : [];
+  if (names.length > 0) return names.sort();
   const s = sea();
   if (s) {
     const manifest = JSON.parse(Buffer.from(s.getAsset('manifest.json')).toString('utf8')) as string[];

@@ -1,9 +1,40 @@
-// Templates as YAML files: the built-in library (src/templates/builtin/*.yaml, carried in the executable as assets) and the parser every template file goes through.
-import { parse } from 'yaml';
+// Templates as YAML files: the built-in library (src/templates/builtin/*.yaml, carried in the executable as assets), the parser every template file goes through, and the writer of exported files.
+import { readdirSync, readFileSync } from 'node:fs';
+import path from 'node:path';
+import { parse, stringify } from 'yaml';
 import { listAssets, readAsset } from '../runtime/assets';
 import type { TemplateSpec } from './types';
 
 export const BUILTIN_FOLDER = 'src/templates/builtin';
+
+/** Where the JSON Schema of a template file is served by the web interface (and shipped: schema/template.schema.json). */
+export const TEMPLATE_SCHEMA_URL_PATH = '/schema/template.schema.json';
+export const TEMPLATE_SCHEMA_ASSET = 'schema/template.schema.json';
+
+/**
+ * Every field of a template file, in the order an exported file lists them. `satisfies` keeps the list equal to
+ * TemplateSpec: a field added to the type and not here (or the reverse) does not compile.
+ */
+const FIELD_ORDER = {
+  name: 0,
+  vendor: 1,
+  description: 2,
+  mode: 3,
+  prompt: 4,
+  pre_commands: 5,
+  commands: 6,
+  enable: 7,
+  strip_patterns: 8,
+  ignore_patterns: 9,
+  redact_patterns: 10,
+  change_events: 11,
+  session: 12,
+  command_output: 13,
+  redact: 14,
+  exit_command: 15,
+} as const satisfies Record<keyof TemplateSpec, number>;
+
+export const TEMPLATE_FIELDS: readonly (keyof TemplateSpec)[] = Object.keys(FIELD_ORDER) as (keyof TemplateSpec)[];
 
 /** A template file that is not YAML or not a mapping; field-level problems are validateTemplate's. */
 export class TemplateFileError extends Error {
@@ -51,4 +82,47 @@ export function loadBuiltinTemplates(): TemplateSpec[] {
   return listAssets(BUILTIN_FOLDER)
     .filter((n) => n.endsWith('.yaml'))
     .map((n) => parseTemplateYaml(readAsset(n).toString('utf8'), n));
+}
+
+/** The template as a YAML file that parseTemplateYaml reads back to the same template (fields in the documented order). */
+export function templateToYaml(spec: TemplateSpec, header: readonly string[] = []): string {
+  const data: Record<string, unknown> = {};
+  for (const field of TEMPLATE_FIELDS) {
+    const value = spec[field];
+    // Optional fields left out when absent or empty, as a hand-written file would.
+    if (value === undefined) continue;
+    if (Array.isArray(value) && value.length === 0 && field === 'change_events') continue;
+    data[field] = field === 'redact_patterns' ? spec.redact_patterns.map((r) => (r.replacement === undefined ? { pattern: r.pattern } : r)) : value;
+  }
+  const comments = header.map((l) => `# ${l}\n`).join('');
+  return comments + stringify(data, { lineWidth: 0 });
+}
+
+/** One template file of a folder: its text, or why it could not be read. */
+export interface TemplateFolderEntry {
+  path: string;
+  text: string | null;
+  readError: string | null;
+}
+
+/** The `*.yaml` and `*.yml` files of a custom-template folder in name order; a missing folder holds none. Hidden files (editor swap files) are skipped. */
+export function readTemplateFolder(dir: string): TemplateFolderEntry[] {
+  let names: string[];
+  try {
+    names = readdirSync(dir);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw err;
+  }
+  return names
+    .filter((n) => /\.ya?ml$/i.test(n) && !n.startsWith('.'))
+    .sort()
+    .map((n) => {
+      const file = path.join(dir, n);
+      try {
+        return { path: file, text: readFileSync(file, 'utf8'), readError: null };
+      } catch (err) {
+        return { path: file, text: null, readError: (err as Error).message };
+      }
+    });
 }

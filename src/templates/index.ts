@@ -1,14 +1,19 @@
 // The built-in template library, registered by explicit import, and the rules every saved template must pass.
 import { re2LinePattern, re2Problem } from '../lib/re2';
+import { SESSION_FIELDS, SESSION_PATTERN_LISTS, engineDefaults, trustedPattern } from './defaults';
 import { loadBuiltinTemplates } from './files';
-import type { TemplateSpec } from './types';
+import type { OutputRule, SessionKnowledge, TemplateSpec } from './types';
 
-export type { RedactRule, TemplateSpec } from './types';
+export type { OutputRule, PagerRule, RedactRule, SessionKnowledge, TemplateSpec } from './types';
 
 /** The built-in library: one YAML file per template in src/templates/builtin/, read once at start. */
 export const BUILTIN_TEMPLATES: readonly TemplateSpec[] = Object.freeze(loadBuiltinTemplates());
 
 const BY_NAME: ReadonlyMap<string, TemplateSpec> = new Map(BUILTIN_TEMPLATES.map((t) => [t.name, t]));
+
+// Read at start like the built-ins: a missing or broken defaults file is a release bug that must stop the process,
+// not fail the first backup.
+engineDefaults();
 
 export function getBuiltinTemplate(name: string): TemplateSpec | undefined {
   return BY_NAME.get(name);
@@ -27,6 +32,10 @@ export const TEMPLATE_LIMITS = {
   patterns_per_list: 100,
   command_max: 512,
   commands_per_list: 100,
+  /** A pager answer: a key or two ("q", " "), never a command. */
+  answer_max: 16,
+  /** drop_first / drop_last of a command_output rule. */
+  output_lines_max: 10_000,
 } as const;
 
 const NAME_RE = /^[a-z0-9][a-z0-9._-]*$/;
@@ -97,9 +106,94 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
     });
   }
 
+  if (t.session !== undefined) checkSession(t.session, add);
+  if (t.command_output !== undefined) checkCommandOutput(t.command_output, Array.isArray(t.commands) ? t.commands : [], add);
+
   if (typeof t.redact !== 'boolean') add('redact', 'must be true or false');
   if (t.exit_command !== null) checkCommand(t.exit_command, 'exit_command', add);
   return errors;
+}
+
+function isMapping(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+function checkKeys(value: Record<string, unknown>, known: readonly string[], field: string, what: string, add: Add): void {
+  for (const key of Object.keys(value)) if (!known.includes(key)) add(`${field}.${key}`, `is not ${what} (known: ${known.join(', ')})`);
+}
+
+/** What a match-everything pattern would do in each session list. */
+const EVERY_LINE: Record<(typeof SESSION_PATTERN_LISTS)[number], string> = {
+  enable_refused: 'every privilege change would be taken as refused',
+  command_errors: 'every short output would be taken for a refused command',
+  press_enter: 'every line would be answered with Enter',
+};
+
+function checkSession(value: unknown, add: Add): void {
+  if (!isMapping(value)) return add('session', `must be an object with some of: ${SESSION_FIELDS.join(', ')}`);
+  checkKeys(value, SESSION_FIELDS, 'session', 'a session field', add);
+  const s = value as Partial<Record<keyof SessionKnowledge, unknown>>;
+  if (s.pagers !== undefined && checkList(s.pagers, 'session.pagers', TEMPLATE_LIMITS.patterns_per_list, add)) {
+    s.pagers.forEach((p, i) => {
+      const field = `session.pagers.${i}`;
+      if (!isMapping(p)) return add(field, 'must be an object with a pattern, an answer and optionally quiet');
+      checkKeys(p, ['pattern', 'answer', 'quiet'], field, 'a pager field', add);
+      checkLinePattern(p.pattern, `${field}.pattern`, 'every line would be answered as a pager', add);
+      checkText(p.answer, `${field}.answer`, 1, TEMPLATE_LIMITS.answer_max, add, true);
+      if (p.quiet !== undefined && typeof p.quiet !== 'boolean') add(`${field}.quiet`, 'must be true or false');
+    });
+  }
+  for (const field of ['username_prompt', 'password_prompt'] as const) {
+    if (s[field] !== undefined) checkLinePattern(s[field], `session.${field}`, 'every line would be taken for that login question', add);
+  }
+  for (const field of SESSION_PATTERN_LISTS) {
+    const list = s[field];
+    if (list === undefined || !checkList(list, `session.${field}`, TEMPLATE_LIMITS.patterns_per_list, add)) continue;
+    list.forEach((p, i) => checkLinePattern(p, `session.${field}.${i}`, EVERY_LINE[field], add));
+  }
+}
+
+const OUTPUT_FIELDS = ['start_after', 'stop_before', 'drop_first', 'drop_last'] as const;
+
+function checkCommandOutput(value: unknown, commands: readonly unknown[], add: Add): void {
+  if (!isMapping(value)) return add('command_output', 'must be an object of capture command → output rule');
+  const entries = Object.entries(value);
+  if (entries.length > TEMPLATE_LIMITS.commands_per_list) return add('command_output', `must hold at most ${TEMPLATE_LIMITS.commands_per_list} entries`);
+  for (const [command, rule] of entries) {
+    const field = `command_output.${command}`;
+    if (!commands.includes(command)) add(field, "is not one of the template's capture commands (the key is the command exactly as in commands)");
+    if (!isMapping(rule)) {
+      add(field, `must be an object with some of: ${OUTPUT_FIELDS.join(', ')}`);
+      continue;
+    }
+    checkKeys(rule, OUTPUT_FIELDS, field, 'an output rule field', add);
+    if (rule.start_after !== undefined) checkPattern(rule.start_after, `${field}.start_after`, add);
+    if (rule.stop_before !== undefined) checkLinePattern(rule.stop_before, `${field}.stop_before`, 'the output would be cut before its first line', add);
+    for (const n of ['drop_first', 'drop_last'] as const) {
+      const v = rule[n];
+      if (v !== undefined && !(typeof v === 'number' && Number.isInteger(v) && v >= 0 && v <= TEMPLATE_LIMITS.output_lines_max)) {
+        add(`${field}.${n}`, `must be a whole number of 0-${TEMPLATE_LIMITS.output_lines_max}`);
+      }
+    }
+  }
+}
+
+/** The patterns of a template's `session` and `command_output`, by field ("session.pagers.0.pattern"). */
+function sessionPatterns(spec: Partial<Pick<TemplateSpec, 'session' | 'command_output'>>): [field: string, source: string][] {
+  const out: [string, unknown][] = [];
+  const s = spec.session;
+  if (isMapping(s)) {
+    (Array.isArray(s.pagers) ? (s.pagers as unknown[]) : []).forEach((p, i) => out.push([`session.pagers.${i}.pattern`, isMapping(p) ? p.pattern : undefined]));
+    out.push(['session.username_prompt', s.username_prompt], ['session.password_prompt', s.password_prompt]);
+    for (const field of SESSION_PATTERN_LISTS) {
+      const list: unknown = s[field];
+      if (Array.isArray(list)) list.forEach((p: unknown, i) => out.push([`session.${field}.${i}`, p]));
+    }
+  }
+  for (const [command, rule] of Object.entries(isMapping(spec.command_output) ? spec.command_output : {})) {
+    if (isMapping(rule)) out.push([`command_output.${command}.start_after`, rule.start_after], [`command_output.${command}.stop_before`, rule.stop_before]);
+  }
+  return out.filter((entry): entry is [string, string] => typeof entry[1] === 'string');
 }
 
 type Add = (field: string, message: string) => void;
@@ -149,6 +243,7 @@ export function isBuiltinPattern(source: string): boolean {
     for (const t of BUILTIN_TEMPLATES) {
       for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...t.redact_patterns.map((r) => r.pattern), ...(t.change_events ?? [])]) set.add(p);
       for (const p of [t.prompt, t.enable?.prompt, t.enable?.password_prompt]) if (p) set.add(p);
+      for (const [, p] of sessionPatterns(t)) set.add(p);
     }
     builtinSources = set;
   }
@@ -160,7 +255,9 @@ export function isBuiltinPattern(source: string): boolean {
  * ("strip_patterns.2", "enable.prompt"), with RE2's reason. `db check` and the template page report them.
  */
 export function patternProblems(
-  spec: Partial<Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns' | 'prompt' | 'enable' | 'change_events'>>,
+  spec: Partial<
+    Pick<TemplateSpec, 'strip_patterns' | 'ignore_patterns' | 'redact_patterns' | 'prompt' | 'enable' | 'change_events' | 'session' | 'command_output'>
+  >,
 ): { field: string; problem: string }[] {
   const out: { field: string; problem: string }[] = [];
   const check = (field: string, source: string | null | undefined) => {
@@ -175,12 +272,13 @@ export function patternProblems(
   (spec.ignore_patterns ?? []).forEach((p, i) => check(`ignore_patterns.${i}`, p));
   (spec.redact_patterns ?? []).forEach((r, i) => check(`redact_patterns.${i}.pattern`, r.pattern));
   (spec.change_events ?? []).forEach((p, i) => check(`change_events.${i}`, p));
+  for (const [field, source] of sessionPatterns(spec)) check(field, source);
   return out;
 }
 
 /** A pattern as it runs: JavaScript for built-in sources, RE2 (linear time) for everything else. */
 function runnable(source: string): { test(line: string): boolean } {
-  return isBuiltinPattern(source) ? new RegExp(source) : re2LinePattern(source);
+  return isBuiltinPattern(source) ? trustedPattern(source) : re2LinePattern(source);
 }
 
 /**
@@ -203,9 +301,12 @@ function checkPattern(value: unknown, field: string, add: Add): boolean {
 }
 
 function checkPromptPattern(value: unknown, field: string, add: Add): void {
-  if (checkPattern(value, field, add) && matchesEveryLine(value as string)) {
-    add(field, 'matches every line, so any output would be taken for the prompt');
-  }
+  checkLinePattern(value, field, 'any output would be taken for the prompt', add);
+}
+
+/** A pattern that must not match every line; `consequence` says what would happen if it did. */
+function checkLinePattern(value: unknown, field: string, consequence: string, add: Add): void {
+  if (checkPattern(value, field, add) && matchesEveryLine(value as string)) add(field, `matches every line, so ${consequence}`);
 }
 
 /** A sample of unrelated lines: a pattern matching all of them matches every line. */
@@ -214,4 +315,38 @@ const SAMPLE_LINES = ['', 'hostname core-sw1', ' ip address 10.0.0.1 255.255.255
 function matchesEveryLine(source: string): boolean {
   const re = runnable(source);
   return SAMPLE_LINES.every((line) => re.test(line));
+}
+
+/**
+ * A template's `session` and `command_output` with a fixed key order and the empty ones left out, so equal settings
+ * give equal stored text (built-in sync compares it) and audit diffs show real changes only.
+ */
+export function sessionSettings(spec: Pick<TemplateSpec, 'session' | 'command_output'>): Pick<TemplateSpec, 'session' | 'command_output'> {
+  const out: Pick<TemplateSpec, 'session' | 'command_output'> = {};
+  const s = spec.session;
+  if (s) {
+    const session: SessionKnowledge = {
+      pagers: s.pagers?.map((p) => ({ pattern: p.pattern, answer: p.answer, ...(p.quiet ? { quiet: true } : {}) })),
+      username_prompt: s.username_prompt,
+      password_prompt: s.password_prompt,
+      enable_refused: s.enable_refused,
+      command_errors: s.command_errors,
+      press_enter: s.press_enter,
+    };
+    const kept = Object.entries(session).filter(([, v]) => v !== undefined && !(Array.isArray(v) && v.length === 0));
+    if (kept.length > 0) out.session = Object.fromEntries(kept);
+  }
+  const rules = Object.entries(spec.command_output ?? {}).map(([command, r]): [string, OutputRule] => [
+    command,
+    Object.fromEntries(
+      [
+        ['start_after', r.start_after],
+        ['stop_before', r.stop_before],
+        ['drop_first', r.drop_first],
+        ['drop_last', r.drop_last],
+      ].filter(([, v]) => v !== undefined),
+    ) as OutputRule,
+  ]);
+  if (rules.length > 0) out.command_output = Object.fromEntries(rules);
+  return out;
 }

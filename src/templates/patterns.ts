@@ -1,6 +1,7 @@
 // The template pattern compiler (JavaScript for built-in patterns, RE2 for user ones) and the change fingerprint.
 import { createHash } from 'node:crypto';
 import { PatternError, compileRe2, re2LinePattern, re2ReplaceAll, type LinePattern } from '../lib/re2';
+import { trustedPattern } from './defaults';
 import { isBuiltinPattern } from './index';
 
 /** Compiled patterns by source; bounded (templates repeat, a few hundred distinct patterns is the norm). */
@@ -21,11 +22,12 @@ function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
 }
 
 /**
- * Compiles a template line pattern: built-in sources (trusted code) as JavaScript regexes, anything else with RE2
- * (linear time, whatever the pattern). Throws PatternError when RE2 cannot compile it (a backreference, a lookaround ...).
+ * Compiles a template line pattern: built-in sources (trusted code) as JavaScript regexes (a leading "(?i)" as the "i"
+ * flag), anything else with RE2 (linear time, whatever the pattern). Throws PatternError when RE2 cannot compile it
+ * (a backreference, a lookaround ...).
  */
 export function compilePattern(source: string): LinePattern {
-  return remember(patternCache, source, () => (isBuiltinPattern(source) ? new RegExp(source) : re2LinePattern(source)));
+  return remember(patternCache, source, () => (isBuiltinPattern(source) ? trustedPattern(source) : re2LinePattern(source)));
 }
 
 /**

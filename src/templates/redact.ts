@@ -1,4 +1,4 @@
-// Secret redaction of configuration lines: a template's redact rules as keyed tokens, and PEM private keys whatever the template.
+// Secret redaction of configuration lines: a template's redact rules as keyed tokens, URL passwords and PEM private keys whatever the template.
 import { createHmac } from 'node:crypto';
 import { compileRedaction } from './patterns';
 import type { TemplateSpec } from './types';
@@ -9,8 +9,22 @@ const PRIVATE_KEY_END = /-----END [A-Z0-9 ]*PRIVATE KEY-----/;
 const PRIVATE_KEY_INLINE = /(-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----).*?(-----END [A-Z0-9 ]*PRIVATE KEY-----)/g;
 export const PRIVATE_KEY_PLACEHOLDER = '<redacted private key>';
 
+/**
+ * Rules for every template: the password of `scheme://user:password@host` (backup servers, archive sites, proxies,
+ * image URLs), and `user:password@host` at the start of a quoted string. The user part holds no ":", "/" or
+ * brackets, so an IPv6 address ("http://[2001:db8::1]:8080/") or a `user@host` without a password
+ * ("ftp://backup@host/") is left alone.
+ */
+export const GENERIC_RULES: readonly RegExp[] = [
+  /\b[a-z][a-z0-9+.-]*:\/\/[^\s/:@"'[\]<>]*:(?<secret>[^\s@"'<>[\]]+)@(?=[\w[.-])/dgi,
+  /(?<=["'])[^\s/:@"'[\]<>]+:(?!\/\/)(?<secret>[^\s@"'<>[\]:]+)@(?=[\w[.-])/dg,
+];
+
 /** What a redacted secret looks like in stored text: `<secret:` + 8 hex digits + `>`. */
 export const SECRET_TOKEN = /<secret:[0-9a-f]{8}>/g;
+
+/** A secret in matching single or double quotes. */
+const QUOTED = /^(["'])(.+)\1$/s;
 
 /**
  * The key that turns secrets into tokens: equal secrets give equal tokens within one appliance only. Derived from
@@ -25,18 +39,25 @@ export function secretToken(key: RedactionKey, secret: string): string {
 
 /**
  * The lines with the template's redact rules applied (a rule's `secret` group becomes a keyed token; an older
- * rule's `replacement` is used as written), and the body of any PEM private key (FortiOS "set private-key",
- * certificates on Linux hosts, SSH host keys) replaced by one placeholder line between its BEGIN and END lines.
+ * rule's `replacement` is used as written), then the generic URL rules, and the body of any PEM private key
+ * (FortiOS "set private-key", certificates on Linux hosts, SSH host keys) replaced by one placeholder line between
+ * its BEGIN and END lines.
  * A key whose END line never comes is redacted to the end. Used by backups (engine) and by anything that shows
  * configuration text elsewhere (notification diffs), so both hide the same secrets.
  */
 export function redactLines(lines: readonly string[], redact_patterns: TemplateSpec['redact_patterns'], key: RedactionKey): string[] {
   // a token from an earlier rule stays as it is (a later, wider rule must not hash the token)
-  const token = (secret: string) => (/^<secret:[0-9a-f]{8}>$/.test(secret) ? secret : secretToken(key, secret));
+  const token = (secret: string) => {
+    if (/^<secret:[0-9a-f]{8}>$/.test(secret)) return secret;
+    // Quotes around a secret are the configuration's syntax, not the secret: they stay, the value inside is tokenised.
+    const quoted = QUOTED.exec(secret);
+    return quoted ? `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}` : secretToken(key, secret);
+  };
   const rules = redact_patterns.map((r) => {
     const replace = compileRedaction(r.pattern);
     return (line: string) => replace(line, r.replacement ?? token);
   });
+  for (const re of GENERIC_RULES) rules.push((line) => replaceSecretGroups(line, re, token));
   const out: string[] = [];
   let inPrivateKey = false;
   for (const line of lines) {
@@ -53,4 +74,17 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
   }
   if (inPrivateKey) out.push(PRIVATE_KEY_PLACEHOLDER);
   return out;
+}
+
+/** `line` with the `secret` group of every match of `re` (flags g and d) passed through `to`. */
+function replaceSecretGroups(line: string, re: RegExp, to: (secret: string) => string): string {
+  let out = '';
+  let last = 0;
+  for (const m of line.matchAll(re)) {
+    const span = m.indices?.groups?.secret;
+    if (!span) continue;
+    out += line.slice(last, span[0]) + to(line.slice(span[0], span[1]));
+    last = span[1];
+  }
+  return out + line.slice(last);
 }

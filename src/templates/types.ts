@@ -23,25 +23,29 @@ export interface PagerRule {
 
 /**
  * Vendor knowledge the session driver uses. Every field is optional: what a template gives is tried before the
- * engine defaults (src/templates/defaults.yaml), which stay in force.
+ * engine defaults (src/templates/defaults.yaml), which stay in force. Every string but a pager's answer is a regex
+ * matched against one line (RE2 syntax for custom templates, like the other patterns; "(?i)" for case-insensitive).
  */
 export interface SessionKnowledge {
   pagers?: PagerRule[];
-  /** Login question for the user name when the transport asks in the session (Telnet, some SSH banners). */
+  /**
+   * Login question for the user name when the transport asks in the session (Telnet, some SSH banners), also
+   * answered on the way into privileged mode (ProCurve's manager login).
+   */
   username_prompt?: string;
-  /** Login question for the password. */
+  /** Login question for the password (Telnet login and the enable step, besides `enable.password_prompt`). */
   password_prompt?: string;
   /** A line by which the CLI refuses a privilege change ("% Bad secrets", "Error: Password is wrong"). */
   enable_refused?: string[];
   /** Lines by which the CLI refuses a command ("% Invalid input", "Unknown command"): such output is never stored. */
   command_errors?: string[];
-  /** Lines answered with Enter ("Press any key to continue", "Press RETURN to get started"). */
+  /** Lines answered with Enter, at login or in the middle of output ("Press RETURN to get started"). */
   press_enter?: string[];
 }
 
 /** Post-processing of one capture command's output, before strip/redact. Applied in the order listed here. */
 export interface OutputRule {
-  /** Output starts after the first line matching this (the line itself dropped). */
+  /** Output starts after the first line matching this (the line itself dropped); no matching line: nothing cut. */
   start_after?: string;
   /** Output stops before the first line matching this (that line and the rest dropped). */
   stop_before?: string;

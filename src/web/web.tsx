@@ -12,6 +12,7 @@ import { registerAccount, registerAuth } from './pages/auth';
 import { registerAudit } from './pages/audit';
 import { registerDashboard } from './pages/dashboard';
 import { registerDevices } from './pages/devices';
+import { registerDeviceImport } from './pages/devices-import';
 import { registerDeviceHistory } from './pages/device-history';
 import { registerInternalApi } from './pages/internal-api';
 import { registerSearch } from './pages/search';
@@ -22,6 +23,7 @@ import { render } from './render';
 import { SESSION_COOKIE, resolveSession, tokensEqual } from './session/sessions.service';
 import { LoginThrottle } from './session/throttle';
 import { registerStatic } from './static';
+import { TEMPLATE_SCHEMA_URL_PATH, registerTemplateSchema } from './pages/template-schema';
 import type { WebContext, WebEnv } from './web-context';
 
 const CSP = [
@@ -69,12 +71,20 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   web.use('*', (c, next) => (UNSAFE.has(c.req.method) && !isForeignPath(c.req.path) ? limitBody(c, next) : next()));
 
   registerStatic(web);
+  registerTemplateSchema(web);
   // Browsers ask for it on every site; without this it would bounce through the login page.
   web.get('/favicon.ico', (c) => c.body(null, 204));
   registerAuth(web, throttle);
 
   const gate: MiddlewareHandler<WebEnv> = async (c, next) => {
-    if (isForeignPath(c.req.path) || c.req.path.startsWith('/static/') || c.req.path === '/login' || c.req.path === '/favicon.ico') return next();
+    if (
+      isForeignPath(c.req.path) ||
+      c.req.path.startsWith('/static/') ||
+      c.req.path === TEMPLATE_SCHEMA_URL_PATH ||
+      c.req.path === '/login' ||
+      c.req.path === '/favicon.ico'
+    )
+      return next();
     // A path no page answers is a plain 404 for everyone (not a detour through the login page).
     if (!matchedRoutes(c).some((r) => r.method !== 'ALL')) return next();
     const session = resolveSession(app.db, getCookie(c, SESSION_COOKIE));
@@ -119,6 +129,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerAccount(web);
   registerDashboard(web);
   registerApiKeys(web);
+  registerDeviceImport(web);
   registerDevices(web);
   registerDeviceHistory(web);
   registerSearch(web);

@@ -14,6 +14,8 @@ const FIELDS = [
   'vendor',
   'description',
   'builtin',
+  'source',
+  'source_file',
   'mode',
   'prompt',
   'pre_commands',
@@ -29,7 +31,7 @@ const FIELDS = [
   'created_at',
   'updated_at',
 ].sort();
-const READ_ONLY = ['id', 'builtin', 'device_count', 'created_at', 'updated_at'];
+const READ_ONLY = ['id', 'builtin', 'source', 'source_file', 'device_count', 'created_at', 'updated_at'];
 
 let t: TestAppliance;
 let key: string;
@@ -67,7 +69,7 @@ describe('templates', () => {
   });
 
   test('built-ins are synced at start, listed in id order and readable with the code’s settings', async () => {
-    const r = await call('/templates');
+    const r = await call('/templates?limit=100');
     assert.equal(r.status, 200);
     const page = r.body as unknown as Page;
     assert.equal(page.pagination.total, BUILTIN_TEMPLATES.length);
@@ -76,9 +78,16 @@ describe('templates', () => {
       BUILTIN_TEMPLATES.map((b) => b.name),
     );
     for (const item of page.items) {
-      assert.deepEqual(Object.keys(item).sort(), FIELDS);
+      // session and command_output are optional: present only on templates that set them
+      assert.deepEqual(
+        Object.keys(item)
+          .filter((k) => k !== 'session' && k !== 'command_output')
+          .sort(),
+        FIELDS,
+      );
       assert.equal(item.builtin, true);
-      const { id, builtin, device_count, created_at, updated_at, ...spec } = item;
+      const { id, builtin, source, source_file, device_count, created_at, updated_at, ...spec } = item;
+      assert.deepEqual([source, source_file], ['builtin', null]);
       assert.deepEqual(
         spec,
         BUILTIN_TEMPLATES.find((b) => b.name === item.name),
@@ -110,6 +119,8 @@ describe('templates', () => {
       vendor: 'ACME OS',
       description: '',
       builtin: false,
+      source: 'custom',
+      source_file: null,
       mode: 'shell',
       prompt: null,
       pre_commands: [],
@@ -119,11 +130,11 @@ describe('templates', () => {
       ignore_patterns: [],
       redact_patterns: [],
       change_events: [],
-      redact: false,
+      redact: true,
       exit_command: null,
       device_count: 0,
     });
-    const { builtin, device_count, ...spec } = rest;
+    const { builtin, source, source_file, device_count, ...spec } = rest;
     assert.deepEqual(getTemplateSpec(t.services.db, id as number), spec);
   });
 
@@ -222,7 +233,7 @@ describe('templates', () => {
         .filter((n) => n.includes('cisco'))
         .sort(),
     );
-    assert.equal((await names('builtin=true')).length, BUILTIN_TEMPLATES.length);
+    assert.equal((await names('builtin=true&limit=100')).length, BUILTIN_TEMPLATES.length);
     assert.deepEqual(await names('q=%25'), [], 'LIKE wildcards are plain text');
     expectError(await call('/templates?builtin=yes'), 422, 'VALIDATION_ERROR', ['builtin']);
   });

@@ -4,6 +4,8 @@ import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { BackupRunner } from '../../src/engine/runner';
+import { applyTemplate } from '../../src/engine/normalise';
+import { getBuiltinTemplate } from '../../src/templates/index';
 import { readBackupText, getBackupRow } from '../../src/features/backups/backups.service';
 import { sha256Hex } from '../../src/store/snapshots';
 import { startSimulator, loadTranscript, type RunningSimulator, type SimDevice } from '../sim/simulator';
@@ -14,6 +16,8 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const frrExpected = readFileSync(path.join(REPO_ROOT, 'test/sim/transcripts/frr.expected.txt'), 'utf8');
+/** What a backup stores: the expected text with its secrets as this appliance's tokens (redaction is on by default). */
+let frrStored: string;
 
 let t: TestAppliance;
 let sim: RunningSimulator;
@@ -25,6 +29,7 @@ const simDevices: SimDevice[] = [
 
 before(async () => {
   t = await startTestAppliance({ CONFVAULT_BACKUP_CONCURRENCY: '4' });
+  frrStored = applyTemplate(frrExpected, getBuiltinTemplate('frr')!, { redact: true, key: t.services.secrets.redactionKey });
   sim = await startSimulator({ devices: simDevices });
 });
 after(async () => {
@@ -55,13 +60,13 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
     assert.equal(r.success, true, `${r.deviceName}: ${r.message}`);
     assert.equal(r.changed, false, 'the first version of a device is not a change');
     const row = getBackupRow(db, r.backupId!)!;
-    assert.equal(row.config_snapshot_hash, sha256Hex(frrExpected));
+    assert.equal(row.config_snapshot_hash, sha256Hex(frrStored));
     assert.ok(row.finished_at! >= row.started_at);
-    assert.equal(readBackupText(snapshots, null, row), frrExpected);
+    assert.equal(readBackupText(snapshots, null, row), frrStored);
   }
   // Identical text from two devices is stored once.
-  const files = readdirSync(path.join(t.services.dataDir, 'snapshots', sha256Hex(frrExpected).slice(0, 2)));
-  assert.deepEqual(files, [sha256Hex(frrExpected) + '.gz']);
+  const files = readdirSync(path.join(t.services.dataDir, 'snapshots', sha256Hex(frrStored).slice(0, 2)));
+  assert.deepEqual(files, [sha256Hex(frrStored) + '.gz']);
   const hostKey = db.prepare('SELECT host_key, reachability FROM devices WHERE id = ?').get(ids[0]) as { host_key: string; reachability: string };
   assert.equal(hostKey.host_key, sim.hostKeyFingerprint);
   assert.equal(hostKey.reachability, 'reachable');
@@ -70,7 +75,7 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
   const again = await runner().backupDevice(ids[0], { trigger: 'manual' });
   assert.equal(again.success, true);
   assert.equal(again.changed, false);
-  assert.equal(getBackupRow(db, again.backupId!)!.config_snapshot_hash, sha256Hex(frrExpected));
+  assert.equal(getBackupRow(db, again.backupId!)!.config_snapshot_hash, sha256Hex(frrStored));
 
   // The device's configuration changes: the next backup is flagged changed and stored under a new hash.
   simDevices[1].commands = {
@@ -84,7 +89,7 @@ test('backs up devices, stores content-addressed snapshots, dedups and detects c
   assert.equal(changed.changed, true);
   const text = readBackupText(snapshots, null, getBackupRow(db, changed.backupId!)!)!;
   assert.match(text, /^ip route 198\.51\.100\.0\/24 Null0$/m);
-  assert.notEqual(sha256Hex(text), sha256Hex(frrExpected));
+  assert.notEqual(sha256Hex(text), sha256Hex(frrStored));
 });
 
 test('failures are recorded with their type and a clear message; reachability follows', async () => {

@@ -12,6 +12,8 @@ function success(r: CollectResult): CollectSuccess {
   return r;
 }
 
+/** Any 32 bytes stand for the appliance's redaction key here. */
+const KEY = Buffer.alloc(32, 1);
 const EXPECTED_TEXT_START = '!\n! NVRAM config last updated at 10:00:05 UTC Mon Nov 20 2023 by admin\n!\nversion 15.2\n';
 
 describe('SSH shell and exec capture', () => {
@@ -23,7 +25,7 @@ describe('SSH shell and exec capture', () => {
   after(() => sim.close());
 
   it('captures in shell mode with enable, strip and redaction', async () => {
-    const r = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), IOS_TEMPLATE, FAST_LIMITS));
+    const r = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), IOS_TEMPLATE, FAST_LIMITS, { redact_key: KEY }));
     assert.ok(r.text.startsWith(EXPECTED_TEXT_START), r.text.slice(0, 200));
     assert.ok(r.text.endsWith('!\nend\n'));
     assert.ok(!r.text.includes('\r'));
@@ -40,15 +42,15 @@ describe('SSH shell and exec capture', () => {
   });
 
   it('captures the same text in exec mode', async () => {
-    const r = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), IOS_EXEC_TEMPLATE, FAST_LIMITS));
+    const r = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), IOS_EXEC_TEMPLATE, FAST_LIMITS, { redact_key: KEY }));
     assert.equal(r.text, referenceText);
   });
 
-  it('stores secrets when the template does not redact and redaction is not forced', async () => {
-    const r = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), { ...IOS_TEMPLATE, redact: false }, FAST_LIMITS));
+  it('stores secrets when the appliance does not redact (no key), or the template turns redaction off', async () => {
+    const off = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), IOS_TEMPLATE, FAST_LIMITS));
+    assert.match(off.text, /s3cretCommunity/);
+    const r = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), { ...IOS_TEMPLATE, redact: false }, FAST_LIMITS, { redact_key: KEY }));
     assert.match(r.text, /s3cretCommunity/);
-    const forced = success(await collectConfig(target(sim.port, { username: 'core-sw1' }), { ...IOS_TEMPLATE, redact: false }, FAST_LIMITS, { redact: true }));
-    assert.equal(forced.text, referenceText);
   });
 
   it('detects a prompt drawn with bracketed-paste codes and cleans NUL, CR and ANSI output', async () => {
@@ -66,7 +68,7 @@ describe('SSH shell and exec capture', () => {
   it('is not fooled by a log message and reprinted prompt arriving before the echo', async () => {
     const noisy = await startSimulator({ devices: [iosDevice({ unsolicited: '%LINK-3-UPDOWN: Interface GigabitEthernet0/2, changed state to up' })] });
     try {
-      const r = success(await collectConfig(target(noisy.port), IOS_TEMPLATE, FAST_LIMITS));
+      const r = success(await collectConfig(target(noisy.port), IOS_TEMPLATE, FAST_LIMITS, { redact_key: KEY }));
       assert.equal(r.text, referenceText);
     } finally {
       await noisy.close();

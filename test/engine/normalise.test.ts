@@ -6,6 +6,8 @@ import { changeFingerprint } from '../../src/templates/patterns';
 import { IOS_TEMPLATE } from '../sim/fixtures/engine-fixtures';
 
 const NONE = { strip_patterns: [], redact_patterns: [] };
+/** Redaction on, with any 32 bytes as the appliance's key. */
+const REDACT = { redact: true, key: Buffer.alloc(32, 1) } as const;
 
 describe('cleanTerminalOutput', () => {
   const cases: [string, string, string][] = [
@@ -63,7 +65,7 @@ describe('applyTemplate', () => {
   it('drops strip lines, redacts, trims, LF with exactly one trailing newline', () => {
     const raw =
       'Building configuration...\r\n\r\nCurrent configuration : 10 bytes\r\n!   \r\nenable secret 5 $1$abc$def\r\nsnmp-server community public RO\r\nend\r\n\r\n\r\n';
-    const text = applyTemplate(raw, IOS_TEMPLATE, { redact: true });
+    const text = applyTemplate(raw, IOS_TEMPLATE, REDACT);
     assert.equal(text, '!\nenable secret 5 <redacted>\nsnmp-server community <redacted> RO\nend\n');
   });
 
@@ -74,7 +76,7 @@ describe('applyTemplate', () => {
 
   it('redacts every occurrence on a line and supports groups', () => {
     const tpl = { strip_patterns: [], redact_patterns: [{ pattern: 'key (\\w+)', replacement: 'key <$1-hidden>' }] };
-    assert.equal(applyTemplate('key a key b\n', tpl, { redact: true }), 'key <a-hidden> key <b-hidden>\n');
+    assert.equal(applyTemplate('key a key b\n', tpl, REDACT), 'key <a-hidden> key <b-hidden>\n');
   });
 
   it('redacts the body of a multi-line PEM private key, keeping its BEGIN and END lines, with any template', () => {
@@ -93,7 +95,7 @@ describe('applyTemplate', () => {
       'end',
       '',
     ].join('\n');
-    const text = applyTemplate(raw, NONE, { redact: true });
+    const text = applyTemplate(raw, NONE, REDACT);
     assert.ok(!text.includes('MIIFHDBOBgkq') && !text.includes('QmFzZTY0'), 'no line of the key body is stored');
     assert.match(text, /set private-key "-----BEGIN ENCRYPTED PRIVATE KEY-----\n<redacted private key>\n-----END ENCRYPTED PRIVATE KEY-----"\n/);
     assert.ok(text.includes('MIIDdzCCAl+gAwIBAgIEAgAAuTANBgkq'), 'a certificate is public and stays');
@@ -104,14 +106,14 @@ describe('applyTemplate', () => {
   it('redacts a private key written on one line with escaped newlines, keeping the rest of the line', () => {
     const raw = 'set tls-key "-----BEGIN EC PRIVATE KEY-----\\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oWz\\n-----END EC PRIVATE KEY-----" comment "lab"\n';
     assert.equal(
-      applyTemplate(raw, NONE, { redact: true }),
+      applyTemplate(raw, NONE, REDACT),
       'set tls-key "-----BEGIN EC PRIVATE KEY-----<redacted private key>-----END EC PRIVATE KEY-----" comment "lab"\n',
     );
   });
 
   it('redacts to the end a private key whose END line never came (a truncated capture)', () => {
     const raw = 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\nAAAAAAAAAA\n';
-    assert.equal(applyTemplate(raw, NONE, { redact: true }), 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\n<redacted private key>\n');
+    assert.equal(applyTemplate(raw, NONE, REDACT), 'hostname h\n-----BEGIN OPENSSH PRIVATE KEY-----\n<redacted private key>\n');
   });
 
   it('cleans terminal codes left in the raw text', () => {

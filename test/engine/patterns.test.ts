@@ -80,7 +80,7 @@ describe('the engine with RE2 patterns', () => {
         applyTemplate(
           'hostname r1\nsecret abc\n',
           { name: 'legacy', strip_patterns: [], redact_patterns: [{ pattern: '(?<=secret )\\S+', replacement: 'x' }] },
-          { redact: true },
+          { redact: true, key: Buffer.alloc(32, 1) },
         ),
       (err: unknown) => err instanceof CollectError && err.failure === 'COMMAND_FAILED' && /Template "legacy".*redact_patterns\.0\.pattern/.test(err.message),
     );
@@ -96,7 +96,7 @@ describe('the engine with RE2 patterns', () => {
     const custom = applyTemplate(
       'snmp community public RO\n',
       { strip_patterns: [], redact_patterns: [{ pattern: '^(snmp community) \\S+', replacement: '$1 <redacted>' }] },
-      { redact: true },
+      { redact: true, key: Buffer.alloc(32, 1) },
     );
     assert.equal(custom, 'snmp community <redacted> RO\n');
   });

@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { collectConfig } from '../../src/engine/collect';
 import { applyTemplate } from '../../src/engine/normalise';
 import { compilePattern } from '../../src/templates/patterns';
+import { PRIVATE_KEY_PLACEHOLDER, SECRET_TOKEN, secretToken } from '../../src/templates/redact';
 import { BUILTIN_TEMPLATES, getBuiltinTemplate, validateTemplate } from '../../src/templates/index';
 import type { TemplateSpec } from '../../src/templates/types';
 import type { CollectResult, CollectTarget } from '../../src/engine/types';
@@ -14,8 +15,8 @@ import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator,
 import { startTelnetSimulator } from '../sim/telnet-sim';
 
 const TRANSCRIPTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim', 'transcripts');
-/** Redaction markers: keyed tokens <secret:…>, older <redacted> in text configurations, [redacted] inside PAN-OS XML elements. */
-const MARKER = /<redacted>|\[redacted\]|<secret:[0-9a-f]{8}>/g;
+/** Any 32 bytes stand for the appliance's redaction key. */
+const KEY = Buffer.alloc(32, 7);
 const LIMITS = { connect_timeout_ms: 5_000, login_timeout_ms: 5_000, command_timeout_ms: 5_000, overall_timeout_ms: 20_000 };
 
 /** One host key for every simulator here. */
@@ -43,6 +44,30 @@ function stored(result: CollectResult): string {
   return result.text;
 }
 
+/**
+ * The lines between a PEM private key's BEGIN and END lines (redaction keeps one placeholder line of each such
+ * block), and a key body written on one line.
+ */
+function privateKeyBodies(text: string): { lines: string[]; blocks: number; multiLine: number } {
+  const lines: string[] = [];
+  let blocks = 0;
+  let multiLine = 0;
+  let inside = false;
+  for (const line of text.split('\n')) {
+    const inline = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----(.*?)-----END [A-Z0-9 ]*PRIVATE KEY-----/.exec(line);
+    if (inline) lines.push(inline[1]);
+    else if (/-----END [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) inside = false;
+    else if (inside) {
+      lines.push(line);
+      multiLine++;
+    } else if (/-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/.test(line)) {
+      inside = true;
+      blocks++;
+    }
+  }
+  return { lines, blocks, multiLine };
+}
+
 /** First differing line, so a mismatch reads as one line instead of two 200-line blobs. */
 function assertSameText(actual: string, expected: string): void {
   if (actual === expected) return;
@@ -54,18 +79,27 @@ function assertSameText(actual: string, expected: string): void {
 }
 
 describe('built-in template library', () => {
-  test('names are unique, each is found by name and redaction is off by default', () => {
+  test('names are unique, each is found by name and every built-in redacts (when the appliance does)', () => {
     const names = BUILTIN_TEMPLATES.map((t) => t.name);
     assert.equal(new Set(names).size, names.length);
     for (const t of BUILTIN_TEMPLATES) {
       assert.equal(getBuiltinTemplate(t.name), t);
-      assert.equal(t.redact, false, `${t.name} redacts by default`);
+      assert.equal(t.redact, true, `${t.name} does not redact`);
     }
     assert.equal(getBuiltinTemplate('no-such-vendor'), undefined);
   });
 
   test('every built-in passes validateTemplate', () => {
     for (const t of BUILTIN_TEMPLATES) assert.deepEqual(validateTemplate(t), [], t.name);
+  });
+
+  test('every redact rule of a built-in names its secret and stores a keyed token (no replacement text)', () => {
+    for (const t of BUILTIN_TEMPLATES) {
+      for (const r of t.redact_patterns) {
+        assert.equal(r.replacement, undefined, `${t.name}: ${r.pattern}`);
+        assert.match(r.pattern, /\(\?<secret>/, `${t.name}: ${r.pattern}`);
+      }
+    }
   });
 
   test('every pre-command and capture command of a template is in its transcript', () => {
@@ -93,14 +127,19 @@ describe('replays', { concurrency: true }, () => {
         assertSameText(stored(result), expected);
       });
 
-      test('with redaction on, no planted secret is left and the markers are there', async () => {
-        const text = stored(await collectConfig(targetFor(sim.port, transcript), template, LIMITS, { redact: true }));
-        for (const secret of transcript.secrets) assert.ok(!text.includes(secret), `secret ${JSON.stringify(secret)} survived`);
-        const markers = text.match(MARKER)?.length ?? 0;
-        if (transcript.secrets.length > 0) assert.ok(markers > 0, 'no redaction marker');
-        else assert.equal(text, expected, 'nothing to redact, so nothing may change');
-        // redaction replaces values, it never drops lines
-        assert.equal(text.split('\n').length, expected.split('\n').length);
+      test('with redaction on, no planted secret is left and each one is there as its token', async () => {
+        const text = stored(await collectConfig(targetFor(sim.port, transcript), template, LIMITS, { redact_key: KEY }));
+        // a PEM private key's body becomes the placeholder; every other secret its keyed token
+        const keys = privateKeyBodies(expected);
+        for (const secret of transcript.secrets) {
+          assert.ok(!text.includes(secret), `secret ${JSON.stringify(secret)} survived`);
+          if (keys.lines.some((line) => line.includes(secret))) assert.ok(text.includes(PRIVATE_KEY_PLACEHOLDER), 'no private key placeholder');
+          else assert.ok(text.includes(secretToken(KEY, secret)), `no token for ${JSON.stringify(secret)}`);
+        }
+        if (transcript.secrets.length === 0) assert.equal(text, expected, 'nothing to redact, so nothing may change');
+        else assert.ok((text.match(SECRET_TOKEN)?.length ?? 0) > 0, 'no token');
+        // redaction replaces values, it never drops lines (a multi-line key body becomes one line)
+        assert.equal(text.split('\n').length, expected.split('\n').length - keys.multiLine + keys.blocks);
       });
     });
   }

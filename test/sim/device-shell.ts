@@ -153,6 +153,9 @@ export const ARUBA_SCROLL = '\x1b[1;0H\x1b[1M\x1b[24;1H\x1b[1L\x1b[24;1H\x1b[2K\
 
 const REDRAW_BOTTOM_ROW = '\x1b[24;1H\x1b[2K';
 
+/** Keys that stop a paged output. */
+const QUIT_KEYS = ['q', 'Q', '\x03'];
+
 function enterEcho(t: Transcript): string {
   if (t.enter_echo === 'ansi_scroll') return ARUBA_SCROLL;
   if (t.enter_echo === 'none') return '';
@@ -308,9 +311,11 @@ export class DeviceShell {
       await this.paced(lines.slice(i, i + paging.page_lines).join('\r\n') + (glued ? '' : '\r\n'));
       if (last) break;
       await this.write(paging.more_prompt);
-      const key = await this.input.readKey();
+      let key = await this.input.readKey();
+      // A pager that takes only its own keys ignores the others and keeps waiting.
+      while (paging.next_keys && !paging.next_keys.includes(key) && !QUIT_KEYS.includes(key)) key = await this.input.readKey();
       await this.write(eraseSequence(paging.more_prompt, glued ? 'backspace' : (paging.erase ?? 'backspace')) + (glued ? '\r\n' : ''));
-      if (key === 'q' || key === 'Q' || key === '\x03') break;
+      if (QUIT_KEYS.includes(key)) break;
     }
   }
 }

@@ -8,8 +8,10 @@ export interface TelnetSimulatorOptions {
   devices: SimDevice[];
   port?: number;
   host?: string;
-  /** Default "Username: " (Cisco); "<hostname> login: " for Linux-style telnetd. */
+  /** Default: the first device's transcript `telnet.login_prompt`, else "Username: " (Cisco); "<hostname> login: " for Linux-style telnetd. */
   login_prompt?: string;
+  /** Default: the first device's transcript `telnet.password_prompt`, else "Password: ". */
+  password_prompt?: string;
   /** Open with option negotiation and a subnegotiation, as telnetd does (default true). */
   negotiate?: boolean;
 }
@@ -67,6 +69,9 @@ export async function startTelnetSimulator(o: TelnetSimulatorOptions): Promise<R
   for (const d of o.devices) byName.set(d.name, d);
   if (o.devices.length === 1) byName.set(deviceUsername(o.devices[0]), o.devices[0]);
   const sockets = new Set<net.Socket>();
+  const asked = o.devices[0]?.transcript.telnet;
+  const loginPrompt = o.login_prompt ?? asked?.login_prompt ?? 'Username: ';
+  const passwordPrompt = o.password_prompt ?? asked?.password_prompt ?? 'Password: ';
 
   const server = net.createServer((sock) => {
     sockets.add(sock);
@@ -82,11 +87,17 @@ export async function startTelnetSimulator(o: TelnetSimulatorOptions): Promise<R
     const io = socketIo(sock);
     void (async () => {
       if (o.negotiate !== false) sock.write(OPENING);
+      if (asked?.press_enter) {
+        await io.write(`\r\n${asked.press_enter}`);
+        while ((await input.readLine(null)) !== '') {
+          /* only Enter on an empty line gets past it */
+        }
+      }
       await io.write('\r\n\r\nUser Access Verification\r\n\r\n');
       for (let attempt = 0; attempt < 3; attempt++) {
-        await io.write(o.login_prompt ?? 'Username: ');
+        await io.write(loginPrompt);
         const user = await input.readLine((text) => io.write(text));
-        await io.write('Password: ');
+        await io.write(passwordPrompt);
         const password = await input.readLine(null);
         await io.write('\r\n');
         const d = byName.get(user);

@@ -24,6 +24,16 @@ export interface TranscriptPaging {
   erase?: 'backspace' | 'cr' | 'ansi';
   /** The more prompt follows the last line of a page with no line break ("...read systemvi--More--", TNSR). */
   glued?: boolean;
+  /** Only these keys show the next page ("n"; "\r" and "\n" for a pager that wants Enter); others are ignored. Absent: any key. */
+  next_keys?: string[];
+}
+
+/** The Telnet simulator's login questions for this device (when the simulator is not given its own). */
+export interface TranscriptTelnet {
+  login_prompt?: string;
+  password_prompt?: string;
+  /** Printed before the first login question; the device waits for Enter (any other input is ignored). */
+  press_enter?: string;
 }
 
 /**
@@ -46,6 +56,7 @@ export interface Transcript {
   unknown_command: string;
   exec?: boolean;
   enter_echo?: EnterEcho;
+  telnet?: TranscriptTelnet;
   username: string;
   password: string;
 }
@@ -90,11 +101,18 @@ export function validateTranscript(data: unknown, where = '<inline>'): Transcrip
     }
     if (p.erase !== undefined && !['backspace', 'cr', 'ansi'].includes(String(p.erase))) fail(where, '"paging.erase" must be backspace, cr or ansi');
     if (p.glued !== undefined && typeof p.glued !== 'boolean') fail(where, '"paging.glued" must be true or false');
+    if (p.next_keys !== undefined && (!Array.isArray(p.next_keys) || p.next_keys.some((k) => typeof k !== 'string' || k.length !== 1))) {
+      fail(where, '"paging.next_keys" must be a list of single characters');
+    }
   }
   if (data.enter_echo !== undefined && !['crlf', 'ansi_scroll', 'none'].includes(String(data.enter_echo))) {
     fail(where, '"enter_echo" must be crlf, ansi_scroll or none');
   }
   if (data.exec !== undefined && typeof data.exec !== 'boolean') fail(where, '"exec" must be true or false');
+  if (data.telnet !== undefined) {
+    if (!isRecord(data.telnet)) fail(where, '"telnet" must be an object');
+    for (const key of ['login_prompt', 'password_prompt', 'press_enter']) str(data.telnet, key, `${where} telnet`, true);
+  }
   return data as unknown as Transcript;
 }
 

@@ -9,6 +9,9 @@ import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/ap
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/simulator';
 import { WebClient } from './web-client';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { checkTemplateText } from '../../src/templates/file-check';
+import { reloadTemplateFiles, templateFolder } from '../../src/features/templates/template-files.service';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 
@@ -221,5 +224,66 @@ describe('web templates', () => {
     assert.equal(t.services.db.prepare('SELECT name FROM templates WHERE id = ?').pluck().get(ids.custom), 'lab-frr');
     assert.equal(backups(), n.backups);
     assert.equal(t.services.db.prepare("SELECT count(*) FROM audit_log WHERE action = 'template.try'").pluck().get(), n.tries);
+  });
+  test('Export YAML on every template page: a file template validate accepts; Clone on a built-in makes an editable <name>-custom copy', async () => {
+    const page = await admin.get(`/templates/${ids.frr}`);
+    assert.match(page.html, new RegExp(`href="/templates/${ids.frr}/export.yaml"`));
+    assert.match(page.html, new RegExp(`action="/templates/${ids.frr}/clone"`));
+    const exp = await admin.get(`/templates/${ids.frr}/export.yaml`);
+    assert.equal(exp.res.status, 200);
+    assert.match(exp.res.headers.get('content-disposition') ?? '', /attachment; filename="frr\.yaml"/);
+    const checked = checkTemplateText(exp.html, 'frr.yaml');
+    assert.deepEqual(checked.errors, []);
+    assert.equal(checked.spec?.name, 'frr');
+
+    const n = templateCount();
+    const clone = await admin.post(`/templates/${ids.frr}/clone`, {}, { csrf: true });
+    assert.equal(clone.res.status, 303);
+    const cloneId = Number(/\/templates\/(\d+)$/.exec(clone.res.headers.get('location') ?? '')?.[1]);
+    assert.equal(templateCount(), n + 1);
+    const copy = await admin.get(`/templates/${cloneId}`);
+    assert.match(copy.html, /value="frr-custom"/);
+    assert.match(copy.html, /Save template/);
+    assert.match(copy.html, /Delete template/);
+    const audit = t.services.db.prepare("SELECT details FROM audit_log WHERE action = 'template.create' AND target = ?").pluck().get(`template ${cloneId}`);
+    assert.match(String(audit), /frr-custom/);
+
+    // Cloning needs templates.create: the editor sees no button and is refused.
+    assert.doesNotMatch((await noRun.get(`/templates/${ids.frr}`)).html, /\/clone"/);
+    assert.equal((await noRun.post(`/templates/${ids.frr}/clone`, {}, { csrf: true })).res.status, 403);
+    assert.equal(templateCount(), n + 1);
+  });
+
+  test('a file template: badge and path, read-only, no Delete; a file that failed is listed with its field errors', async () => {
+    const folder = templateFolder(t.services.dataDir);
+    mkdirSync(folder, { recursive: true });
+    writeFileSync(path.join(folder, 'lab-file.yaml'), 'name: lab-file\nvendor: Lab\ncommands:\n  - show running-config\n');
+    writeFileSync(path.join(folder, 'broken.yaml'), 'name: lab-broken\nvendor: Lab\ncommands: []\n');
+    const r = reloadTemplateFiles(t.services.db, SYSTEM_ACTOR, folder);
+    assert.deepEqual(r.created, ['lab-file']);
+    const id = t.services.db.prepare("SELECT id FROM templates WHERE name = 'lab-file'").pluck().get() as number;
+
+    const page = await admin.get(`/templates/${id}`);
+    assert.match(page.html, /class="badge muted"[^>]*>file</);
+    assert.match(page.html, /id="file-managed"/);
+    assert.ok(page.html.includes(path.join(folder, 'lab-file.yaml')));
+    assert.doesNotMatch(page.html, /Save template|Delete template/);
+    const save = await admin.post(`/templates/${id}/edit`, customForm('lab-file'), { csrf: true });
+    assert.equal(save.res.status, 422);
+    assert.match(save.html, /managed by file/);
+
+    const list = await admin.get('/templates');
+    assert.match(list.html, /id="template-file-problems"/);
+    assert.ok(list.html.includes(path.join(folder, 'broken.yaml')));
+    assert.match(list.html, /<code>commands<\/code>: must hold at least 1 command/);
+  });
+
+  test('the JSON Schema of a template file is served without login, for editors', async () => {
+    const res = await fetch(`${t.url}/schema/template.schema.json`, { redirect: 'manual' });
+    assert.equal(res.status, 200);
+    assert.match(res.headers.get('content-type') ?? '', /application\/schema\+json/);
+    const schema = (await res.json()) as { $schema: string; properties: Record<string, unknown> };
+    assert.equal(schema.$schema, 'https://json-schema.org/draft/2020-12/schema');
+    assert.ok('command_output' in schema.properties);
   });
 });

@@ -1,7 +1,7 @@
 // Telnet transport: raw TCP, option negotiation (echo and suppress-go-ahead accepted, the rest refused), IAC sequences removed, plus the in-band login dialogue.
 import type { Socket } from 'node:net';
 import { CollectError } from '../types';
-import { GENERIC_PROMPT, safePattern } from '../prompts';
+import { matchesAny, safePattern } from '../prompts';
 import type { PromptSession, TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
 
@@ -154,11 +154,9 @@ export async function connectTelnet(o: TelnetOptions): Promise<TerminalStream> {
   };
 }
 
-const LOGIN_PROMPT = /(login|username|user name|user)\s*:\s*$/i;
-const PASSWORD_PROMPT = /(password|passcode)\s*:\s*$/i;
-
 /**
- * Answers the device's login and password questions, then returns once something prompt-like follows.
+ * Answers the device's login and password questions (the template's `session` patterns, then the engine
+ * defaults), and a line that wants Enter on the way, then returns once something prompt-like follows.
  * Devices without login go straight to their prompt, which is fine too.
  */
 export async function loginTelnet(
@@ -167,6 +165,7 @@ export async function loginTelnet(
 ): Promise<void> {
   const where = describeEndpoint(o.host, o.port);
   const custom = o.template_prompt ? safePattern(o.template_prompt) : null;
+  const { vocabulary } = session;
   let sentUser = false;
   let sentPassword = false;
   let answeredAt = -1;
@@ -176,7 +175,7 @@ export async function loginTelnet(
       if (session.bytes === answeredAt) return null; // nothing new since our last answer
       const line = session.currentLine;
       if (!line) return null;
-      if (PASSWORD_PROMPT.test(line)) {
+      if (matchesAny(vocabulary.password, line)) {
         if (sentPassword) return { done: 'refused' };
         if (!o.password) return { done: 'no-password' };
         session.sendLine(o.password);
@@ -184,14 +183,19 @@ export async function loginTelnet(
         answeredAt = session.bytes;
         return null;
       }
-      if (LOGIN_PROMPT.test(line)) {
+      if (matchesAny(vocabulary.username, line)) {
         if (sentPassword || sentUser) return { done: 'refused' };
         session.sendLine(o.username);
         sentUser = true;
         answeredAt = session.bytes;
         return null;
       }
-      if (custom ? custom.test(line) : GENERIC_PROMPT.test(line)) return { done: 'shell' };
+      if (custom ? custom.test(line) : vocabulary.prompt.test(line)) return { done: 'shell' };
+      const enter = vocabulary.pagers.find((p) => p.answer === null && p.re.test(line));
+      if (enter) {
+        session.sendLine('');
+        answeredAt = session.bytes;
+      }
       return null;
     },
     {

@@ -4,7 +4,7 @@ import { createTwoFilesPatch } from 'diff';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config';
 import type { DB } from '../../db/open';
-import { redactLines } from '../../templates/redact';
+import { redactLines, type RedactionKey } from '../../templates/redact';
 import type { SecretBox } from '../../identity/secrets';
 import type { SnapshotStore } from '../../store/snapshots';
 import { getTemplateSpec } from '../templates/templates.service';
@@ -58,8 +58,18 @@ export function backoffMs(attempts: number): number {
   return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
 }
 
-/** The diff between two stored snapshots, each redacted with the template's redact rules, capped in size. */
-export function redactedDiff(db: DB, snapshots: SnapshotStore, ref: OutboxDiffRef, deviceName: string): { diff: string; truncated: boolean } | null {
+/**
+ * The diff between two stored snapshots, each redacted with the template's redact rules and the appliance's
+ * redaction key, capped in size. A diff leaves the appliance, so it is redacted even when the stored versions are
+ * not (`redact_secrets = false` or a template with `redact: false`); secrets already stored as tokens stay as they are.
+ */
+export function redactedDiff(
+  db: DB,
+  snapshots: SnapshotStore,
+  key: RedactionKey,
+  ref: OutboxDiffRef,
+  deviceName: string,
+): { diff: string; truncated: boolean } | null {
   if (!ref.snapshot) return null;
   const template = ref.template_id === null ? undefined : getTemplateSpec(db, ref.template_id);
   const read = (hash: string | null) => {
@@ -73,7 +83,7 @@ export function redactedDiff(db: DB, snapshots: SnapshotStore, ref: OutboxDiffRe
   const after = read(ref.snapshot);
   const before = read(ref.previous_snapshot);
   if (after.length + before.length > MAX_DIFF_INPUT) return { diff: '(configuration too large for an inline diff)', truncated: true };
-  const redact = (t: string) => redactLines(t.split('\n'), template?.redact_patterns ?? [], Buffer.alloc(32)).join('\n');
+  const redact = (t: string) => redactLines(t.split('\n'), template?.redact_patterns ?? [], key).join('\n');
   // Bounded like the web diff: a change too large to compute quickly gets a note, never a stalled event loop.
   const patch = createTwoFilesPatch(`${deviceName} (before)`, `${deviceName} (after)`, redact(before), redact(after), '', '', {
     context: 3,
@@ -106,7 +116,7 @@ export function buildDelivery(deps: WorkerDeps, channelId: number, now = Date.no
         const stored = JSON.parse(r.item) as { item: EventItem; diff: OutboxDiffRef | null };
         const it = stored.item;
         if (r.include_diff && stored.diff) {
-          const d = redactedDiff(db, deps.snapshots, stored.diff, it.device?.name ?? 'device');
+          const d = redactedDiff(db, deps.snapshots, deps.secrets.redactionKey, stored.diff, it.device?.name ?? 'device');
           if (d) {
             it.diff = d.diff;
             if (d.truncated) it.diff_truncated = true;

@@ -74,7 +74,8 @@ const updateRoute = createRoute({
   tags,
   summary: 'Update a custom backup template',
   description:
-    'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409). ' +
+    'Changes the given fields; the result is validated like a new template. Built-ins are read-only (409), and so are templates loaded from ' +
+    'files in <data_dir>/templates/ (409 `CONFLICT` naming the file: edit the file and reload). ' +
     '**Scope rule:** the commands a template sends run on every device using it, so changing `commands`, `pre_commands`, ' +
     '`enable` or `exit_command`, ' +
     "or changing a template used by any device outside the caller's device-group scope, needs scope `all` (403 `PERMISSION_DENIED` naming the reason). " +
@@ -89,6 +90,7 @@ const updateRoute = createRoute({
       'RESOURCE_NOT_FOUND',
       'TEMPLATE_NAME_EXISTS',
       'TEMPLATE_BUILTIN_READONLY',
+      'CONFLICT',
       'UNSUPPORTED_MEDIA_TYPE',
       'PAYLOAD_TOO_LARGE',
     ),
@@ -102,7 +104,7 @@ const deleteRoute = createRoute({
   tags,
   summary: 'Delete a custom backup template',
   description:
-    'Built-ins cannot be deleted; a template used by a device cannot be deleted. Backup records keep their history. ' +
+    'Built-ins cannot be deleted, nor templates loaded from files (409 `CONFLICT`: remove the file and reload); a template used by a device cannot be deleted. Backup records keep their history. ' +
     "**Scope rule:** a template used by any device outside the caller's device-group scope can be deleted only with scope `all` " +
     '(403 `PERMISSION_DENIED`, checked before `TEMPLATE_IN_USE`).',
   security,
@@ -110,7 +112,7 @@ const deleteRoute = createRoute({
   request: { params },
   responses: {
     200: jsonResponse(SuccessStatusSchema, 'Deleted'),
-    ...errorResponsesWithRefusals(DELETE_REFUSALS, 'RESOURCE_NOT_FOUND', 'TEMPLATE_BUILTIN_READONLY', 'TEMPLATE_IN_USE'),
+    ...errorResponsesWithRefusals(DELETE_REFUSALS, 'RESOURCE_NOT_FOUND', 'TEMPLATE_BUILTIN_READONLY', 'CONFLICT', 'TEMPLATE_IN_USE'),
   },
 });
 

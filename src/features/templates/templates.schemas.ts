@@ -51,6 +51,56 @@ const RedactRuleSchema = z
   .strict()
   .openapi('RedactRule');
 
+const PagerSchema = z
+  .object({
+    pattern: pattern('Matched against the line being drawn (after terminal clean-up)', '^Press <SPACE> to continue or <Q> to quit:$'),
+    answer: z
+      .string()
+      .min(1)
+      .max(L.answer_max)
+      .regex(/^[^\r\n]*$/, 'must not contain a line break')
+      .openapi({ description: 'Keys sent as typed, no Enter (a line answered with Enter belongs in press_enter)', example: ' ' }),
+    quiet: z
+      .boolean()
+      .optional()
+      .openapi({ description: 'Answer only once the output has been quiet a moment (a very short pattern). Default false.', example: false }),
+  })
+  .strict()
+  .openapi('TemplatePager');
+
+const patternList = (what: string, example: string) =>
+  z
+    .array(pattern(what, example))
+    .max(L.patterns_per_list)
+    .optional()
+    .openapi({ description: `${what}; tried before the engine defaults`, example: [example] });
+
+const SessionSchema = z
+  .object({
+    pagers: z.array(PagerSchema).max(L.patterns_per_list).optional().openapi({ description: 'Pagers and their answers, tried before the engine defaults' }),
+    username_prompt: pattern('Login question for the user name (Telnet login; the enable step)', '^Account:\\s*$').optional(),
+    password_prompt: pattern('Login question for the password (Telnet login; the enable step)', '^Passphrase:\\s*$').optional(),
+    enable_refused: patternList('A line by which the CLI refuses a privilege change', 'Privilege raise rejected'),
+    command_errors: patternList('A line by which the CLI refuses a capture command (such a short output is never stored)', '^Error \\d+: verb not known'),
+    press_enter: patternList('A line answered with Enter, at login or in the middle of output', '^Hit <Enter> to'),
+  })
+  .strict()
+  .openapi('TemplateSession', {
+    description:
+      "Vendor knowledge for the session driver: every field optional, each tried before the engine's defaults (which stay in force). " +
+      'A platform with an unusual pager, login question or refusal line needs these, not a new release.',
+  });
+
+const OutputRuleSchema = z
+  .object({
+    start_after: pattern('Output starts after the first line matching this (that line dropped); no match: nothing cut', '^Current configuration').optional(),
+    stop_before: pattern('Output stops before the first line matching this (that line and the rest dropped)', '^end$').optional(),
+    drop_first: z.number().int().min(0).max(L.output_lines_max).optional().openapi({ description: 'Lines dropped at the start', example: 1 }),
+    drop_last: z.number().int().min(0).max(L.output_lines_max).optional().openapi({ description: 'Lines dropped at the end', example: 0 }),
+  })
+  .strict()
+  .openapi('TemplateOutputRule', { description: "Cuts of one capture command's output, applied in this order before strip and redaction" });
+
 const fields = {
   name: z.string().min(1).max(L.name_max).openapi({
     description: 'Unique name (case-insensitive): lower-case letters, digits, ".", "_", "-". Built-in names are reserved.',
@@ -98,7 +148,19 @@ const fields = {
         `(when the appliance's syslog receiver is on). A named group "user" captures who made the change. ${RE2_NOTE}`,
       example: ['%SYS-5-CONFIG_I: Configured from \\S+ by (?<user>\\S+)'],
     }),
-  redact: z.boolean().openapi({ description: 'Whether this template redacts by default', example: false }),
+  session: SessionSchema.optional(),
+  command_output: z
+    .record(z.string().min(1).max(L.command_max), OutputRuleSchema)
+    .optional()
+    .openapi({
+      description: 'Per capture command (the key, exactly as in commands): lines cut from its output before strip and redaction',
+      example: { 'show running-config': { start_after: '^Current configuration', drop_last: 0 } },
+    }),
+  redact: z.boolean().openapi({
+    description:
+      "Whether backups with this template redact secrets when the appliance's redact_secrets is on (the default). false stores this template's configurations restorable, secrets in clear text",
+    example: true,
+  }),
   exit_command: command('Sent to close a shell session politely; null sends nothing', 'exit').nullable(),
 };
 
@@ -114,7 +176,7 @@ export const TemplateCreateSchema = z
     ignore_patterns: fields.ignore_patterns.default([]),
     redact_patterns: fields.redact_patterns.default([]),
     change_events: fields.change_events.default([]),
-    redact: fields.redact.default(false),
+    redact: fields.redact.default(true),
     exit_command: fields.exit_command.default(null),
   })
   .strict()
@@ -134,6 +196,12 @@ export const TemplateSchema = z
     id: z.number().int().openapi({ example: 15 }),
     ...fields,
     builtin: z.boolean().openapi({ description: 'Shipped with the appliance; read-only', example: false }),
+    source: z.enum(['builtin', 'custom', 'file']).openapi({
+      description:
+        '"builtin": shipped with the appliance; "custom": made through the API, web interface or `template import`; "file": loaded from a YAML file in <data_dir>/templates/ (read-only here: edit the file and reload)',
+      example: 'custom',
+    }),
+    source_file: z.string().nullable().openapi({ description: 'The YAML file of a "file" template; null otherwise', example: null }),
     device_count: z.number().int().openapi({ description: 'Devices that use this template', example: 4 }),
     created_at: timestamp('Creation time'),
     updated_at: timestamp('Last change (for built-ins: last change shipped by an upgrade)'),
@@ -170,6 +238,8 @@ export function toTemplateDto(t: Template, tz: string): TemplateDto {
     id: t.id,
     ...specFields(t),
     builtin: t.builtin,
+    source: t.source,
+    source_file: t.source_file,
     device_count: t.device_count,
     created_at: formatTimestamp(t.created_at, tz),
     updated_at: formatTimestamp(t.updated_at, tz),

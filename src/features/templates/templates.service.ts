@@ -1,6 +1,6 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { BUILTIN_TEMPLATES, validateTemplate } from '../../templates/index';
+import { BUILTIN_TEMPLATES, sessionSettings, validateTemplate } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -106,8 +106,11 @@ function requireSecretsReach(actor: Actor, fields: readonly string[], verb: 'Cha
   );
 }
 
-/** Everything a template sends to a device: the commands proper, and the enable and exit commands sent around them. */
-const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command'] as const;
+/**
+ * Everything a template sends to a device: the commands proper, the enable and exit commands sent around them, and
+ * the session knowledge (pager answers and Enter are keystrokes; a login question is answered with the secrets).
+ */
+const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command', 'session'] as const;
 
 export function updateTemplate(db: DB, actor: Actor, id: number, patch: TemplatePatch): Template {
   authorize(actor, 'templates.update');
@@ -116,6 +119,7 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
+    if (row.source_file !== null) throw fileManaged(row.name, row.source_file);
     const before = toTemplateSpec(row);
     const spec = specFields({ ...before, ...definedOnly(patch) });
     const changes = changesBetween(before, spec);
@@ -171,6 +175,7 @@ export function deleteTemplate(db: DB, actor: Actor, id: number): void {
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
     if (row.builtin) throw readOnly(row.name);
+    if (row.source_file !== null) throw fileManaged(row.name, row.source_file);
     requireTemplateWithinScope(db, actor, id, 'deleted');
     if (row.device_count > 0) throw inUseError(id, row.device_count);
     deleteTemplateRow(db, id);
@@ -250,6 +255,7 @@ export function specFields(t: TemplateSpec): TemplateSpec & { change_events: str
     redact: t.redact,
     exit_command: t.exit_command,
     change_events: t.change_events ?? [],
+    ...sessionSettings(t),
   };
 }
 
@@ -259,6 +265,17 @@ function definedOnly(patch: TemplatePatch): TemplatePatch {
 
 function readOnly(name: string): ApiError {
   return new ApiError('TEMPLATE_BUILTIN_READONLY', `"${name}" is a built-in template and cannot be changed or deleted; create a copy under another name`);
+}
+
+/** A template loaded from a file in <data_dir>/templates/: the file is its source, so the API and web interface only read it. */
+export function fileManaged(name: string, file: string): ApiError {
+  return new ApiError(
+    'CONFLICT',
+    `template "${name}" is managed by file ${file}: edit the file and reload (confvault template reload, or SIGHUP to confvault serve)`,
+    {
+      source_file: file,
+    },
+  );
 }
 
 function inUseError(id: number, devices: number): ApiError {

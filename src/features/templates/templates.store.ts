@@ -1,6 +1,7 @@
 // Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
 import type { DB } from '../../db/open';
 import { boundLimit } from '../../db/statements';
+import { sessionSettings } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 
 export interface TemplateRow {
@@ -10,6 +11,8 @@ export interface TemplateRow {
   description: string;
   builtin: number;
   spec: string;
+  /** The YAML file in <data_dir>/templates/ this template is loaded from; null for built-ins and API-made templates. */
+  source_file: string | null;
   device_count: number;
   created_at: number;
   updated_at: number;
@@ -18,9 +21,14 @@ export interface TemplateRow {
 /** The settings stored as JSON: everything in TemplateSpec except the identity columns. */
 export type TemplateSettings = Omit<TemplateSpec, 'name' | 'vendor' | 'description'>;
 
+/** Where a template comes from: shipped with the appliance, made through the API/web/CLI, or a file in <data_dir>/templates/. */
+export type TemplateSource = 'builtin' | 'custom' | 'file';
+
 export type Template = TemplateSpec & {
   id: number;
   builtin: boolean;
+  source: TemplateSource;
+  source_file: string | null;
   device_count: number;
   created_at: number;
   updated_at: number;
@@ -61,6 +69,8 @@ export function settingsJson(spec: TemplateSpec): string {
     exit_command: spec.exit_command,
     // Written only when set, so templates without change events keep their stored text.
     ...(spec.change_events?.length ? { change_events: spec.change_events } : {}),
+    // The same for session knowledge and output cuts (absent or empty: not written).
+    ...sessionSettings(spec),
   };
   return JSON.stringify(s);
 }
@@ -75,6 +85,8 @@ export function toTemplate(row: TemplateRow): Template {
     id: row.id,
     ...toTemplateSpec(row),
     builtin: row.builtin === 1,
+    source: row.builtin === 1 ? 'builtin' : row.source_file !== null ? 'file' : 'custom',
+    source_file: row.source_file,
     device_count: row.device_count,
     created_at: row.created_at,
     updated_at: row.updated_at,
@@ -82,7 +94,7 @@ export function toTemplate(row: TemplateRow): Template {
 }
 
 // device_count uses the devices_template index: one index probe per listed template.
-const COLUMNS = `t.id, t.name, t.vendor, t.description, t.builtin, t.spec,
+const COLUMNS = `t.id, t.name, t.vendor, t.description, t.builtin, t.spec, t.source_file,
   (SELECT count(*) FROM devices d WHERE d.template_id = t.id) AS device_count, t.created_at, t.updated_at`;
 
 // Filters are bound, never spliced. The table holds the built-ins plus a few custom templates, so a scan is
@@ -97,13 +109,17 @@ function prepareStatements(db: DB) {
     page: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE ${FILTER} ORDER BY t.id ${boundLimit('@limit')} OFFSET @offset`),
     get: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE t.id = ?`),
     spec: db.prepare('SELECT name, vendor, description, spec FROM templates WHERE id = ?'),
-    all: db.prepare('SELECT id, name, vendor, description, builtin, spec FROM templates'),
+    all: db.prepare('SELECT id, name, vendor, description, builtin, spec, source_file FROM templates'),
     insert: db.prepare(
-      `INSERT INTO templates (name, vendor, description, builtin, spec, created_at, updated_at)
-       VALUES (@name, @vendor, @description, @builtin, @spec, @now, @now)`,
+      `INSERT INTO templates (name, vendor, description, builtin, spec, source_file, created_at, updated_at)
+       VALUES (@name, @vendor, @description, @builtin, @spec, @source_file, @now, @now)`,
     ),
     update: db.prepare('UPDATE templates SET name = @name, vendor = @vendor, description = @description, spec = @spec, updated_at = @now WHERE id = @id'),
     remove: db.prepare('DELETE FROM templates WHERE id = ?'),
+    setSourceFile: db.prepare('UPDATE templates SET source_file = ? WHERE id = ?'),
+    problems: db.prepare('SELECT path, errors, reported_at FROM template_file_problems ORDER BY path'),
+    clearProblems: db.prepare('DELETE FROM template_file_problems'),
+    addProblem: db.prepare('INSERT INTO template_file_problems (path, errors, reported_at) VALUES (?, ?, ?)'),
   };
 }
 
@@ -142,19 +158,20 @@ export function getTemplateSpecRow(db: DB, id: number): Pick<TemplateRow, 'name'
   return stmts(db).spec.get(id) as Pick<TemplateRow, 'name' | 'vendor' | 'description' | 'spec'> | undefined;
 }
 
-export type TemplateSyncRow = Pick<TemplateRow, 'id' | 'name' | 'vendor' | 'description' | 'builtin' | 'spec'>;
+export type TemplateSyncRow = Pick<TemplateRow, 'id' | 'name' | 'vendor' | 'description' | 'builtin' | 'spec' | 'source_file'>;
 
 export function listTemplateSyncRows(db: DB): TemplateSyncRow[] {
   return stmts(db).all.all() as TemplateSyncRow[];
 }
 
-export function insertTemplateRow(db: DB, spec: TemplateSpec, builtin: boolean, now: number): number {
+export function insertTemplateRow(db: DB, spec: TemplateSpec, builtin: boolean, now: number, sourceFile: string | null = null): number {
   const info = stmts(db).insert.run({
     name: spec.name,
     vendor: spec.vendor,
     description: spec.description,
     builtin: builtin ? 1 : 0,
     spec: settingsJson(spec),
+    source_file: sourceFile,
     now,
   });
   return Number(info.lastInsertRowid);
@@ -166,6 +183,28 @@ export function updateTemplateRow(db: DB, id: number, spec: TemplateSpec, now: n
 
 export function deleteTemplateRow(db: DB, id: number): number {
   return stmts(db).remove.run(id).changes;
+}
+
+export function setTemplateSourceFile(db: DB, id: number, sourceFile: string | null): void {
+  stmts(db).setSourceFile.run(sourceFile, id);
+}
+
+export interface TemplateFileProblemRow {
+  path: string;
+  /** JSON: [{ field, message }]. */
+  errors: string;
+  reported_at: number;
+}
+
+export function listTemplateFileProblemRows(db: DB): TemplateFileProblemRow[] {
+  return stmts(db).problems.all() as TemplateFileProblemRow[];
+}
+
+/** Replace the last reload's report with this one (inside the caller's transaction). */
+export function replaceTemplateFileProblemRows(db: DB, rows: readonly TemplateFileProblemRow[]): void {
+  const s = stmts(db);
+  s.clearProblems.run();
+  for (const r of rows) s.addProblem.run(r.path, r.errors, r.reported_at);
 }
 
 /** Devices using the template that lie outside `scope` (ungrouped devices are outside every limited scope). */

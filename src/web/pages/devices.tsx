@@ -112,14 +112,11 @@ function heldNote(c: WebContext, id: number): string {
   return view ? ` Its backups are held until a user entitled to credential ${view.hold.credential_name ?? view.hold.credential_id} approves its address.` : '';
 }
 
-function listPage(c: WebContext) {
-  const db = c.get('app').db;
-  const p = c.get('principal');
-  const tz = c.get('timezone');
+/** The list's filters from the query string: the list and its CSV export (devices-import.tsx) read the same ones. */
+export function deviceListQuery(c: WebContext) {
   const q = (c.req.query('q') ?? '').trim().slice(0, 128);
   const groupId = intQuery(c, 'group_id', 0);
   const reach = REACH.find((r) => r === c.req.query('reachability'));
-  const page = intQuery(c, 'page', 1, 100_000);
   const staleOnly = c.req.query('stale') === '1';
   const staleHours = c.get('app').config.backup.stale_after_hours;
   const filter: DeviceFilter = {
@@ -128,6 +125,17 @@ function listPage(c: WebContext) {
     reachability: reach,
     stale_before: staleOnly ? staleBefore(staleHours) : undefined,
   };
+  const params = { q, group_id: groupId ? String(groupId) : undefined, reachability: reach, stale: staleOnly ? '1' : undefined };
+  return { q, groupId, reach, staleOnly, staleHours, filter, params };
+}
+
+function listPage(c: WebContext) {
+  const db = c.get('app').db;
+  const p = c.get('principal');
+  const tz = c.get('timezone');
+  const page = intQuery(c, 'page', 1, 100_000);
+  const { q, groupId, reach, staleOnly, staleHours, filter, params } = deviceListQuery(c);
+  const exportQuery = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE);
   const held = heldDevices(
     db,
@@ -148,11 +156,21 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Devices</h1>
-        {can(c, 'devices.create') ? (
-          <a class="button primary" href="/devices/new">
-            Add device
+        <div class="row">
+          <a class="button" href={`/devices/export.csv${exportQuery ? `?${exportQuery}` : ''}`} id="export-csv">
+            Export CSV
           </a>
-        ) : null}
+          {can(c, 'devices.create') ? (
+            <a class="button" href="/devices/import">
+              Import
+            </a>
+          ) : null}
+          {can(c, 'devices.create') ? (
+            <a class="button primary" href="/devices/new">
+              Add device
+            </a>
+          ) : null}
+        </div>
       </div>
       <form method="get" action="/devices" class="row filters" role="search">
         <label>
@@ -251,13 +269,7 @@ function listPage(c: WebContext) {
           </div>
         </form>
       )}
-      <Pager
-        base="/devices"
-        params={{ q, group_id: groupId ? String(groupId) : undefined, reachability: reach, stale: staleOnly ? '1' : undefined }}
-        page={page}
-        limit={PAGE_SIZE}
-        total={total}
-      />
+      <Pager base="/devices" params={params} page={page} limit={PAGE_SIZE} total={total} />
     </>,
   );
 }

@@ -26,10 +26,10 @@ export function parseTemplateForm(
   base: TemplateSpec | null,
 ): { ok: true; spec: TemplateSpec } | { ok: false; errors: Record<string, string> } {
   const errors: Record<string, string> = {};
-  const redact_patterns = lines(f.redact_patterns).map((l, i) => {
+  const redact_patterns = lines(f.redact_patterns).map((l) => {
+    // A line without the arrow is the usual form: its (?<secret>...) group becomes a keyed token.
     const at = l.lastIndexOf(ARROW);
-    if (at < 0) errors.redact_patterns ??= `line ${i + 1}: write each rule as "pattern${ARROW}replacement"`;
-    return at < 0 ? { pattern: l, replacement: '' } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
+    return at < 0 ? { pattern: l } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
   });
   const body = {
     name: (f.name ?? '').trim(),
@@ -40,6 +40,9 @@ export function parseTemplateForm(
     pre_commands: lines(f.pre_commands).map((l) => l.trim()),
     commands: lines(f.commands).map((l) => l.trim()),
     enable: base?.enable ?? null,
+    // Not on the form either: kept from the stored template, so "try on device" runs with them too.
+    ...(base?.session ? { session: base.session } : {}),
+    ...(base?.command_output ? { command_output: base.command_output } : {}),
     strip_patterns: lines(f.strip_patterns),
     ignore_patterns: lines(f.ignore_patterns),
     redact_patterns,
@@ -61,7 +64,7 @@ export function specValues(t: TemplateSpec): Record<string, string> {
     description: t.description,
     mode: t.mode,
     prompt: t.prompt ?? '',
-    redact_patterns: t.redact_patterns.map((r) => `${r.pattern}${ARROW}${r.replacement}`).join('\n'),
+    redact_patterns: t.redact_patterns.map((r) => (r.replacement === undefined ? r.pattern : `${r.pattern}${ARROW}${r.replacement}`)).join('\n'),
     redact: t.redact ? 'on' : '',
     exit_command: t.exit_command ?? '',
   };
@@ -85,8 +88,9 @@ export interface TemplatePageState {
 /** The new/edit/view page of a template (`id` null: a new one). Built-ins render read-only. */
 export function templatePage(c: WebContext, id: number | null, s: TemplatePageState = {}) {
   const t: Template | null = id === null ? null : getTemplate(c.get('app').db, id);
-  const readOnly = t?.builtin === true || (t !== null && !can(c, 'templates.update'));
-  const v = s.values ?? (t ? specValues(t) : { mode: 'shell' });
+  // Built-ins and file templates are edited elsewhere (a new release, the file): here they are read-only.
+  const readOnly = (t !== null && t.source !== 'custom') || (t !== null && !can(c, 'templates.update'));
+  const v = s.values ?? (t ? specValues(t) : { mode: 'shell', redact: 'on' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
   const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
@@ -124,9 +128,15 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
     { title, active: '/templates', status: e ? 422 : 200 },
     <>
       <h1>
-        {title} {t?.builtin ? <span class="badge muted">built-in</span> : null}
+        {title} {t ? <SourceBadge t={t} /> : null}
       </h1>
-      {t?.builtin ? <p class="advice">Built-in templates are read-only; create a custom template to change these settings.</p> : null}
+      {t?.builtin ? <p class="advice">Built-in templates are read-only; clone this one into a custom template to change these settings.</p> : null}
+      {t?.source === 'file' ? (
+        <p class="advice" id="file-managed">
+          Managed by file <code>{t.source_file}</code>: edit the file and reload (<code>confvault template reload</code>, or SIGHUP to confvault serve).
+        </p>
+      ) : null}
+      {t ? <TemplateActions c={c} t={t} /> : null}
       {t && !readOnly && !c.get('principal').scope.all ? (
         <p class="advice">
           Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command) needs scope all, and a template
@@ -166,7 +176,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
             <FieldError errors={e} name="exit_command" />
           </label>
           <label class="check">
-            <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets by default
+            <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets (when the appliance's redact_secrets is on)
           </label>
           <label class="full">
             Description <input name="description" value={v.description ?? ''} readonly={readOnly} />
@@ -176,7 +186,11 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {area('commands', 'Commands', 'one per line; their output is the configuration')}
           {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
           {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
-          {area('redact_patterns', 'Redact rules', `one per line: pattern${ARROW}replacement`)}
+          {area(
+            'redact_patterns',
+            'Redact rules',
+            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement`,
+          )}
           {area(
             'change_events',
             'Change events',
@@ -193,7 +207,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {tryControls}
         </form>
       </section>
-      {t && !t.builtin && can(c, 'templates.delete') ? (
+      {t && t.source === 'custom' && can(c, 'templates.delete') ? (
         <form method="post" action={`${base}/delete`} class="inline" data-confirm={`Delete template ${t.name}?`}>
           <Csrf token={csrf} />
           <button type="submit" class="danger">
@@ -203,6 +217,35 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       ) : null}
       {s.trial ? <TrialView trial={s.trial} /> : null}
     </>,
+  );
+}
+
+/** "built-in" or "file" next to a template's name; nothing for a custom template made here or through the API. */
+export function SourceBadge({ t }: { t: Template }) {
+  if (t.source === 'builtin') return <span class="badge muted">built-in</span>;
+  if (t.source === 'file')
+    return (
+      <span class="badge muted" title={t.source_file ?? ''}>
+        file
+      </span>
+    );
+  return null;
+}
+
+/** Export YAML (every template) and Clone (an editable custom copy, for whoever may create templates). */
+function TemplateActions({ c, t }: { c: WebContext; t: Template }) {
+  return (
+    <div class="actions" id="template-actions">
+      <a class="button" href={`/templates/${t.id}/export.yaml`} download={`${t.name}.yaml`}>
+        Export YAML
+      </a>
+      {can(c, 'templates.create') ? (
+        <form method="post" action={`/templates/${t.id}/clone`} class="inline">
+          <Csrf token={c.get('session').csrfToken} />
+          <button type="submit">Clone</button>
+        </form>
+      ) : null}
+    </div>
   );
 }
 

@@ -1,14 +1,10 @@
 // "Try on device": run a template (as edited, unsaved) against one in-scope device and show raw and cleaned output; stores nothing.
 import type { Hono } from 'hono';
-import { collectConfig } from '../../engine/collect';
-import { loadBackupJob } from '../../features/backups/backup-jobs.service';
-import { limitsFromConfig } from '../../engine/runner';
-import { validateTemplate } from '../../templates/index';
-import { applyTemplate } from '../../engine/normalise';
-import type { TemplateSpec } from '../../templates/types';
+import { tryTemplateOnDevice } from '../../engine/template-trial';
 import { ApiError } from '../../errors';
+import type { TemplateSpec } from '../../templates/types';
 import { getDevice } from '../../features/devices/devices.service';
-import { authorizeTemplateTrial, getTemplate, recordTemplateTrial } from '../../features/templates/templates.service';
+import { getTemplate } from '../../features/templates/templates.service';
 import { actorOf } from '../../http/context';
 import { fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { parseTemplateForm, templatePage } from './template-form';
@@ -23,42 +19,27 @@ async function tryTemplate(c: WebContext, id: number | null): Promise<Response> 
   const stored = id === null ? null : getTemplate(app.db, id);
   const f = await formFields(c);
   const deviceId = Number(f.device_id);
-  // A built-in cannot be edited, so it is tried as stored; any other template as the form shows it.
-  const values = stored?.builtin ? undefined : f;
+  // A built-in or file template cannot be edited here, so it is tried as stored; any other template as the form shows it.
+  const asStored = stored !== null && stored.source !== 'custom';
+  const values = asStored ? undefined : f;
   const again = (errors: Record<string, string>) => templatePage(c, id, { values, errors, deviceId });
   if (!Number.isSafeInteger(deviceId) || deviceId < 1) return again({ device_id: 'choose a device' });
-  // Refused (403) when the device is outside the user's scope, before anything connects.
-  const device = getDevice(app.db, c.get('principal').scope, deviceId);
+  // A device outside the user's scope is refused (403) before the form is even looked at.
+  getDevice(app.db, c.get('principal').scope, deviceId);
 
   let spec: TemplateSpec;
-  if (stored?.builtin) spec = stored;
+  if (asStored) spec = stored;
   else {
     const p = parseTemplateForm(f, stored);
     if (!p.ok) return again(p.errors);
     spec = p.spec;
-    const problems = validateTemplate(spec);
-    if (problems.length) return again(fieldErrors(ApiError.validation(problems, 'Template validation failed')) ?? {});
   }
-  // Refused (403) before anything connects: the same rules as saving this edit, and backups.view.
-  authorizeTemplateTrial(app.db, actorOf(c), id, spec);
-  const job = loadBackupJob(app.db, app.secrets, device.id);
-  if (!job) return again({ device_id: 'this device has no usable credential' });
-
-  // The same limits and redaction as a real backup, but nothing is recorded: no backup row, no host key, no reachability.
-  const redact = spec.redact || app.config.backup.redact_secrets;
-  const collected = await collectConfig(job.target, spec, limitsFromConfig(app.config), { redact });
-  // The raw output is shown redacted too when redaction is on: otherwise Try would show what no stored version holds.
-  const result =
-    collected.ok && redact
-      ? { ...collected, raw: applyTemplate(collected.raw, { strip_patterns: [], redact_patterns: spec.redact_patterns }, { redact }) }
-      : collected;
-  // The output never goes into the audit log: it is configuration text and may hold secrets.
-  recordTemplateTrial(app.db, actorOf(c), id, {
-    device_id: device.id,
-    device_name: device.name,
-    ok: result.ok,
-    failure: result.ok ? null : result.failure,
-    duration_ms: result.duration_ms,
-  });
-  return templatePage(c, id, { values, deviceId, trial: { deviceId: device.id, deviceName: device.name, result } });
+  try {
+    // Refused (403) before anything connects: a device outside the scope, the rules of saving this edit, backups.view.
+    const trial = await tryTemplateOnDevice(app, actorOf(c), id, spec, deviceId);
+    return templatePage(c, id, { values, deviceId, trial });
+  } catch (err) {
+    if (err instanceof ApiError && err.code === 'VALIDATION_ERROR') return again(fieldErrors(err) ?? {});
+    throw err;
+  }
 }

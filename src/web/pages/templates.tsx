@@ -2,10 +2,12 @@
 import type { Hono } from 'hono';
 import { PatternProblems } from './template-patterns';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from '../../features/templates/templates.service';
+import { cloneTemplate, exportTemplateYaml, listTemplateFileProblems } from '../../features/templates/template-files.service';
+import { formatTimestamp } from '../../lib/time';
 import { redirectWith, render } from '../render';
 import { actorOf } from '../../http/context';
 import { can, fieldErrors, formFields, intParam, need, type WebContext, type WebEnv } from '../web-context';
-import { parseTemplateForm, templatePage } from './template-form';
+import { SourceBadge, parseTemplateForm, templatePage } from './template-form';
 import { registerTemplateTry } from './template-try';
 
 export function registerTemplates(web: Hono<WebEnv>): void {
@@ -41,6 +43,21 @@ export function registerTemplates(web: Hono<WebEnv>): void {
       throw err;
     }
   });
+  web.get('/templates/:id/export.yaml', need('templates.view'), (c) => {
+    const { filename, yaml } = exportTemplateYaml(c.get('app').db, intParam(c, 'id'));
+    return c.body(yaml, 200, { 'Content-Type': 'application/yaml; charset=utf-8', 'Content-Disposition': `attachment; filename="${filename}"` });
+  });
+  web.post('/templates/:id/clone', need('templates.create'), (c) => {
+    const id = intParam(c, 'id');
+    const db = c.get('app').db;
+    try {
+      const t = cloneTemplate(db, actorOf(c), id);
+      return redirectWith(c, `/templates/${t.id}`, `Template ${t.name} created as an editable copy of ${getTemplate(db, id).name}.`);
+    } catch (err) {
+      if (fieldErrors(err)) return redirectWith(c, `/templates/${id}`, (err as Error).message, 'error');
+      throw err;
+    }
+  });
   web.post('/templates/:id/delete', need('templates.delete'), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
@@ -57,7 +74,9 @@ export function registerTemplates(web: Hono<WebEnv>): void {
 }
 
 function listPage(c: WebContext) {
-  const items = listTemplates(c.get('app').db, { page: 1, limit: 1000 }).items;
+  const db = c.get('app').db;
+  const items = listTemplates(db, { page: 1, limit: 1000 }).items;
+  const problems = listTemplateFileProblems(db);
   return render(
     c,
     { title: 'Templates', active: '/templates' },
@@ -70,7 +89,33 @@ function listPage(c: WebContext) {
           </a>
         ) : null}
       </div>
-      <p class="muted">Built-in templates are read-only; open one to see its settings.</p>
+      <p class="muted">
+        Built-in templates are read-only; open one to see its settings, export it as YAML or clone it into an editable copy. Templates marked "file" come from
+        YAML files in the data directory's templates folder: edit the file and run <code>confvault template reload</code>.
+      </p>
+      {problems.length ? (
+        <section class="card" id="template-file-problems">
+          <h2>Template files not loaded</h2>
+          <p class="muted small">
+            At the last reload ({formatTimestamp(problems[0].reported_at, c.get('timezone'))}); a file not loaded leaves the version loaded before, if any, in
+            force.
+          </p>
+          <ul>
+            {problems.map((p) => (
+              <li>
+                <code>{p.path}</code>
+                <ul>
+                  {p.errors.map((e) => (
+                    <li>
+                      <code>{e.field}</code>: {e.message}
+                    </li>
+                  ))}
+                </ul>
+              </li>
+            ))}
+          </ul>
+        </section>
+      ) : null}
       <div class="table-wrap">
         <table class="list" id="templates">
           <thead>
@@ -87,7 +132,7 @@ function listPage(c: WebContext) {
             {items.map((t) => (
               <tr>
                 <td>
-                  <a href={`/templates/${t.id}`}>{t.name}</a> {t.builtin ? <span class="badge muted">built-in</span> : null}
+                  <a href={`/templates/${t.id}`}>{t.name}</a> <SourceBadge t={t} />
                   {t.builtin ? null : <PatternProblems t={t} />}
                 </td>
                 <td>{t.vendor}</td>

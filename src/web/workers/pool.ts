@@ -4,7 +4,9 @@ import { createRequire } from 'node:module';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../../errors';
-import { isExecutable, readAsset, repoRoot } from '../../runtime/assets';
+import { WORKER_ASSETS, assetsForWorker, isExecutable, readAsset, repoRoot } from '../../runtime/assets';
+import { DEFAULTS_ASSET } from '../../templates/defaults';
+import { BUILTIN_FOLDER } from '../../templates/files';
 
 /** Name of the worker bundle among the executable's assets (build/build.mjs writes it). */
 export const WORKER_ASSET = 'workers/compute-worker.cjs';
@@ -75,8 +77,13 @@ const slots: Slot[] = [];
 const queue: Job[] = [];
 let nextId = 1;
 
+/** The shipped files every worker gets (about 250 KB of template text), read once. */
+let workerAssets: Record<string, string> | undefined;
+
 function spawn(workerCode: string): Slot {
-  const worker = new Worker(workerCode, { eval: true, stdout: false, stderr: false });
+  // The template library (patterns of built-ins run as JavaScript, others as RE2) is read from shipped files the worker cannot reach itself.
+  workerAssets ??= assetsForWorker([BUILTIN_FOLDER], [DEFAULTS_ASSET]);
+  const worker = new Worker(workerCode, { eval: true, stdout: false, stderr: false, workerData: { [WORKER_ASSETS]: workerAssets } });
   const slot: Slot = { worker, job: null, timer: null };
   worker.unref();
   worker.on('message', (m: WorkerMessage) => {
