@@ -163,6 +163,12 @@ function devicePage(c: WebContext) {
       </div>
       <div id="backup-status" class={`job ${jv ? jv.state : 'idle'}`} aria-live="polite" data-job={jv?.state === 'running' ? jv.id : undefined}>
         {jv ? <JobMessage job={jv} /> : null}
+        {jv && can(c, 'backups.view') ? (
+          <>
+            {' '}
+            <a href={`/jobs/${jv.id}`}>Job details</a>
+          </>
+        ) : null}
       </div>
       <HostKeyChange c={c} deviceId={id} />
       <DeviceHold c={c} deviceId={id} />
