@@ -115,7 +115,8 @@ async function runAndWait(a: Appliance, selection: JobSelection, total: number):
   const ok = results.filter((r) => r.success).length;
   const changed = results.filter((r) => r.changed).length;
   const first = results.filter((r) => r.first).length;
-  err(`${results.length} device(s): ${ok} ok, ${changed} changed, ${first} first version(s) stored, ${results.length - ok} not backed up`);
+  // The line as it always was; first versions (no longer counted as "no change") are named after it when there are any.
+  err(`${results.length} device(s): ${ok} ok, ${changed} changed, ${results.length - ok} not backed up${first ? `; ${first} first version(s) stored` : ''}`);
   return results.length === total && results.every((r) => r.success) ? 0 : 1;
 }
 

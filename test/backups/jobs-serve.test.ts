@@ -129,9 +129,10 @@ test('`backup run --wait` prints "first" in the changed column for a first versi
   const first = await runCliAsync(['backup', 'run', '--group', String(g), ...dataArgs]);
   assert.equal(first.status, 0, first.stderr);
   assert.deepEqual(first.stdout.trim().split('\t').slice(0, 4), [String(id), 'dev-wait', 'ok', 'first']);
-  assert.match(first.stderr, /1 device\(s\): 1 ok, 0 changed, 1 first version\(s\) stored, 0 not backed up/);
+  assert.match(first.stderr, /^1 device\(s\): 1 ok, 0 changed, 0 not backed up; 1 first version\(s\) stored$/m);
   const second = await runCliAsync(['backup', 'run', '--device', String(id), '--wait', ...dataArgs]);
   assert.equal(second.stdout.trim().split('\t')[3], 'no');
+  assert.match(second.stderr, /^1 device\(s\): 1 ok, 0 changed, 0 not backed up$/m, 'the summary line as before');
   const usage = await runCliAsync(['backup', 'run', '--device', String(id), '--wait', '--no-wait', ...dataArgs]);
   assert.equal(usage.status, 2);
 });
