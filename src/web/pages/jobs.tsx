@@ -206,6 +206,7 @@ function ItemResult({ item }: { item: JobItemView }) {
         {item.progress ? ` (${item.progress})` : ''}
       </span>
     );
+  if (item.state === 'running') return <span class="muted">backing up…</span>;
   if (item.state === 'failed')
     return (
       <span>
