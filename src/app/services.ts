@@ -13,8 +13,8 @@ export type AppServicesBase = Omit<AppServices, 'runner'>;
  */
 export class MeteredBackupRunner extends BackupRunner {
   private waiting = 0;
-  /** The options object of each pending run() (the base pool passes it on to backupDevice), with how many it started. */
-  private readonly startedOf = new WeakMap<RunOptions, number>();
+  /** The options object of each pending run() (the base pool passes it to dequeued), with how many it took. */
+  private readonly takenOf = new WeakMap<RunOptions, number>();
 
   constructor(
     deps: RunnerDeps,
@@ -29,24 +29,26 @@ export class MeteredBackupRunner extends BackupRunner {
 
   override async run(deviceIds: readonly number[], opts: RunOptions): Promise<DeviceRunResult[]> {
     const total = new Set(deviceIds).size;
-    // The base pool hands this same object to backupDevice for each device it starts: that is how a start is told apart.
+    // The base pool hands this same object to dequeued for each device it takes: that is how this run is told apart.
     const own: RunOptions = { ...opts };
-    this.startedOf.set(own, 0);
+    this.takenOf.set(own, 0);
     this.waiting += total;
     try {
       return await super.run(deviceIds, own);
     } finally {
-      // An aborted run leaves devices never started: they leave the queue too.
-      this.waiting -= total - (this.startedOf.get(own) ?? 0);
+      // An aborted run leaves devices never taken: they leave the queue too.
+      this.waiting -= total - (this.takenOf.get(own) ?? 0);
     }
   }
 
+  protected override dequeued(opts: RunOptions): void {
+    const taken = this.takenOf.get(opts);
+    if (taken === undefined) return;
+    this.waiting--;
+    this.takenOf.set(opts, taken + 1);
+  }
+
   override async backupDevice(deviceId: number, opts: RunOptions): Promise<DeviceRunResult> {
-    const started = this.startedOf.get(opts);
-    if (started !== undefined) {
-      this.waiting--;
-      this.startedOf.set(opts, started + 1);
-    }
     const r = await super.backupDevice(deviceId, opts);
     this.metrics.observeBackup({ trigger: opts.trigger, success: r.success, changed: r.changed, failure: r.failure, durationMs: r.durationMs });
     return r;

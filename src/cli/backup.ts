@@ -1,26 +1,41 @@
-// `confvault backup ...`: run backups now, import a configuration file, import an Oxidized/RANCID git history.
+// `confvault backup ...`: run backups now (waiting, or queued for the server), list and cancel jobs, import a configuration file or a git history.
 import { readFileSync } from 'node:fs';
 import { importBackup, importGitHistory } from '../features/backups/import.service';
-import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
+import { closeInterruptedBackups, selectDeviceIds } from '../features/backups/backup-jobs.service';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
-import { selectDeviceIds } from '../features/backups/backup-jobs.service';
+import { jobExecutorFor } from '../engine/jobs';
 import { parseLocalTimestamp } from '../lib/time';
-import { recordBackupRun } from '../features/backups/runs.service';
-import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
+import { cancelBackupJob, getBackupJob, listBackupJobs, requestBackupJob, type JobSelection, type JobView } from '../features/backups/jobs.service';
+import { ServeLockedError, holdServeLock } from '../features/maintenance/db-restore';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
 import { ProgressBar } from './progress';
 import { ApiError } from '../errors';
 import { getGroup } from '../features/groups/groups.service';
 import { SCOPE_ALL } from '../identity/principal';
+import type { Appliance } from '../app/bootstrap';
 
 const HELP = `Usage:
-  confvault backup run (--device ID | --group ID | --all)
+  confvault backup run (--device ID | --group ID | --all) [--wait | --no-wait]
+  confvault backup jobs [--all] [--json]
+  confvault backup jobs cancel JOB_ID
   confvault backup import --device ID --file PATH [--started-at "YYYY-MM-DD HH:MM:SS"]
   confvault backup import-git --repo DIR --layout oxidized|rancid [--trust-owner]
 
 run         Backs up now: one device, every enabled device of a group and its subgroups, or every
-            enabled device. Shows a progress bar on a terminal, then one summary line per device on
-            stdout (tab-separated: device id, name, result ok|failed|skipped, changed yes|no, seconds,
-            failure type, message). Exits 1 if any backup failed.
+            enabled device, as one job (listed by "backup jobs" and on the web interface's Jobs page).
+            --wait (the default) runs it in this process: a progress bar on a terminal, then one
+            summary line per device on stdout (tab-separated: device id, name, result
+            ok|failed|skipped, changed yes|no|first (first: the device's first stored version),
+            seconds, failure type, message). Exits 1 if any backup failed. Ctrl-C cancels the job.
+            --no-wait queues the job for the running server (\`confvault serve\` on the same data
+            directory picks it up within a second) and prints its id; with no server running it
+            says so on stderr, queues nothing and exits 1.
+jobs        Lists backup jobs still queued or running (--all: the 100 most recent, finished ones
+            too), one tab-separated line each: job id, state, done/total, what it backs up, who
+            asked (door), when, then counts (first, changed, unchanged, failed, other). --json
+            prints a JSON array instead. A job whose process died shows as interrupted.
+jobs cancel Cancels what is left of a job: queued backups are dropped, running ones stopped
+            within seconds by the process running them.
 import      Records an existing configuration file as a successful backup of the device (migration
             from other tools, restores from files). --started-at is read in the appliance's time zone.
 import-git  Imports the whole history of an Oxidized or RANCID git repository: one backup per commit
@@ -42,18 +57,81 @@ function idOption(v: string | undefined, name: string): number | undefined {
 
 function resultLine(r: DeviceRunResult): string {
   const result = r.success ? 'ok' : r.failure === 'SKIPPED' ? 'skipped' : 'failed';
-  return [r.deviceId, r.deviceName, result, r.changed ? 'yes' : 'no', (r.durationMs / 1000).toFixed(1), r.failure ?? '-', r.message ?? '-'].join('\t');
+  const changed = r.first ? 'first' : r.changed ? 'yes' : 'no';
+  return [r.deviceId, r.deviceName, result, changed, (r.durationMs / 1000).toFixed(1), r.failure ?? '-', r.message ?? '-'].join('\t');
+}
+
+function jobLine(j: JobView, tz: string): string {
+  const p = j.progress;
+  const other = p.skipped + p.cancelled + p.interrupted;
+  return [
+    j.id,
+    j.state,
+    `${p.done}/${p.total}`,
+    j.label,
+    `${j.requested_by} (${j.door})`,
+    fmtTime(j.created_at, tz),
+    `first=${p.first} changed=${p.changed} unchanged=${p.unchanged} failed=${p.failed} other=${other}`,
+  ].join('\t');
+}
+
+/** Whether `confvault serve` runs on this data directory: it holds serve.lock for as long as it runs. */
+function serverRunning(dataDir: string): boolean {
+  try {
+    holdServeLock(dataDir).release();
+    return false;
+  } catch (e) {
+    if (e instanceof ServeLockedError) return true;
+    throw e;
+  }
+}
+
+/** `backup run --wait`: the job runs in this process; Ctrl-C or SIGTERM cancels it. Prints today's summary lines. */
+async function runAndWait(a: Appliance, selection: JobSelection, total: number): Promise<number> {
+  const actor = consoleActor();
+  const runner = new BackupRunner({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config: a.config });
+  const executor = jobExecutorFor(a.db, runner);
+  const job = requestBackupJob(a.db, actor, selection, executor.owner);
+  const bar = new ProgressBar(total, 'backing up');
+  const onSignal = () => {
+    cancelBackupJob(a.db, actor, job.id);
+    executor.beat();
+  };
+  process.once('SIGINT', onSignal);
+  process.once('SIGTERM', onSignal);
+  let failed = 0;
+  const results = await executor.execute(job.id, {
+    onResult: (r, done) => {
+      if (!r.success) failed++;
+      bar.update(done, failed);
+    },
+    onProgress: (id, text) => err(`device ${id}: ${text}`),
+  });
+  process.removeListener('SIGINT', onSignal);
+  process.removeListener('SIGTERM', onSignal);
+  bar.finish();
+  results.sort((x, y) => x.deviceId - y.deviceId);
+  for (const r of results) out(resultLine(r));
+  const ok = results.filter((r) => r.success).length;
+  const changed = results.filter((r) => r.changed).length;
+  const first = results.filter((r) => r.first).length;
+  // The line as it always was; first versions (no longer counted as "no change") are named after it when there are any.
+  err(`${results.length} device(s): ${ok} ok, ${changed} changed, ${results.length - ok} not backed up${first ? `; ${first} first version(s) stored` : ''}`);
+  return results.length === total && results.every((r) => r.success) ? 0 : 1;
 }
 
 export const backupCommand: Command = {
   name: 'backup',
-  summary: 'Run backups now, import a configuration file or a git history',
+  summary: 'Run backups now, list and cancel backup jobs, import a configuration file or a git history',
   help: HELP,
   async run(argv) {
     const { values, positionals } = parse(argv, {
       device: { type: 'string' },
       group: { type: 'string' },
       all: { type: 'boolean' },
+      wait: { type: 'boolean' },
+      'no-wait': { type: 'boolean' },
+      json: { type: 'boolean' },
       file: { type: 'string' },
       'started-at': { type: 'string' },
       repo: { type: 'string' },
@@ -69,6 +147,7 @@ export const backupCommand: Command = {
         if ([deviceId !== undefined, groupId !== undefined, values.all === true].filter(Boolean).length !== 1) {
           throw new UsageError('backup run: give exactly one of --device ID, --group ID, --all');
         }
+        if (values.wait && values['no-wait']) throw new UsageError('backup run: give --wait or --no-wait, not both');
         return withAppliance(flags, async (a) => {
           // Records a crashed run left open long ago cannot still be running anywhere.
           const b = a.config.backup;
@@ -82,33 +161,36 @@ export const backupCommand: Command = {
             err('no enabled devices selected');
             return 0;
           }
-          const selection = deviceId !== undefined ? { deviceId } : groupId !== undefined ? { groupId } : { all: true as const };
-          recordBackupRun(a.db, consoleActor(), selection, ids);
-          const runner = new BackupRunner({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config: a.config });
-          const bar = new ProgressBar(ids.length, 'backing up');
-          const controller = new AbortController();
-          const onSignal = () => controller.abort();
-          process.once('SIGINT', onSignal);
-          process.once('SIGTERM', onSignal);
-          let failed = 0;
-          const results = await runner.run(ids, {
-            trigger: 'cli',
-            signal: controller.signal,
-            onResult: (r, done) => {
-              if (!r.success) failed++;
-              bar.update(done, failed);
-            },
-            onProgress: (id, text) => err(`device ${id}: ${text}`),
+          const selection: JobSelection = deviceId !== undefined ? { deviceIds: [deviceId] } : groupId !== undefined ? { groupId } : { all: true };
+          if (!values['no-wait']) return runAndWait(a, selection, ids.length);
+          if (!serverRunning(a.dataDir)) {
+            throw new Error(`no confvault server is running on ${a.dataDir}: nothing queued; start it (confvault serve) or run without --no-wait`);
+          }
+          const job = requestBackupJob(a.db, consoleActor(), selection, null);
+          err(`queued job ${job.id} (${job.label}, ${job.deviceIds.length} device(s)) for the running server; follow it with: confvault backup jobs`);
+          out(job.id);
+          return 0;
+        });
+      }
+      case 'jobs': {
+        const [, action, jobId, ...rest] = positionals;
+        if (action === 'cancel') {
+          if (!jobId || rest.length) throw new UsageError('backup jobs cancel: give one JOB_ID');
+          return withAppliance(flags, (a) => {
+            const r = cancelBackupJob(a.db, consoleActor(), jobId);
+            err(`job ${jobId}: ${r.cancelled} queued backup(s) cancelled, ${r.stopping} running backup(s) stopping`);
+            const j = getBackupJob(a.db, consoleActor().principal, jobId);
+            out(jobLine(j, a.config.server.timezone));
+            return 0;
           });
-          process.removeListener('SIGINT', onSignal);
-          process.removeListener('SIGTERM', onSignal);
-          bar.finish();
-          results.sort((x, y) => x.deviceId - y.deviceId);
-          for (const r of results) out(resultLine(r));
-          const ok = results.filter((r) => r.success).length;
-          const changed = results.filter((r) => r.changed).length;
-          err(`${results.length} device(s): ${ok} ok, ${changed} changed, ${results.length - ok} not backed up`);
-          return results.every((r) => r.success) ? 0 : 1;
+        }
+        if (action !== undefined) throw new UsageError(`backup jobs: unknown action "${action}" (only "cancel ID")`);
+        return withAppliance(flags, (a) => {
+          const jobs = listBackupJobs(a.db, consoleActor().principal, { openOnly: values.all !== true, limit: 100 });
+          if (values.json) out(JSON.stringify(jobs, null, 2));
+          else for (const j of jobs) out(jobLine(j, a.config.server.timezone));
+          if (!values.json && jobs.length === 0) err(values.all ? 'no backup jobs' : 'no backup job queued or running (--all lists finished ones too)');
+          return 0;
         });
       }
       case 'import': {

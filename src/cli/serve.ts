@@ -12,6 +12,7 @@ import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
+import { jobExecutorFor, startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { startEventBackups } from '../events/start';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
@@ -98,6 +99,8 @@ ${GLOBAL_OPTIONS_HELP}`,
     const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
     const runner = services.runner;
     const scheduler = startScheduler(services, runner);
+    // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
+    const jobs = startJobPickup(jobExecutorFor(a.db, runner, log), a.db, log);
     const retention = startRetention(a.db, a.snapshots, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, log });
     const events = await startEventBackups(services, runner);
@@ -109,7 +112,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     clearInterval(retention);
     templateFiles.stop();
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop(), notifier.stop(), events?.stop(), dbCopies.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop()]);
     a.close();
     lock.release();
     forgetSignals();

@@ -23,6 +23,8 @@ export interface DeviceRunResult {
   backupId: string | null;
   success: boolean;
   changed: boolean;
+  /** The device's first stored version (never also "changed"). */
+  first: boolean;
   failure: FailureType | 'SKIPPED' | null;
   message: string | null;
   attempts: number;
@@ -39,6 +41,15 @@ export interface RunOptions {
   onResult?: (r: DeviceRunResult, done: number, total: number) => void;
   /** What a device's backup is doing beyond connecting and reading, e.g. "retrying: connection refused". */
   onProgress?: (deviceId: number, text: string) => void;
+  /** A transient failure is retried: `attempt` is the one that failed, `reason` its failure in words. */
+  onRetry?: (deviceId: number, attempt: number, reason: string) => void;
+  /**
+   * Asked as the pool takes each device, just before it starts: false leaves it out (a job item cancelled while
+   * queued); it gets no result. Jobs also mark their item running here.
+   */
+  beforeStart?: (deviceId: number) => boolean;
+  /** A signal that cancels this one device's backup (a cancelled job item), on top of `signal`. */
+  deviceSignal?: (deviceId: number) => AbortSignal | undefined;
 }
 
 /** How a run retries a transient failure: how many more attempts, and the wait before attempt n+1 (n from 1). */
@@ -147,6 +158,9 @@ export class BackupRunner {
     return this.active.has(deviceId);
   }
 
+  /** Called once for each device the pool takes off a run's queue (started or left out): the queue-depth hook. */
+  protected dequeued(_opts: RunOptions): void {}
+
   /** Back up the given devices with the configured concurrency; resolves when all are done. */
   async run(deviceIds: readonly number[], opts: RunOptions): Promise<DeviceRunResult[]> {
     const queue = [...new Set(deviceIds)];
@@ -158,6 +172,8 @@ export class BackupRunner {
         const id = queue[next++];
         if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), opts.signal);
         if (this.loopLag.late) await this.loopLag.settle(opts.signal);
+        this.dequeued(opts);
+        if (opts.beforeStart && !opts.beforeStart(id)) continue;
         const r = await this.backupDevice(id, opts);
         results.push(r);
         opts.onResult?.(r, results.length, queue.length);
@@ -180,12 +196,14 @@ export class BackupRunner {
     const { db, secrets, snapshots, config, log } = this.deps;
     const begun = Date.now();
     const job = loadBackupJob(db, secrets, deviceId);
-    const base = { deviceId, deviceName: job?.deviceName ?? String(deviceId), backupId: null, changed: false, attempts: 0 };
+    const base = { deviceId, deviceName: job?.deviceName ?? String(deviceId), backupId: null, changed: false, first: false, attempts: 0 };
     if (!job) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
     if (this.active.has(deviceId) || isBackupRunning(db, deviceId)) {
       return { ...base, success: false, failure: 'SKIPPED', message: 'A backup of this device is already running.', durationMs: 0 };
     }
     this.active.add(deviceId);
+    const own = opts.deviceSignal?.(deviceId);
+    const signal = own && opts.signal ? AbortSignal.any([opts.signal, own]) : (own ?? opts.signal);
     let started: StartedBackup | null = null;
     try {
       started = startEngineBackup(db, deviceId, job.templateId, opts.trigger, opts.changedBy ?? null);
@@ -196,14 +214,15 @@ export class BackupRunner {
         attempts++;
         result = await collectConfig(job.target, job.template, this.limits, {
           redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
-          signal: opts.signal,
+          signal,
         });
-        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > plan.retries || opts.signal?.aborted) break;
+        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > plan.retries || signal?.aborted) break;
         const wait = plan.waitMs(attempts);
         log?.warn({ device_id: deviceId, failure: result.failure, attempt: attempts, retry_in_ms: wait }, 'backup attempt failed, retrying');
         const words = failureWords(result.failure);
+        opts.onRetry?.(deviceId, attempts, words);
         opts.onProgress?.(deviceId, wait > 0 ? `retrying in ${Math.round(wait / 1000)} s: ${words}` : `retrying: ${words}`);
-        await sleep(wait, opts.signal);
+        await sleep(wait, signal);
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
       const backupId = started.id;
@@ -239,6 +258,7 @@ export class BackupRunner {
         backupId: done.id,
         success: done.success,
         changed: done.changed,
+        first: done.first,
         failure: result.ok ? null : result.failure,
         message: result.ok ? null : result.message,
         attempts,

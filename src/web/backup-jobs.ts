@@ -1,64 +1,69 @@
-// "Back up now" from the web: one job per click, run by the process's BackupRunner, polled by the page until it finishes.
-import { randomUUID } from 'node:crypto';
-import type { AppServices, RunSummary } from '../http/context';
+// Backup jobs from the web (device page, device list, Jobs page): requested through the jobs service, run at once by this server's runner.
+import { jobExecutorFor, type JobExecutor } from '../engine/jobs';
+import { BackupRunner } from '../engine/runner';
+import { getBackupJob, requestBackupJob, type JobSelection, type RequestedJob } from '../features/backups/jobs.service';
+import type { AppServices } from '../http/context';
 import type { Actor } from '../identity/actor';
-import { requestDeviceBackup } from '../features/backups/runs.service';
+import type { Principal } from '../identity/principal';
 
-export interface BackupJob {
-  id: string;
-  deviceId: number;
-  userId: number;
-  startedAt: number;
-  finishedAt: number | null;
-  result: RunSummary | null;
-  /** The runner's latest word beyond "running", e.g. "retrying: connection refused"; kept after the end. */
-  progress: string | null;
+function executorOf(app: AppServices): JobExecutor {
+  // The composition root (src/app/services.ts) builds the process's one BackupRunner; a job needs its pool.
+  if (!(app.runner instanceof BackupRunner)) throw new Error('This server has no backup runner able to run jobs');
+  return jobExecutorFor(app.db, app.runner, app.log);
 }
 
-// Finished jobs are kept long enough for the page to pick up the result, then dropped.
-const KEEP_FINISHED_MS = 15 * 60_000;
-/** Jobs kept at most; past it the oldest finished ones go first (a running job is never dropped). */
-const MAX_JOBS = 10_000;
-const jobs = new Map<string, BackupJob>();
-
-/** Start a manual backup of a device: the service checks permission and scope and audits the request first. */
-export function startBackupJob(app: AppServices, actor: Actor, deviceId: number, onDone?: (r: RunSummary) => void): BackupJob {
-  const id = randomUUID();
-  requestDeviceBackup(app.db, actor, deviceId, id);
-  const userId = actor.principal.userId;
-  const now = Date.now();
-  for (const [id, j] of jobs) if (j.finishedAt !== null && now - j.finishedAt > KEEP_FINISHED_MS) jobs.delete(id);
-  for (const [id, j] of jobs) {
-    if (jobs.size < MAX_JOBS) break;
-    if (j.finishedAt !== null) jobs.delete(id);
-  }
-  const job: BackupJob = { id, deviceId, userId, startedAt: now, finishedAt: null, result: null, progress: null };
-  jobs.set(job.id, job);
-  void app.runner.backupDevice(deviceId, { trigger: 'manual', onProgress: (_id, text) => (job.progress = text) }).then((r) => {
-    job.result = r;
-    job.finishedAt = Date.now();
-    onDone?.(r);
-  });
+/**
+ * Start a job now: the service checks permission and scope, writes the job, its items and the audit row; this
+ * process runs it (the Jobs page and the device page follow it through the database).
+ */
+export function startBackupJob(app: AppServices, actor: Actor, selection: JobSelection): RequestedJob {
+  const executor = executorOf(app);
+  const job = requestBackupJob(app.db, actor, selection, executor.owner);
+  void executor.execute(job.id);
   return job;
 }
 
-/** A job of this user only: job ids are not capabilities to be shared. */
-export function getBackupJob(id: string, userId: number): BackupJob | undefined {
-  const j = jobs.get(id);
-  return j && j.userId === userId ? j : undefined;
+export type DeviceJobState = 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'interrupted';
+
+/** The device page's view of a job's item for one device ("Back up now"), as the internal /api/backup-jobs/:job route returns it. */
+export interface DeviceJobView {
+  id: string;
+  device_id: number;
+  state: DeviceJobState;
+  elapsed_ms: number;
+  backup_id: string | null;
+  changed: boolean;
+  first: boolean;
+  /** "first version stored", "changed" or "no change" once succeeded. */
+  result: string | null;
+  failure: string | null;
+  message: string | null;
+  progress: string | null;
+  attempts: number | null;
 }
 
-export function jobView(j: BackupJob) {
+/**
+ * One device's part of a job the reader may see (404 when missing, 403 out of scope), or undefined when the job
+ * holds no item for that device (or for any device when `deviceId` is omitted and it has several).
+ */
+export function deviceJobView(app: AppServices, reader: Principal, jobId: string, deviceId?: number): DeviceJobView | undefined {
+  const job = getBackupJob(app.db, reader, jobId);
+  const item = deviceId === undefined ? (job.items.length === 1 ? job.items[0] : undefined) : job.items.find((i) => i.device_id === deviceId);
+  if (!item) return undefined;
+  const open = item.state === 'queued' || item.state === 'running' || item.state === 'retrying';
+  const from = item.started_at ?? job.created_at;
   return {
-    id: j.id,
-    device_id: j.deviceId,
-    state: j.finishedAt === null ? 'running' : j.result?.success ? 'succeeded' : j.result?.failure === 'SKIPPED' ? 'skipped' : 'failed',
-    elapsed_ms: (j.finishedAt ?? Date.now()) - j.startedAt,
-    backup_id: j.result?.backupId ?? null,
-    changed: j.result?.changed ?? false,
-    failure: j.result?.failure ?? null,
-    message: j.result?.message ?? null,
-    progress: j.progress,
-    attempts: j.result?.attempts ?? null,
+    id: job.id,
+    device_id: item.device_id,
+    state: open ? 'running' : item.state === 'succeeded' ? 'succeeded' : (item.state as DeviceJobState),
+    elapsed_ms: Math.max(0, (item.finished_at ?? Date.now()) - from),
+    backup_id: item.backup_id,
+    changed: item.outcome === 'changed',
+    first: item.outcome === 'first',
+    result: item.result,
+    failure: item.failure,
+    message: item.message,
+    progress: open && item.state === 'queued' ? 'queued' : item.progress,
+    attempts: open ? null : item.attempt,
   };
 }

@@ -19,6 +19,7 @@ import { registerInternalApi } from './pages/internal-api';
 import { registerSearch } from './pages/search';
 import { registerAdminPages } from './pages/admin';
 import { registerNotifications } from './pages/notifications';
+import { registerJobs } from './pages/jobs';
 import { render } from './render';
 import { SESSION_COOKIE, resolveSession, tokensEqual } from './session/sessions.service';
 import { LoginThrottle } from './session/throttle';
@@ -142,6 +143,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerAdminPages(web);
   registerAudit(web);
   registerNotifications(web);
+  registerJobs(web);
   registerInternalApi(web);
 
   web.onError((err, c) => {

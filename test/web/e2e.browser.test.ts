@@ -1,4 +1,4 @@
-// End to end in headless Chromium against dist/confvault and the device lab: first login, inventory, backups, diff, search, API keys, scope.
+// End to end in headless Chromium against dist/confvault and the device lab: first login, inventory, backups, diff, search, bulk backup with the Jobs page, API keys, scope.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -173,6 +173,19 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('#search-results .hit', { hasText: 'r1' }).waitFor();
     assert.equal(await page.locator('#search-results .hit').count(), 1);
+
+    // Bulk: back up the Lab group from the device list and follow the job on its page and the Jobs page. The lab's
+    // change was undone after the last backup, so r1's configuration changed again.
+    await page.goto(`${url}/devices`);
+    await page.locator('select[name="group_id"]').selectOption({ label: 'Lab' });
+    await page.getByRole('button', { name: 'Filter' }).click();
+    await page.getByRole('button', { name: 'Back up this group' }).click();
+    await page.waitForURL(/\/jobs\/[0-9a-f-]{36}$/);
+    await page.locator('#job-state', { hasText: 'finished' }).waitFor({ timeout: 90_000 });
+    await page.locator('#job-items .item-result', { hasText: 'changed' }).waitFor();
+    await page.goto(`${url}/jobs`);
+    await page.locator('#jobs tbody tr', { hasText: 'group Lab' }).waitFor();
+    await page.screenshot({ path: path.join(SHOTS, 'jobs.png'), fullPage: true });
 
     // Dashboard.
     await page.goto(`${url}/`);

@@ -69,8 +69,13 @@ export function startBackup(
  * not a change. Called inside the transaction that records the version.
  */
 export function isChange(db: DB, started: StartedBackup, fingerprint: string): boolean {
+  return versionKind(db, started, fingerprint).changed;
+}
+
+/** isChange, and whether the version is the device's first (no earlier successful version): one read. */
+function versionKind(db: DB, started: StartedBackup, fingerprint: string): { changed: boolean; first: boolean } {
   const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
-  return previous !== null && previous !== fingerprint;
+  return { changed: previous !== null && previous !== fingerprint, first: previous === null };
 }
 
 export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly string[] } | { ok: false; failure: FailureType; message: string };
@@ -106,7 +111,9 @@ export function finishBackupSync(db: DB, store: SnapshotStore, started: StartedB
   return recordFinishedBackup(db, started, outcome, { snap: store.put(outcome.text), fingerprint }, finishedAt);
 }
 
-export type FinishedBackup = { id: string; success: true; changed: boolean; hash: string } | { id: string; success: false; changed: false; hash: null };
+/** `first`: the device's first stored version (which is never a change). */
+export type FinishedBackup =
+  { id: string; success: true; changed: boolean; first: boolean; hash: string } | { id: string; success: false; changed: false; first: false; hash: null };
 
 /** The record transaction of finishBackup: `stored` is the snapshot already on disk (null for a failure). */
 function recordFinishedBackup(
@@ -133,13 +140,14 @@ function recordFinishedBackup(
       setDeviceLastBackup(db, started.deviceId, started.id);
       enqueueFinishedBackup(db, started.id, finishedAt);
     }).immediate();
-    return { id: started.id, success: false, changed: false, hash: null };
+    return { id: started.id, success: false, changed: false, first: false, hash: null };
   }
   const { snap, fingerprint } = stored;
   let changed = false;
+  let first = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    changed = isChange(db, started, fingerprint);
+    ({ changed, first } = versionKind(db, started, fingerprint));
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
       success: 1,
@@ -154,7 +162,7 @@ function recordFinishedBackup(
     setDeviceLastBackup(db, started.deviceId, started.id);
     enqueueFinishedBackup(db, started.id, finishedAt);
   }).immediate();
-  return { id: started.id, success: true, changed, hash: snap.hash };
+  return { id: started.id, success: true, changed, first, hash: snap.hash };
 }
 
 /**

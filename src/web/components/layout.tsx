@@ -13,6 +13,7 @@ interface NavItem {
 const NAV: NavItem[] = [
   { href: '/', label: 'Dashboard', perms: ['dashboard.view'] },
   { href: '/devices', label: 'Devices', perms: ['devices.view'] },
+  { href: '/jobs', label: 'Jobs', perms: ['backups.view'] },
   { href: '/search', label: 'Search', perms: ['devices.view', 'backups.view'] },
   { href: '/groups', label: 'Groups', perms: ['groups.view'] },
   { href: '/credentials', label: 'Credentials', perms: ['credentials.view'] },

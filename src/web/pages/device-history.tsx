@@ -3,7 +3,8 @@ import type { Hono } from 'hono';
 import { getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
-import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
+import { deviceJobView, startBackupJob, type DeviceJobView } from '../backup-jobs';
+import { ApiError } from '../../errors';
 import { Csrf, Pager } from '../components/layout';
 import { diffBackups, readBackupTextOffThread } from '../diff';
 import { render } from '../render';
@@ -22,7 +23,7 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
   // Without script: start the job and come back to the page, which shows its state.
   web.post('/devices/:id/backup', need('devices.view', 'backups.run'), (c) => {
     const id = intParam(c, 'id');
-    const job = startBackupJob(c.get('app'), actorOf(c), id);
+    const job = startBackupJob(c.get('app'), actorOf(c), { deviceIds: [id] });
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);
   });
 
@@ -131,8 +132,7 @@ function devicePage(c: WebContext) {
   const device = getDevice(app.db, p.scope, id);
   const page = intQuery(c, 'page', 1, 1_000_000);
   const history = can(c, 'backups.view') ? listDeviceHistory(app.db, p.scope, id, page, HISTORY_PAGE) : null;
-  const job = c.req.query('job') ? getBackupJob(c.req.query('job')!, p.userId) : undefined;
-  const jv = job && job.deviceId === id ? jobView(job) : null;
+  const jv = jobOnPage(c, id);
   const group = device.group_id ? groupPaths(groupOptions(app.db, p.scope)).get(device.group_id) : null;
   const csrf = c.get('session').csrfToken;
   const successes = history?.items.filter((b) => b.success) ?? [];
@@ -163,6 +163,12 @@ function devicePage(c: WebContext) {
       </div>
       <div id="backup-status" class={`job ${jv ? jv.state : 'idle'}`} aria-live="polite" data-job={jv?.state === 'running' ? jv.id : undefined}>
         {jv ? <JobMessage job={jv} /> : null}
+        {jv && can(c, 'backups.view') ? (
+          <>
+            {' '}
+            <a href={`/jobs/${jv.id}`}>Job details</a>
+          </>
+        ) : null}
       </div>
       <HostKeyChange c={c} deviceId={id} />
       <DeviceHold c={c} deviceId={id} />
@@ -256,14 +262,27 @@ function devicePage(c: WebContext) {
   );
 }
 
-export function JobMessage({ job }: { job: ReturnType<typeof jobView> }) {
+/** The job named by ?job= for this device, when the reader may see it (a stale or foreign link shows nothing). */
+function jobOnPage(c: WebContext, deviceId: number): DeviceJobView | null {
+  const jobId = c.req.query('job');
+  if (!jobId) return null;
+  try {
+    return deviceJobView(c.get('app'), c.get('principal'), jobId, deviceId) ?? null;
+  } catch (err) {
+    if (err instanceof ApiError && err.status < 500) return null;
+    throw err;
+  }
+}
+
+export function JobMessage({ job }: { job: DeviceJobView }) {
   if (job.state === 'running')
     return (
       <span>
         Backup running… {Math.round(job.elapsed_ms / 1000)} s{job.progress ? ` (${job.progress})` : ''}
       </span>
     );
-  if (job.state === 'succeeded') return <span>Backup succeeded{job.changed ? ': the configuration changed.' : ': no change.'}</span>;
+  if (job.state === 'succeeded')
+    return <span>Backup succeeded{job.first ? ': first version stored.' : job.changed ? ': the configuration changed.' : ': no change.'}</span>;
   return (
     <span>
       Backup {job.state}: {job.failure ? `${job.failure} — ` : ''}

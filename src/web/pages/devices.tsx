@@ -148,6 +148,8 @@ function listPage(c: WebContext) {
   );
   const groups = groupOptions(db, p.scope);
   const paths = groupPaths(groups);
+  const bulk = can(c, 'backups.run');
+  const here = `/devices${new URL(c.req.url).search}`;
   return render(
     c,
     { title: 'Devices', active: '/devices' },
@@ -205,61 +207,95 @@ function listPage(c: WebContext) {
       {items.length === 0 ? (
         <p class="empty">No devices{q || groupId || reach || staleOnly ? ' match these filters' : ' yet'}.</p>
       ) : (
-        <div class="table-wrap">
-          <table class="list" id="devices">
-            <thead>
-              <tr>
-                <th>Name</th>
-                <th>Address</th>
-                <th>Group</th>
-                <th>Reachability</th>
-                <th>Last backup</th>
-              </tr>
-            </thead>
-            <tbody>
-              {items.map((d) => (
+        <form method="post" action="/jobs" id="bulk-backup">
+          {bulk ? <BulkActions c={c} groupId={groupId} groupLabel={groupId ? paths.get(groupId) : undefined} back={here} /> : null}
+          <div class="table-wrap">
+            <table class="list" id="devices">
+              <thead>
                 <tr>
-                  <td>
-                    <a href={`/devices/${d.id}`}>{d.name}</a>
-                    {d.enabled ? null : <span class="badge muted">disabled</span>}
-                    {held.has(d.id) ? (
-                      <span class="badge failed" title="backups held until an entitled user approves the address">
-                        held
-                      </span>
-                    ) : null}
-                    {stale.has(d.id) ? (
-                      <span class="badge expired stale" title={`no successful backup for more than ${staleHours} h`}>
-                        stale
-                      </span>
-                    ) : null}
-                  </td>
-                  <td class="mono">
-                    {`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span>
-                  </td>
-                  <td>{d.group_id ? (paths.get(d.group_id) ?? d.group_id) : '—'}</td>
-                  <td>
-                    <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>
-                      {d.reachability.status}
-                    </span>
-                  </td>
-                  <td>
-                    {d.last_backup ? (
-                      <>
-                        <span class={`badge ${d.last_backup.success ? 'ok' : 'failed'}`}>{d.last_backup.success ? 'ok' : 'failed'}</span>{' '}
-                        {formatTime(d.last_backup.started_at, tz)}
-                      </>
-                    ) : (
-                      'never'
-                    )}
-                  </td>
+                  {bulk ? <th>Select</th> : null}
+                  <th>Name</th>
+                  <th>Address</th>
+                  <th>Group</th>
+                  <th>Reachability</th>
+                  <th>Last backup</th>
                 </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+              </thead>
+              <tbody>
+                {items.map((d) => (
+                  <tr>
+                    {bulk ? (
+                      <td>
+                        <input type="checkbox" name="device_id" value={String(d.id)} aria-label={`Select ${d.name}`} />
+                      </td>
+                    ) : null}
+                    <td>
+                      <a href={`/devices/${d.id}`}>{d.name}</a>
+                      {d.enabled ? null : <span class="badge muted">disabled</span>}
+                      {held.has(d.id) ? (
+                        <span class="badge failed" title="backups held until an entitled user approves the address">
+                          held
+                        </span>
+                      ) : null}
+                      {stale.has(d.id) ? (
+                        <span class="badge expired stale" title={`no successful backup for more than ${staleHours} h`}>
+                          stale
+                        </span>
+                      ) : null}
+                    </td>
+                    <td class="mono">
+                      {`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span>
+                    </td>
+                    <td>{d.group_id ? (paths.get(d.group_id) ?? d.group_id) : '—'}</td>
+                    <td>
+                      <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>
+                        {d.reachability.status}
+                      </span>
+                    </td>
+                    <td>
+                      {d.last_backup ? (
+                        <>
+                          <span class={`badge ${d.last_backup.success ? 'ok' : 'failed'}`}>{d.last_backup.success ? 'ok' : 'failed'}</span>{' '}
+                          {formatTime(d.last_backup.started_at, tz)}
+                        </>
+                      ) : (
+                        'never'
+                      )}
+                    </td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        </form>
       )}
       <Pager base="/devices" params={params} page={page} limit={PAGE_SIZE} total={total} />
     </>,
+  );
+}
+
+/** Bulk backups from the list: the devices ticked, the group filtered on (with its subgroups), or every device in scope; one job each. */
+function BulkActions({ c, groupId, groupLabel, back }: { c: WebContext; groupId: number; groupLabel?: string; back: string }) {
+  return (
+    <div class="actions bulk-actions">
+      <Csrf token={c.get('session').csrfToken} />
+      <input type="hidden" name="back" value={back} />
+      <button type="submit" name="selection" value="devices">
+        Back up selected
+      </button>
+      {groupId ? (
+        <>
+          <input type="hidden" name="group_id" value={String(groupId)} />
+          <button type="submit" name="selection" value="group" title={`every enabled device of ${groupLabel ?? 'this group'} and its subgroups`}>
+            Back up this group
+          </button>
+        </>
+      ) : null}
+      <button type="submit" name="selection" value="all" title="every enabled device you may see">
+        Back up all
+      </button>
+      <a href="/jobs">Jobs</a>
+    </div>
   );
 }
 

@@ -4,23 +4,28 @@ import { ApiError } from '../../errors';
 import { getDeviceBackupRow } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
-import { getBackupJob, jobView, startBackupJob } from '../backup-jobs';
+import { deviceJobView, startBackupJob } from '../backup-jobs';
 import { diffBackups } from '../diff';
 import { intParam, need, type WebEnv } from '../web-context';
 import { actorOf } from '../../http/context';
 
+function intQueryOrUndefined(v: string | undefined): number | undefined {
+  return v !== undefined && /^\d{1,15}$/.test(v) ? Number(v) : undefined;
+}
+
 export function registerInternalApi(web: Hono<WebEnv>): void {
   web.post('/api/devices/:id/backups', need('devices.view', 'backups.run'), (c) => {
     const id = intParam(c, 'id');
-    const job = startBackupJob(c.get('app'), actorOf(c), id);
-    return c.json(jobView(job), 202);
+    const job = startBackupJob(c.get('app'), actorOf(c), { deviceIds: [id] });
+    return c.json(deviceJobView(c.get('app'), c.get('principal'), job.id, id), 202);
   });
 
   web.get('/api/backup-jobs/:job', (c) => {
-    const job = getBackupJob(c.req.param('job'), c.get('principal').userId);
+    // One device's part of a job (the device page's "Back up now"); the Jobs page's routes show whole jobs.
+    const job = deviceJobView(c.get('app'), c.get('principal'), c.req.param('job'), intQueryOrUndefined(c.req.query('device_id')));
     if (!job) throw ApiError.notFound('backup job');
     c.header('Cache-Control', 'no-store');
-    return c.json(jobView(job));
+    return c.json(job);
   });
 
   web.get('/api/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {

@@ -65,6 +65,35 @@
     }
   });
 
+  // Pages with a live part (data-refresh="seconds", the Jobs pages): fetch the page again and swap that part while
+  // it asks for it; without script the page's Refresh link (or a reload) does the same.
+  var live = document.getElementById('jobs-live');
+  function refreshLive() {
+    var every = live && live.getAttribute('data-refresh');
+    if (!every) return;
+    setTimeout(
+      function () {
+        fetch(window.location.href, { headers: { Accept: 'text/html' }, credentials: 'same-origin' })
+          .then(function (r) {
+            return r.ok ? r.text() : Promise.reject(new Error(String(r.status)));
+          })
+          .then(function (html) {
+            var next = new DOMParser().parseFromString(html, 'text/html').getElementById('jobs-live');
+            if (!next) return;
+            live.innerHTML = next.innerHTML;
+            if (next.getAttribute('data-refresh')) live.setAttribute('data-refresh', next.getAttribute('data-refresh'));
+            else live.removeAttribute('data-refresh');
+            refreshLive();
+          })
+          .catch(function () {
+            refreshLive();
+          });
+      },
+      Number(every) * 1000,
+    );
+  }
+  refreshLive();
+
   // "Back up now": start through the internal API, show progress, then reload the page with the job's result.
   function poll(deviceId, jobId, status) {
     var started = Date.now();

@@ -1,0 +1,157 @@
+// Runs backup jobs (schema/0017) with the process's BackupRunner: item states as devices start, retry and end; heartbeats; cancels; the server's pick-up of queued jobs.
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { DB } from '../db/open';
+import {
+  beatJobs,
+  claimJob,
+  closeDeadJobs,
+  endJob,
+  finishJobItem,
+  jobWork,
+  listQueuedJobs,
+  retryJobItem,
+  startJobItem,
+} from '../features/backups/backup-jobs-items.service';
+import type { BackupRunner, DeviceRunResult, RunOptions } from './runner';
+
+/** How often a process renews its jobs' heartbeat and looks for cancel requests (and `serve` for queued jobs). */
+export const JOB_BEAT_MS = 1000;
+
+export interface JobRunHooks {
+  onResult?: RunOptions['onResult'];
+  onProgress?: RunOptions['onProgress'];
+}
+
+/** One per runner (so per process): runs the jobs this process owns. */
+export class JobExecutor {
+  /** Names this process in backup_jobs.owner while it runs a job. */
+  readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  /** Per running job: an abort controller per device being backed up. */
+  private readonly running = new Map<string, Map<number, AbortController>>();
+  private readonly done = new Map<string, Promise<DeviceRunResult[]>>();
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(
+    private readonly db: DB,
+    private readonly runner: Pick<BackupRunner, 'run'>,
+    private readonly log: Logger | null = null,
+  ) {}
+
+  /** Run a job this process owns (requested with this owner, or claimed); resolves with the device results when it ends. */
+  execute(jobId: string, hooks: JobRunHooks = {}): Promise<DeviceRunResult[]> {
+    const p = this.executeNow(jobId, hooks);
+    this.done.set(jobId, p);
+    void p.finally(() => this.done.delete(jobId));
+    return p;
+  }
+
+  private async executeNow(jobId: string, hooks: JobRunHooks): Promise<DeviceRunResult[]> {
+    const { db } = this;
+    const work = jobWork(db, jobId);
+    if (!work) return [];
+    const controllers = new Map<number, AbortController>();
+    this.running.set(jobId, controllers);
+    this.beat();
+    try {
+      return await this.runner.run(work.deviceIds, {
+        trigger: work.trigger,
+        signal: this.stopping.signal,
+        beforeStart: (id) => startJobItem(db, jobId, id),
+        deviceSignal: (id) => {
+          const c = new AbortController();
+          controllers.set(id, c);
+          return c.signal;
+        },
+        onRetry: (id, attempt, reason) => retryJobItem(db, jobId, id, attempt, reason),
+        onResult: (r, n, total) => {
+          controllers.delete(r.deviceId);
+          finishJobItem(db, jobId, r.deviceId, r);
+          hooks.onResult?.(r, n, total);
+        },
+        onProgress: hooks.onProgress,
+      });
+    } catch (err) {
+      this.log?.error({ err, job_id: jobId }, 'backup job failed');
+      return [];
+    } finally {
+      this.running.delete(jobId);
+      try {
+        endJob(db, jobId, this.stopping.signal.aborted ? 'stopped' : 'done');
+      } catch (err) {
+        this.log?.error({ err, job_id: jobId }, 'backup job could not be closed; the next reader closes it as interrupted');
+      }
+    }
+  }
+
+  /** Renew heartbeats and act on cancel requests now (also every JOB_BEAT_MS while a job runs). */
+  beat(): void {
+    if (this.running.size === 0) {
+      if (this.timer) clearInterval(this.timer);
+      this.timer = null;
+      return;
+    }
+    if (!this.timer) {
+      this.timer = setInterval(() => this.beat(), JOB_BEAT_MS);
+      this.timer.unref();
+    }
+    try {
+      for (const [jobId, ids] of beatJobs(this.db, [...this.running.keys()])) {
+        for (const id of ids) this.running.get(jobId)?.get(id)?.abort();
+      }
+    } catch (err) {
+      this.log?.warn({ err }, 'backup job heartbeat failed');
+    }
+  }
+
+  /** Stop every job of this process (the process is stopping): running backups are cancelled, the jobs end as interrupted. */
+  async stop(): Promise<void> {
+    this.stopping.abort();
+    await Promise.allSettled([...this.done.values()]);
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
+}
+
+const executors = new WeakMap<object, JobExecutor>();
+
+/** The process's executor for this runner: web requests, the server's pick-up and the CLI share it. */
+export function jobExecutorFor(db: DB, runner: Pick<BackupRunner, 'run'>, log: Logger | null = null): JobExecutor {
+  let e = executors.get(runner);
+  if (!e) {
+    e = new JobExecutor(db, runner, log);
+    executors.set(runner, e);
+  }
+  return e;
+}
+
+/**
+ * `serve`: every JOB_BEAT_MS, close jobs whose process died and claim the queued ones (`backup run --no-wait` from the
+ * CLI), one indexed read when there is nothing to do. Stopping waits for the jobs it runs to end.
+ */
+export function startJobPickup(executor: JobExecutor, db: DB, log: Logger | null = null): { stop(): Promise<void> } {
+  const tick = () => {
+    try {
+      const dead = closeDeadJobs(db);
+      if (dead) log?.warn({ count: dead }, 'closed backup jobs whose process stopped as interrupted');
+      for (const id of listQueuedJobs(db)) {
+        if (!claimJob(db, id, executor.owner)) continue;
+        log?.info({ job_id: id }, 'backup job picked up');
+        void executor.execute(id);
+      }
+    } catch (err) {
+      log?.error({ err }, 'backup job pick-up failed');
+    }
+  };
+  tick();
+  const timer = setInterval(tick, JOB_BEAT_MS);
+  timer.unref();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await executor.stop();
+    },
+  };
+}
