@@ -129,7 +129,9 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
                   <th>Last used</th>
                   <th>Expires</th>
                   <th>State</th>
-                  <th></th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>

@@ -164,7 +164,9 @@ function listPage(c: WebContext) {
                   <th>Progress</th>
                   <th>Started by</th>
                   <th>Requested</th>
-                  <th></th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>

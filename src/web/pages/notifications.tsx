@@ -136,7 +136,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                   <th>Destination</th>
                   <th>Secret</th>
                   <th>Last message</th>
-                  <th></th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
@@ -263,7 +265,9 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                   <th>Channels</th>
                   <th>Groups</th>
                   <th>Diff</th>
-                  <th></th>
+                  <th>
+                    <span class="visually-hidden">Actions</span>
+                  </th>
                 </tr>
               </thead>
               <tbody>
