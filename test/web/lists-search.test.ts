@@ -109,7 +109,7 @@ describe('device list and search', () => {
     assert.match(p1.html, /60 device\(s\) with matches/);
     assert.match(
       p1.html,
-      /<span class="ln match"><a class="ln-link" href="\/devices\/\d+\/backups\/[0-9a-f-]+#L2" aria-label="line 2">    2<\/a>  <mark>ntp server 192.0.2<\/mark>.1<\/span>/,
+      /<span class="ln match"><a class="ln-link" href="\/devices\/\d+\/backups\/[0-9a-f-]+#L2" aria-label="line 2"> {4}2<\/a> {2}<mark>ntp server 192.0.2<\/mark>.1<\/span>/,
     );
     assert.equal([...p1.html.matchAll(/<article class="hit card">/g)].length, 25);
     const p3 = await admin.get('/search?q=ntp+server+192.0.2&page=3');
