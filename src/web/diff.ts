@@ -115,7 +115,7 @@ function lines(value: string): string[] {
 }
 
 /** The diff of two texts, bounded by DIFF_LIMITS (CPU-heavy: callers on the server use diffVersions). */
-export function compareTexts(a: string, b: string, names: { a: string; b: string }): DiffResult {
+export function compareTexts(a: string, b: string, names: { a: string; b: string }, opts: { words?: boolean } = {}): DiffResult {
   if (a === b) return { identical: true, added: 0, removed: 0, rows: [], hunks: [], tooDifferent: false, preview: null };
   const bounds = { maxEditLength: DIFF_LIMITS.max_edit_length, timeout: DIFF_LIMITS.timeout_ms };
   const parts = diffLines(a, b, bounds);
@@ -173,7 +173,7 @@ export function compareTexts(a: string, b: string, names: { a: string; b: string
       .filter((l) => !l.startsWith('\\'))
       .map((l) => ({ kind: l[0] === '+' ? ('add' as const) : l[0] === '-' ? ('del' as const) : ('same' as const), text: l.slice(1) })),
   }));
-  markWords(rows, hunks);
+  if (opts.words !== false) markWords(rows, hunks);
   return { identical: added === 0 && removed === 0, added, removed, rows, hunks, tooDifferent: false, preview: null };
 }
 
@@ -329,7 +329,9 @@ export function diffTask(req: {
     if (text === null) return { unreadable: { hash: side.hash, problem: 'snapshot file missing' } };
     texts.push(text);
   }
-  const r = compareTexts(withoutIgnored(texts[0], req.ignore), withoutIgnored(texts[1], req.ignore), req.names);
+  // Word marks are for the page; a patch or the internal API's JSON has no use for them.
+  const words = !req.unified && !req.json;
+  const r = compareTexts(withoutIgnored(texts[0], req.ignore), withoutIgnored(texts[1], req.ignore), req.names, { words });
   const unified = req.unified || req.json ? unifiedText(r, req.names) : null;
   const json = req.json ? JSON.stringify({ identical: r.identical, added: r.added, removed: r.removed, unified }) : null;
   // A whole-file hunk is big and only the unified text needs it; the page shows the preview.
