@@ -178,6 +178,11 @@ function devicePage(c: WebContext) {
             </form>
           )}
           <Pager base={`/devices/${id}`} params={{}} page={page} limit={HISTORY_PAGE} total={history.total} />
+          {successes.length > 0 ? (
+            <p>
+              <a href={`/compare?da=${id}`}>Compare with another device…</a>
+            </p>
+          ) : null}
         </section>
       ) : null}
     </>,
