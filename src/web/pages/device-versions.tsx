@@ -98,6 +98,10 @@ async function versionPage(c: WebContext) {
             <dd class="mono">{row.failure_type ?? (row.finished_at === null ? 'still running' : 'unknown')}</dd>
             <dt>Message</dt>
             <dd>{row.error_message ?? '—'}</dd>
+            <dt>Attempts</dt>
+            <dd class="muted">
+              not recorded per backup: transient failures are retried ([backup] retries), each retry logged as "backup attempt failed, retrying"
+            </dd>
             <dt>Trigger</dt>
             <dd>{row.trigger}</dd>
             <dt>Started by</dt>

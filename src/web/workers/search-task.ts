@@ -140,6 +140,7 @@ export function runSearch(task: SearchTask, emit: (hit: SearchHit) => void): Sea
       continue;
     }
     const lines = text.split('\n');
+    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop(); // the final newline ends the last line, it starts none
     const matched: number[] = [];
     let count = 0;
     for (let i = 0; i < lines.length; i++) {
