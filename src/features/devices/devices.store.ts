@@ -177,13 +177,15 @@ export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
  */
 export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, order?: DeviceOrder): DeviceViewRow[] {
   const { withSql, where, params } = filterSql(scope, f);
-  if (!order || (order.sort === 'name' && !order.desc)) {
+  if (!order || order.sort === 'name') {
+    // Names are unique (NOCASE): the name index gives either direction without a sort.
+    const dir = order?.desc ? 'DESC' : '';
     const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
-      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${boundLimit('@limit')} OFFSET @offset) p
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${dir} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
       LEFT JOIN backups b ON b.id = d.last_backup_id
-     ORDER BY d.name`;
+     ORDER BY d.name ${dir}`;
     return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
   }
   const dir = order.desc ? 'DESC' : 'ASC';
