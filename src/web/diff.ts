@@ -1,23 +1,27 @@
 // Comparing two stored versions: side-by-side rows and unified hunks (the `diff` package, bounded), optionally without ignored lines.
-import { diffLines, structuredPatch } from 'diff';
+import { diffLines, diffWordsWithSpace, structuredPatch } from 'diff';
 import type { Logger } from 'pino';
 import { usablePatterns } from '../templates/patterns';
 import type { BackupRow } from '../features/backups/backups.store';
 import { SnapshotIntegrityError, type SnapshotStore } from '../store/snapshots';
 import { runOffThread } from './workers/pool';
 import { readSnapshotText } from './workers/snapshot-text';
+import { numberedLinesHtml, type NumberedText } from './config-view';
+
+/** A line cut into pieces, `mark` on the words that changed (word-level highlight of a changed line pair). */
+export type WordParts = { text: string; mark: boolean }[];
 
 export interface SideRow {
   kind: 'same' | 'del' | 'add' | 'change' | 'skip';
-  left: { n: number; text: string } | null;
-  right: { n: number; text: string } | null;
+  left: { n: number; text: string; words?: WordParts } | null;
+  right: { n: number; text: string; words?: WordParts } | null;
   /** For "skip": how many unchanged lines were folded. */
   skipped?: number;
 }
 
 export interface UnifiedHunk {
   header: string;
-  lines: { kind: 'same' | 'del' | 'add'; text: string }[];
+  lines: { kind: 'same' | 'del' | 'add'; text: string; words?: WordParts }[];
 }
 
 export interface DiffResult {
@@ -40,6 +44,58 @@ export interface DiffResult {
  */
 export const DIFF_LIMITS = { max_edit_length: 4_000, timeout_ms: 4_000, preview_lines: 2_000 } as const;
 
+/**
+ * Bounds of the word-level highlight: lines longer than this are shown whole, and past this many changed pairs
+ * in one diff the rest are too (each pair is a small Myers diff of its words; a rewritten file would be thousands).
+ */
+export const WORD_LIMITS = { max_line_chars: 1_000, max_pairs: 2_000, max_edit_length: 200 } as const;
+
+/** The changed words of a line pair, or undefined when the pair is past the bounds or shares nothing. */
+export function wordParts(left: string, right: string): { left: WordParts; right: WordParts } | undefined {
+  if (left.length > WORD_LIMITS.max_line_chars || right.length > WORD_LIMITS.max_line_chars) return undefined;
+  const parts = diffWordsWithSpace(left, right, { maxEditLength: WORD_LIMITS.max_edit_length });
+  if (!parts || !parts.some((p) => !p.added && !p.removed && p.value.trim() !== '')) return undefined;
+  return {
+    left: parts.filter((p) => !p.added).map((p) => ({ text: p.value, mark: p.removed })),
+    right: parts.filter((p) => !p.removed).map((p) => ({ text: p.value, mark: p.added })),
+  };
+}
+
+/** Adds word parts to the changed line pairs of the rows and hunks, up to WORD_LIMITS.max_pairs in all. */
+function markWords(rows: SideRow[], hunks: UnifiedHunk[]): void {
+  let budget = WORD_LIMITS.max_pairs;
+  // The split rows and the unified hunks pair the same lines: each pair is compared once.
+  const memo = new Map<string, ReturnType<typeof wordParts>>();
+  const words = (l: string, r: string) => {
+    const key = `${l}\n${r}`;
+    if (!memo.has(key)) memo.set(key, wordParts(l, r));
+    return memo.get(key);
+  };
+  for (const r of rows) {
+    if (budget <= 0) break;
+    if (r.kind !== 'change' || !r.left || !r.right) continue;
+    budget--;
+    const w = words(r.left.text, r.right.text);
+    if (w) [r.left.words, r.right.words] = [w.left, w.right];
+  }
+  budget = WORD_LIMITS.max_pairs;
+  for (const h of hunks) {
+    // A run of removed lines followed by a run of added ones: the k-th of each form a pair, as in the split view.
+    for (let i = 0; i < h.lines.length && budget > 0;) {
+      let d = i;
+      while (d < h.lines.length && h.lines[d].kind === 'del') d++;
+      let a = d;
+      while (a < h.lines.length && h.lines[a].kind === 'add') a++;
+      const pairs = Math.min(d - i, a - d);
+      for (let k = 0; k < pairs && budget > 0; k++, budget--) {
+        const w = words(h.lines[i + k].text, h.lines[d + k].text);
+        if (w) [h.lines[i + k].words, h.lines[d + k].words] = [w.left, w.right];
+      }
+      i = a > i ? a : i + 1;
+    }
+  }
+}
+
 const CONTEXT = 3;
 
 /** Drop the lines an ignore pattern matches (the same per-line rule as the change fingerprint, RE2 for custom ones). */
@@ -59,7 +115,7 @@ function lines(value: string): string[] {
 }
 
 /** The diff of two texts, bounded by DIFF_LIMITS (CPU-heavy: callers on the server use diffVersions). */
-export function compareTexts(a: string, b: string, names: { a: string; b: string }): DiffResult {
+export function compareTexts(a: string, b: string, names: { a: string; b: string }, opts: { words?: boolean } = {}): DiffResult {
   if (a === b) return { identical: true, added: 0, removed: 0, rows: [], hunks: [], tooDifferent: false, preview: null };
   const bounds = { maxEditLength: DIFF_LIMITS.max_edit_length, timeout: DIFF_LIMITS.timeout_ms };
   const parts = diffLines(a, b, bounds);
@@ -117,6 +173,7 @@ export function compareTexts(a: string, b: string, names: { a: string; b: string
       .filter((l) => !l.startsWith('\\'))
       .map((l) => ({ kind: l[0] === '+' ? ('add' as const) : l[0] === '-' ? ('del' as const) : ('same' as const), text: l.slice(1) })),
   }));
+  if (opts.words !== false) markWords(rows, hunks);
   return { identical: added === 0 && removed === 0, added, removed, rows, hunks, tooDifferent: false, preview: null };
 }
 
@@ -212,10 +269,33 @@ export async function readBackupTextOffThread(
   return null;
 }
 
-/** The worker side of readBackupTextOffThread. */
-export function readTask(req: { hash: string; snapshotsRoot: string }): { text: string } | { unreadable: { hash: string; problem: string } } {
+/**
+ * A stored version as the configuration view shows it: its lines numbered and anchored (#L12), as HTML built on
+ * a worker (see numberedLinesHtml); null as readBackupTextOffThread.
+ */
+export async function readBackupViewOffThread(
+  app: { snapshots: SnapshotStore; log: Logger | null },
+  row: Pick<BackupRow, 'id' | 'success' | 'config_snapshot_hash'>,
+): Promise<NumberedText | null> {
+  if (!row.success || !row.config_snapshot_hash) return null;
+  const r = await runOffThread<{ text: string; numbered?: NumberedText } | { unreadable: { hash: string; problem: string } }>(
+    { kind: 'read', hash: row.config_snapshot_hash, snapshotsRoot: app.snapshots.root, numbered: true },
+    DIFF_LIMITS.timeout_ms * 3 + 5_000,
+  );
+  if ('numbered' in r && r.numbered) return r.numbered;
+  if ('unreadable' in r) app.log?.error({ backup_id: row.id, hash: r.unreadable.hash, problem: r.unreadable.problem }, 'snapshot integrity error');
+  return null;
+}
+
+/** The worker side of readBackupTextOffThread (and, `numbered`, of readBackupViewOffThread: the HTML instead of the text). */
+export function readTask(req: {
+  hash: string;
+  snapshotsRoot: string;
+  numbered?: boolean;
+}): { text: string; numbered?: NumberedText } | { unreadable: { hash: string; problem: string } } {
   try {
     const text = readSnapshotText(req.snapshotsRoot, req.hash);
+    if (text !== null && req.numbered) return { text: '', numbered: numberedLinesHtml(text) };
     return text === null ? { unreadable: { hash: req.hash, problem: 'snapshot file missing' } } : { text };
   } catch (err) {
     if (!(err instanceof SnapshotIntegrityError)) throw err;
@@ -249,7 +329,9 @@ export function diffTask(req: {
     if (text === null) return { unreadable: { hash: side.hash, problem: 'snapshot file missing' } };
     texts.push(text);
   }
-  const r = compareTexts(withoutIgnored(texts[0], req.ignore), withoutIgnored(texts[1], req.ignore), req.names);
+  // Word marks are for the page; a patch or the internal API's JSON has no use for them.
+  const words = !req.unified && !req.json;
+  const r = compareTexts(withoutIgnored(texts[0], req.ignore), withoutIgnored(texts[1], req.ignore), req.names, { words });
   const unified = req.unified || req.json ? unifiedText(r, req.names) : null;
   const json = req.json ? JSON.stringify({ identical: r.identical, added: r.added, removed: r.removed, unified }) : null;
   // A whole-file hunk is big and only the unified text needs it; the page shows the preview.

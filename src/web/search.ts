@@ -2,6 +2,7 @@
 import { ApiError } from '../errors';
 import { recordAudit } from '../features/audit/audit.service';
 import { listLatestSnapshots } from '../features/backups/backups.service';
+import { listDeviceIds } from '../features/devices/devices.service';
 import type { AppServices } from '../http/context';
 import type { Actor } from '../identity/actor';
 import { authorize } from '../identity/policy';
@@ -23,7 +24,21 @@ export interface SearchResult {
 }
 
 const MAX_PATTERN = 200;
-const MAX_DEVICES_WITH_HITS = 200;
+/** A page's search stops once it has found this many devices with hits, or enough to fill the page asked for and tell whether another follows. */
+export const MAX_DEVICES_WITH_HITS = 200;
+/** Bounds of an export: devices with hits, and matching lines per device. */
+export const EXPORT_LIMITS = { devices: 5_000, lines_per_device: 1_000, lines: 100_000 } as const;
+
+export interface SearchOptions {
+  /** Only devices of this group and its subgroups. */
+  groupId?: number;
+  /** Only devices of this template (platform). */
+  templateId?: number;
+  /** The hits whose HTML to build (a page); the search also stops after `to` + 1 devices with hits if that is past the cap. */
+  window?: { from: number; to: number };
+  /** An export: matching lines for every hit instead of HTML, up to EXPORT_LIMITS. */
+  export?: boolean;
+}
 /** A search stops here and returns what it found, marked partial. */
 export const SEARCH_BUDGET_MS = 8_000;
 /** Past the budget plus this grace the worker is terminated (a single huge line may overrun the budget). */
@@ -47,16 +62,36 @@ export function buildMatcher(query: string, mode: 'text' | 'regex', caseSensitiv
 }
 
 /** Searches on a pool worker; the event loop only lists the snapshots and collects the hits. */
-export async function searchConfigs(app: AppServices, scope: Scope, query: SearchQuery, budgetMs = SEARCH_BUDGET_MS): Promise<SearchResult> {
+export async function searchConfigs(
+  app: AppServices,
+  scope: Scope,
+  query: SearchQuery,
+  budgetMs = SEARCH_BUDGET_MS,
+  opts: SearchOptions = {},
+): Promise<SearchResult> {
   const started = performance.now();
-  const targets = listLatestSnapshots(app.db, scope).map((r) => ({
+  let rows = listLatestSnapshots(app.db, scope);
+  if (opts.groupId !== undefined || opts.templateId !== undefined) {
+    const ids = new Set(listDeviceIds(app.db, scope, { group_id: opts.groupId, template_id: opts.templateId }));
+    rows = rows.filter((r) => ids.has(r.device_id));
+  }
+  const targets = rows.map((r) => ({
     deviceId: r.device_id,
     deviceName: r.device_name,
     backupId: r.backup_id,
     startedAt: r.started_at,
     hash: r.config_snapshot_hash,
   }));
-  const task: SearchTask = { query, snapshotsRoot: app.snapshots.root, targets, deadline: Date.now() + budgetMs, maxDevicesWithHits: MAX_DEVICES_WITH_HITS };
+  const cap = opts.export ? EXPORT_LIMITS.devices : Math.max(MAX_DEVICES_WITH_HITS, (opts.window?.to ?? 0) + 1);
+  const task: SearchTask = {
+    query,
+    snapshotsRoot: app.snapshots.root,
+    targets,
+    deadline: Date.now() + budgetMs,
+    maxDevicesWithHits: cap,
+    window: opts.window,
+    exportLines: opts.export ? { perDevice: EXPORT_LIMITS.lines_per_device, total: EXPORT_LIMITS.lines } : undefined,
+  };
   const hits: SearchHit[] = [];
   let done: SearchDone;
   try {
@@ -78,14 +113,28 @@ export async function searchConfigs(app: AppServices, scope: Scope, query: Searc
 }
 
 /** The search a person runs (web page): permissions checked, the search run in their scope, one audit row. */
-export async function searchConfigsAs(app: AppServices, actor: Actor, query: SearchQuery): Promise<SearchResult> {
+export async function searchConfigsAs(
+  app: AppServices,
+  actor: Actor,
+  query: SearchQuery,
+  opts: SearchOptions & { format?: 'csv' | 'txt' } = {},
+): Promise<SearchResult> {
   authorize(actor, 'devices.view');
   authorize(actor, 'backups.view');
-  const result = await searchConfigs(app, actor.principal.scope, query);
+  const { format, ...search } = opts;
+  const result = await searchConfigs(app, actor.principal.scope, query, SEARCH_BUDGET_MS, search);
   recordAudit(app.db, actor, {
     action: 'search',
     target: '',
-    details: { mode: query.mode, length: query.query.length, hits: result.hits.length, partial: result.partial },
+    details: {
+      mode: query.mode,
+      length: query.query.length,
+      hits: result.hits.length,
+      partial: result.partial,
+      ...(opts.groupId !== undefined ? { group_id: opts.groupId } : {}),
+      ...(opts.templateId !== undefined ? { template_id: opts.templateId } : {}),
+      ...(format ? { export: format } : {}),
+    },
   });
   return result;
 }

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError, type FieldError } from '../errors';
 import type { AppEnv } from '../http/context';
 import type { Permission } from '../identity/permissions';
+import { formatTimestamp } from '../lib/time';
 import type { WebSession } from './session/sessions.service';
 
 export interface WebEnv {
@@ -61,19 +62,37 @@ export function intQuery(c: WebContext, name: string, dflt: number, max = Number
   return Number.isSafeInteger(v) && v >= 1 ? Math.min(v, max) : dflt;
 }
 
-/** Timestamps in the user's zone; the same format everywhere so lists line up. */
+/**
+ * Timestamps in the user's zone, each with its zone's abbreviation ("2026-11-24 14:03:11 CET"): a time is read
+ * correctly when copied out of the page, and the two sides of a daylight-saving change are told apart. The same
+ * format everywhere so lists line up.
+ */
 export function formatTime(ms: number | null | undefined, tz: string): string {
   if (ms === null || ms === undefined) return '—';
-  return new Intl.DateTimeFormat('en-CA', {
-    timeZone: tz,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  })
-    .format(ms)
-    .replace(',', '');
+  return `${formatTimestamp(ms, tz)} ${zoneAbbreviation(ms, tz)}`;
+}
+
+const zoneNamers = new Map<string, Intl.DateTimeFormat[]>();
+const zoneNames = new Map<string, string>();
+/** Bounds of the two caches: zones are validated IANA names; names per (zone, hour) are cleared when full. */
+const MAX_ZONES = 1000;
+const MAX_ZONE_NAMES = 20_000;
+
+/** The zone's short name at an instant: "CET", "EST", "UTC", else the offset ("GMT+5:30"). Cached per zone and hour. */
+export function zoneAbbreviation(ms: number, tz: string): string {
+  const key = `${tz} ${Math.floor(ms / 3_600_000)}`;
+  let name = zoneNames.get(key);
+  if (name !== undefined) return name;
+  let namers = zoneNamers.get(tz);
+  if (!namers) {
+    // British English names the European zones (CET, BST), American English the American ones (EST, PDT).
+    namers = ['en-GB', 'en-US'].map((l) => new Intl.DateTimeFormat(l, { timeZone: tz, timeZoneName: 'short' }));
+    if (zoneNamers.size >= MAX_ZONES) zoneNamers.clear();
+    zoneNamers.set(tz, namers);
+  }
+  const names = namers.map((f) => f.formatToParts(ms).find((p) => p.type === 'timeZoneName')?.value ?? tz);
+  name = names.find((n) => !/^GMT[+-]/.test(n)) ?? names[0];
+  if (zoneNames.size >= MAX_ZONE_NAMES) zoneNames.clear();
+  zoneNames.set(key, name);
+  return name;
 }

@@ -75,7 +75,7 @@ describe('diff bounds', () => {
     const r = await admin.get(`/devices/${ids.dev}/diff?a=${ids.b}&b=${ids.c}`);
     assert.equal(r.res.status, 200);
     assert.doesNotMatch(r.html, /diff-too-different/);
-    assert.match(r.html, /ge-b-5000 shutdown/);
+    assert.match(r.html, /ge-b-5000 ?<mark> ?shutdown ?<\/mark>/, 'the added word is marked');
     assert.match(r.html, /\+1<\/span> <span class="del">−1<\/span>/);
   });
 
@@ -90,7 +90,11 @@ describe('diff bounds', () => {
     assert.ok(worst < 1_000, `/healthz took up to ${Math.round(worst)} ms`);
     const view = await admin.get(`/devices/${ids.dev}/backups/${id}`);
     assert.equal(view.res.status, 200);
-    assert.match(view.html, /id="config-text">interface ge-z-0 /);
+    // Numbered and anchored up to NUMBERED_MAX_LINES, the rest as plain text.
+    assert.match(view.html, /id="config-text"><span class="line" id="L1"><a class="n" href="#L1" data-n="1" aria-label="line 1"><\/a>interface ge-z-0 /);
+    assert.match(view.html, /id="L50000"/);
+    assert.doesNotMatch(view.html, /id="L50001"/);
+    assert.match(view.html, /\ninterface ge-z-119999 /);
   });
 
   test('ignore patterns are RE2 and a hostile one runs linearly', async () => {

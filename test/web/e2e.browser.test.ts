@@ -167,12 +167,46 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     await page.getByRole('link', { name: 'Unified' }).click();
     await page.locator('#diff .add', { hasText: `+${ROUTE}` }).waitFor();
 
+    // "Compare with previous" on the newest history row: the same change, downloadable as a unified patch.
+    await page.goto(`${url}/devices/${r1Id}`);
+    await page.locator('#history a.compare-previous').first().click();
+    await page.waitForURL(/\/diff\?a=[^&]+&b=/);
+    await page.locator('#diff td.add', { hasText: ROUTE }).waitFor();
+    const patchHref = await page.locator('#download-patch').getAttribute('href');
+    const patch = await page.request.get(`${url}${patchHref}`);
+    assert.match(patch.headers()['content-disposition'] ?? '', /filename="r1-.*\.patch"/);
+    assert.match(await patch.text(), new RegExp(`^--- a/r1 [\\s\\S]*\\n\\+${ROUTE.replace(/[./]/g, '\\$&')}\\n`, 'm'));
+
     // Search for the line across configurations.
     await page.goto(`${url}/search`);
     await page.locator('input[name="q"]').fill('203.0.113.0/24');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.locator('#search-results .hit', { hasText: 'r1' }).waitFor();
     assert.equal(await page.locator('#search-results .hit').count(), 1);
+    assert.equal(await page.locator('#search-results .hit mark').first().textContent(), '203.0.113.0/24', 'the match, not the whole line, is marked');
+    // Filters: the device's group keeps the hit, the other group has none.
+    await page.locator('select[name="group_id"]').selectOption({ label: 'Other' });
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByText('0 device(s) with matches').waitFor();
+    await page.locator('select[name="group_id"]').selectOption({ label: 'Lab' });
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.locator('#search-results .hit', { hasText: 'r1' }).waitFor();
+    // Export with the same filters, as CSV and as text.
+    const csvHref = await page.getByRole('link', { name: 'CSV' }).getAttribute('href');
+    assert.match(csvHref ?? '', /group_id=\d+/);
+    const csv = await page.request.get(`${url}${csvHref}`);
+    assert.match(
+      await csv.text(),
+      new RegExp(`^device,device_id,version,backup_id,line,text\\r\\nr1,${r1Id},[^,]+,[0-9a-f-]+,\\d+,${ROUTE.replace(/[./]/g, '\\$&')}\\r\\n$`),
+    );
+    const txt = await page.request.get(`${url}${await page.getByRole('link', { name: 'plain text' }).getAttribute('href')}`);
+    assert.match(await txt.text(), /^r1:\d+: ip route 203\.0\.113\.0\/24 Null0$/m);
+    // The hit's line number opens the configuration view at that line, highlighted; the copy button is there with the script.
+    await page.locator('#search-results .ln.match a.ln-link').first().click();
+    await page.waitForURL(/\/backups\/[^#]+#L\d+$/);
+    assert.equal(await page.locator('#config-text .line:target').textContent(), ROUTE);
+    assert.notEqual(await page.locator('#config-text .line:target').evaluate((e) => getComputedStyle(e).backgroundColor), 'rgba(0, 0, 0, 0)');
+    assert.ok(await page.locator('button[data-copy-text="#config-text"]').isVisible());
 
     // Bulk: back up the Lab group from the device list and follow the job on its page and the Jobs page. The lab's
     // change was undone after the last backup, so r1's configuration changed again.

@@ -21,10 +21,27 @@ export function parseAuditTime(text: string, tz: string): number | null {
   return null;
 }
 
-/** A value as a person reads it: text as is, nothing as "—", anything else as compact JSON. */
-export function showValue(v: unknown): string {
+/** Longest value shown in a cell; a template's whole command list is summarised, not dumped. */
+const MAX_VALUE_CHARS = 200;
+
+/**
+ * A value as a person reads it: text as is, nothing as "—", a list as "a, b", a record as "key: value, ...",
+ * a time field (`*_at`, epoch ms) in the zone `tz` when one is given; long values cut with "…".
+ */
+export function showValue(v: unknown, tz?: string, key = ''): string {
+  const text = plain(v, tz, key);
+  return text.length > MAX_VALUE_CHARS ? `${text.slice(0, MAX_VALUE_CHARS - 1)}…` : text;
+}
+
+function plain(v: unknown, tz: string | undefined, key: string): string {
   if (v === null || v === undefined || v === '') return '—';
   if (typeof v === 'string') return v;
+  if (tz && typeof v === 'number' && key.endsWith('_at') && v > 1e11) return formatTimestamp(v, tz);
+  if (Array.isArray(v)) return v.length ? v.map((x) => plain(x, tz, key)).join(', ') : '(none)';
+  if (typeof v === 'object') {
+    const entries = Object.entries(v as Record<string, unknown>);
+    return entries.length ? entries.map(([k, x]) => `${k}: ${plain(x, tz, k)}`).join(', ') : '(none)';
+  }
   return JSON.stringify(v);
 }
 
@@ -37,18 +54,33 @@ function parseObject(json: string): Record<string, unknown> {
   }
 }
 
-/** One line per changed field: "name: old → new", or "password: changed" for a secret. */
-export function describeChanges(changesJson: string): string[] {
+/**
+ * One line per changed field: "name: old → new", "password: changed" for a secret, and for two lists of plain
+ * values what was added and removed ("permissions: added devices.view; removed users.view"). `tz`: see showValue.
+ */
+export function describeChanges(changesJson: string, tz?: string): string[] {
   return Object.entries(parseObject(changesJson)).map(([field, c]) => {
     if (c === 'changed') return `${field}: changed`;
     const pair = c !== null && typeof c === 'object' ? (c as { before?: unknown; after?: unknown }) : {};
-    return `${field}: ${showValue(pair.before)} → ${showValue(pair.after)}`;
+    const delta = listDelta(pair.before, pair.after);
+    if (delta) return `${field}: ${delta}`;
+    return `${field}: ${showValue(pair.before, tz, field)} → ${showValue(pair.after, tz, field)}`;
   });
 }
 
-/** The other facts of a row, "key: value" each. */
-export function describeDetails(detailsJson: string): string[] {
-  return Object.entries(parseObject(detailsJson)).map(([k, v]) => `${k}: ${showValue(v)}`);
+/** "added x; removed y" between two lists of strings or numbers, or null when they are not such lists. */
+function listDelta(before: unknown, after: unknown): string | null {
+  const flat = (v: unknown): v is (string | number)[] => Array.isArray(v) && v.every((x) => typeof x === 'string' || typeof x === 'number');
+  if (!flat(before) || !flat(after)) return null;
+  const added = after.filter((x) => !before.includes(x));
+  const removed = before.filter((x) => !after.includes(x));
+  if (added.length === 0 && removed.length === 0) return 'order changed';
+  return [added.length ? `added ${showValue(added)}` : '', removed.length ? `removed ${showValue(removed)}` : ''].filter(Boolean).join('; ');
+}
+
+/** The other facts of a row, "key: value" each. `tz`: see showValue. */
+export function describeDetails(detailsJson: string, tz?: string): string[] {
+  return Object.entries(parseObject(detailsJson)).map(([k, v]) => `${k}: ${showValue(v, tz, k)}`);
 }
 
 /** The door a change came through, with its reference ("api key 3", "web session ab12cd", "cli root"). */

@@ -9,6 +9,7 @@ import { SnapshotIntegrityError, type SnapshotInfo, type SnapshotStore } from '.
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { inScope, type Scope } from '../../identity/principal';
+import { listAudit } from '../audit/audit.service';
 import {
   getBackupRow,
   getHistoryHead,
@@ -18,6 +19,8 @@ import {
   listLatestSnapshotRows,
   type LatestSnapshotRow,
   latestSuccessfulFingerprint,
+  lastChangedBackupRow,
+  previousSuccessfulBackupId,
   setDeviceLastBackup,
   updateFinishedBackup,
   upsertSnapshot,
@@ -268,4 +271,57 @@ export function getDeviceBackupRow(db: DB, scope: Scope, deviceId: number, backu
 /** Newest successful backup of every device in the scope, for configuration search. */
 export function listLatestSnapshots(db: DB, scope: Scope): LatestSnapshotRow[] {
   return listLatestSnapshotRows(db, scope.all ? null : [...scope.groupIds]);
+}
+
+/** The newest backup of a device that recorded a change ("last change" on the device page), scope checked. */
+export function getLastChange(db: DB, scope: Scope, deviceId: number): BackupRow | null {
+  checkDeviceHistory(db, scope, deviceId);
+  return lastChangedBackupRow(db, deviceId) ?? null;
+}
+
+/**
+ * For each successful row of a history page (newest first), the successful version before it: the next one on
+ * the page, else (for the page's oldest ones) one indexed read. What "compare with previous" links to.
+ */
+export function previousVersions(db: DB, scope: Scope, deviceId: number, rows: readonly BackupRow[]): Map<string, string> {
+  checkDeviceHistory(db, scope, deviceId);
+  const out = new Map<string, string>();
+  let older: string | undefined;
+  const oldest = rows[rows.length - 1];
+  if (oldest) older = previousSuccessfulBackupId(db, deviceId, oldest.started_at, oldest.id);
+  for (let i = rows.length - 1; i >= 0; i--) {
+    const r = rows[i];
+    if (!r.success || !r.config_snapshot_hash) continue;
+    if (older) out.set(r.id, older);
+    older = r.id;
+  }
+  return out;
+}
+
+/** How far before a backup's start its "backup.run" audit row is looked for (a queued run waits its turn). */
+const START_WINDOW_MS = 10 * 60_000;
+
+/**
+ * Who or what started a backup, in words: the schedule, a change the device reported, an import, or the person
+ * whose "backup.run" audit row for the device precedes it (their name and door: web, api, cli).
+ */
+export function describeBackupStart(db: DB, scope: Scope, row: Pick<BackupRow, 'device_id' | 'trigger' | 'started_at' | 'changed_by'>): string {
+  if (row.trigger === 'schedule') return 'the schedule';
+  if (row.trigger === 'event') return `a configuration change the device reported${row.changed_by ? ` (made by ${row.changed_by})` : ''}`;
+  if (row.trigger === 'import') return 'an import of a stored configuration';
+  const target = `device ${row.device_id}`;
+  const rows = listAudit(db, scope, { action: 'backup.run', since: row.started_at - START_WINDOW_MS, until: row.started_at + 1000 }, 1, 50).items;
+  // One device's run names it as the target; a console run of a group or of all devices lists the ids it held.
+  const run = rows.find((r) => r.target === target || runListsDevice(r.details, row.device_id));
+  const door = { manual: 'web', api: 'api', cli: 'cli' }[row.trigger];
+  return run ? `${run.actor} (${run.door})` : `a request through the ${door} (no matching audit row)`;
+}
+
+function runListsDevice(details: string, deviceId: number): boolean {
+  try {
+    const ids = (JSON.parse(details) as { device_ids?: unknown }).device_ids;
+    return Array.isArray(ids) && ids.includes(deviceId);
+  } catch {
+    return false;
+  }
 }

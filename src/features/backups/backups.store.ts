@@ -208,3 +208,20 @@ export function listLatestSnapshotRows(db: DB, groupIds: readonly number[] | nul
     )
     .all(...(scoped ? [JSON.stringify(groupIds)] : [])) as LatestSnapshotRow[];
 }
+
+/** The newest backup of a device that recorded a change (the device page's "last change"); walks backups_device_history. */
+export function lastChangedBackupRow(db: DB, deviceId: number): BackupRow | undefined {
+  return prepareCached(db, 'SELECT * FROM backups WHERE device_id = ? AND changed = 1 ORDER BY started_at DESC, id DESC LIMIT 1').get(deviceId) as
+    BackupRow | undefined;
+}
+
+/** The id of the newest successful backup of a device older than (started_at, id): what "compare with previous" compares with. */
+export function previousSuccessfulBackupId(db: DB, deviceId: number, startedAt: number, id: string): string | undefined {
+  return prepareCached(
+    db,
+    `SELECT id FROM backups WHERE device_id = ? AND success = 1 AND config_snapshot_hash IS NOT NULL AND (started_at < ? OR (started_at = ? AND id < ?))
+      ORDER BY started_at DESC, id DESC LIMIT 1`,
+  )
+    .pluck()
+    .get(deviceId, startedAt, startedAt, id) as string | undefined;
+}

@@ -1,4 +1,5 @@
 // Devices: scoped listing and lookup, create, partial update, delete; reference checks and the device-group scope rule.
+import { Cron } from 'croner';
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import { inScope, type Scope } from '../../identity/principal';
@@ -22,12 +23,19 @@ import {
   toDevice,
   updateDeviceFields,
   type Device,
+  templateNameRows,
+  listDeviceIdRows,
+  deviceScheduleSourceRow,
+  DEVICE_SORTS,
   type DeviceFilter,
+  type DeviceOrder,
   type DeviceRow,
+  type DeviceSort,
   type Protocol,
 } from './devices.store';
 
-export type { Device, DeviceFilter };
+export type { Device, DeviceFilter, DeviceOrder, DeviceSort };
+export { DEVICE_SORTS };
 
 export const DEFAULT_PORT: Record<Protocol, number> = { ssh: 22, telnet: 23 };
 
@@ -51,15 +59,59 @@ export type DevicePatch = Partial<DeviceInput>;
 /** The one message for "exists but outside your scope", so a 403 says nothing about the device. */
 const OUT_OF_SCOPE = 'The device is outside your device-group scope';
 
-/** One page and the total, read in one transaction so they agree with each other. */
-export function listDevices(db: DB, scope: Scope, filter: DeviceFilter, page: number, limit: number): { items: Device[]; total: number } {
+/**
+ * One page and the total, read in one transaction so they agree with each other. `order` (the web list's sortable
+ * columns) defaults to by name, the order the API lists in.
+ */
+export function listDevices(db: DB, scope: Scope, filter: DeviceFilter, page: number, limit: number, order?: DeviceOrder): { items: Device[]; total: number } {
   return db.transaction(() => {
     const total = countDevices(db, scope, filter);
     const offset = (page - 1) * limit;
     // Past the end there is nothing to read; skipping the query also keeps absurd page numbers cheap.
-    const items = offset < total ? listDeviceViewRows(db, scope, filter, offset, limit).map(toDevice) : [];
+    const items = offset < total ? listDeviceViewRows(db, scope, filter, offset, limit, order).map(toDevice) : [];
     return { items, total };
   })();
+}
+
+/** The ids of the devices in the scope matching the filter. */
+export function listDeviceIds(db: DB, scope: Scope, filter: DeviceFilter): number[] {
+  return listDeviceIdRows(db, scope, filter);
+}
+
+/** Template ids and names, for the platform column and filter of device lists (templates are not scoped). */
+export function listPlatforms(db: DB): { id: number; name: string }[] {
+  return templateNameRows(db);
+}
+
+export interface EffectiveSchedule {
+  expr: string;
+  /** Where it is set: on the device, on a group of its chain (named), or the appliance's [backup] schedule. */
+  source: 'device' | 'group' | 'global';
+  group_name: string | null;
+  /** The next firing (ms), or null: the device is disabled, or the expression never fires again. */
+  next_run: number | null;
+}
+
+/**
+ * The schedule a device's backups follow, as the scheduler resolves it (device, else its group chain, else the
+ * global one), and its next run in the appliance's time zone (croner, as the scheduler).
+ */
+export function getEffectiveSchedule(db: DB, scope: Scope, id: number, global: { schedule: string; timezone: string }, now = Date.now()): EffectiveSchedule {
+  const device = getDevice(db, scope, id);
+  const row = deviceScheduleSourceRow(db, id);
+  const expr = row?.schedule ?? global.schedule;
+  const source = !row ? 'global' : row.depth === 0 ? 'device' : 'group';
+  let next: number | null = null;
+  if (device.enabled) {
+    try {
+      const cron = new Cron(expr, { paused: true, timezone: global.timezone });
+      next = cron.nextRun(new Date(now))?.getTime() ?? null;
+      cron.stop();
+    } catch {
+      next = null; // the scheduler ignores an expression croner refuses; so does the page
+    }
+  }
+  return { expr, source, group_name: row?.group_name ?? null, next_run: next };
 }
 
 export function getDevice(db: DB, scope: Scope, id: number): Device {

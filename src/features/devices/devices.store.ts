@@ -90,7 +90,29 @@ export interface DeviceFilter {
   reachability?: Reachability;
   /** Stale: enabled, and no successful backup since this time (ms); see [backup] stale_after_hours. */
   stale_before?: number;
+  /** Devices of this template (platform); the web list's filter. */
+  template_id?: number;
+  /** Devices whose newest backup failed; the web list's filter. */
+  last_failed?: boolean;
 }
+
+/** The orders a device list can take (the web list's column headers); the API lists by name. */
+export const DEVICE_SORTS = ['name', 'address', 'group', 'platform', 'last_backup'] as const;
+export type DeviceSort = (typeof DEVICE_SORTS)[number];
+export interface DeviceOrder {
+  sort: DeviceSort;
+  desc: boolean;
+}
+
+/** Sort key of each order, from this fixed table only. Ties go by name then id, so pages never overlap. */
+const SORT_KEYS: Record<DeviceSort, string> = {
+  name: 'd.name',
+  address: 'lower(d.hostname)',
+  group: '(SELECT g.name FROM device_groups g WHERE g.id = d.group_id) COLLATE NOCASE',
+  platform: '(SELECT t.name FROM templates t WHERE t.id = d.template_id) COLLATE NOCASE',
+  // Joined (not a subquery per row): 36 -> 8 ms for a page of 10,000 devices.
+  last_backup: 'lb.started_at',
+};
 
 /**
  * WHERE clause of a device list, built only from fixed fragments (so each combination of filters is one cached
@@ -133,6 +155,11 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
     );
     params.stale_before = f.stale_before;
   }
+  if (f.template_id !== undefined) {
+    conds.push('d.template_id = @template_id');
+    params.template_id = f.template_id;
+  }
+  if (f.last_failed) conds.push('(SELECT fb.success FROM backups fb WHERE fb.id = d.last_backup_id) = 0');
   return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
 }
 
@@ -144,20 +171,46 @@ export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
 }
 
 /**
- * One page of devices in the scope matching the filter, ordered by name (NOCASE, as the column is declared).
- * The page is cut on ids alone, then joined: when the plan has to sort (a scoped or filtered list) it sorts
- * (name, id) pairs rather than whole rows, which halves deep-page cost at 10,000 devices, and only the page's
- * rows look up their last backup.
+ * One page of devices in the scope matching the filter, ordered by name (NOCASE, as the column is declared) or
+ * by another key of SORT_KEYS. The page is cut on ids alone, then joined: when the plan has to sort (a scoped,
+ * filtered or re-ordered list) it sorts (key, id) pairs rather than whole rows, which halves deep-page cost at
+ * 10,000 devices, and only the page's rows look up their last backup.
  */
-export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number): DeviceViewRow[] {
+export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, order?: DeviceOrder): DeviceViewRow[] {
   const { withSql, where, params } = filterSql(scope, f);
-  const sql = `${withSql}
+  if (!order || order.sort === 'name') {
+    // Names are unique (NOCASE): the name index gives either direction without a sort.
+    const dir = order?.desc ? 'DESC' : '';
+    const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
-      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${boundLimit('@limit')} OFFSET @offset) p
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${dir} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
       LEFT JOIN backups b ON b.id = d.last_backup_id
-     ORDER BY d.name`;
+     ORDER BY d.name ${dir}`;
+    return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+  }
+  const dir = order.desc ? 'DESC' : 'ASC';
+  // NULL keys (ungrouped, never backed up) come last in either direction.
+  const sql = `${withSql}
+    SELECT ${VIEW_COLUMNS}
+      FROM (SELECT d.id, ${SORT_KEYS[order.sort]} AS k, d.name AS n FROM devices d
+              ${order.sort === 'last_backup' ? 'LEFT JOIN backups lb ON lb.id = d.last_backup_id' : ''} ${where}
+             ORDER BY k IS NULL, k ${dir}, d.name ${dir}, d.id ${dir} ${boundLimit('@limit')} OFFSET @offset) p
+      JOIN devices d ON d.id = p.id
+      LEFT JOIN backups b ON b.id = d.last_backup_id
+     ORDER BY p.k IS NULL, p.k ${dir}, p.n ${dir}, p.id ${dir}`;
   return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+}
+
+/** The ids of every device in the scope matching the filter (the configuration search's group and platform filters). */
+export function listDeviceIdRows(db: DB, scope: Scope, f: DeviceFilter): number[] {
+  const { withSql, where, params } = filterSql(scope, f);
+  return prepareCached(db, `${withSql} SELECT d.id FROM devices d ${where}`).pluck().all(params) as number[];
+}
+
+/** Every template's id and name (the platform column and filter of the device list), by name. */
+export function templateNameRows(db: DB): { id: number; name: string }[] {
+  return prepareCached(db, 'SELECT id, name FROM templates ORDER BY name COLLATE NOCASE').all() as { id: number; name: string }[];
 }
 
 /** One device with its last-backup summary, regardless of scope (callers check it). */
@@ -248,4 +301,16 @@ export function setDeviceReachability(db: DB, id: number, status: Reachability, 
  */
 export function setDeviceHostKey(db: DB, id: number, fingerprint: string): void {
   prepareCached(db, 'UPDATE devices SET host_key = ?, accept_host_key_change = 0 WHERE id = ?').run(fingerprint, id);
+}
+
+/** The schedule a device runs on, the nearest set one up its group chain: its own (depth 0), a group's, or none. */
+export function deviceScheduleSourceRow(db: DB, deviceId: number): { schedule: string; depth: number; group_name: string | null } | undefined {
+  return prepareCached(
+    db,
+    `WITH RECURSIVE chain(group_id, depth, schedule, group_name) AS (
+       SELECT d.group_id, 0, d.schedule, NULL FROM devices d WHERE d.id = ?
+       UNION ALL
+       SELECT g.parent_id, c.depth + 1, g.schedule, g.name FROM chain c JOIN device_groups g ON g.id = c.group_id WHERE c.schedule IS NULL)
+     SELECT schedule, depth, group_name FROM chain WHERE schedule IS NOT NULL ORDER BY depth LIMIT 1`,
+  ).get(deviceId) as { schedule: string; depth: number; group_name: string | null } | undefined;
 }

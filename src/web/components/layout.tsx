@@ -132,7 +132,24 @@ export function FieldError({ errors, name }: { errors?: Record<string, string> |
   ) : null;
 }
 
-/** Previous/next links keeping the other query parameters. */
+/**
+ * The page numbers a pager shows: the first and last two, and two either side of the current one; null marks a gap
+ * ("1 2 3 … 9 10"). Bounded whatever the total, so a list of 100,000 pages still renders eleven links.
+ */
+export function pagerPages(page: number, pages: number): (number | null)[] {
+  const keep = new Set<number>();
+  for (const n of [1, 2, pages - 1, pages, page - 2, page - 1, page, page + 1, page + 2]) if (n >= 1 && n <= pages) keep.add(n);
+  const out: (number | null)[] = [];
+  let last = 0;
+  for (const n of [...keep].sort((a, b) => a - b)) {
+    if (n > last + 1) out.push(n === last + 2 ? last + 1 : null);
+    out.push(n);
+    last = n;
+  }
+  return out;
+}
+
+/** Numbered pages with previous/next links, keeping the other query parameters; the current page is marked for screen readers. */
 export function Pager({
   base,
   params,
@@ -156,14 +173,35 @@ export function Pager({
   return (
     <nav class="pager" aria-label="Pages">
       {page > 1 ? (
-        <a href={href(page - 1)} rel="prev">
+        <a href={href(Math.min(page - 1, pages))} rel="prev">
           ← Previous
         </a>
       ) : (
         <span />
       )}
-      <span>
-        Page {page} of {pages} · {total} in all
+      {pages > 1 ? (
+        <span class="pages">
+          {pagerPages(page, pages).map((n) =>
+            n === null ? (
+              <span class="gap" aria-hidden="true">
+                …
+              </span>
+            ) : n === page ? (
+              <a href={href(n)} aria-current="page" class="current">
+                <span class="visually-hidden">Page </span>
+                {n}
+              </a>
+            ) : (
+              <a href={href(n)}>
+                <span class="visually-hidden">Page </span>
+                {n}
+              </a>
+            ),
+          )}
+        </span>
+      ) : null}
+      <span class="muted">
+        Page {Math.min(page, pages)} of {pages} · {total} in all
       </span>
       {page < pages ? (
         <a href={href(page + 1)} rel="next">

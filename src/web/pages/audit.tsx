@@ -83,7 +83,7 @@ export function registerAudit(web: Hono<WebEnv>): void {
           </label>
           <button type="submit">Filter</button>
         </form>
-        <p class="muted">Times are in {tz}.</p>
+        <p class="muted">Times are in {tz}; each carries its zone's abbreviation.</p>
         {rows.length === 0 ? (
           <p class="empty">No audit rows{filtered ? ' match these filters' : ' yet'}.</p>
         ) : (
@@ -110,12 +110,12 @@ export function registerAudit(web: Hono<WebEnv>): void {
                     <td class="mono">{r.action}</td>
                     <td>{r.target}</td>
                     <td class="small">
-                      {describeChanges(r.changes).map((l) => (
+                      {describeChanges(r.changes, tz).map((l) => (
                         <div>{l}</div>
                       ))}
                     </td>
                     <td class="small">
-                      {describeDetails(r.details).map((l) => (
+                      {describeDetails(r.details, tz).map((l) => (
                         <div>{l}</div>
                       ))}
                     </td>

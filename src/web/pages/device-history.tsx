@@ -1,16 +1,17 @@
-// A device's page: details, "Back up now", backup history; viewing, downloading and comparing any two versions.
+// A device's page: its facts (platform, credential, effective schedule and next run, last change, host key), "Back up now", backup history.
 import type { Hono } from 'hono';
-import { getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
-import { getDevice } from '../../features/devices/devices.service';
-import { getTemplateSpec } from '../../features/templates/templates.service';
+import { getLastChange, listDeviceHistory, previousVersions } from '../../features/backups/backups.service';
+import { getCredential } from '../../features/credentials/credentials.service';
+import { getDevice, getEffectiveSchedule, type Device } from '../../features/devices/devices.service';
+import { getTemplate } from '../../features/templates/templates.service';
 import { deviceJobView, startBackupJob, type DeviceJobView } from '../backup-jobs';
 import { ApiError } from '../../errors';
 import { Csrf, Pager } from '../components/layout';
-import { diffBackups, readBackupTextOffThread } from '../diff';
 import { render } from '../render';
 import { actorOf } from '../../http/context';
 import { can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
-import { DiffView } from './diff-view';
+import { registerCompare } from './compare';
+import { registerDeviceVersions } from './device-versions';
 import { groupOptions, groupPaths } from './groups-options';
 import { HostKeyChange } from './devices';
 import { DeviceHold } from '../components/device-hold';
@@ -27,101 +28,8 @@ export function registerDeviceHistory(web: Hono<WebEnv>): void {
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);
   });
 
-  web.get('/devices/:id/backups/:bid', need('devices.view', 'backups.view'), async (c) => {
-    const id = intParam(c, 'id');
-    const { device, row, text } = await loadVersion(c, id, c.req.param('bid'));
-    const tz = c.get('timezone');
-    return render(
-      c,
-      { title: `${device.name} · ${formatTime(row.started_at, tz)}`, active: '/devices' },
-      <>
-        <p class="crumbs">
-          <a href="/devices">Devices</a> / <a href={`/devices/${id}`}>{device.name}</a>
-        </p>
-        <div class="title-row">
-          <h1>Version of {formatTime(row.started_at, tz)}</h1>
-          {text !== null ? (
-            <a class="button" href={`/devices/${id}/backups/${row.id}/download`}>
-              Download
-            </a>
-          ) : null}
-        </div>
-        {text === null ? (
-          <p class="flash error">
-            {row.success
-              ? 'The stored text of this version cannot be read (see the appliance log).'
-              : `This backup failed: ${row.error_message ?? row.failure_type}`}
-          </p>
-        ) : (
-          <pre class="config" id="config-text">
-            {text}
-          </pre>
-        )}
-      </>,
-    );
-  });
-
-  web.get('/devices/:id/backups/:bid/download', need('devices.view', 'backups.view'), async (c) => {
-    const id = intParam(c, 'id');
-    const { device, row, text } = await loadVersion(c, id, c.req.param('bid'));
-    if (text === null) return c.text('This version has no configuration text.', 404);
-    const stamp = new Date(row.started_at).toISOString().replace(/[:]/g, '').replace(/\..*$/, 'Z');
-    const file = `${device.name}-${stamp}.txt`.replace(/[^A-Za-z0-9._-]/g, '_');
-    c.header('Content-Disposition', `attachment; filename="${file}"`);
-    c.header('Cache-Control', 'no-store');
-    return c.body(text, 200, { 'Content-Type': 'text/plain; charset=utf-8' });
-  });
-
-  web.get('/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
-    const id = intParam(c, 'id');
-    const a = await loadVersion(c, id, c.req.query('a') ?? '', { text: false });
-    const b = await loadVersion(c, id, c.req.query('b') ?? '', { text: false });
-    // Older on the left whatever order the two were picked in.
-    const [older, newer] = a.row.started_at <= b.row.started_at ? [a, b] : [b, a];
-    const ignore = c.req.query('ignore') === '1';
-    const view = c.req.query('view') === 'unified' ? 'unified' : 'split';
-    const patterns = ignore ? (getTemplateSpec(c.get('app').db, a.device.template_id)?.ignore_patterns ?? []) : [];
-    const tz = c.get('timezone');
-    const names = { a: formatTime(older.row.started_at, tz), b: formatTime(newer.row.started_at, tz) };
-    const result = await diffBackups(c.get('app'), older.row, newer.row, names, patterns);
-    const q = (over: Record<string, string>) =>
-      `/devices/${id}/diff?${new URLSearchParams({ a: older.row.id, b: newer.row.id, view, ignore: ignore ? '1' : '0', ...over })}`;
-    return render(
-      c,
-      { title: `${a.device.name} · diff`, active: '/devices' },
-      <>
-        <p class="crumbs">
-          <a href="/devices">Devices</a> / <a href={`/devices/${id}`}>{a.device.name}</a>
-        </p>
-        <h1>Changes in {a.device.name}</h1>
-        <p>
-          From <a href={`/devices/${id}/backups/${older.row.id}`}>{names.a}</a> to <a href={`/devices/${id}/backups/${newer.row.id}`}>{names.b}</a>
-        </p>
-        <p class="muted">
-          Newer version: {newer.row.trigger} backup{newer.row.changed_by ? `, after a change by ${newer.row.changed_by}` : ''}
-        </p>
-        <nav class="tabs" aria-label="Diff options">
-          <a href={q({ view: 'split' })} class={view === 'split' ? 'active' : undefined}>
-            Side by side
-          </a>
-          <a href={q({ view: 'unified' })} class={view === 'unified' ? 'active' : undefined}>
-            Unified
-          </a>
-          <a href={q({ ignore: ignore ? '0' : '1' })}>{ignore ? 'Show ignored lines' : `Hide ignored lines (${patterns.length || 'template'} patterns)`}</a>
-        </nav>
-        {result ? <DiffView result={result} view={view} /> : <p class="flash error">One of the two versions has no stored text (a failed backup).</p>}
-      </>,
-    );
-  });
-}
-
-/** A version of a device, its text read on a worker (up to [backup] max_output_mb; never on the event loop). */
-async function loadVersion(c: WebContext, deviceId: number, backupId: string, opts: { text?: false } = {}) {
-  const app = c.get('app');
-  const scope = c.get('principal').scope;
-  const device = getDevice(app.db, scope, deviceId);
-  const row = getDeviceBackupRow(app.db, scope, deviceId, backupId);
-  return { device, row, text: opts.text === false ? null : await readBackupTextOffThread(app, row) };
+  registerDeviceVersions(web);
+  registerCompare(web);
 }
 
 function devicePage(c: WebContext) {
@@ -136,6 +44,7 @@ function devicePage(c: WebContext) {
   const group = device.group_id ? groupPaths(groupOptions(app.db, p.scope)).get(device.group_id) : null;
   const csrf = c.get('session').csrfToken;
   const successes = history?.items.filter((b) => b.success) ?? [];
+  const previous = history ? previousVersions(app.db, p.scope, id, history.items) : new Map<string, string>();
   return render(
     c,
     { title: device.name, active: '/devices' },
@@ -185,6 +94,7 @@ function devicePage(c: WebContext) {
         </dd>
         <dt>State</dt>
         <dd>{device.enabled ? 'enabled' : 'disabled'}</dd>
+        <DeviceFacts c={c} device={device} />
         {device.description ? (
           <>
             <dt>Description</dt>
@@ -237,7 +147,25 @@ function devicePage(c: WebContext) {
                           {b.changed_by ? <span class="muted"> · changed by {b.changed_by}</span> : null}
                         </td>
                         <td>{b.config_size !== null ? `${b.config_size} B` : '—'}</td>
-                        <td>{b.success ? <a href={`/devices/${id}/backups/${b.id}`}>View</a> : null}</td>
+                        <td>
+                          {b.success ? (
+                            <>
+                              <a href={`/devices/${id}/backups/${b.id}`}>View</a>
+                              {previous.has(b.id) ? (
+                                <>
+                                  {' · '}
+                                  <a href={`/devices/${id}/diff?a=${previous.get(b.id)}&b=${b.id}`} class="compare-previous">
+                                    Compare with previous
+                                  </a>
+                                </>
+                              ) : null}
+                            </>
+                          ) : b.finished_at !== null ? (
+                            <a href={`/devices/${id}/backups/${b.id}`} class="failure-details">
+                              Details
+                            </a>
+                          ) : null}
+                        </td>
                       </tr>
                     ))}
                   </tbody>
@@ -256,6 +184,11 @@ function devicePage(c: WebContext) {
             </form>
           )}
           <Pager base={`/devices/${id}`} params={{}} page={page} limit={HISTORY_PAGE} total={history.total} />
+          {successes.length > 0 ? (
+            <p>
+              <a href={`/compare?da=${id}`}>Compare with another device…</a>
+            </p>
+          ) : null}
         </section>
       ) : null}
     </>,
@@ -272,6 +205,49 @@ function jobOnPage(c: WebContext, deviceId: number): DeviceJobView | null {
     if (err instanceof ApiError && err.status < 500) return null;
     throw err;
   }
+}
+
+/** The facts the page states about how the device is backed up (dt/dd pairs of the facts list). */
+function DeviceFacts({ c, device }: { c: WebContext; device: Device }) {
+  const app = c.get('app');
+  const scope = c.get('principal').scope;
+  const tz = c.get('timezone');
+  const sched = getEffectiveSchedule(app.db, scope, device.id, { schedule: app.config.backup.schedule, timezone: app.config.server.timezone });
+  const change = can(c, 'backups.view') ? getLastChange(app.db, scope, device.id) : undefined;
+  const from = sched.source === 'device' ? 'set on the device' : sched.source === 'group' ? `from group ${sched.group_name ?? ''}` : 'the appliance default';
+  return (
+    <>
+      <dt>Platform</dt>
+      <dd>{getTemplate(app.db, device.template_id).name}</dd>
+      <dt>Credential</dt>
+      <dd>{can(c, 'credentials.view') ? getCredential(app.db, device.credential_id).name : `credential ${device.credential_id}`}</dd>
+      <dt>Schedule</dt>
+      <dd id="schedule">
+        <code>{sched.expr}</code> <span class="muted">({from})</span>
+        <div>
+          {device.enabled ? (sched.next_run !== null ? `next run ${formatTime(sched.next_run, tz)}` : 'no next run') : 'no runs: the device is disabled'}
+        </div>
+      </dd>
+      {change !== undefined ? (
+        <>
+          <dt>Last change</dt>
+          <dd id="last-change">{change ? <a href={`/devices/${device.id}/backups/${change.id}`}>{formatTime(change.started_at, tz)}</a> : 'none recorded'}</dd>
+        </>
+      ) : null}
+      <dt>Host key</dt>
+      <dd id="host-key">
+        {device.protocol === 'ssh' ? (
+          device.host_key ? (
+            <code class="fingerprint">{device.host_key}</code>
+          ) : (
+            'not recorded yet (first SSH contact records it)'
+          )
+        ) : (
+          '— (Telnet)'
+        )}
+      </dd>
+    </>
+  );
 }
 
 export function JobMessage({ job }: { job: DeviceJobView }) {

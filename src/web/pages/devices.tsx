@@ -1,4 +1,4 @@
-// Devices: the scoped list (search, group and reachability filters, paging), create, edit, delete.
+// Devices: the scoped list (search, group, platform, reachability, stale and failed filters, sorting, paging), create, edit, delete.
 import type { Hono } from 'hono';
 import { staleBefore, staleDevices } from '../../features/notifications/notification-events.service';
 import { ApiError } from '../../errors';
@@ -9,8 +9,11 @@ import {
   getDevice,
   getHostKeyChange,
   listDevices,
+  listPlatforms,
   updateDevice,
+  DEVICE_SORTS,
   type DeviceFilter,
+  type DeviceOrder,
 } from '../../features/devices/devices.service';
 import { approveDeviceHold, getDeviceHoldView, heldDevices } from '../../features/devices/device-holds.service';
 import { actorOf } from '../../http/context';
@@ -118,15 +121,27 @@ export function deviceListQuery(c: WebContext) {
   const groupId = intQuery(c, 'group_id', 0);
   const reach = REACH.find((r) => r === c.req.query('reachability'));
   const staleOnly = c.req.query('stale') === '1';
+  const failedOnly = c.req.query('failed') === '1';
+  const templateId = intQuery(c, 'template_id', 0);
+  const order: DeviceOrder = { sort: DEVICE_SORTS.find((s) => s === c.req.query('sort')) ?? 'name', desc: c.req.query('dir') === 'desc' };
   const staleHours = c.get('app').config.backup.stale_after_hours;
   const filter: DeviceFilter = {
     q: q || undefined,
     group_id: groupId || undefined,
     reachability: reach,
     stale_before: staleOnly ? staleBefore(staleHours) : undefined,
+    template_id: templateId || undefined,
+    last_failed: failedOnly || undefined,
   };
-  const params = { q, group_id: groupId ? String(groupId) : undefined, reachability: reach, stale: staleOnly ? '1' : undefined };
-  return { q, groupId, reach, staleOnly, staleHours, filter, params };
+  const params = {
+    q,
+    group_id: groupId ? String(groupId) : undefined,
+    template_id: templateId ? String(templateId) : undefined,
+    reachability: reach,
+    stale: staleOnly ? '1' : undefined,
+    failed: failedOnly ? '1' : undefined,
+  };
+  return { q, groupId, reach, staleOnly, failedOnly, templateId, order, staleHours, filter, params };
 }
 
 function listPage(c: WebContext) {
@@ -134,9 +149,14 @@ function listPage(c: WebContext) {
   const p = c.get('principal');
   const tz = c.get('timezone');
   const page = intQuery(c, 'page', 1, 100_000);
-  const { q, groupId, reach, staleOnly, staleHours, filter, params } = deviceListQuery(c);
+  const { q, groupId, reach, staleOnly, failedOnly, templateId, order, staleHours, filter, params } = deviceListQuery(c);
   const exportQuery = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => Boolean(e[1]))).toString();
-  const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE);
+  const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE, order);
+  const platforms = listPlatforms(db);
+  const platformNames = new Map(platforms.map((t) => [t.id, t.name]));
+  const sortParams = { ...params, sort: order.sort === 'name' ? undefined : order.sort, dir: order.desc ? 'desc' : undefined };
+  const bulk = can(c, 'backups.run');
+  const here = `/devices${new URL(c.req.url).search}`;
   const held = heldDevices(
     db,
     items.map((d) => d.id),
@@ -148,8 +168,6 @@ function listPage(c: WebContext) {
   );
   const groups = groupOptions(db, p.scope);
   const paths = groupPaths(groups);
-  const bulk = can(c, 'backups.run');
-  const here = `/devices${new URL(c.req.url).search}`;
   return render(
     c,
     { title: 'Devices', active: '/devices' },
@@ -189,6 +207,17 @@ function listPage(c: WebContext) {
           </select>
         </label>
         <label>
+          Platform
+          <select name="template_id">
+            <option value="">All platforms</option>
+            {platforms.map((t) => (
+              <option value={String(t.id)} selected={t.id === templateId}>
+                {t.name}
+              </option>
+            ))}
+          </select>
+        </label>
+        <label>
           Reachability
           <select name="reachability">
             <option value="">Any</option>
@@ -202,10 +231,19 @@ function listPage(c: WebContext) {
         <label>
           <input type="checkbox" name="stale" value="1" checked={staleOnly} /> Stale only (no good backup for {staleHours} h)
         </label>
+        <label>
+          <input type="checkbox" name="failed" value="1" checked={failedOnly} /> Last backup failed
+        </label>
+        {order.sort !== 'name' || order.desc ? (
+          <>
+            <input type="hidden" name="sort" value={order.sort} />
+            <input type="hidden" name="dir" value={order.desc ? 'desc' : 'asc'} />
+          </>
+        ) : null}
         <button type="submit">Filter</button>
       </form>
       {items.length === 0 ? (
-        <p class="empty">No devices{q || groupId || reach || staleOnly ? ' match these filters' : ' yet'}.</p>
+        <p class="empty">No devices{q || groupId || templateId || reach || staleOnly || failedOnly ? ' match these filters' : ' yet'}.</p>
       ) : (
         <form method="post" action="/jobs" id="bulk-backup">
           {bulk ? <BulkActions c={c} groupId={groupId} groupLabel={groupId ? paths.get(groupId) : undefined} back={here} /> : null}
@@ -214,11 +252,12 @@ function listPage(c: WebContext) {
               <thead>
                 <tr>
                   {bulk ? <th>Select</th> : null}
-                  <th>Name</th>
-                  <th>Address</th>
-                  <th>Group</th>
+                  <SortHeader label="Name" sort="name" order={order} params={params} />
+                  <SortHeader label="Address" sort="address" order={order} params={params} />
+                  <SortHeader label="Group" sort="group" order={order} params={params} />
+                  <SortHeader label="Platform" sort="platform" order={order} params={params} />
                   <th>Reachability</th>
-                  <th>Last backup</th>
+                  <SortHeader label="Last backup" sort="last_backup" order={order} params={params} />
                 </tr>
               </thead>
               <tbody>
@@ -247,6 +286,7 @@ function listPage(c: WebContext) {
                       {`${d.hostname}:${d.port}`} <span class="muted">{d.protocol}</span>
                     </td>
                     <td>{d.group_id ? (paths.get(d.group_id) ?? d.group_id) : '—'}</td>
+                    <td>{platformNames.get(d.template_id) ?? d.template_id}</td>
                     <td>
                       <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>
                         {d.reachability.status}
@@ -269,8 +309,26 @@ function listPage(c: WebContext) {
           </div>
         </form>
       )}
-      <Pager base="/devices" params={params} page={page} limit={PAGE_SIZE} total={total} />
+      <Pager base="/devices" params={sortParams} page={page} limit={PAGE_SIZE} total={total} />
     </>,
+  );
+}
+
+/** A sortable column's header: a link to the list sorted by it (again: the other way), its state said to screen readers. */
+function SortHeader(props: { label: string; sort: DeviceOrder['sort']; order: DeviceOrder; params: Record<string, string | undefined> }) {
+  const { label, sort, order } = props;
+  const active = order.sort === sort;
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(props.params)) if (v) q.set(k, v);
+  if (sort !== 'name') q.set('sort', sort);
+  if (active && !order.desc) q.set('dir', 'desc');
+  return (
+    <th aria-sort={active ? (order.desc ? 'descending' : 'ascending') : undefined}>
+      <a class="sort" href={`/devices?${q}`}>
+        {label}
+        {active ? (order.desc ? ' ▼' : ' ▲') : ''}
+      </a>
+    </th>
   );
 }
 

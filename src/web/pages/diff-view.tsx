@@ -1,5 +1,24 @@
 // Rendering a diff: a side-by-side table (folded unchanged stretches), unified hunks, or both versions when too different to align.
-import type { DiffResult } from '../diff';
+// Changes are marked by sign and words for screen readers as well as by colour; changed words inside a line by <mark>.
+import type { DiffResult, WordParts } from '../diff';
+
+/** A line's text, its changed words marked when the diff found them. */
+function Words({ text, words }: { text: string; words?: WordParts }) {
+  if (!words) return <>{text}</>;
+  return <>{words.map((w) => (w.mark ? <mark>{w.text}</mark> : w.text))}</>;
+}
+
+/** The sign of a changed side: "−" or "+" shown, "removed"/"added" said. */
+function Sign({ kind }: { kind: 'del' | 'add' }) {
+  return (
+    <>
+      <span class="sign" aria-hidden="true">
+        {kind === 'add' ? '+ ' : '− '}
+      </span>
+      <span class="visually-hidden">{kind === 'add' ? 'added: ' : 'removed: '}</span>
+    </>
+  );
+}
 
 export function DiffView({ result, view }: { result: DiffResult; view: 'split' | 'unified' }) {
   if (result.identical)
@@ -13,6 +32,10 @@ export function DiffView({ result, view }: { result: DiffResult; view: 'split' |
     <>
       <p class="diff-stat">
         <span class="add">+{result.added}</span> <span class="del">−{result.removed}</span> lines
+        <span class="visually-hidden">
+          {' '}
+          ({result.added} added, {result.removed} removed)
+        </span>
       </p>
       {view === 'split' ? (
         <div class="table-wrap">
@@ -33,9 +56,15 @@ export function DiffView({ result, view }: { result: DiffResult; view: 'split' |
                 ) : (
                   <tr class={r.kind}>
                     <td class="ln">{r.left?.n ?? ''}</td>
-                    <td class={`code ${r.left && r.kind !== 'same' ? 'del' : ''}`}>{r.left?.text ?? ''}</td>
+                    <td class={`code ${r.left && r.kind !== 'same' ? 'del' : ''}`}>
+                      {r.left && r.kind !== 'same' ? <Sign kind="del" /> : null}
+                      {r.left ? <Words text={r.left.text} words={r.left.words} /> : null}
+                    </td>
                     <td class="ln">{r.right?.n ?? ''}</td>
-                    <td class={`code ${r.right && r.kind !== 'same' ? 'add' : ''}`}>{r.right?.text ?? ''}</td>
+                    <td class={`code ${r.right && r.kind !== 'same' ? 'add' : ''}`}>
+                      {r.right && r.kind !== 'same' ? <Sign kind="add" /> : null}
+                      {r.right ? <Words text={r.right.text} words={r.right.words} /> : null}
+                    </td>
                   </tr>
                 ),
               )}
@@ -50,7 +79,10 @@ export function DiffView({ result, view }: { result: DiffResult; view: 'split' |
               {'\n'}
               {h.lines.map((l) => (
                 <>
-                  <span class={l.kind}>{(l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : ' ') + l.text}</span>
+                  <span class={l.kind}>
+                    {l.kind === 'add' ? '+' : l.kind === 'del' ? '-' : ' '}
+                    <Words text={l.text} words={l.words} />
+                  </span>
                   {'\n'}
                 </>
               ))}

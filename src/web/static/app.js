@@ -94,6 +94,68 @@
   }
   refreshLive();
 
+  // Copy buttons for a whole text: data-copy-text="#selector" (the element's text: the configuration view draws
+  // its line numbers with CSS, so they are not part of it) or data-copy-url (a download fetched, e.g. a .patch).
+  // Hidden in the page: shown only here, where they can work.
+  function writeClipboard(text, btn) {
+    var label = btn.textContent;
+    var say = function (what) {
+      btn.textContent = what;
+      setTimeout(function () {
+        btn.textContent = label;
+      }, 2000);
+    };
+    if (navigator.clipboard && window.isSecureContext) {
+      navigator.clipboard.writeText(text).then(
+        function () {
+          say('Copied');
+        },
+        function () {
+          say('Copy failed');
+        },
+      );
+      return;
+    }
+    var area = document.createElement('textarea');
+    area.value = text;
+    area.setAttribute('readonly', '');
+    area.style.position = 'fixed';
+    area.style.opacity = '0';
+    document.body.appendChild(area);
+    area.select();
+    var ok = false;
+    try {
+      ok = document.execCommand('copy');
+    } catch (err) {
+      ok = false;
+    }
+    document.body.removeChild(area);
+    say(ok ? 'Copied' : 'Copy failed');
+  }
+  Array.prototype.forEach.call(document.querySelectorAll('[data-copy-text],[data-copy-url]'), function (btn) {
+    btn.hidden = false;
+    btn.addEventListener('click', function () {
+      var sel = btn.getAttribute('data-copy-text');
+      if (sel) {
+        var el = document.querySelector(sel);
+        if (el) writeClipboard(el.textContent, btn);
+        return;
+      }
+      fetch(btn.getAttribute('data-copy-url'), { credentials: 'same-origin' })
+        .then(function (r) {
+          return r.text();
+        })
+        .then(
+          function (t) {
+            writeClipboard(t, btn);
+          },
+          function () {
+            btn.textContent = 'Copy failed';
+          },
+        );
+    });
+  });
+
   // "Back up now": start through the internal API, show progress, then reload the page with the job's result.
   function poll(deviceId, jobId, status) {
     var started = Date.now();
