@@ -1,4 +1,4 @@
-// End to end in headless Chromium against dist/confvault and the device lab: first login, inventory, backups, diff, search, bulk backup with the Jobs page, API keys, scope.
+// End to end in headless Chromium against dist/confvault and the device lab: first login, inventory, backups, diff, search, bulk backup with the Jobs page, API keys, scope, phone width; CSV import of 500 devices with 3 bad rows; axe-core at 1280 and 390 px.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
@@ -7,7 +7,8 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { LAB_DEVICES, acquireLabLock, ensureLab, labAvailable, vtysh } from '../lab/lab';
-import { CHROMIUM, CHROMIUM_ARGS, EXE, REPO_ROOT, ensureBuilt, ensureChromium } from '../helpers/browser';
+import { CHROMIUM, CHROMIUM_ARGS, EXE, REPO_ROOT, ensureBuilt, ensureChromium, seriousViolations } from '../helpers/browser';
+import { inventory500 } from '../helpers/inventory';
 
 // The README's screenshots are rewritten only on request (CONFVAULT_UPDATE_SCREENSHOTS=1 npm test), so that a
 // test run leaves the working tree as it was; otherwise they go to test/.artifacts with the other test output.
@@ -73,8 +74,9 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
 
-  async function newPage(width = 1400, height = 900): Promise<Page> {
-    const ctx = await browser!.newContext({ viewport: { width, height } });
+  /** A page in its own context; `forAxe`: the page's CSP lets the test inject axe-core (nothing else changes). */
+  async function newPage(width = 1400, height = 900, forAxe = false): Promise<Page> {
+    const ctx = await browser!.newContext({ viewport: { width, height }, bypassCSP: forAxe });
     const page = await ctx.newPage();
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('console', (m) => {
@@ -284,5 +286,73 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     }
 
     assert.deepEqual(problems, [], 'no script errors or CSP violations');
+  });
+
+  test('an inventory of 500 devices with 3 bad rows imported on the web, and axe-core at desktop and phone width', { timeout: 300_000 }, async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = await newPage();
+    await login(page, 'admin', 'operator-chosen-pw-1');
+    await page.waitForURL(`${url}/`);
+    for (const name of ['site-a', 'site-b']) {
+      await page.goto(`${url}/groups`);
+      await page.locator('form[action="/groups"] input[name="name"]').fill(name);
+      await page.getByRole('button', { name: 'Create group' }).click();
+      await page.getByText(`Group ${name} created.`).waitFor();
+    }
+    await page.goto(`${url}/credentials/new`);
+    await page.locator('input[name="name"]').fill('web-cred');
+    await page.locator('input[name="username"]').fill('netops');
+    await page.locator('input[name="password"]').fill('not-used-by-this-test');
+    await page.getByRole('button', { name: 'Create credential' }).click();
+    await page.getByText('Credential web-cred created.').waitFor();
+
+    await page.goto(`${url}/devices`);
+    await Promise.all([page.waitForURL(/\/devices\/import$/), page.click('a[href="/devices/import"]')]);
+    await page.setInputFiles('input[name=file]', { name: 'inventory.csv', mimeType: 'text/csv', buffer: Buffer.from(inventory500()) });
+    await Promise.all([page.waitForURL(/\/devices\/import\/preview$/), page.click('#import-form button[type=submit]')]);
+    assert.match((await page.textContent('#import-summary')) ?? '', /500 row\(s\): 497 valid, 3 with errors/);
+    const errors = await page.$$eval('#import-errors tbody tr', (trs) => trs.map((tr) => Array.from(tr.querySelectorAll('td'), (td) => td.textContent ?? '')));
+    assert.deepEqual(
+      errors.map((e) => [e[0], e[2]]),
+      [
+        ['101', 'hostname'],
+        ['251', 'group'],
+        ['402', 'name'],
+      ],
+    );
+    await page.check('input[name=mode][value=all]');
+    await Promise.all([page.waitForURL(/\/devices\/import$/), page.click('#import-apply button[type=submit]')]);
+    assert.match((await page.textContent('.flash.error')) ?? '', /Nothing was written: 3 row\(s\) have errors/);
+    await page.check('input[name=mode][value=valid]');
+    await Promise.all([page.waitForURL(/\/devices(\?.*)?$/), page.click('#import-apply button[type=submit]')]);
+    assert.match((await page.textContent('.flash')) ?? '', /497 device\(s\) imported\. 3 row\(s\) with errors were left out\./);
+    await page.goto(`${url}/devices?q=web-`);
+    assert.match((await page.textContent('main')) ?? '', /web-001/);
+
+    // axe-core on the pages of an operator's day, at 1280 px and at 390 px: no serious or critical finding.
+    const pages = [
+      '/',
+      '/devices',
+      '/devices?q=web-&sort=platform',
+      '/devices/import',
+      '/jobs',
+      '/search?q=hostname',
+      '/templates',
+      '/groups',
+      '/audit',
+      '/api-keys',
+    ];
+    for (const [w, h] of [
+      [1280, 900],
+      [390, 844],
+    ] as const) {
+      const p = await newPage(w, h, true);
+      await login(p, 'admin', 'operator-chosen-pw-1');
+      await p.waitForURL(`${url}/`);
+      for (const path of pages) {
+        await p.goto(`${url}${path}`);
+        assert.deepEqual(await seriousViolations(p), [], `axe at ${w} px on ${path}`);
+      }
+    }
   });
 });
