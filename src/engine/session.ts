@@ -4,6 +4,7 @@ import { CollectError } from './types';
 import type { TemplateSpec } from '../templates/types';
 import { formatBytes } from '../lib/bytes';
 import { TerminalScreen, dropEcho } from './normalise';
+import type { LinePattern } from '../lib/re2';
 import { defaultVocabulary, escapeRegex, matchesAny, safePattern, type SessionVocabulary } from './prompts';
 import { formatSeconds } from './transports/tcp';
 
@@ -47,6 +48,8 @@ export class PromptSession {
   readonly vocabulary: SessionVocabulary;
   prompt = '';
   private promptFamily: RegExp | null = null;
+  /** The template's prompt regex: any line it matches is a prompt, so prompts that count commands (EXOS "X460.2 #") are recognised. */
+  private templatePrompt: LinePattern | null = null;
   private readonly screen = new TerminalScreen();
   private readonly decoder = new StringDecoder('utf8');
   private received = 0;
@@ -191,9 +194,16 @@ export class PromptSession {
     return this.screen.wiped.some((line) => line.trimEnd().endsWith(echo));
   }
 
+  /**
+   * How `line` relates to the prompt: the very prompt seen last, or one of its family. With a template prompt regex
+   * the family is every line the regex matches (the untrimmed screen line too, for regexes that want the trailing
+   * space); without one, a line with the same host part as the last prompt.
+   */
   private promptKind(line: string): 'exact' | 'family' | null {
     if (!line) return null;
     if (line === this.prompt) return 'exact';
+    const custom = this.templatePrompt;
+    if (custom) return custom.test(line) || (line === this.currentLine && custom.test(this.screen.current)) ? 'family' : null;
     if (this.promptFamily?.test(line)) return 'family';
     return null;
   }
@@ -230,6 +240,7 @@ export class PromptSession {
    */
   async detectPrompt(templatePrompt: string | null): Promise<string> {
     const custom = templatePrompt ? safePattern(templatePrompt) : null;
+    this.templatePrompt = custom;
     const pager = { lines: -1 };
     let nudge: { candidate: string; at: number } | null = null;
     let nudges = 0;
