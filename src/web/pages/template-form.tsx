@@ -11,6 +11,8 @@ import { can, type WebContext } from '../web-context';
 
 const LIST_FIELDS = ['pre_commands', 'commands', 'strip_patterns', 'ignore_patterns', 'change_events'] as const;
 const ARROW = ' => ';
+/** Ends a redact rule's line when the rule applies only inside sections (`within`): "pattern @within ^config system snmp community". */
+const WITHIN = ' @within ';
 
 /** Lines of a textarea; blank lines are dropped, other lines kept as typed (a leading space can matter in a pattern). */
 function lines(v: string | undefined): string[] {
@@ -28,8 +30,11 @@ export function parseTemplateForm(
   const errors: Record<string, string> = {};
   const redact_patterns = lines(f.redact_patterns).map((l) => {
     // A line without the arrow is the usual form: its (?<secret>...) group becomes a keyed token.
-    const at = l.lastIndexOf(ARROW);
-    return at < 0 ? { pattern: l } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
+    const w = l.lastIndexOf(WITHIN);
+    const rule = w < 0 ? l : l.slice(0, w);
+    const within = w < 0 ? {} : { within: l.slice(w + WITHIN.length) };
+    const at = rule.lastIndexOf(ARROW);
+    return at < 0 ? { pattern: rule, ...within } : { pattern: rule.slice(0, at), replacement: rule.slice(at + ARROW.length), ...within };
   });
   const body = {
     name: (f.name ?? '').trim(),
@@ -64,7 +69,9 @@ export function specValues(t: TemplateSpec): Record<string, string> {
     description: t.description,
     mode: t.mode,
     prompt: t.prompt ?? '',
-    redact_patterns: t.redact_patterns.map((r) => (r.replacement === undefined ? r.pattern : `${r.pattern}${ARROW}${r.replacement}`)).join('\n'),
+    redact_patterns: t.redact_patterns
+      .map((r) => `${r.pattern}${r.replacement === undefined ? '' : ARROW + r.replacement}${r.within === undefined ? '' : WITHIN + r.within}`)
+      .join('\n'),
     redact: t.redact ? 'on' : '',
     exit_command: t.exit_command ?? '',
   };
@@ -189,7 +196,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {area(
             'redact_patterns',
             'Redact rules',
-            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement`,
+            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement; ending in${WITHIN}<regex of a section's opening line>, only inside such sections`,
           )}
           {area(
             'change_events',
