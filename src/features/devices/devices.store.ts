@@ -90,6 +90,8 @@ export interface DeviceFilter {
   reachability?: Reachability;
   /** Stale: enabled, and no successful backup since this time (ms); see [backup] stale_after_hours. */
   stale_before?: number;
+  /** Devices backed up with this template. */
+  template_id?: number;
 }
 
 /**
@@ -126,6 +128,10 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
   if (f.reachability !== undefined) {
     conds.push('d.reachability = @reachability');
     params.reachability = f.reachability;
+  }
+  if (f.template_id !== undefined) {
+    conds.push('d.template_id = @template_id');
+    params.template_id = f.template_id;
   }
   if (f.stale_before !== undefined) {
     conds.push(
