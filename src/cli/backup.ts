@@ -44,10 +44,17 @@ import-git  Imports the whole history of an Oxidized or RANCID git repository: o
             git runs with a fixed configuration: the repository's own settings cannot run programs
             (signatures, hooks, pagers, fsmonitor, diff helpers are off). A repository owned by another
             user is refused unless --trust-owner is given, after you have checked it.
+            Both imports store secrets as a live backup would: with [backup] redact_secrets on (the
+            default), the device template's redact rules turn them into the appliance's keyed tokens.
 
 Every run and import is recorded in the audit trail with the OS user who ran it.
 
 ${GLOBAL_OPTIONS_HELP}`;
+
+/** The redaction key imports use: the one live backups get (src/engine/runner.ts), or null with redaction off. */
+function importRedactKey(a: Appliance): Buffer | null {
+  return a.config.backup.redact_secrets ? a.secrets.redactionKey : null;
+}
 
 function idOption(v: string | undefined, name: string): number | undefined {
   if (v === undefined) return undefined;
@@ -209,7 +216,7 @@ export const backupCommand: Command = {
             if (parsed === null) throw new UsageError('--started-at must look like "YYYY-MM-DD HH:MM:SS"');
             at = parsed;
           }
-          const r = importBackup(a.db, consoleActor(), a.snapshots, deviceId, text, at);
+          const r = importBackup(a.db, consoleActor(), a.snapshots, deviceId, text, at, { redact_key: importRedactKey(a) });
           err(`imported as backup ${r.id}${r.changed ? ' (changed)' : ''}`);
           out(r.id);
           return 0;
@@ -225,6 +232,7 @@ export const backupCommand: Command = {
           let bar: ProgressBar | null = null;
           const r = importGitHistory(a.db, consoleActor(), a.snapshots, repo, layout, {
             trustOwner: values['trust-owner'] === true,
+            redact_key: importRedactKey(a),
             onProgress: (p) => {
               bar ??= new ProgressBar(p.commitsTotal, 'importing commits');
               bar.update(p.commitsDone, 0);

@@ -4,6 +4,7 @@ import { CollectError } from './types';
 import type { TemplateSpec } from '../templates/types';
 import { formatBytes } from '../lib/bytes';
 import { TerminalScreen, dropEcho } from './normalise';
+import type { LinePattern } from '../lib/re2';
 import { defaultVocabulary, escapeRegex, matchesAny, safePattern, type SessionVocabulary } from './prompts';
 import { formatSeconds } from './transports/tcp';
 
@@ -47,6 +48,8 @@ export class PromptSession {
   readonly vocabulary: SessionVocabulary;
   prompt = '';
   private promptFamily: RegExp | null = null;
+  /** The template's prompt regex: any line it matches is a prompt, so prompts that count commands (EXOS "X460.2 #") are recognised. */
+  private templatePrompt: LinePattern | null = null;
   private readonly screen = new TerminalScreen();
   private readonly decoder = new StringDecoder('utf8');
   private received = 0;
@@ -191,28 +194,37 @@ export class PromptSession {
     return this.screen.wiped.some((line) => line.trimEnd().endsWith(echo));
   }
 
+  /**
+   * How `line` relates to the prompt: the very prompt seen last, or one of its family. With a template prompt regex
+   * the family is every line the regex matches (the untrimmed screen line too, for regexes that want the trailing
+   * space); without one, a line with the same host part as the last prompt.
+   */
   private promptKind(line: string): 'exact' | 'family' | null {
     if (!line) return null;
     if (line === this.prompt) return 'exact';
+    const custom = this.templatePrompt;
+    if (custom) return custom.test(line) || (line === this.currentLine && custom.test(this.screen.current)) ? 'family' : null;
     if (this.promptFamily?.test(line)) return 'family';
     return null;
   }
 
   /**
-   * Answers a pager, or a line that wants Enter, sitting on the current line; returns true when one was seen.
+   * Answers a pager, or a line that wants Enter, sitting on the current line: the wait step to take when one was seen, false when none.
    * One key per pager prompt: a prompt redrawn in pieces (less sends "(END)", then ESC[K) is still the same
    * prompt, and a second key would land at the CLI prompt once the pager has quit. A new pager prompt follows
-   * new output lines.
+   * new output lines. A quiet pager (less's ":") seen too early asks to be looked at again once the output has
+   * settled: the device sends nothing more until it is answered.
    */
-  private answerPager(line: string, answered: { lines: number }): boolean {
+  private answerPager(line: string, answered: { lines: number }): WaitStep<never> | false {
     for (const p of this.vocabulary.pagers) {
       if (!p.re.test(line)) continue;
-      if (p.quiet && this.quietMs < this.options.settle_ms) return true;
+      const quiet = this.quietMs;
+      if (p.quiet && quiet < this.options.settle_ms) return { retry_ms: this.options.settle_ms - quiet };
       if (answered.lines !== this.screen.lineCount) {
         answered.lines = this.screen.lineCount;
         this.write(p.answer ?? this.options.newline);
       }
-      return true;
+      return null;
     }
     return false;
   }
@@ -228,6 +240,7 @@ export class PromptSession {
    */
   async detectPrompt(templatePrompt: string | null): Promise<string> {
     const custom = templatePrompt ? safePattern(templatePrompt) : null;
+    this.templatePrompt = custom;
     const pager = { lines: -1 };
     let nudge: { candidate: string; at: number } | null = null;
     let nudges = 0;
@@ -235,7 +248,8 @@ export class PromptSession {
     const line = await this.waitFor<string>(
       () => {
         const cur = this.currentLine;
-        if (cur && this.answerPager(cur, pager)) return null;
+        const paging = cur ? this.answerPager(cur, pager) : false;
+        if (paging !== false) return paging;
         if (cur && (custom ? custom.test(cur) || custom.test(this.screen.current) : this.vocabulary.prompt.test(cur))) return this.settled(cur);
         if (nudge && this.received > nudge.at) {
           if (cur && cur === nudge.candidate) return this.settled(cur);
@@ -363,7 +377,9 @@ export class PromptSession {
         const lines = this.screen.lines;
         for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo);
         const cur = this.currentLine;
-        if (!cur || this.answerPager(cur, pager)) return null;
+        if (!cur) return null;
+        const paging = this.answerPager(cur, pager);
+        if (paging !== false) return paging;
         const kind = this.promptKind(cur);
         if (kind === 'exact' && echoSeen && !sameLine) return { done: cur };
         return kind ? this.settled(cur) : null;

@@ -92,7 +92,14 @@ export function templateToYaml(spec: TemplateSpec, header: readonly string[] = [
     // Optional fields left out when absent or empty, as a hand-written file would.
     if (value === undefined) continue;
     if (Array.isArray(value) && value.length === 0 && field === 'change_events') continue;
-    data[field] = field === 'redact_patterns' ? spec.redact_patterns.map((r) => (r.replacement === undefined ? { pattern: r.pattern } : r)) : value;
+    data[field] =
+      field === 'redact_patterns'
+        ? spec.redact_patterns.map(({ pattern, replacement, within }) => ({
+            pattern,
+            ...(replacement === undefined ? {} : { replacement }),
+            ...(within === undefined ? {} : { within }),
+          }))
+        : value;
   }
   const comments = header.map((l) => `# ${l}\n`).join('');
   return comments + stringify(data, { lineWidth: 0 });

@@ -2,7 +2,7 @@
 import { re2LinePattern, re2Problem } from '../lib/re2';
 import { SESSION_FIELDS, SESSION_PATTERN_LISTS, engineDefaults, trustedPattern } from './defaults';
 import { loadBuiltinTemplates } from './files';
-import type { OutputRule, SessionKnowledge, TemplateSpec } from './types';
+import type { OutputRule, RedactRule, SessionKnowledge, TemplateSpec } from './types';
 
 export type { OutputRule, PagerRule, RedactRule, SessionKnowledge, TemplateSpec } from './types';
 
@@ -86,8 +86,11 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
 
   if (checkList(t.redact_patterns, 'redact_patterns', TEMPLATE_LIMITS.patterns_per_list, add)) {
     t.redact_patterns.forEach((r, i) => {
-      const rule = r as { pattern?: unknown; replacement?: unknown } | null;
-      if (typeof rule !== 'object' || rule === null) return add(`redact_patterns.${i}`, 'must be an object with a pattern (and an optional replacement)');
+      const rule = r as { pattern?: unknown; replacement?: unknown; within?: unknown } | null;
+      if (typeof rule !== 'object' || rule === null) {
+        return add(`redact_patterns.${i}`, 'must be an object with a pattern (and an optional replacement and within)');
+      }
+      if (rule.within !== undefined) checkPattern(rule.within, `redact_patterns.${i}.within`, add);
       if (checkPattern(rule.pattern, `redact_patterns.${i}.pattern`, add) && runnable(rule.pattern as string).test('')) {
         add(`redact_patterns.${i}.pattern`, 'matches the empty string, so the replacement would be inserted between every character');
       }
@@ -241,7 +244,7 @@ export function isBuiltinPattern(source: string): boolean {
   if (!builtinSources) {
     const set = new Set<string>();
     for (const t of BUILTIN_TEMPLATES) {
-      for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...t.redact_patterns.map((r) => r.pattern), ...(t.change_events ?? [])]) set.add(p);
+      for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...redactSources(t.redact_patterns), ...(t.change_events ?? [])]) set.add(p);
       for (const p of [t.prompt, t.enable?.prompt, t.enable?.password_prompt]) if (p) set.add(p);
       for (const [, p] of sessionPatterns(t)) set.add(p);
     }
@@ -270,10 +273,18 @@ export function patternProblems(
   check('enable.prompt', spec.enable?.prompt);
   (spec.strip_patterns ?? []).forEach((p, i) => check(`strip_patterns.${i}`, p));
   (spec.ignore_patterns ?? []).forEach((p, i) => check(`ignore_patterns.${i}`, p));
-  (spec.redact_patterns ?? []).forEach((r, i) => check(`redact_patterns.${i}.pattern`, r.pattern));
+  (spec.redact_patterns ?? []).forEach((r, i) => {
+    check(`redact_patterns.${i}.pattern`, r.pattern);
+    check(`redact_patterns.${i}.within`, r.within);
+  });
   (spec.change_events ?? []).forEach((p, i) => check(`change_events.${i}`, p));
   for (const [field, source] of sessionPatterns(spec)) check(field, source);
   return out;
+}
+
+/** Every pattern of a template's redact rules: each rule's pattern and its section opening (`within`). */
+function redactSources(rules: readonly RedactRule[]): string[] {
+  return rules.flatMap((r) => (r.within === undefined ? [r.pattern] : [r.pattern, r.within]));
 }
 
 /** A pattern as it runs: JavaScript for built-in sources, RE2 (linear time) for everything else. */

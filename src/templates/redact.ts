@@ -1,6 +1,6 @@
 // Secret redaction of configuration lines: a template's redact rules as keyed tokens, URL passwords and PEM private keys whatever the template.
 import { createHmac } from 'node:crypto';
-import { compileRedaction } from './patterns';
+import { compilePattern, compileRedaction } from './patterns';
 import type { TemplateSpec } from './types';
 
 const PRIVATE_KEY_BEGIN = /-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----/;
@@ -39,7 +39,7 @@ export function secretToken(key: RedactionKey, secret: string): string {
 
 /**
  * The lines with the template's redact rules applied (a rule's `secret` group becomes a keyed token; an older
- * rule's `replacement` is used as written), then the generic URL rules, and the body of any PEM private key
+ * rule's `replacement` is used as written; a rule with `within` only inside its sections), then the generic URL rules, and the body of any PEM private key
  * (FortiOS "set private-key", certificates on Linux hosts, SSH host keys) replaced by one placeholder line between
  * its BEGIN and END lines.
  * A key whose END line never comes is redacted to the end. Used by backups (engine) and by anything that shows
@@ -53,14 +53,20 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
     const quoted = QUOTED.exec(secret);
     return quoted ? `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}` : secretToken(key, secret);
   };
+  const sections: Section[] = [];
   const rules = redact_patterns.map((r) => {
     const replace = compileRedaction(r.pattern);
-    return (line: string) => replace(line, r.replacement ?? token);
+    const apply = (line: string) => replace(line, r.replacement ?? token);
+    if (r.within === undefined) return apply;
+    const section = new Section(compilePattern(r.within));
+    sections.push(section);
+    return (line: string) => (section.inside ? apply(line) : line);
   });
   for (const re of GENERIC_RULES) rules.push((line) => replaceSecretGroups(line, re, token));
   const out: string[] = [];
   let inPrivateKey = false;
   for (const line of lines) {
+    for (const s of sections) s.see(line);
     if (inPrivateKey) {
       if (!PRIVATE_KEY_END.test(line)) continue;
       inPrivateKey = false;
@@ -74,6 +80,30 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
   }
   if (inPrivateKey) out.push(PRIVATE_KEY_PLACEHOLDER);
   return out;
+}
+
+/**
+ * Where a `within` rule stands while the lines go by: inside a section from the line after its opening line up to
+ * the next non-blank line indented no deeper than the opening line; that closing line may open a section again.
+ */
+class Section {
+  /** Indentation of the opening line while inside a section, else null. */
+  private opened: number | null = null;
+  /** The line being looked at is inside a section. */
+  inside = false;
+
+  constructor(private readonly opening: { test(line: string): boolean }) {}
+
+  see(line: string): void {
+    const indent = line.length - line.trimStart().length;
+    if (this.opened !== null && line.trim() !== '' && indent <= this.opened) this.opened = null;
+    if (this.opened === null) {
+      this.inside = false;
+      if (this.opening.test(line)) this.opened = indent;
+      return;
+    }
+    this.inside = true;
+  }
 }
 
 /** `line` with the `secret` group of every match of `re` (flags g and d) passed through `to`. */

@@ -9,6 +9,12 @@
 export interface RedactRule {
   pattern: string;
   replacement?: string;
+  /**
+   * Regex of a section's opening line (`^config system snmp community`): the rule applies only to the lines inside
+   * such a section, i.e. after the opening line and before the next non-blank line indented no deeper than it
+   * (FortiOS's `end`, the next top-level command of an IOS-style configuration, Junos's closing brace). Absent: every line.
+   */
+  within?: string;
 }
 
 /** A pager the device prints and what answers it. */

@@ -192,14 +192,16 @@ describe('updating existing devices (update: true)', () => {
 
 describe('Oxidized router.db import', () => {
   test('models map to templates; the file’s usernames and passwords are never read; unknown models are row errors', () => {
-    const text = ['# core routers', 'ox1:ios:core:admin:hunter2', 'ox2:JunOS', '', 'ox3:xos:edge', 'ox4:cumulusx:edge', 'ox5:eos:nowhere'].join('\n');
+    const text = ['# core routers', 'ox1:ios:core:admin:hunter2', 'ox2:JunOS', '', 'ox3:enterprisesonic:edge', 'ox4:cumulusx:edge', 'ox5:eos:nowhere'].join(
+      '\n',
+    );
     const r = previewDeviceImport(db(), SYSTEM_ACTOR, { format: 'router.db', text, credential: 'lab' });
     assert.deepEqual(errorsOf(r), [
       [5, 'model'],
       [6, 'model'],
       [7, 'group'],
     ]);
-    assert.match(r.rows[2].errors[0].message, /xos" maps to template extreme-exos, which this appliance does not have/);
+    assert.match(r.rows[2].errors[0].message, /enterprisesonic" maps to template sonic, which this appliance does not have/);
     assert.match(r.rows[3].errors[0].message, /cumulusx" is not one this import knows/);
     const applied = applyDeviceImport(db(), SYSTEM_ACTOR, { format: 'router.db', text, credential: 'lab' }, 'valid');
     assert.equal(applied.created, 2);

@@ -177,6 +177,8 @@ export class DeviceShell {
   private privileged: boolean;
   private paging: boolean;
   private breakPending = false;
+  /** The number a counting prompt shows (transcript `prompt_counter`). */
+  private counter: number;
 
   constructor(
     private readonly device: SimDevice,
@@ -187,6 +189,7 @@ export class DeviceShell {
   ) {
     this.privileged = !device.transcript.enable;
     this.paging = !!device.transcript.paging;
+    this.counter = device.transcript.prompt_counter ?? 0;
   }
 
   /** Output of a command whose Enter drew no line break starts with one (enter_echo "none"). */
@@ -200,7 +203,8 @@ export class DeviceShell {
 
   private get prompt(): string {
     const t = this.device.transcript;
-    const prompt = substitute(this.device, this.privileged || !t.enable ? t.prompt : t.enable.unprivileged_prompt);
+    let prompt = substitute(this.device, this.privileged || !t.enable ? t.prompt : t.enable.unprivileged_prompt);
+    if (t.prompt_counter !== undefined) prompt = prompt.split('{n}').join(String(this.counter));
     // With no line break on Enter, the prompt is redrawn in place over the echo: bottom row, erase it, draw.
     return t.enter_echo === 'none' ? REDRAW_BOTTOM_ROW + prompt : prompt;
   }
@@ -219,6 +223,7 @@ export class DeviceShell {
         const line = await this.input.readLine((text) => this.io.write(text), enterEcho(this.device.transcript));
         this.breakPending = this.device.transcript.enter_echo === 'none';
         await this.execute(line.trim());
+        if (line.trim()) this.counter++;
         this.breakPending = false;
         await this.io.write(this.prompt);
       }

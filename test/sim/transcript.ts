@@ -57,6 +57,11 @@ export interface Transcript {
   exec?: boolean;
   enter_echo?: EnterEcho;
   telnet?: TranscriptTelnet;
+  /**
+   * The prompt counts commands (Extreme EXOS "X460.1 #", then "X460.2 #"): `{n}` in `prompt` and
+   * `enable.unprivileged_prompt` shows this number at login, one more after every command line that is not empty.
+   */
+  prompt_counter?: number;
   username: string;
   password: string;
 }
@@ -107,6 +112,12 @@ export function validateTranscript(data: unknown, where = '<inline>'): Transcrip
   }
   if (data.enter_echo !== undefined && !['crlf', 'ansi_scroll', 'none'].includes(String(data.enter_echo))) {
     fail(where, '"enter_echo" must be crlf, ansi_scroll or none');
+  }
+  if (data.prompt_counter !== undefined) {
+    if (typeof data.prompt_counter !== 'number' || !Number.isInteger(data.prompt_counter) || data.prompt_counter < 0) {
+      fail(where, '"prompt_counter" must be a whole number (the first value)');
+    }
+    if (!String(data.prompt).includes('{n}')) fail(where, '"prompt_counter" needs "{n}" in "prompt"');
   }
   if (data.exec !== undefined && typeof data.exec !== 'boolean') fail(where, '"exec" must be true or false');
   if (data.telnet !== undefined) {

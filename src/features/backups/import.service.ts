@@ -9,18 +9,48 @@ import { recordAudit } from '../audit/audit.service';
 import { openGitRepository, SAFE_LOG_FLAGS } from './git-reader';
 import { sha256Hex, type SnapshotStore } from '../../store/snapshots';
 import { finishBackupSync, startBackup } from './backups.service';
+import { redactLines, type RedactionKey } from '../../templates/redact';
+import type { TemplateSpec } from '../../templates/types';
 
 interface DeviceForImport {
   id: number;
   name: string;
   template_id: number;
   ignore_patterns: string[];
+  /** The template's redaction, when it redacts (a template with `redact: false` stores secrets as received). */
+  redaction: Pick<TemplateSpec, 'redact_patterns'> | null;
+}
+
+export interface ImportOptions {
+  /**
+   * The appliance's redaction key when `[backup] redact_secrets` is on (SecretBox.redactionKey), as a live backup gets
+   * it: imported text then has its secrets replaced by the same keyed tokens. Absent or null: stored as read.
+   */
+  redact_key?: RedactionKey | null;
 }
 
 function loadDevice(db: DB, deviceId: number): DeviceForImport {
   const row = getDeviceRow(db, deviceId);
   if (!row) throw ApiError.notFound(`device ${deviceId}`);
-  return { id: row.id, name: row.name, template_id: row.template_id, ignore_patterns: getTemplateSpec(db, row.template_id)?.ignore_patterns ?? [] };
+  const spec = getTemplateSpec(db, row.template_id);
+  return {
+    id: row.id,
+    name: row.name,
+    template_id: row.template_id,
+    ignore_patterns: spec?.ignore_patterns ?? [],
+    redaction: spec?.redact ? { redact_patterns: spec.redact_patterns } : null,
+  };
+}
+
+/**
+ * Normalised imported text as a live backup of the device would store it: with redaction on (a key given and a
+ * template that redacts), its template's rules, the generic URL rules and private keys applied, so the first live
+ * backup after an import differs only where the configuration does.
+ */
+function storedForm(device: DeviceForImport, clean: string, key: RedactionKey | null | undefined): string {
+  if (!key || !device.redaction || clean === '') return clean;
+  const lines = redactLines(clean.slice(0, -1).split('\n'), device.redaction.redact_patterns, key);
+  return normaliseImportedText(lines.join('\n'));
 }
 
 /** Stored form of imported text: LF line endings, no trailing spaces, exactly one final newline. */
@@ -39,12 +69,12 @@ function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, cl
 }
 
 /** Records one configuration file as a successful backup of the device, with its audit row. */
-export function importBackup(db: DB, actor: Actor, store: SnapshotStore, deviceId: number, text: string, startedAt = Date.now()) {
+export function importBackup(db: DB, actor: Actor, store: SnapshotStore, deviceId: number, text: string, startedAt = Date.now(), opts: ImportOptions = {}) {
   authorize(actor, 'backups.run');
-  const clean = normaliseImportedText(text);
   return db
     .transaction(() => {
       const device = loadDevice(db, deviceId);
+      const clean = storedForm(device, normaliseImportedText(text), opts.redact_key);
       if (clean === '') throw ApiError.validation([{ field: 'file', message: 'the file is empty' }], 'nothing to import: the file is empty');
       const r = storeImported(db, store, device, clean, startedAt);
       recordAudit(db, actor, {
@@ -80,7 +110,7 @@ export interface GitImportProgress {
 }
 
 /**
- * Replays a git repository's history, oldest first: one successful backup per commit that touched a device's
+ * Replays a git repository's history, oldest first (redacted like a live backup when `redact_key` is given): one successful backup per commit that touched a device's
  * file, at the commit's time, devices matched by name (case-insensitive). A version already present for that
  * device at that time with the same hash is skipped, so running it again imports nothing twice. Git runs with a
  * fixed configuration (see git-reader.ts); a repository of another owner needs `trustOwner`. One audit row sums it up.
@@ -91,7 +121,7 @@ export function importGitHistory(
   store: SnapshotStore,
   repoPath: string,
   layout: GitLayout,
-  opts: { trustOwner?: boolean; onProgress?: (p: GitImportProgress) => void } = {},
+  opts: ImportOptions & { trustOwner?: boolean; onProgress?: (p: GitImportProgress) => void } = {},
 ): GitImportProgress & { unmatched: string[] } {
   authorize(actor, 'backups.run');
   const git = openGitRepository(repoPath, { trustOwner: opts.trustOwner });
@@ -119,12 +149,13 @@ export function importGitHistory(
         continue;
       }
       // cat-file prints the stored blob as it is: no textconv, filters or pager.
-      const text = normaliseImportedText(git.run(['cat-file', 'blob', `${c.hash}:${file}`]));
+      const device = loadDevice(db, deviceId);
+      const text = storedForm(device, normaliseImportedText(git.run(['cat-file', 'blob', `${c.hash}:${file}`])), opts.redact_key);
       if (text === '' || exists.get(deviceId, c.at, sha256Hex(text))) {
         progress.skipped++;
         continue;
       }
-      storeImported(db, store, loadDevice(db, deviceId), text, c.at);
+      storeImported(db, store, device, text, c.at);
       progress.imported++;
     }
     progress.commitsDone++;

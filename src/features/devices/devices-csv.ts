@@ -182,6 +182,7 @@ export const OXIDIZED_MODELS: Readonly<Record<string, string>> = {
   ciscosmb: 'cisco-sb',
   cumulus: 'nvidia-cumulus',
   dnos: 'dell-os6',
+  enterprisesonic: 'sonic', // not shipped: such lines are row errors naming the template
   edgeos: 'ubiquiti-edgeos',
   edgeswitch: 'ubiquiti-edgeswitch',
   fastiron: 'ruckus-fastiron',
@@ -202,7 +203,7 @@ export const OXIDIZED_MODELS: Readonly<Record<string, string>> = {
   voss: 'extreme-voss',
   vyatta: 'vyos',
   vyos: 'vyos',
-  xos: 'extreme-exos', // not shipped yet: its prompt counts commands (see the README), so such lines are row errors
+  xos: 'extreme-exos',
   zynos: 'zyxel',
 };
 

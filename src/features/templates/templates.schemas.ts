@@ -47,6 +47,10 @@ const RedactRuleSchema = z
         'Absent (the usual form): the pattern names the secret with a group called `secret`, which is stored as a keyed token `<secret:3fa9c1d2>`. Given: replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"',
       example: '$1 <redacted>',
     }),
+    within: pattern(
+      "Optional: the regex of a section's opening line. The rule then applies only inside such sections: the lines after the opening line, up to the next non-blank line indented no deeper than it (FortiOS `end`, the next top-level command). Absent: every line",
+      '^config system snmp community',
+    ).optional(),
   })
   .strict()
   .openapi('RedactRule');

@@ -64,7 +64,11 @@ export function settingsJson(spec: TemplateSpec): string {
     },
     strip_patterns: spec.strip_patterns,
     ignore_patterns: spec.ignore_patterns,
-    redact_patterns: spec.redact_patterns.map((r) => ({ pattern: r.pattern, replacement: r.replacement })),
+    redact_patterns: spec.redact_patterns.map((r) => ({
+      pattern: r.pattern,
+      replacement: r.replacement,
+      ...(r.within === undefined ? {} : { within: r.within }),
+    })),
     redact: spec.redact,
     exit_command: spec.exit_command,
     // Written only when set, so templates without change events keep their stored text.

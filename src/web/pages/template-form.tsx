@@ -1,7 +1,7 @@
 // The template page: form ⇄ TemplateSpec (lists as one-per-line textareas), built-ins shown read-only, "Try on device" results.
 import { TemplateCreateSchema } from '../../features/templates/templates.schemas';
 import { getTemplate, type Template } from '../../features/templates/templates.service';
-import { listDevices } from '../../features/devices/devices.service';
+import { listDevices, type Device } from '../../features/devices/devices.service';
 import type { TemplateSpec } from '../../templates/types';
 import type { CollectResult } from '../../engine/types';
 import { zodFieldErrors } from '../../http/errors';
@@ -11,6 +11,10 @@ import { can, type WebContext } from '../web-context';
 
 const LIST_FIELDS = ['pre_commands', 'commands', 'strip_patterns', 'ignore_patterns', 'change_events'] as const;
 const ARROW = ' => ';
+/** Devices offered by "Try on device" (each list, alphabetical). */
+const TRY_DEVICES_MAX = 1000;
+/** Ends a redact rule's line when the rule applies only inside sections (`within`): "pattern @within ^config system snmp community". */
+const WITHIN = ' @within ';
 
 /** Lines of a textarea; blank lines are dropped, other lines kept as typed (a leading space can matter in a pattern). */
 function lines(v: string | undefined): string[] {
@@ -28,8 +32,11 @@ export function parseTemplateForm(
   const errors: Record<string, string> = {};
   const redact_patterns = lines(f.redact_patterns).map((l) => {
     // A line without the arrow is the usual form: its (?<secret>...) group becomes a keyed token.
-    const at = l.lastIndexOf(ARROW);
-    return at < 0 ? { pattern: l } : { pattern: l.slice(0, at), replacement: l.slice(at + ARROW.length) };
+    const w = l.lastIndexOf(WITHIN);
+    const rule = w < 0 ? l : l.slice(0, w);
+    const within = w < 0 ? {} : { within: l.slice(w + WITHIN.length) };
+    const at = rule.lastIndexOf(ARROW);
+    return at < 0 ? { pattern: rule, ...within } : { pattern: rule.slice(0, at), replacement: rule.slice(at + ARROW.length), ...within };
   });
   const body = {
     name: (f.name ?? '').trim(),
@@ -64,7 +71,9 @@ export function specValues(t: TemplateSpec): Record<string, string> {
     description: t.description,
     mode: t.mode,
     prompt: t.prompt ?? '',
-    redact_patterns: t.redact_patterns.map((r) => (r.replacement === undefined ? r.pattern : `${r.pattern}${ARROW}${r.replacement}`)).join('\n'),
+    redact_patterns: t.redact_patterns
+      .map((r) => `${r.pattern}${r.replacement === undefined ? '' : ARROW + r.replacement}${r.within === undefined ? '' : WITHIN + r.within}`)
+      .join('\n'),
     redact: t.redact ? 'on' : '',
     exit_command: t.exit_command ?? '',
   };
@@ -85,6 +94,16 @@ export interface TemplatePageState {
   deviceId?: number;
 }
 
+/** "Try on device" choices in the user's scope: the devices backed up with this template first, then the others. */
+function tryDevices(c: WebContext, templateId: number | null): { own: Device[]; others: Device[] } {
+  const db = c.get('app').db;
+  const scope = c.get('principal').scope;
+  const own = templateId === null ? [] : listDevices(db, scope, { template_id: templateId }, 1, TRY_DEVICES_MAX).items;
+  const ownIds = new Set(own.map((d) => d.id));
+  const others = listDevices(db, scope, {}, 1, TRY_DEVICES_MAX).items.filter((d) => !ownIds.has(d.id));
+  return { own, others };
+}
+
 /** The new/edit/view page of a template (`id` null: a new one). Built-ins render read-only. */
 export function templatePage(c: WebContext, id: number | null, s: TemplatePageState = {}) {
   const t: Template | null = id === null ? null : getTemplate(c.get('app').db, id);
@@ -94,7 +113,8 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
   const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
-  const devices = canTry ? listDevices(c.get('app').db, c.get('principal').scope, {}, 1, 1000).items : [];
+  const picker = canTry ? tryDevices(c, t?.id ?? null) : { own: [], others: [] };
+  const devices = [...picker.own, ...picker.others];
   const base = t ? `/templates/${t.id}` : '/templates/new';
   const title = t ? `Template ${t.name}` : 'New template';
   const area = (name: string, label: string, hint: string) => (
@@ -106,17 +126,28 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       <FieldError errors={e} name={name} />
     </label>
   );
+  const option = (d: Device) => <option value={String(d.id)} selected={s.deviceId === d.id}>{`${d.name} (${d.hostname})`}</option>;
   const tryControls = canTry ? (
     <div class="full row" id="try">
       <label>
         Device
         <select name="device_id">
-          {devices.map((d) => (
-            <option value={String(d.id)} selected={s.deviceId === d.id}>{`${d.name} (${d.hostname})`}</option>
-          ))}
+          {picker.own.length > 0 ? (
+            <>
+              <optgroup label="Devices using this template">{picker.own.map(option)}</optgroup>
+              {picker.others.length > 0 ? <optgroup label="Other devices">{picker.others.map(option)}</optgroup> : null}
+            </>
+          ) : (
+            picker.others.map(option)
+          )}
         </select>
         <FieldError errors={e} name="device_id" />
       </label>
+      {picker.own.length === 0 && devices.length > 0 ? (
+        <span class="muted small" id="try-no-device">
+          No device in your scope uses this template yet: pick another device to try it on.
+        </span>
+      ) : null}
       <button type="submit" formaction={`${base}/try`} disabled={devices.length === 0} data-busy="Connecting to the device and collecting its configuration">
         Try on device
       </button>
@@ -189,7 +220,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           {area(
             'redact_patterns',
             'Redact rules',
-            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement`,
+            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement; ending in${WITHIN}<regex of a section's opening line>, only inside such sections`,
           )}
           {area(
             'change_events',
