@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
-import { openAppliance } from '../../src/app/bootstrap';
+import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { BackupRunner, limitsFromConfig } from '../../src/engine/runner';
@@ -26,6 +26,14 @@ export interface EngineJob {
   concurrency: number;
   /** After the run: this many single sessions (collect alone, one at a time) with the first device of this template. */
   sessionProbe?: { template: string; times: number };
+  /** A data dir the caller owns (kept); with deviceIds, already seeded by a `seedOnly` job in another process. */
+  dataDir?: string;
+  deviceIds?: number[];
+  seedOnly?: boolean;
+}
+
+export function isSeeded(m: unknown): m is { seeded: number[] } {
+  return !!m && typeof m === 'object' && 'seeded' in m;
 }
 
 export interface EngineResult {
@@ -71,30 +79,50 @@ function peakRss(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
 
-async function run(job: EngineJob): Promise<EngineResult> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-engine-'));
+function configFor(dir: string, concurrency: number) {
+  // The appliance's defaults (timeouts, retries, compression, log level info to stdout) with the benchmark's concurrency.
+  return loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_CONCURRENCY: String(concurrency) });
+}
+
+/** Adds the simulated devices with their credentials; their ids in the simulator's order. */
+function seedFleet(a: Appliance, sim: SimInfo): number[] {
+  const { db, secrets } = a;
+  return db.transaction(() =>
+    sim.devices.map((d) => {
+      const credential_id = seedCredential(db, secrets, {
+        name: `cred-${d.name}`,
+        username: d.name,
+        password: d.password,
+        ...(d.enable_secret ? { enable_secret: d.enable_secret } : {}),
+      });
+      return seedDevice(db, {
+        name: d.name,
+        hostname: sim.host,
+        port: d.port ?? sim.port,
+        credential_id,
+        template_id: seedBuiltinTemplate(db, d.template),
+      });
+    }),
+  )();
+}
+
+/** Seeds a data dir in this process and exits: the run then starts in a fresh process, as a server that has its devices. */
+function seedOnly(job: EngineJob & { dataDir: string }): number[] {
+  const a = openAppliance({}, configFor(job.dataDir, job.concurrency));
   try {
-    // The appliance's defaults (timeouts, retries, compression, log level info to stdout) with the benchmark's concurrency.
-    const config = loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_CONCURRENCY: String(job.concurrency) });
+    return seedFleet(a, job.sim);
+  } finally {
+    a.close();
+  }
+}
+
+async function run(job: EngineJob): Promise<EngineResult> {
+  const dir = job.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-engine-'));
+  try {
+    const config = configFor(dir, job.concurrency);
     const a = openAppliance({}, config);
     const { db, secrets, snapshots } = a;
-    const ids = db.transaction(() =>
-      job.sim.devices.map((d) => {
-        const credential_id = seedCredential(db, secrets, {
-          name: `cred-${d.name}`,
-          username: d.name,
-          password: d.password,
-          ...(d.enable_secret ? { enable_secret: d.enable_secret } : {}),
-        });
-        return seedDevice(db, {
-          name: d.name,
-          hostname: job.sim.host,
-          port: d.port ?? job.sim.port,
-          credential_id,
-          template_id: seedBuiltinTemplate(db, d.template),
-        });
-      }),
-    )();
+    const ids = job.deviceIds ?? seedFleet(a, job.sim);
     const runner = new BackupRunner({ db, secrets, snapshots, config, log: createLogger(config.log.level) });
     const rssBefore = process.memoryUsage().rss;
     const cpuBefore = process.cpuUsage();
@@ -163,14 +191,19 @@ async function run(job: EngineJob): Promise<EngineResult> {
       session_probe_ms: sessionProbe,
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!job.dataDir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (isEntryPoint(import.meta.url)) {
   process.once('message', (m: unknown) => {
     if (!isEngineJob(m)) return reportFatal(new Error('expected an engine job'));
-    run(m.engine)
+    const job = m.engine;
+    if (job.seedOnly) {
+      if (!job.dataDir) return reportFatal(new Error('a seedOnly job needs its dataDir'));
+      return void sendToParent({ seeded: seedOnly({ ...job, dataDir: job.dataDir }) }).then(() => process.exit(0), reportFatal);
+    }
+    run(job)
       .then((engineResult) => sendToParent({ engineResult }))
       .then(() => process.exit(0), reportFatal);
   });

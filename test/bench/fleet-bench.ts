@@ -1,11 +1,12 @@
 // Fleet benchmark: 10,000 simulated devices of every built-in template with a transcript, backed up at concurrency 128 by the real runner.
 import type { ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { BUILTIN_TEMPLATES } from '../../src/templates/index';
 import { REPO_ROOT, forkBench, loadAverage, ms, nextMessage, num, percentile, row, stopChild, type Section } from './common';
 import { startSimulator } from './engine-bench';
-import { isEngineResult, type EngineJob, type SimInfo } from './engine-worker';
+import { isEngineResult, isSeeded, type EngineJob, type SimInfo } from './engine-worker';
 
 export interface FleetBenchOptions {
   devices: number;
@@ -14,6 +15,8 @@ export interface FleetBenchOptions {
   simProcesses: number;
   /** Single sessions with the FRR device after the run (the lab's "one FRR device" figure, on the simulator). */
   probeSessions: number;
+  /** Write a CPU profile of the appliance process into this folder. */
+  cpuProfileDir?: string;
 }
 
 const TRANSCRIPTS = path.join(REPO_ROOT, 'test/sim/transcripts');
@@ -58,15 +61,35 @@ export async function runFleetBench(say: (line: string) => void, o: FleetBenchOp
   const { files, without } = builtinTranscripts();
   if (files.length === 0) throw new Error('no built-in template has a transcript in test/sim/transcripts');
   const sims = await startSimulators(o.devices, o.simProcesses, files);
+  const dataDir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-fleet-'));
   try {
     const templates = new Set(sims.info.devices.map((d) => d.template));
     say(`  ${o.simProcesses} simulator processes ready: ${num(sims.info.devices.length)} devices, ${templates.size} built-in templates mixed`);
-    const worker = forkBench('engine-worker.ts');
+    // The devices are added by another process first: the measured one starts as a server that already has them
+    // (adding 10,000 devices in the same process would count their memory in its peak).
+    const seeder = forkBench('engine-worker.ts');
+    let deviceIds: number[];
+    try {
+      const seeded = nextMessage(seeder, isSeeded, 300_000);
+      seeder.send({ engine: { sim: sims.info, concurrency: o.concurrency, dataDir, seedOnly: true } satisfies EngineJob });
+      deviceIds = (await seeded).seeded;
+    } finally {
+      await stopChild(seeder);
+    }
+    const worker = forkBench('engine-worker.ts', [], { cpuProfileDir: o.cpuProfileDir });
     try {
       const answer = nextMessage(worker, isEngineResult, 900_000);
-      const job: EngineJob = { sim: sims.info, concurrency: o.concurrency, sessionProbe: { template: 'frr', times: o.probeSessions } };
+      const job: EngineJob = {
+        sim: sims.info,
+        concurrency: o.concurrency,
+        dataDir,
+        deviceIds,
+        sessionProbe: { template: 'frr', times: o.probeSessions },
+      };
       worker.send({ engine: job });
       const r = (await answer).engineResult;
+      // The worker exits by itself once it has answered: a CPU profile is written only then, not when it is killed.
+      if (o.cpuProfileDir) await new Promise((resolve) => setTimeout(resolve, 15_000).unref() && worker.once('exit', resolve));
       const wall = r.wall_ms / 1000;
       const loop = r.event_loop_delay_ms;
       const failed = Object.entries(r.failures)
@@ -109,7 +132,7 @@ export async function runFleetBench(say: (line: string) => void, o: FleetBenchOp
         title: `Backup fleet: ${num(r.devices)} simulated devices over SSH, ${templates.size} built-in templates mixed, concurrency ${r.concurrency}`,
         rows,
         notes: [
-          `the real BackupRunner (SQLite and SnapshotStore in a temp data dir, the appliance's defaults, log level info) in one process; ${o.simProcesses} simulator processes (test/sim/run-sim.ts --first) serve contiguous slices of the fleet; ${num(r.attempts)} connection attempts; load average after: ${loadAverage()}.`,
+          `the real BackupRunner (SQLite and SnapshotStore in a temp data dir, the appliance's defaults, log level info) in one process, the devices added beforehand by another; ${o.simProcesses} simulator processes (test/sim/run-sim.ts --first) serve contiguous slices of the fleet; ${num(r.attempts)} connection attempts; load average after: ${loadAverage()}.`,
           `templates: every built-in with a transcript in test/sim/transcripts (${[...templates].sort().join(', ')})${without.length ? `; built-ins without a transcript, left out: ${without.join(', ')}` : ''}.`,
           'FRR session time: collect alone (connect, key exchange, login, commands, logout) on the simulator, after the run; the issue asks it of a lab device, which this figure stands in for until the lab is measured.',
         ],
@@ -119,5 +142,6 @@ export async function runFleetBench(say: (line: string) => void, o: FleetBenchOp
     }
   } finally {
     await Promise.all(sims.children.map((c) => stopChild(c)));
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }

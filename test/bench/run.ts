@@ -20,7 +20,7 @@ const HELP = `Usage: npm run bench [-- options]
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
-  --profile           write a CPU profile of the appliance's server process (api, hostile) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
+  --profile           write a CPU profile of the appliance's server process (api, hostile, fleet) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
   -h, --help          this help
 
 The seeded API database is cached in ${path.relative(REPO_ROOT, CACHE_ROOT)}/ (keyed by schema/*.sql and the generator).`;
@@ -122,7 +122,15 @@ async function main(): Promise<number> {
     say('');
     say('-- backup fleet (10,000 devices, every built-in template)');
     const simProcesses = Number(process.env.CONFVAULT_BENCH_SIM_PROCESSES ?? 2);
-    sections.push(await runFleetBench(say, { devices: values.quick ? 1000 : 10_000, concurrency: 128, simProcesses, probeSessions: values.quick ? 5 : 20 }));
+    sections.push(
+      await runFleetBench(say, {
+        devices: values.quick ? 1000 : 10_000,
+        concurrency: 128,
+        simProcesses,
+        probeSessions: values.quick ? 5 : 20,
+        cpuProfileDir: values.profile ? PROFILE_DIR : undefined,
+      }),
+    );
   }
 
   if (!values.only || values.only === 'hostile') {
