@@ -11,9 +11,12 @@ export interface EngineBenchOptions {
   storageBackups: number;
 }
 
-/** test/sim/run-sim.ts as its own process: all 14 vendor transcripts in turn, every device with its own hostname. */
-export async function startSimulator(devices: number): Promise<{ child: ChildProcess; info: SimInfo }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, path.join(REPO_ROOT, 'test/sim/run-sim.ts'), '--devices', String(devices)], {
+/**
+ * test/sim/run-sim.ts as its own process: all vendor transcripts in turn, every device with its own hostname; `extra`
+ * passes more of its options (--first, --transcripts).
+ */
+export async function startSimulator(devices: number, extra: string[] = []): Promise<{ child: ChildProcess; info: SimInfo }> {
+  const child = spawn(process.execPath, ['--import', TSX_LOADER, path.join(REPO_ROOT, 'test/sim/run-sim.ts'), '--devices', String(devices), ...extra], {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

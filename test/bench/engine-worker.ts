@@ -1,11 +1,14 @@
 // Child process of the engine benchmark: a fresh appliance in a temp dir backs up every simulated device with BackupRunner; its own peak RSS (VmHWM) is the figure.
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import path from 'node:path';
-import { openAppliance } from '../../src/app/bootstrap';
+import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
-import { BackupRunner } from '../../src/engine/runner';
+import { BackupRunner, limitsFromConfig } from '../../src/engine/runner';
+import { collectConfig } from '../../src/engine/collect';
+import { loadBackupJob } from '../../src/features/backups/backup-jobs.service';
 import { getBackupRow, readBackupText } from '../../src/features/backups/backups.service';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, reportFatal, sendToParent } from './common';
@@ -14,12 +17,23 @@ import { isEntryPoint, reportFatal, sendToParent } from './common';
 export interface SimInfo {
   host: string;
   port: number;
-  devices: { name: string; template: string; password: string; enable_secret: string | null }[];
+  /** `port`: the simulator process serving this device, when several serve one fleet (else the top-level port). */
+  devices: { name: string; template: string; password: string; enable_secret: string | null; port?: number }[];
 }
 
 export interface EngineJob {
   sim: SimInfo;
   concurrency: number;
+  /** After the run: this many single sessions (collect alone, one at a time) with the first device of this template. */
+  sessionProbe?: { template: string; times: number };
+  /** A data dir the caller owns (kept); with deviceIds, already seeded by a `seedOnly` job in another process. */
+  dataDir?: string;
+  deviceIds?: number[];
+  seedOnly?: boolean;
+}
+
+export function isSeeded(m: unknown): m is { seeded: number[] } {
+  return !!m && typeof m === 'object' && 'seeded' in m;
 }
 
 export interface EngineResult {
@@ -37,6 +51,10 @@ export interface EngineResult {
   sampled_peak_mb: { rss: number; heap_used: number; external: number; array_buffers: number; at_s: number };
   cpu_user_s: number;
   cpu_system_s: number;
+  /** perf_hooks.monitorEventLoopDelay over the run (10 ms resolution). */
+  event_loop_delay_ms: { p50: number; p99: number; max: number };
+  /** Durations of the probe's single sessions (connect, login, commands, logout), in order. */
+  session_probe_ms: number[];
 }
 
 export function isEngineJob(m: unknown): m is { engine: EngineJob } {
@@ -61,24 +79,50 @@ function peakRss(): number {
   return process.resourceUsage().maxRSS * 1024;
 }
 
-async function run(job: EngineJob): Promise<EngineResult> {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-engine-'));
+function configFor(dir: string, concurrency: number) {
+  // The appliance's defaults (timeouts, retries, compression, log level info to stdout) with the benchmark's concurrency.
+  return loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_CONCURRENCY: String(concurrency) });
+}
+
+/** Adds the simulated devices with their credentials; their ids in the simulator's order. */
+function seedFleet(a: Appliance, sim: SimInfo): number[] {
+  const { db, secrets } = a;
+  return db.transaction(() =>
+    sim.devices.map((d) => {
+      const credential_id = seedCredential(db, secrets, {
+        name: `cred-${d.name}`,
+        username: d.name,
+        password: d.password,
+        ...(d.enable_secret ? { enable_secret: d.enable_secret } : {}),
+      });
+      return seedDevice(db, {
+        name: d.name,
+        hostname: sim.host,
+        port: d.port ?? sim.port,
+        credential_id,
+        template_id: seedBuiltinTemplate(db, d.template),
+      });
+    }),
+  )();
+}
+
+/** Seeds a data dir in this process and exits: the run then starts in a fresh process, as a server that has its devices. */
+function seedOnly(job: EngineJob & { dataDir: string }): number[] {
+  const a = openAppliance({}, configFor(job.dataDir, job.concurrency));
   try {
-    // The appliance's defaults (timeouts, retries, compression, log level info to stdout) with the benchmark's concurrency.
-    const config = loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'info', CONFVAULT_BACKUP_CONCURRENCY: String(job.concurrency) });
+    return seedFleet(a, job.sim);
+  } finally {
+    a.close();
+  }
+}
+
+async function run(job: EngineJob): Promise<EngineResult> {
+  const dir = job.dataDir ?? mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-engine-'));
+  try {
+    const config = configFor(dir, job.concurrency);
     const a = openAppliance({}, config);
     const { db, secrets, snapshots } = a;
-    const ids = db.transaction(() =>
-      job.sim.devices.map((d) => {
-        const credential_id = seedCredential(db, secrets, {
-          name: `cred-${d.name}`,
-          username: d.name,
-          password: d.password,
-          ...(d.enable_secret ? { enable_secret: d.enable_secret } : {}),
-        });
-        return seedDevice(db, { name: d.name, hostname: job.sim.host, port: job.sim.port, credential_id, template_id: seedBuiltinTemplate(db, d.template) });
-      }),
-    )();
+    const ids = job.deviceIds ?? seedFleet(a, job.sim);
     const runner = new BackupRunner({ db, secrets, snapshots, config, log: createLogger(config.log.level) });
     const rssBefore = process.memoryUsage().rss;
     const cpuBefore = process.cpuUsage();
@@ -91,8 +135,11 @@ async function run(job: EngineJob): Promise<EngineResult> {
       peak.external = Math.max(peak.external, m.external);
       peak.array_buffers = Math.max(peak.array_buffers, m.arrayBuffers);
     }, 50);
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     const results = await runner.run(ids, { trigger: 'schedule' });
     const wall = performance.now() - start;
+    loopDelay.disable();
     clearInterval(sampler);
     const cpu = process.cpuUsage(cpuBefore);
     const maxRss = peakRss();
@@ -104,6 +151,18 @@ async function run(job: EngineJob): Promise<EngineResult> {
       else {
         const text = readBackupText(snapshots, null, getBackupRow(db, r.backupId!)!);
         if (text?.includes(r.deviceName)) ownHostname++;
+      }
+    }
+    const sessionProbe: number[] = [];
+    const probe = job.sessionProbe;
+    const probeIndex = probe ? job.sim.devices.findIndex((d) => d.template === probe.template) : -1;
+    if (probe && probeIndex >= 0) {
+      const deviceJob = loadBackupJob(db, secrets, ids[probeIndex])!;
+      for (let i = 0; i < probe.times; i++) {
+        const t0 = performance.now();
+        const r = await collectConfig(deviceJob.target, deviceJob.template, limitsFromConfig(config), { redact: config.backup.redact_secrets });
+        if (!r.ok) throw new Error(`session probe of ${deviceJob.deviceName}: ${r.failure} ${r.message}`);
+        sessionProbe.push(performance.now() - t0);
       }
     }
     const distinct = db.prepare('SELECT count(DISTINCT config_snapshot_hash) FROM backups WHERE success = 1').pluck().get() as number;
@@ -128,16 +187,23 @@ async function run(job: EngineJob): Promise<EngineResult> {
       },
       cpu_user_s: cpu.user / 1e6,
       cpu_system_s: cpu.system / 1e6,
+      event_loop_delay_ms: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
+      session_probe_ms: sessionProbe,
     };
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    if (!job.dataDir) rmSync(dir, { recursive: true, force: true });
   }
 }
 
 if (isEntryPoint(import.meta.url)) {
   process.once('message', (m: unknown) => {
     if (!isEngineJob(m)) return reportFatal(new Error('expected an engine job'));
-    run(m.engine)
+    const job = m.engine;
+    if (job.seedOnly) {
+      if (!job.dataDir) return reportFatal(new Error('a seedOnly job needs its dataDir'));
+      return void sendToParent({ seeded: seedOnly({ ...job, dataDir: job.dataDir }) }).then(() => process.exit(0), reportFatal);
+    }
+    run(job)
       .then((engineResult) => sendToParent({ engineResult }))
       .then(() => process.exit(0), reportFatal);
   });

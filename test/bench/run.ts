@@ -6,6 +6,7 @@ import { runApiBench } from './api-bench';
 import { runSearchBench } from './search-bench';
 import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './common';
 import { runEngineBench } from './engine-bench';
+import { runFleetBench } from './fleet-bench';
 import { runHostileBench } from './hostile-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { printSection, printSummary, writeReport } from './report';
@@ -15,11 +16,11 @@ const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine|hostile|syslog
+  --only api|engine|fleet|hostile|syslog
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
-  --profile           write a CPU profile of the appliance's server process (api, hostile) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
+  --profile           write a CPU profile of the appliance's server process (api, hostile, fleet) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
   -h, --help          this help
 
 The seeded API database is cached in ${path.relative(REPO_ROOT, CACHE_ROOT)}/ (keyed by schema/*.sql and the generator).`;
@@ -38,8 +39,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && !['api', 'engine', 'hostile', 'syslog'].includes(values.only)) {
-    console.error(`--only takes "api", "engine", "hostile" or "syslog", not "${values.only}"`);
+  if (values.only && !['api', 'engine', 'fleet', 'hostile', 'syslog'].includes(values.only)) {
+    console.error(`--only takes "api", "engine", "fleet", "hostile" or "syslog", not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -115,6 +116,21 @@ async function main(): Promise<number> {
     say('');
     say('-- backup engine');
     sections.push(...(await runEngineBench(say, { devices: 1000, concurrency: 64, storageBackups: 100 })));
+  }
+
+  if (!values.only || values.only === 'fleet') {
+    say('');
+    say('-- backup fleet (10,000 devices, every built-in template)');
+    const simProcesses = Number(process.env.CONFVAULT_BENCH_SIM_PROCESSES ?? 2);
+    sections.push(
+      await runFleetBench(say, {
+        devices: values.quick ? 1000 : 10_000,
+        concurrency: 128,
+        simProcesses,
+        probeSessions: values.quick ? 5 : 20,
+        cpuProfileDir: values.profile ? PROFILE_DIR : undefined,
+      }),
+    );
   }
 
   if (!values.only || values.only === 'hostile') {

@@ -30,10 +30,13 @@ const defaultDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'tran
 const transcripts: Transcript[] = transcriptFiles(a.get('transcripts') ?? defaultDir).map(loadTranscript);
 if (transcripts.length === 0) throw new Error('no transcripts found');
 const count = Number(a.get('devices') ?? 1000);
+// A slice of a larger fleet served by several processes: devices first+1 … first+count, named and given
+// transcripts as the whole fleet in one process would be.
+const first = Number(a.get('first') ?? 0);
 const latency = Number(a.get('latency-ms') ?? 0);
 const devices: SimDevice[] = Array.from({ length: count }, (_, i) => {
-  const name = `dev${String(i + 1).padStart(4, '0')}`;
-  return { name, hostname: name, transcript: transcripts[i % transcripts.length], latency_ms: latency };
+  const name = `dev${String(first + i + 1).padStart(4, '0')}`;
+  return { name, hostname: name, transcript: transcripts[(first + i) % transcripts.length], latency_ms: latency };
 });
 
 const sim = await startSimulator({ devices, port: Number(a.get('port') ?? 0) });

@@ -2,6 +2,7 @@
 import { statSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DB } from '../../db/open';
+import { createRequestMetrics } from './request-metrics';
 import { countDeliveriesByStatus, countDevicesByState, countRunningBackups, countStaleDevices, readStorageCounts } from './metrics.store';
 
 /** What the metrics need to know of a finished device backup (the runner's result has these fields). */
@@ -28,8 +29,6 @@ export interface ApplianceMetrics {
   observeBackup(o: BackupObservation): void;
   observeRequest(method: string, route: string, status: number, seconds: number): void;
 }
-
-const HTTP_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** The result label of a backup: a small fixed set. */
 export function backupResult(o: BackupObservation): 'changed' | 'unchanged' | 'failed' | 'skipped' {
@@ -74,19 +73,7 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     buckets: [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600],
     registers,
   });
-  const requests = new Counter({
-    name: 'confvault_http_requests_total',
-    help: 'HTTP requests by method, route pattern (never the raw path) and status',
-    labelNames: ['method', 'route', 'status'] as const,
-    registers,
-  });
-  const requestSeconds = new Histogram({
-    name: 'confvault_http_request_duration_seconds',
-    help: 'HTTP request durations by method and route pattern',
-    labelNames: ['method', 'route'] as const,
-    buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
-    registers,
-  });
+  const observeRequest = createRequestMetrics(registry);
 
   new Gauge({
     name: 'confvault_devices',
@@ -161,11 +148,7 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
       if (o.failure && o.failure !== 'SKIPPED') failures.inc({ failure_type: o.failure });
       if (o.failure !== 'SKIPPED') durations.observe({ trigger }, o.durationMs / 1000);
     },
-    observeRequest(method, route, status, seconds) {
-      const m = HTTP_METHODS.has(method) ? method : 'OTHER';
-      requests.inc({ method: m, route, status: String(status) });
-      requestSeconds.observe({ method: m, route }, seconds);
-    },
+    observeRequest,
   };
 }
 
