@@ -160,7 +160,9 @@ async function run(job: EngineJob): Promise<EngineResult> {
       const deviceJob = loadBackupJob(db, secrets, ids[probeIndex])!;
       for (let i = 0; i < probe.times; i++) {
         const t0 = performance.now();
-        const r = await collectConfig(deviceJob.target, deviceJob.template, limitsFromConfig(config), { redact: config.backup.redact_secrets });
+        const r = await collectConfig(deviceJob.target, deviceJob.template, limitsFromConfig(config), {
+          redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
+        });
         if (!r.ok) throw new Error(`session probe of ${deviceJob.deviceName}: ${r.failure} ${r.message}`);
         sessionProbe.push(performance.now() - t0);
       }
