@@ -34,6 +34,9 @@ export interface SessionOptions {
 }
 
 /** One step of a wait: finished, look again after a delay, or wait for more data. */
+/** Quiet time after the first prompt when the template's own prompt pattern matched it (the generic shape waits settle_ms). */
+const TEMPLATE_PROMPT_SETTLE_MS = 40;
+
 export type WaitStep<T> = { done: T } | { retry_ms: number } | null;
 
 export interface WaitOptions {
@@ -229,9 +232,9 @@ export class PromptSession {
     return false;
   }
 
-  private settled<T>(value: T): WaitStep<T> {
+  private settled<T>(value: T, settle_ms = this.options.settle_ms): WaitStep<T> {
     const quiet = this.quietMs;
-    return quiet >= this.options.settle_ms ? { done: value } : { retry_ms: this.options.settle_ms - quiet };
+    return quiet >= settle_ms ? { done: value } : { retry_ms: settle_ms - quiet };
   }
 
   /**
@@ -250,7 +253,10 @@ export class PromptSession {
         const cur = this.currentLine;
         const paging = cur ? this.answerPager(cur, pager) : false;
         if (paging !== false) return paging;
-        if (cur && (custom ? custom.test(cur) || custom.test(this.screen.current) : this.vocabulary.prompt.test(cur))) return this.settled(cur);
+        // The template's own prompt pattern is believed after a shorter quiet moment than the generic prompt shape
+        // (a banner line that merely looks like a prompt): it is what every backup waits on once per session.
+        if (cur && custom && (custom.test(cur) || custom.test(this.screen.current))) return this.settled(cur, TEMPLATE_PROMPT_SETTLE_MS);
+        if (cur && !custom && this.vocabulary.prompt.test(cur)) return this.settled(cur);
         if (nudge && this.received > nudge.at) {
           if (cur && cur === nudge.candidate) return this.settled(cur);
           nudge = null;
