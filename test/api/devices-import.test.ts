@@ -201,7 +201,7 @@ describe('Oxidized router.db import', () => {
       [6, 'model'],
       [7, 'group'],
     ]);
-    assert.match(r.rows[2].errors[0].message, /enterprisesonic" maps to template sonic, which this appliance does not have/);
+    assert.match(r.rows[2].errors[0].message, /enterprisesonic" maps to template enterprise-sonic, which this appliance does not have/);
     assert.match(r.rows[3].errors[0].message, /cumulusx" is not one this import knows/);
     const applied = applyDeviceImport(db(), SYSTEM_ACTOR, { format: 'router.db', text, credential: 'lab' }, 'valid');
     assert.equal(applied.created, 2);

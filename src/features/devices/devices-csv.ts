@@ -182,7 +182,7 @@ export const OXIDIZED_MODELS: Readonly<Record<string, string>> = {
   ciscosmb: 'cisco-sb',
   cumulus: 'nvidia-cumulus',
   dnos: 'dell-os6',
-  enterprisesonic: 'sonic', // not shipped: such lines are row errors naming the template
+  enterprisesonic: 'enterprise-sonic', // Dell Enterprise SONiC's sonic-cli: not shipped (the sonic template reads community SONiC's config_db), so such lines are row errors naming the template
   edgeos: 'ubiquiti-edgeos',
   edgeswitch: 'ubiquiti-edgeswitch',
   fastiron: 'ruckus-fastiron',
