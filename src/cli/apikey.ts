@@ -19,7 +19,8 @@ create   Makes a key that acts as USERNAME (their role and device-group scope). 
 list     One line per key, tab-separated: id, name, display prefix, owner, created, last used,
          expires, state (active, expired, revoked, exposed: revoked because it was
          sent in a URL). "-" stands for none.
-revoke   The key is refused from the next request on, also by a running server.
+revoke   The key is refused from the next request on, also by a running server. A key revoked
+         before says so ("was already revoked at TIME; nothing changed") and exits 0.
 
 ${GLOBAL_OPTIONS_HELP}`,
   async run(argv) {
@@ -51,8 +52,14 @@ ${GLOBAL_OPTIONS_HELP}`,
       case 'revoke': {
         if (!arg || !/^\d+$/.test(arg)) throw new UsageError('apikey revoke: missing or non-numeric ID');
         return withAppliance(flags, (a) => {
+          const before = listApiKeys(a.db).find((k) => k.id === Number(arg));
           const k = revokeApiKey(a.db, consoleActor(), Number(arg));
-          err(`API key ${k.id} (${k.prefix}…, owner ${k.owner}) revoked`);
+          // Revoking twice changes nothing and says so (the key stays refused; exit 0: the wanted state holds).
+          if (before?.revoked_at != null) {
+            err(
+              `API key ${k.id} (${k.prefix}…, owner ${k.owner}) was already revoked at ${fmtTime(before.revoked_at, a.config.server.timezone)}; nothing changed`,
+            );
+          } else err(`API key ${k.id} (${k.prefix}…, owner ${k.owner}) revoked`);
           return 0;
         });
       }

@@ -71,5 +71,10 @@ describe('API keys: audited, own keys only on the web', () => {
     const gone = await runCliAsync(['apikey', 'revoke', id, '--data-dir', dataDir]);
     assert.equal(gone.status, 0, gone.stderr);
     assert.equal(rows('apikey.revoke').at(-1)!.door, 'cli');
+    assert.match(gone.stderr, /revoked$/m);
+    const again = await runCliAsync(['apikey', 'revoke', id, '--data-dir', dataDir]);
+    assert.equal(again.status, 0, again.stderr);
+    assert.match(again.stderr, /was already revoked at .*; nothing changed/);
+    assert.equal(rows('apikey.revoke').filter((r) => r.target === `key ${id}`).length, 1, 'no second audit row');
   });
 });
