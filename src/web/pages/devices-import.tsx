@@ -10,7 +10,7 @@ import { actorOf } from '../../http/context';
 import { Csrf, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { need, type WebContext, type WebEnv } from '../web-context';
-import { deviceListQuery } from './devices';
+import { deviceListQuery } from './device-list';
 
 /** What the import form posts, kept as text so the preview can post it again. */
 interface ImportForm {
