@@ -2,6 +2,7 @@
 import { staleBefore, staleDevices } from '../../features/notifications/notification-events.service';
 import { listDevices, listPlatforms, DEVICE_SORTS, type DeviceFilter, type DeviceOrder } from '../../features/devices/devices.service';
 import { heldDevices } from '../../features/devices/device-holds.service';
+import { FilterSelect } from '../components/filter-select';
 import { Csrf, Pager } from '../components/layout';
 import { render } from '../render';
 import { can, formatTime, intQuery, type WebContext } from '../web-context';
@@ -90,39 +91,21 @@ export function listPage(c: WebContext) {
           Search
           <input name="q" type="search" value={q} placeholder="name or address" />
         </label>
-        <label>
-          Group
-          <select name="group_id">
-            <option value="">All groups</option>
-            {groups.map((g) => (
-              <option value={String(g.id)} selected={g.id === groupId}>
-                {g.label}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Platform
-          <select name="template_id">
-            <option value="">All platforms</option>
-            {platforms.map((t) => (
-              <option value={String(t.id)} selected={t.id === templateId}>
-                {t.name}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Reachability
-          <select name="reachability">
-            <option value="">Any</option>
-            {REACH.map((r) => (
-              <option value={r} selected={r === reach}>
-                {r}
-              </option>
-            ))}
-          </select>
-        </label>
+        <FilterSelect
+          label="Group"
+          name="group_id"
+          any="All groups"
+          choices={groups.map((g) => ({ value: g.id, label: g.label }))}
+          selected={groupId || undefined}
+        />
+        <FilterSelect
+          label="Platform"
+          name="template_id"
+          any="All platforms"
+          choices={platforms.map((t) => ({ value: t.id, label: t.name }))}
+          selected={templateId || undefined}
+        />
+        <FilterSelect label="Reachability" name="reachability" any="Any" choices={REACH.map((r) => ({ value: r, label: r }))} selected={reach} />
         <label>
           <input type="checkbox" name="stale" value="1" checked={staleOnly} /> Stale only (no good backup for {staleHours} h)
         </label>
