@@ -113,6 +113,15 @@ export function Csrf({ token }: { token: string }) {
 }
 
 /** The message of one field's error, placed right after its input. */
+/** The header of a table's last column of buttons: empty on screen, named for screen readers. */
+export function ActionsHeader() {
+  return (
+    <th>
+      <span class="visually-hidden">Actions</span>
+    </th>
+  );
+}
+
 /** A form's own error (not tied to one field), announced to screen readers. */
 export function FormError({ errors, full }: { errors?: Record<string, string> | null; full?: boolean }) {
   const m = errors?._form;

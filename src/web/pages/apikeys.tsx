@@ -3,7 +3,7 @@ import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../features/apikeys/apikeys.service';
 import { actorOf } from '../../http/context';
-import { Csrf, FieldError, FormError } from '../components/layout';
+import { ActionsHeader, Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { keepForOneShow, takeShownOnce } from '../session/shown-once';
 import { can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
@@ -129,9 +129,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
                   <th>Last used</th>
                   <th>Expires</th>
                   <th>State</th>
-                  <th>
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+                  <ActionsHeader />
                 </tr>
               </thead>
               <tbody>

@@ -6,7 +6,7 @@ import { getDevice, getEffectiveSchedule, type Device } from '../../features/dev
 import { getTemplate } from '../../features/templates/templates.service';
 import { deviceJobView, startBackupJob, type DeviceJobView } from '../backup-jobs';
 import { ApiError } from '../../errors';
-import { Csrf, Pager } from '../components/layout';
+import { ActionsHeader, Csrf, Pager } from '../components/layout';
 import { render } from '../render';
 import { actorOf } from '../../http/context';
 import { can, formatTime, intParam, intQuery, need, type WebContext, type WebEnv } from '../web-context';
@@ -120,7 +120,7 @@ function devicePage(c: WebContext) {
                       <th>Result</th>
                       <th>Trigger</th>
                       <th>Size</th>
-                      <th></th>
+                      <ActionsHeader />
                     </tr>
                   </thead>
                   <tbody>

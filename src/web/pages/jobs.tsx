@@ -5,7 +5,7 @@ import { ApiError } from '../../errors';
 import { cancelBackupJob, getBackupJob, listBackupJobs, type JobItemView, type JobSelection, type JobView } from '../../features/backups/jobs.service';
 import { actorOf } from '../../http/context';
 import { startBackupJob } from '../backup-jobs';
-import { Csrf } from '../components/layout';
+import { ActionsHeader, Csrf } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, formatTime, need, type WebContext, type WebEnv } from '../web-context';
 
@@ -164,9 +164,7 @@ function listPage(c: WebContext) {
                   <th>Progress</th>
                   <th>Started by</th>
                   <th>Requested</th>
-                  <th>
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+                  <ActionsHeader />
                 </tr>
               </thead>
               <tbody>

@@ -12,7 +12,7 @@ import {
 import { sendTestMessage } from '../../features/notifications/notifications.worker';
 import { CHANNEL_TYPES, NOTIFICATION_EVENTS } from '../../features/notifications/notifications.types';
 import { actorOf } from '../../http/context';
-import { Csrf, FieldError, FormError } from '../components/layout';
+import { ActionsHeader, Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, formatTime, need, type WebContext, type WebEnv } from '../web-context';
 
@@ -136,9 +136,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                   <th>Destination</th>
                   <th>Secret</th>
                   <th>Last message</th>
-                  <th>
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+                  <ActionsHeader />
                 </tr>
               </thead>
               <tbody>
@@ -265,9 +263,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
                   <th>Channels</th>
                   <th>Groups</th>
                   <th>Diff</th>
-                  <th>
-                    <span class="visually-hidden">Actions</span>
-                  </th>
+                  <ActionsHeader />
                 </tr>
               </thead>
               <tbody>
