@@ -282,7 +282,8 @@ start_device() { # start_device <name> <kind> <lan-ip> <hostname>
 # is the device's own; rsyslog listens there and forwards everything to the appliance's syslog receiver.
 start_rsyslog() {
   local D=$LAB/dev/$1
-  [ -e /dev/log ] || [ -L /dev/log ] || ln -s /run/devlog /dev/log
+  # Devices start in parallel: a second `ln` losing the race finds the link the first one made.
+  [ -e /dev/log ] || [ -L /dev/log ] || ln -s /run/devlog /dev/log 2>/dev/null || [ -L /dev/log ]
   cat >"$D/etc/rsyslog-lab.conf" <<CONF
 global(workDirectory="/run")
 module(load="imuxsock" SysSock.Name="/run/devlog")
