@@ -6,7 +6,7 @@ import path from 'node:path';
 import { readBackupText } from '../../src/features/backups/backups.service';
 import type { BackupRow } from '../../src/features/backups/backups.store';
 import { startSimulator, loadTranscript, type SimDevice } from '../sim/simulator';
-import { REPO_ROOT, runCliAsync, spawnServe, startTestAppliance } from '../helpers/appliance';
+import { cliArgv, REPO_ROOT, runCliAsync, spawnServe, startTestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
@@ -35,15 +35,11 @@ test('SIGKILL during `backup run --all`, then restart: no record left running, e
         template_id: tpl,
       });
     }
-    const child = spawn(
-      process.execPath,
-      ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), 'backup', 'run', '--all', '--data-dir', t.services.dataDir],
-      {
-        cwd: REPO_ROOT,
-        env: { ...process.env, CONFVAULT_BACKUP_CONCURRENCY: '8' },
-        stdio: 'ignore',
-      },
-    );
+    const child = spawn(process.execPath, [...cliArgv(), 'backup', 'run', '--all', '--data-dir', t.services.dataDir], {
+      cwd: REPO_ROOT,
+      env: { ...process.env, CONFVAULT_BACKUP_CONCURRENCY: '8' },
+      stdio: 'ignore',
+    });
     const counts = () =>
       db.prepare('SELECT sum(finished_at IS NOT NULL) AS done, sum(finished_at IS NULL) AS running FROM backups').get() as {
         done: number | null;

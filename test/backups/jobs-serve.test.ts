@@ -6,7 +6,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { closeDeadJobs, JOB_STALE_MS, type JobView } from '../../src/features/backups/jobs.service';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
-import { REPO_ROOT, runCliAsync, spawnServe, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { cliArgv, REPO_ROOT, runCliAsync, spawnServe, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
@@ -139,7 +139,7 @@ test('`backup run --wait` prints "first" in the changed column for a first versi
 
 /** A `backup run --group <stall-site>` child, once its stalling backup runs: the job id. */
 async function cliStuckOnStall(): Promise<{ child: ReturnType<typeof spawn>; jobId: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(REPO_ROOT, 'src/main.ts'), 'backup', 'run', '--group', String(stallGroup), ...dataArgs], {
+  const child = spawn(process.execPath, [...cliArgv(), 'backup', 'run', '--group', String(stallGroup), ...dataArgs], {
     cwd: REPO_ROOT,
     env: { ...process.env, CONFVAULT_LOG_LEVEL: 'silent' },
     stdio: 'ignore',

@@ -24,6 +24,16 @@ export const REPO_ROOT = repoRoot();
 const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const MAIN = path.join(REPO_ROOT, 'src/main.ts');
 
+/**
+ * How a test starts the CLI: node's arguments before the command's own. `test/run.sh` bundles src/main.ts once
+ * before the suite (build/cli-bundle.mjs) and names the bundle in TEST_CLI_BUNDLE: a child then needs about a third
+ * of the CPU time tsx's loader costs. A test file run on its own starts src/main.ts through tsx.
+ */
+export function cliArgv(): string[] {
+  const bundle = process.env.TEST_CLI_BUNDLE;
+  return bundle ? [bundle] : ['--import', TSX_LOADER, MAIN];
+}
+
 export function tempDir(prefix = 'confvault-test-'): string {
   return mkdtempSync(path.join(tmpdir(), prefix));
 }
@@ -94,7 +104,7 @@ export async function startTestAppliance(overrides: Record<string, string> = {})
 
 /** The CLI as a child process, exactly as an operator runs it (through tsx in development). */
 export function runCli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): SpawnSyncReturns<string> {
-  return spawnSync(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], {
+  return spawnSync(process.execPath, [...cliArgv(), ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     input: opts.input ?? '',
     env: { ...process.env, CONFVAULT_LOG_LEVEL: 'silent', ...opts.env },
@@ -112,7 +122,7 @@ export interface CliResult {
 
 /** runCli without blocking the event loop, so that several commands (or an in-process server) run at once. */
 export function runCliAsync(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): Promise<CliResult> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, MAIN, ...args], {
+  const child = spawn(process.execPath, [...cliArgv(), ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, CONFVAULT_LOG_LEVEL: 'silent', ...opts.env },
     stdio: ['pipe', 'pipe', 'pipe'],
@@ -140,7 +150,9 @@ export function runCliAsync(args: string[], opts: { input?: string; env?: NodeJS
  */
 export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, opts: { imports?: string[]; cwd?: string } = {}) {
   const imports = (opts.imports ?? []).flatMap((m) => ['--import', path.isAbsolute(m) ? pathToFileURL(m).href : m]);
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, ...imports, MAIN, 'serve', ...args], {
+  // Extra modules are TypeScript that import src/ themselves: they need tsx and the same module instances.
+  const argv = imports.length ? ['--import', TSX_LOADER, ...imports, MAIN] : cliArgv();
+  const child = spawn(process.execPath, [...argv, 'serve', ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
