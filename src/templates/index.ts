@@ -6,17 +6,25 @@ import type { OutputRule, RedactRule, SessionKnowledge, TemplateSpec } from './t
 
 export type { OutputRule, PagerRule, RedactRule, SessionKnowledge, TemplateSpec } from './types';
 
-/** The built-in library: one YAML file per template in src/templates/builtin/, read once at start. */
-export const BUILTIN_TEMPLATES: readonly TemplateSpec[] = Object.freeze(loadBuiltinTemplates());
+let builtins: readonly TemplateSpec[] | undefined;
+let byName: ReadonlyMap<string, TemplateSpec> | undefined;
 
-const BY_NAME: ReadonlyMap<string, TemplateSpec> = new Map(BUILTIN_TEMPLATES.map((t) => [t.name, t]));
+/**
+ * The built-in library: one YAML file per template in src/templates/builtin/, parsed once, on first use. A command
+ * whose database already holds this library (the sync's fingerprint, templates.service.ts) never parses it: the
+ * 56 files are a third of a short command's start-up.
+ */
+export function builtinTemplates(): readonly TemplateSpec[] {
+  return (builtins ??= Object.freeze(loadBuiltinTemplates()));
+}
 
 // Read at start like the built-ins: a missing or broken defaults file is a release bug that must stop the process,
 // not fail the first backup.
 engineDefaults();
 
 export function getBuiltinTemplate(name: string): TemplateSpec | undefined {
-  return BY_NAME.get(name);
+  byName ??= new Map(builtinTemplates().map((t) => [t.name, t]));
+  return byName.get(name);
 }
 
 export interface TemplateFieldError {
@@ -243,7 +251,7 @@ let builtinSources: ReadonlySet<string> | null = null;
 export function isBuiltinPattern(source: string): boolean {
   if (!builtinSources) {
     const set = new Set<string>();
-    for (const t of BUILTIN_TEMPLATES) {
+    for (const t of builtinTemplates()) {
       for (const p of [...t.strip_patterns, ...t.ignore_patterns, ...redactSources(t.redact_patterns), ...(t.change_events ?? [])]) set.add(p);
       for (const p of [t.prompt, t.enable?.prompt, t.enable?.password_prompt]) if (p) set.add(p);
       for (const [, p] of sessionPatterns(t)) set.add(p);

@@ -1,10 +1,11 @@
 // Template endpoints: built-ins (synced, read-only), custom templates (validated), filters, pagination, time zones.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { BUILTIN_TEMPLATES } from '../../src/templates/index';
+import { builtinTemplates } from '../../src/templates/index';
 import { createTemplate, getTemplateSpec, syncBuiltinTemplates } from '../../src/features/templates/templates.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
+import { VERSION } from '../../src/version';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
@@ -72,10 +73,10 @@ describe('templates', () => {
     const r = await call('/templates?limit=100');
     assert.equal(r.status, 200);
     const page = r.body as unknown as Page;
-    assert.equal(page.pagination.total, BUILTIN_TEMPLATES.length);
+    assert.equal(page.pagination.total, builtinTemplates().length);
     assert.deepEqual(
       page.items.map((i) => i.name),
-      BUILTIN_TEMPLATES.map((b) => b.name),
+      builtinTemplates().map((b) => b.name),
     );
     for (const item of page.items) {
       // session and command_output are optional: present only on templates that set them
@@ -90,7 +91,7 @@ describe('templates', () => {
       assert.deepEqual([source, source_file], ['builtin', null]);
       assert.deepEqual(
         spec,
-        BUILTIN_TEMPLATES.find((b) => b.name === item.name),
+        builtinTemplates().find((b) => b.name === item.name),
       );
       assert.deepEqual(getTemplateSpec(t.services.db, id as number), spec);
     }
@@ -104,7 +105,7 @@ describe('templates', () => {
     const id = builtinId('juniper-junos');
     expectError(await call(`/templates/${id}`, { method: 'PUT', json: { description: 'mine now' } }), 409, 'TEMPLATE_BUILTIN_READONLY');
     expectError(await call(`/templates/${id}`, { method: 'DELETE' }), 409, 'TEMPLATE_BUILTIN_READONLY');
-    assert.equal((await call(`/templates/${id}`)).body.description, BUILTIN_TEMPLATES.find((b) => b.name === 'juniper-junos')!.description);
+    assert.equal((await call(`/templates/${id}`)).body.description, builtinTemplates().find((b) => b.name === 'juniper-junos')!.description);
   });
 
   test('create with only name, vendor and commands: 201 with documented defaults', async () => {
@@ -229,17 +230,18 @@ describe('templates', () => {
     assert.deepEqual(await names('builtin=false&q=CISCO'), ['cisco-ios-acme']);
     assert.deepEqual(
       await names('builtin=true&q=cisco'),
-      BUILTIN_TEMPLATES.map((b) => b.name)
+      builtinTemplates()
+        .map((b) => b.name)
         .filter((n) => n.includes('cisco'))
         .sort(),
     );
-    assert.equal((await names('builtin=true&limit=100')).length, BUILTIN_TEMPLATES.length);
+    assert.equal((await names('builtin=true&limit=100')).length, builtinTemplates().length);
     assert.deepEqual(await names('q=%25'), [], 'LIKE wildcards are plain text');
     expectError(await call('/templates?builtin=yes'), 422, 'VALIDATION_ERROR', ['builtin']);
   });
 
   test('pagination: last page, past the end, bad page/limit → 422', async () => {
-    const total = BUILTIN_TEMPLATES.length + 4;
+    const total = builtinTemplates().length + 4;
     const pages = Math.ceil(total / 5);
     const last = (await call(`/templates?limit=5&page=${pages}`)).body as unknown as Page;
     assert.deepEqual(last.pagination, { page: pages, limit: 5, total, total_pages: pages, has_next: false, has_prev: true });
@@ -266,11 +268,23 @@ describe('templates', () => {
     db.prepare("UPDATE templates SET vendor = 'old', spec = json_set(spec, '$.commands', json('[\"old\"]')) WHERE id = ?").run(id);
     db.prepare("DELETE FROM templates WHERE name = 'bird'").run();
     db.prepare("UPDATE templates SET builtin = 0 WHERE name = 'linux'").run();
+    // Synced from these very files by this version at this schema: a start does not parse or compare them again.
+    assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: [] });
+    assert.equal(builtinId('bird'), undefined, 'not compared again');
+    // Other files, another version or a newer schema change the mark: the next start compares and repairs.
+    const mark = db.prepare("SELECT value FROM settings WHERE key = 'builtin_templates_synced'").pluck().get() as string;
+    assert.match(mark, new RegExp(`^1 ${VERSION.replace(/\./g, '\\.')} \\d+ [0-9a-f]{64}$`));
+    db.prepare("UPDATE settings SET value = ? WHERE key = 'builtin_templates_synced'").run(mark.replace(/ [0-9a-f]{64}$/, ' older-files'));
     const r = syncBuiltinTemplates(db);
     assert.deepEqual(r, { inserted: ['bird'], updated: ['frr'], conflicts: ['linux'] });
-    const frr = BUILTIN_TEMPLATES.find((b) => b.name === 'frr')!;
+    const frr = builtinTemplates().find((b) => b.name === 'frr')!;
     assert.deepEqual(getTemplateSpec(db, id), frr);
     assert.equal(builtinId('frr'), id, 'updated in place, so devices keep pointing at it');
+    assert.equal(db.prepare("SELECT value FROM settings WHERE key = 'builtin_templates_synced'").pluck().get(), mark, 'the mark is set again');
+    assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: [] });
+    // A mark that is gone (a database from before it existed) compares too; nothing differs, so the mark is all it writes.
+    db.prepare("DELETE FROM settings WHERE key = 'builtin_templates_synced'").run();
     assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: ['linux'] });
+    assert.equal(db.prepare("SELECT value FROM settings WHERE key = 'builtin_templates_synced'").pluck().get(), mark);
   });
 });

@@ -3,7 +3,7 @@ import type { ChildProcess } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { BUILTIN_TEMPLATES } from '../../src/templates/index';
+import { builtinTemplates } from '../../src/templates/index';
 import { REPO_ROOT, forkBench, loadAverage, ms, nextMessage, num, percentile, row, stopChild, type Section } from './common';
 import { startSimulator } from './engine-bench';
 import { isEngineResult, isSeeded, type EngineJob, type SimInfo } from './engine-worker';
@@ -25,7 +25,7 @@ const TRANSCRIPTS = path.join(REPO_ROOT, 'test/sim/transcripts');
 export function builtinTranscripts(): { files: string[]; without: string[] } {
   const files: string[] = [];
   const without: string[] = [];
-  for (const t of BUILTIN_TEMPLATES) {
+  for (const t of builtinTemplates()) {
     const file = path.join(TRANSCRIPTS, `${t.name}.json`);
     if (existsSync(file)) files.push(file);
     else without.push(t.name);

@@ -8,7 +8,7 @@ import { collectConfig } from '../../src/engine/collect';
 import { applyTemplate } from '../../src/engine/normalise';
 import { compilePattern } from '../../src/templates/patterns';
 import { PRIVATE_KEY_PLACEHOLDER, SECRET_TOKEN, secretToken } from '../../src/templates/redact';
-import { BUILTIN_TEMPLATES, getBuiltinTemplate, validateTemplate } from '../../src/templates/index';
+import { builtinTemplates, getBuiltinTemplate, validateTemplate } from '../../src/templates/index';
 import type { TemplateSpec } from '../../src/templates/types';
 import type { CollectResult, CollectTarget } from '../../src/engine/types';
 import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator, type Transcript } from '../sim/simulator';
@@ -80,9 +80,9 @@ function assertSameText(actual: string, expected: string): void {
 
 describe('built-in template library', () => {
   test('names are unique, each is found by name and every built-in redacts (when the appliance does)', () => {
-    const names = BUILTIN_TEMPLATES.map((t) => t.name);
+    const names = builtinTemplates().map((t) => t.name);
     assert.equal(new Set(names).size, names.length);
-    for (const t of BUILTIN_TEMPLATES) {
+    for (const t of builtinTemplates()) {
       assert.equal(getBuiltinTemplate(t.name), t);
       assert.equal(t.redact, true, `${t.name} does not redact`);
     }
@@ -90,11 +90,11 @@ describe('built-in template library', () => {
   });
 
   test('every built-in passes validateTemplate', () => {
-    for (const t of BUILTIN_TEMPLATES) assert.deepEqual(validateTemplate(t), [], t.name);
+    for (const t of builtinTemplates()) assert.deepEqual(validateTemplate(t), [], t.name);
   });
 
   test('every redact rule of a built-in names its secret and stores a keyed token (no replacement text)', () => {
-    for (const t of BUILTIN_TEMPLATES) {
+    for (const t of builtinTemplates()) {
       for (const r of t.redact_patterns) {
         assert.equal(r.replacement, undefined, `${t.name}: ${r.pattern}`);
         assert.match(r.pattern, /\(\?<secret>/, `${t.name}: ${r.pattern}`);
@@ -103,7 +103,7 @@ describe('built-in template library', () => {
   });
 
   test('every pre-command and capture command of a template is in its transcript', () => {
-    for (const t of BUILTIN_TEMPLATES) {
+    for (const t of builtinTemplates()) {
       const { transcript } = recorded(t.name);
       assert.equal(transcript.template, t.name);
       for (const c of [...t.pre_commands, ...t.commands]) assert.ok(c in transcript.commands, `${t.name}: "${c}" not recorded`);
@@ -113,7 +113,7 @@ describe('built-in template library', () => {
 
 // Each replay has its own simulator, so they run side by side (a session spends most of its time waiting).
 describe('replays', { concurrency: true }, () => {
-  for (const template of BUILTIN_TEMPLATES) {
+  for (const template of builtinTemplates()) {
     describe(`${template.name} replay`, () => {
       const { transcript, expected } = recorded(template.name);
       let sim: RunningSimulator;
@@ -200,7 +200,7 @@ describe('strip patterns keep real configuration', () => {
     '    Neighbor AS:      65001',
   ];
 
-  for (const t of BUILTIN_TEMPLATES) {
+  for (const t of builtinTemplates()) {
     test(`${t.name}: common configuration lines and its own stored text survive`, () => {
       const strip = t.strip_patterns.map((p) => compilePattern(p));
       const lines = [...REAL_LINES, ...recorded(t.name).expected.split('\n')];

@@ -14,7 +14,7 @@ import {
   reloadTemplateFiles,
   templateFolder,
 } from '../../src/features/templates/template-files.service';
-import { BUILTIN_TEMPLATES } from '../../src/templates/index';
+import { builtinTemplates } from '../../src/templates/index';
 import { parseTemplateYaml, templateToYaml } from '../../src/templates/files';
 import { specFields } from '../../src/features/templates/templates.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -152,7 +152,7 @@ describe('template files', () => {
   });
 
   test('export writes YAML that reads back to the same template, for every built-in', () => {
-    for (const spec of BUILTIN_TEMPLATES) {
+    for (const spec of builtinTemplates()) {
       const text = templateToYaml(specFields(spec), ['header']);
       assert.deepEqual(specFields(parseTemplateYaml(text, `${spec.name}.yaml`)), specFields(spec), spec.name);
     }

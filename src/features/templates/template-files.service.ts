@@ -6,7 +6,7 @@ import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
 import { checkTemplateText } from '../../templates/file-check';
 import { readTemplateFolder, templateToYaml } from '../../templates/files';
-import { BUILTIN_TEMPLATES, type TemplateFieldError } from '../../templates/index';
+import { builtinTemplates, type TemplateFieldError } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 import { VERSION } from '../../version';
 import { changesBetween, recordAudit } from '../audit/audit.service';
@@ -50,7 +50,7 @@ export interface TemplateReloadResult {
 }
 
 const MAX_FILE_BYTES = 256 * 1024;
-const BUILTIN_NAMES: ReadonlySet<string> = new Set(BUILTIN_TEMPLATES.map((t) => t.name.toLowerCase()));
+let builtinNames: ReadonlySet<string> | undefined;
 
 /** The files of the folder checked one by one, before anything is written: the usable ones and the problems. */
 function readFolder(folder: string): { valid: { path: string; spec: TemplateSpec }[]; problems: TemplateFileProblem[] } {
@@ -74,7 +74,7 @@ function readFolder(folder: string): { valid: { path: string; spec: TemplateSpec
     const key = spec.name.toLowerCase();
     const first = byName.get(key);
     if (first) problems.push({ path: entry.path, errors: [{ field: 'name', message: `"${spec.name}" is already defined by ${first}` }] });
-    else if (BUILTIN_NAMES.has(key))
+    else if ((builtinNames ??= new Set(builtinTemplates().map((t) => t.name.toLowerCase()))).has(key))
       problems.push({ path: entry.path, errors: [{ field: 'name', message: `"${spec.name}" is the name of a built-in template` }] });
     else {
       byName.set(key, entry.path);

@@ -1,6 +1,8 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { BUILTIN_TEMPLATES, sessionSettings, validateTemplate } from '../../templates/index';
+import { builtinTemplates, sessionSettings, validateTemplate } from '../../templates/index';
+import { builtinFilesDigest } from '../../templates/files';
+import { VERSION } from '../../version';
 import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -15,6 +17,9 @@ import {
   insertTemplateRow,
   listTemplateRows,
   listTemplateSyncRows,
+  builtinSyncMark,
+  schemaVersion,
+  setBuiltinSyncMark,
   settingsJson,
   toTemplate,
   toTemplateSpec,
@@ -30,7 +35,8 @@ export type TemplateInput = TemplateSpec;
 /** PUT semantics: omitted fields keep their value; the merged template is validated as a whole. */
 export type TemplatePatch = Partial<TemplateSpec>;
 
-const BUILTIN_NAMES: ReadonlySet<string> = new Set(BUILTIN_TEMPLATES.map((t) => t.name.toLowerCase()));
+let builtinNames: ReadonlySet<string> | undefined;
+const isBuiltinName = (name: string) => (builtinNames ??= new Set(builtinTemplates().map((t) => t.name.toLowerCase()))).has(name.toLowerCase());
 
 export function listTemplates(
   db: DB,
@@ -191,13 +197,33 @@ export interface BuiltinSyncResult {
 }
 
 /**
+ * What the built-in rows are synced from: the form a sync writes, the version, the database's schema (a migration
+ * may rewrite rows) and the files' digest. Raise BUILTIN_SYNC_FORM when the rows a sync writes change for the same
+ * files (settingsJson, the columns it fills).
+ */
+const BUILTIN_SYNC_FORM = 1;
+let filesDigest: string | undefined;
+const currentSyncMark = (db: DB) => `${BUILTIN_SYNC_FORM} ${VERSION} ${schemaVersion(db)} ${(filesDigest ??= builtinFilesDigest())}`;
+
+/**
  * Upsert the built-in library by name: add new built-ins, and rewrite vendor/description/settings of those whose
- * code changed. Runs at every start, so it first compares outside any write transaction and takes the write lock
+ * code changed. Runs at every start: when the database says it was last synced from these very files (a settings
+ * row), nothing is parsed or compared. Otherwise it compares outside any write transaction and takes the write lock
  * only when something differs. A built-in the code no longer ships stays as it is: devices may still use it.
+ * `conflicts` is reported by the start that compares, the first one after the files change.
  */
 export function syncBuiltinTemplates(db: DB): BuiltinSyncResult {
+  const mark = currentSyncMark(db);
+  if (builtinSyncMark(db) === mark) return { inserted: [], updated: [], conflicts: [] };
   const first = planSync(listTemplateSyncRows(db));
-  if (!first.changed) return { inserted: [], updated: [], conflicts: first.conflicts };
+  if (!first.changed) {
+    try {
+      setBuiltinSyncMark(db, mark);
+    } catch {
+      /* a database this process may only read (an operator reading another user's file): compare again next time */
+    }
+    return { inserted: [], updated: [], conflicts: first.conflicts };
+  }
   return db
     .transaction(() => {
       // Planned again under the lock: another process may have synced in between.
@@ -205,6 +231,7 @@ export function syncBuiltinTemplates(db: DB): BuiltinSyncResult {
       const now = Date.now();
       for (const spec of plan.insert) insertTemplateRow(db, spec, true, now);
       for (const { id, spec } of plan.update) updateTemplateRow(db, id, spec, now);
+      setBuiltinSyncMark(db, mark);
       return { inserted: plan.insert.map((s) => s.name), updated: plan.update.map((u) => u.spec.name), conflicts: plan.conflicts };
     })
     .immediate();
@@ -215,7 +242,7 @@ function planSync(rows: TemplateSyncRow[]) {
   const insert: TemplateSpec[] = [];
   const update: { id: number; spec: TemplateSpec }[] = [];
   const conflicts: string[] = [];
-  for (const spec of BUILTIN_TEMPLATES) {
+  for (const spec of builtinTemplates()) {
     const row = byName.get(spec.name.toLowerCase());
     if (!row) insert.push(spec);
     else if (!row.builtin) conflicts.push(spec.name);
@@ -233,7 +260,7 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   // Built-in names are reserved even before the built-in is synced; a custom template that predates a built-in of
   // the same name keeps its name, so the check applies only when the name is set or changed.
   const renamed = previousName === null || previousName.toLowerCase() !== spec.name.toLowerCase();
-  if (renamed && BUILTIN_NAMES.has(spec.name.toLowerCase())) {
+  if (renamed && isBuiltinName(spec.name)) {
     throw new ApiError('TEMPLATE_NAME_EXISTS', `"${spec.name}" is the name of a built-in template; choose another name`);
   }
 }

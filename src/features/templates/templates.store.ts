@@ -1,6 +1,6 @@
 // Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, prepareCached } from '../../db/statements';
 import { sessionSettings } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 
@@ -166,6 +166,23 @@ export type TemplateSyncRow = Pick<TemplateRow, 'id' | 'name' | 'vendor' | 'desc
 
 export function listTemplateSyncRows(db: DB): TemplateSyncRow[] {
   return stmts(db).all.all() as TemplateSyncRow[];
+}
+
+/** The settings row naming the built-in library the built-in rows were last synced from (templates.service.ts). */
+const BUILTIN_SYNC_KEY = 'builtin_templates_synced';
+
+export function builtinSyncMark(db: DB): string | undefined {
+  // Not .pluck(): the cached statement is shared (master-key.store.ts reads rows from it), and pluck would stick.
+  return (prepareCached(db, 'SELECT value FROM settings WHERE key = ?').get(BUILTIN_SYNC_KEY) as { value: string } | undefined)?.value;
+}
+
+/** The newest migration applied: a migration may rewrite template rows, so it is part of what a sync is from. */
+export function schemaVersion(db: DB): number {
+  return (prepareCached(db, 'SELECT max(version) AS v FROM schema_migrations').get() as { v: number | null }).v ?? 0;
+}
+
+export function setBuiltinSyncMark(db: DB, mark: string): void {
+  prepareCached(db, 'INSERT INTO settings (key, value) VALUES (?, ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value').run(BUILTIN_SYNC_KEY, mark);
 }
 
 export function insertTemplateRow(db: DB, spec: TemplateSpec, builtin: boolean, now: number, sourceFile: string | null = null): number {
