@@ -30,7 +30,8 @@ once with exit code 1 and one line on stderr, before any password is made or sho
 With [events] syslog_listen set it also receives syslog (UDP and TCP) and backs a device up
 when its template's change events match one of its messages (trigger "event").
 Custom templates in <data_dir>/templates/*.yaml are loaded at start and again on SIGHUP
-(or with \`confvault template reload\`, which needs no signal).
+(or with \`confvault template reload\`, which needs no signal); a SIGHUP while it starts
+changes nothing, since the start reads them anyway.
 SIGTERM or SIGINT stops it cleanly (in-flight requests finish, the database is closed); a
 second signal while stopping exits at once.
 
@@ -59,9 +60,15 @@ ${GLOBAL_OPTIONS_HELP}`,
     };
     process.on('SIGTERM', onSignal);
     process.on('SIGINT', onSignal);
+    // SIGHUP (`systemctl reload`) re-reads the template files once they are read at all, further down; until then
+    // Node's default would end the process, in the middle of a migration for instance. The first read comes after
+    // any SIGHUP caught here, so this one does nothing.
+    const hupBeforeStart = () => undefined;
+    process.on('SIGHUP', hupBeforeStart);
     const forgetSignals = () => {
       process.removeListener('SIGTERM', onSignal);
       process.removeListener('SIGINT', onSignal);
+      process.removeListener('SIGHUP', hupBeforeStart);
     };
 
     const log = createLogger(config.log.level);
@@ -97,6 +104,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     }
     // Before the schedule, so the first backup already uses the file templates (after the bind: a taken port logs nothing).
     const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
+    process.removeListener('SIGHUP', hupBeforeStart);
     const runner = services.runner;
     const scheduler = startScheduler(services, runner);
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
