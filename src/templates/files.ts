@@ -61,7 +61,11 @@ export function parseTemplateYaml(text: string, file: string): TemplateSpec {
     throw new TemplateFileError(file, `not valid YAML: ${err instanceof Error ? err.message.split('\n')[0] : String(err)}`);
   }
   if (typeof data !== 'object' || data === null || Array.isArray(data)) throw new TemplateFileError(file, 'must be a mapping of template fields');
-  const d = data as Record<string, unknown>;
+  return templateWithDefaults(data as TemplateSpec);
+}
+
+/** A template with the optional fields a file may leave out filled in as the schema's defaults say. */
+export function templateWithDefaults(fields: Pick<TemplateSpec, 'name' | 'vendor' | 'commands'> & Partial<TemplateSpec>): TemplateSpec {
   return {
     mode: 'shell',
     description: '',
@@ -74,8 +78,8 @@ export function parseTemplateYaml(text: string, file: string): TemplateSpec {
     change_events: [],
     redact: true,
     exit_command: null,
-    ...d,
-  } as unknown as TemplateSpec;
+    ...fields,
+  };
 }
 
 const builtinFiles = () => listAssets(BUILTIN_FOLDER).filter((n) => n.endsWith('.yaml'));

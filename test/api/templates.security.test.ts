@@ -5,26 +5,22 @@ import { createTemplate } from '../../src/features/templates/templates.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
+import { templateWithDefaults } from '../../src/templates/files';
 
 let t: TestAppliance;
 let seq = 0;
 
 const fresh = () =>
-  createTemplate(t.services.db, SYSTEM_ACTOR, {
-    name: `sec-${++seq}`,
-    vendor: 'ACME',
-    description: '',
-    mode: 'shell',
-    prompt: null,
-    pre_commands: [],
-    commands: ['show config'],
-    enable: null,
-    strip_patterns: [],
-    ignore_patterns: [],
-    redact_patterns: [],
-    redact: false,
-    exit_command: null,
-  }).id;
+  createTemplate(
+    t.services.db,
+    SYSTEM_ACTOR,
+    templateWithDefaults({
+      name: `sec-${++seq}`,
+      vendor: 'ACME',
+      commands: ['show config'],
+      redact: false,
+    }),
+  ).id;
 
 const ENDPOINTS: GuardedEndpoint[] = [
   { label: 'GET /templates', permission: 'templates.view', method: 'GET', request: () => ({ path: '/templates' }), ok: 200 },

@@ -14,6 +14,7 @@ import { ARUBA_SCROLL } from '../sim/device-shell';
 import { IOS_TEMPLATE, fixtureTranscript } from '../sim/fixtures/engine-fixtures';
 import { generateHostKey, loadTranscript, startSimulator, type Transcript } from '../sim/simulator';
 import { startTelnetSimulator } from '../sim/telnet-sim';
+import { templateWithDefaults } from '../../src/templates/files';
 
 const SIM = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim');
 const HOST_KEY = generateHostKey();
@@ -116,21 +117,14 @@ describe('prompt redrawn without a newline (Aruba 2930, WC.16.11)', () => {
 
 describe('pager glued to the end of a line (Netgate TNSR 23.06)', () => {
   const tnsr = loadTranscript(path.join(SIM, 'fixtures', 'tnsr-glued-pager.json'));
-  const template: TemplateSpec = {
+  const template: TemplateSpec = templateWithDefaults({
     name: 'test-tnsr',
     vendor: 'Test TNSR-like',
     description: 'Fixture: paging left on, so every page ends in a glued --More--',
-    mode: 'shell',
-    prompt: null,
-    pre_commands: [],
     commands: ['show configuration running cli'],
-    enable: null,
-    strip_patterns: [],
-    ignore_patterns: [],
-    redact_patterns: [],
     redact: false,
     exit_command: 'exit',
-  };
+  });
 
   test('every page is answered and the text the pager was glued to is kept', async () => {
     const output = tnsr.commands['show configuration running cli'];

@@ -11,22 +11,14 @@ import { DEFAULTS_ASSET, engineDefaults, parseEngineDefaults, trustedPattern } f
 import { TEMPLATE_LIMITS, patternProblems, sessionSettings, validateTemplate } from '../../src/templates/index';
 import type { TemplateSpec } from '../../src/templates/types';
 import { REPO_ROOT } from '../helpers/appliance';
+import { templateWithDefaults } from '../../src/templates/files';
 
-const BASE: TemplateSpec = {
+const BASE: TemplateSpec = templateWithDefaults({
   name: 'made-up-os',
   vendor: 'Made-up OS',
-  description: '',
-  mode: 'shell',
-  prompt: null,
-  pre_commands: [],
   commands: ['show config'],
-  enable: null,
-  strip_patterns: [],
-  ignore_patterns: [],
-  redact_patterns: [],
   redact: false,
-  exit_command: null,
-};
+});
 
 describe('engine defaults (src/templates/defaults.yaml)', () => {
   const d = engineDefaults();

@@ -9,6 +9,7 @@ import type { TemplateSpec } from '../../src/templates/types';
 import type { CollectResult, CollectTarget } from '../../src/engine/types';
 import { generateHostKey, loadTranscript, startSimulator, type Transcript } from '../sim/simulator';
 import { startTelnetSimulator } from '../sim/telnet-sim';
+import { templateWithDefaults } from '../../src/templates/files';
 
 const FIXTURES = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim', 'fixtures');
 const HOST_KEY = generateHostKey();
@@ -20,21 +21,14 @@ const fixture = (name: string): Transcript => loadTranscript(path.join(FIXTURES,
 /** The configuration every fixture device holds (its "show config" between the markers). */
 const CONFIG = fixture('custom-pager').commands['show config'];
 
-const BASE: TemplateSpec = {
+const BASE: TemplateSpec = templateWithDefaults({
   name: 'made-up-os',
   vendor: 'Made-up OS',
   description: 'A platform no engine default knows',
-  mode: 'shell',
-  prompt: null,
-  pre_commands: [],
   commands: ['show config'],
-  enable: null,
-  strip_patterns: [],
-  ignore_patterns: [],
-  redact_patterns: [],
   redact: false,
   exit_command: 'exit',
-};
+});
 
 /** A custom template (its patterns run as RE2), checked by the validator the API uses. */
 function template(extra: Partial<TemplateSpec>): TemplateSpec {

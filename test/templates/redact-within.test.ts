@@ -3,7 +3,7 @@ import assert from 'node:assert/strict';
 import { after, before, describe, test } from 'node:test';
 import { redactLines, secretToken } from '../../src/templates/redact';
 import { getBuiltinTemplate, validateTemplate } from '../../src/templates/index';
-import { parseTemplateYaml, templateToYaml } from '../../src/templates/files';
+import { parseTemplateYaml, templateToYaml, templateWithDefaults } from '../../src/templates/files';
 import type { RedactRule, TemplateSpec } from '../../src/templates/types';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError } from '../helpers/api';
@@ -92,21 +92,7 @@ describe('redactLines with within', () => {
 });
 
 describe('within in a template', () => {
-  const base: TemplateSpec = {
-    name: 'acme-within',
-    vendor: 'ACME',
-    description: '',
-    mode: 'shell',
-    prompt: null,
-    pre_commands: [],
-    commands: ['show'],
-    enable: null,
-    strip_patterns: [],
-    ignore_patterns: [],
-    redact_patterns: [CUSTOM],
-    redact: true,
-    exit_command: null,
-  };
+  const base: TemplateSpec = templateWithDefaults({ name: 'acme-within', vendor: 'ACME', commands: ['show'], redact_patterns: [CUSTOM] });
 
   test('validated like the other patterns: RE2, with the field named', () => {
     assert.deepEqual(validateTemplate(base), []);

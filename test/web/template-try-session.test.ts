@@ -8,6 +8,7 @@ import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/ap
 import { seedCredential, seedDevice } from '../helpers/seed';
 import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/simulator';
 import { WebClient } from './web-client';
+import { templateWithDefaults } from '../../src/templates/files';
 
 /** A made-up platform whose pager takes only "n": without the template's session.pagers the capture stalls. */
 const transcript = loadTranscript(path.join(REPO_ROOT, 'test/sim/fixtures/custom-pager.json'));
@@ -22,23 +23,19 @@ before(async () => {
   t = await startTestAppliance();
   sim = await startSimulator({ devices: [{ name: 'edge-7', transcript }] });
   const { db, secrets } = t.services;
-  templateId = createTemplate(db, SYSTEM_ACTOR, {
-    name: 'made-up-os',
-    vendor: 'Made-up OS',
-    description: '',
-    mode: 'shell',
-    prompt: null,
-    pre_commands: [],
-    commands: ['show config'],
-    enable: null,
-    strip_patterns: [],
-    ignore_patterns: [],
-    redact_patterns: [],
-    redact: false,
-    exit_command: 'exit',
-    session: { pagers: [{ pattern: '^\\[n\\]ext page, \\[q\\]uit\\?$', answer: 'n' }] },
-    command_output: { 'show config': { drop_first: 1 } },
-  }).id;
+  templateId = createTemplate(
+    db,
+    SYSTEM_ACTOR,
+    templateWithDefaults({
+      name: 'made-up-os',
+      vendor: 'Made-up OS',
+      commands: ['show config'],
+      redact: false,
+      exit_command: 'exit',
+      session: { pagers: [{ pattern: '^\\[n\\]ext page, \\[q\\]uit\\?$', answer: 'n' }] },
+      command_output: { 'show config': { drop_first: 1 } },
+    }),
+  ).id;
   const cred = seedCredential(db, secrets, { name: 'edge', username: 'admin', password: 'admin123' });
   deviceId = seedDevice(db, { name: 'edge-7', port: sim.port, credential_id: cred, template_id: templateId });
   admin = new WebClient(t.url);
