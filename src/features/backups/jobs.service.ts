@@ -110,21 +110,8 @@ export function requestBackupJob(db: DB, actor: Actor, selection: JobSelection, 
     .immediate();
 }
 
-export interface JobProgress {
-  done: number;
-  total: number;
-  queued: number;
-  running: number;
-  retrying: number;
-  succeeded: number;
-  first: number;
-  changed: number;
-  unchanged: number;
-  failed: number;
-  skipped: number;
-  cancelled: number;
-  interrupted: number;
-}
+/** A job's item counts, with what they imply: the items done, and the successes that stored no change. */
+export type JobProgress = Omit<JobCounts, 'job_id'> & { done: number; unchanged: number };
 
 export interface JobItemView {
   device_id: number;
