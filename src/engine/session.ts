@@ -11,8 +11,11 @@ import type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './se
 
 export type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './session-types';
 
-/** Quiet time after the first prompt when the template's own prompt pattern matched it (the generic shape waits settle_ms). */
-const TEMPLATE_PROMPT_SETTLE_MS = 40;
+/**
+ * Quiet time after a prompt that is almost certainly the one awaited: the first prompt matched by the template's own
+ * pattern (the generic shape waits settle_ms), or the prompt right under a command's echo.
+ */
+const SURE_PROMPT_SETTLE_MS = 40;
 
 export class PromptSession {
   readonly options: Required<Omit<SessionOptions, 'signal' | 'vocabulary'>> & { signal?: AbortSignal };
@@ -223,7 +226,7 @@ export class PromptSession {
         if (paging !== false) return paging;
         // The template's own prompt pattern is believed after a shorter quiet moment than the generic prompt shape
         // (a banner line that merely looks like a prompt): it is what every backup waits on once per session.
-        if (cur && custom && (custom.test(cur) || custom.test(this.screen.current))) return this.settled(cur, TEMPLATE_PROMPT_SETTLE_MS);
+        if (cur && custom && (custom.test(cur) || custom.test(this.screen.current))) return this.settled(cur, SURE_PROMPT_SETTLE_MS);
         if (cur && !custom && this.vocabulary.prompt.test(cur)) return this.settled(cur);
         if (nudge && this.received > nudge.at) {
           if (cur && cur === nudge.candidate) return this.settled(cur);
@@ -328,12 +331,17 @@ export class PromptSession {
     this.setPrompt(now);
   }
 
-  /** Runs one command and returns its output without the echoed command and the closing prompt. */
-  async runCommand(command: string): Promise<string> {
+  /**
+   * Runs one command and returns its output without the echoed command and the closing prompt. A `capture` command
+   * is expected to print something (see below).
+   */
+  async runCommand(command: string, capture = false): Promise<string> {
     const { command_timeout_ms } = this.options;
     const pager = { lines: -1 };
     const echo = command.trim();
     let echoSeen = false;
+    /** Completed lines up to and including the echo, once it has been seen on a line of its own. */
+    let echoLines = 0;
     let scanned = 0;
     this.screen.takeLines();
     this.sendLine(command);
@@ -349,13 +357,26 @@ export class PromptSession {
         // Drawn over the wiped echo, it must settle too: a CLI that redraws the command line in place
         // (prompt, then the command again) shows the bare prompt for a moment between two chunks.
         const lines = this.screen.lines;
-        for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo);
+        for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) {
+          echoSeen = lines[scanned].trimEnd().endsWith(echo);
+          if (echoSeen) echoLines = scanned + 1;
+        }
         const cur = this.currentLine;
         if (!cur) return null;
         const paging = this.answerPager(cur, pager);
         if (paging !== false) return paging;
         const kind = this.promptKind(cur);
-        if (kind === 'exact' && echoSeen && !sameLine) return { done: cur };
+        if (kind === 'exact' && echoSeen && !sameLine) {
+          // Output between the echo and the prompt: the command is done. The prompt right under the echo is either
+          // a command that printed nothing, or a CLI that draws its prompt as soon as Enter is pressed and erases it
+          // when the answer comes (birdc, whose readline runs while BIRD answers: "bird> ", then CR ESC[K and the
+          // output tens of milliseconds later). A capture command prints a configuration, so there it must stay
+          // quiet as long as a login prompt is given before Enter is tried (half the command timeout at most, so an
+          // empty capture is still told apart from a silent device); a command that prints nothing (paging off) a
+          // short moment.
+          if (lines.length > echoLines) return { done: cur };
+          return this.settled(cur, capture ? Math.min(this.options.nudge_ms, command_timeout_ms / 2) : SURE_PROMPT_SETTLE_MS);
+        }
         return kind ? this.settled(cur) : null;
       },
       {

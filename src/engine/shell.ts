@@ -15,7 +15,7 @@ export async function driveShell(session: PromptSession, template: TemplateSpec,
   for (const command of template.pre_commands) await session.runCommand(command);
   let out = '';
   for (const command of template.commands) {
-    const text = await session.runCommand(command);
+    const text = await session.runCommand(command, true);
     if (isCommandRejected(text, session.vocabulary.commandErrors)) {
       session.exit(template.exit_command);
       throw commandRejected(command);

@@ -52,6 +52,12 @@ export interface DeviceIo {
 class SessionClosed extends Error {}
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/**
+ * How long a busy_redraw prompt stays before it is erased and the output comes: longer than the short quiet moment
+ * the engine gives a prompt under the echo of a command that prints nothing (40 ms), as BIRD's answer often is.
+ */
+const BUSY_REDRAW_MS = 80;
 const never = () => new Promise<never>(() => undefined);
 
 export function deviceUsername(d: SimDevice): string {
@@ -222,6 +228,7 @@ export class DeviceShell {
         }
         const line = await this.input.readLine((text) => this.io.write(text), enterEcho(this.device.transcript));
         this.breakPending = this.device.transcript.enter_echo === 'none';
+        await this.busyRedraw(line);
         await this.execute(line.trim());
         if (line.trim()) this.counter++;
         this.breakPending = false;
@@ -230,6 +237,15 @@ export class DeviceShell {
     } catch (err) {
       if (!(err instanceof SessionClosed)) throw err;
     }
+  }
+
+  /** The prompt drawn on Enter, and erased when the output comes (transcript `busy_redraw`). */
+  private async busyRedraw(line: string): Promise<void> {
+    const erase = this.device.transcript.busy_redraw;
+    if (!erase || !line.trim() || /^(exit|quit|logout)$/.test(line.trim())) return;
+    await this.io.write(this.prompt);
+    await sleep(BUSY_REDRAW_MS);
+    await this.io.write(erase);
   }
 
   private async execute(command: string): Promise<void> {

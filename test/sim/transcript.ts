@@ -62,6 +62,11 @@ export interface Transcript {
    * `enable.unprivileged_prompt` shows this number at login, one more after every command line that is not empty.
    */
   prompt_counter?: number;
+  /**
+   * The CLI draws its prompt again as soon as Enter is pressed and erases it with this when the output comes (birdc's
+   * readline while BIRD answers: "bird> ", then CR ESC[K with the output). Absent: the prompt comes after the output only.
+   */
+  busy_redraw?: string;
   username: string;
   password: string;
 }
@@ -119,6 +124,7 @@ export function validateTranscript(data: unknown, where = '<inline>'): Transcrip
     }
     if (!String(data.prompt).includes('{n}')) fail(where, '"prompt_counter" needs "{n}" in "prompt"');
   }
+  str(data, 'busy_redraw', where, true);
   if (data.exec !== undefined && typeof data.exec !== 'boolean') fail(where, '"exec" must be true or false');
   if (data.telnet !== undefined) {
     if (!isRecord(data.telnet)) fail(where, '"telnet" must be an object');
