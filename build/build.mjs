@@ -5,6 +5,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSy
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
+import { NODE_BUNDLE } from './esbuild-node.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TMP = path.join(ROOT, 'build/.tmp'); // intermediates; ignored by git (".tmp/"), removed after a good build
@@ -84,17 +85,11 @@ const REQUIRE_SHIM = "var require = require('node:module').createRequire(process
 async function bundle(version, outfile) {
   const result = await esbuild.build({
     entryPoints: [path.join(ROOT, 'src/main.ts')],
+    ...NODE_BUNDLE,
     write: false,
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    tsconfig: path.join(ROOT, 'tsconfig.json'), // strict mode, JSX (hono/jsx) settings
     define: { __CONFVAULT_VERSION__: JSON.stringify(version) },
     plugins: [absentNative],
-    legalComments: 'none',
-    logLevel: 'warning', // prints warnings (e.g. import.meta in CJS output, with the file that uses it)
   });
   if (result.warnings.length) step(`esbuild: ${result.warnings.length} warning(s) above`);
   // The shim goes after esbuild's "use strict" directive, not before it as a banner would: a directive
@@ -110,15 +105,9 @@ async function bundle(version, outfile) {
  */
 async function bundleWorker(outfile) {
   await esbuild.build({
+    ...NODE_BUNDLE,
     entryPoints: [path.join(ROOT, 'src/web/workers/compute-worker.ts')],
     outfile,
-    bundle: true,
-    platform: 'node',
-    target: 'node20',
-    format: 'cjs',
-    tsconfig: path.join(ROOT, 'tsconfig.json'),
-    legalComments: 'none',
-    logLevel: 'warning',
   });
 }
 
