@@ -27,6 +27,14 @@ export function getBuiltinTemplate(name: string): TemplateSpec | undefined {
   return byName.get(name);
 }
 
+let lowerNames: ReadonlySet<string> | undefined;
+
+/** Whether `name` is a built-in's, letter case aside: such names are reserved for the built-ins. */
+export function isBuiltinTemplateName(name: string): boolean {
+  lowerNames ??= new Set(builtinTemplates().map((t) => t.name.toLowerCase()));
+  return lowerNames.has(name.toLowerCase());
+}
+
 export interface TemplateFieldError {
   field: string;
   message: string;

@@ -6,7 +6,7 @@ import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
 import { checkTemplateText } from '../../templates/file-check';
 import { readTemplateFolder, templateToYaml } from '../../templates/files';
-import { builtinTemplates, type TemplateFieldError } from '../../templates/index';
+import { isBuiltinTemplateName, type TemplateFieldError } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 import { VERSION } from '../../version';
 import { changesBetween, recordAudit } from '../audit/audit.service';
@@ -50,7 +50,6 @@ export interface TemplateReloadResult {
 }
 
 const MAX_FILE_BYTES = 256 * 1024;
-let builtinNames: ReadonlySet<string> | undefined;
 
 /** The files of the folder checked one by one, before anything is written: the usable ones and the problems. */
 function readFolder(folder: string): { valid: { path: string; spec: TemplateSpec }[]; problems: TemplateFileProblem[] } {
@@ -74,7 +73,7 @@ function readFolder(folder: string): { valid: { path: string; spec: TemplateSpec
     const key = spec.name.toLowerCase();
     const first = byName.get(key);
     if (first) problems.push({ path: entry.path, errors: [{ field: 'name', message: `"${spec.name}" is already defined by ${first}` }] });
-    else if ((builtinNames ??= new Set(builtinTemplates().map((t) => t.name.toLowerCase()))).has(key))
+    else if (isBuiltinTemplateName(key))
       problems.push({ path: entry.path, errors: [{ field: 'name', message: `"${spec.name}" is the name of a built-in template` }] });
     else {
       byName.set(key, entry.path);

@@ -1,6 +1,6 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { builtinTemplates, sessionSettings, validateTemplate } from '../../templates/index';
+import { builtinTemplates, isBuiltinTemplateName, sessionSettings, validateTemplate } from '../../templates/index';
 import { builtinFilesDigest } from '../../templates/files';
 import { VERSION } from '../../version';
 import type { TemplateSpec } from '../../templates/types';
@@ -34,9 +34,6 @@ export type { Template } from './templates.store';
 export type TemplateInput = TemplateSpec;
 /** PUT semantics: omitted fields keep their value; the merged template is validated as a whole. */
 export type TemplatePatch = Partial<TemplateSpec>;
-
-let builtinNames: ReadonlySet<string> | undefined;
-const isBuiltinName = (name: string) => (builtinNames ??= new Set(builtinTemplates().map((t) => t.name.toLowerCase()))).has(name.toLowerCase());
 
 export function listTemplates(
   db: DB,
@@ -260,7 +257,7 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   // Built-in names are reserved even before the built-in is synced; a custom template that predates a built-in of
   // the same name keeps its name, so the check applies only when the name is set or changed.
   const renamed = previousName === null || previousName.toLowerCase() !== spec.name.toLowerCase();
-  if (renamed && isBuiltinName(spec.name)) {
+  if (renamed && isBuiltinTemplateName(spec.name)) {
     throw new ApiError('TEMPLATE_NAME_EXISTS', `"${spec.name}" is the name of a built-in template; choose another name`);
   }
 }
