@@ -21,3 +21,30 @@ export function FilterSelect(props: { label: string; name: string; any: string; 
     </label>
   );
 }
+
+/** The group and platform filters of the device list and the search page (0 or absent: any). */
+export function GroupPlatformFilters(props: {
+  groups: readonly { id: number; label: string }[];
+  platforms: readonly { id: number; name: string }[];
+  groupId: number | undefined;
+  templateId: number | undefined;
+}) {
+  return (
+    <>
+      <FilterSelect
+        label="Group"
+        name="group_id"
+        any="All groups"
+        choices={props.groups.map((g) => ({ value: g.id, label: g.label }))}
+        selected={props.groupId || undefined}
+      />
+      <FilterSelect
+        label="Platform"
+        name="template_id"
+        any="All platforms"
+        choices={props.platforms.map((t) => ({ value: t.id, label: t.name }))}
+        selected={props.templateId || undefined}
+      />
+    </>
+  );
+}

@@ -112,7 +112,6 @@ export function Csrf({ token }: { token: string }) {
   return <input type="hidden" name="_csrf" value={token} />;
 }
 
-/** The message of one field's error, placed right after its input. */
 /** The header of a table's last column of buttons: empty on screen, named for screen readers. */
 export function ActionsHeader() {
   return (
@@ -132,6 +131,7 @@ export function FormError({ errors, full }: { errors?: Record<string, string> | 
   ) : null;
 }
 
+/** The message of one field's error, placed right after its input. */
 export function FieldError({ errors, name }: { errors?: Record<string, string> | null; name: string }) {
   const m = errors?.[name];
   return m ? (

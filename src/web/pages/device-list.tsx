@@ -2,7 +2,7 @@
 import { staleBefore, staleDevices } from '../../features/notifications/notification-events.service';
 import { listDevices, listPlatforms, DEVICE_SORTS, type DeviceFilter, type DeviceOrder } from '../../features/devices/devices.service';
 import { heldDevices } from '../../features/devices/device-holds.service';
-import { FilterSelect } from '../components/filter-select';
+import { FilterSelect, GroupPlatformFilters } from '../components/filter-select';
 import { Csrf, Pager } from '../components/layout';
 import { render } from '../render';
 import { can, formatTime, intQuery, type WebContext } from '../web-context';
@@ -91,20 +91,7 @@ export function listPage(c: WebContext) {
           Search
           <input name="q" type="search" value={q} placeholder="name or address" />
         </label>
-        <FilterSelect
-          label="Group"
-          name="group_id"
-          any="All groups"
-          choices={groups.map((g) => ({ value: g.id, label: g.label }))}
-          selected={groupId || undefined}
-        />
-        <FilterSelect
-          label="Platform"
-          name="template_id"
-          any="All platforms"
-          choices={platforms.map((t) => ({ value: t.id, label: t.name }))}
-          selected={templateId || undefined}
-        />
+        <GroupPlatformFilters groups={groups} platforms={platforms} groupId={groupId} templateId={templateId} />
         <FilterSelect label="Reachability" name="reachability" any="Any" choices={REACH.map((r) => ({ value: r, label: r }))} selected={reach} />
         <label>
           <input type="checkbox" name="stale" value="1" checked={staleOnly} /> Stale only (no good backup for {staleHours} h)

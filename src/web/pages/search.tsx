@@ -1,5 +1,5 @@
 // Search page: text or regex across the newest configuration of every device in scope (by group and platform), hits paged with context lines, CSV/text export.
-import { FilterSelect } from '../components/filter-select';
+import { GroupPlatformFilters } from '../components/filter-select';
 import type { Hono } from 'hono';
 import { raw } from 'hono/html';
 import { ApiError } from '../../errors';
@@ -116,20 +116,7 @@ async function searchPage(c: WebContext) {
             </option>
           </select>
         </label>
-        <FilterSelect
-          label="Group"
-          name="group_id"
-          any="All groups"
-          choices={groups.map((g) => ({ value: g.id, label: g.label }))}
-          selected={f.groupId || undefined}
-        />
-        <FilterSelect
-          label="Platform"
-          name="template_id"
-          any="All platforms"
-          choices={platforms.map((t) => ({ value: t.id, label: t.name }))}
-          selected={f.templateId || undefined}
-        />
+        <GroupPlatformFilters groups={groups} platforms={platforms} groupId={f.groupId} templateId={f.templateId} />
         <label class="check">
           <input type="checkbox" name="case" value="1" checked={f.cs} /> Match case
         </label>
