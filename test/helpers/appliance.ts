@@ -102,7 +102,7 @@ export async function startTestAppliance(overrides: Record<string, string> = {})
   };
 }
 
-/** The CLI as a child process, exactly as an operator runs it (through tsx in development). */
+/** The CLI as a child process, exactly as an operator runs it (from the suite's bundle, or through tsx: cliArgv). */
 export function runCli(args: string[], opts: { input?: string; env?: NodeJS.ProcessEnv; cwd?: string } = {}): SpawnSyncReturns<string> {
   return spawnSync(process.execPath, [...cliArgv(), ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
