@@ -13,7 +13,7 @@ import type { TemplateSpec } from '../../templates/types';
 import type { CollectTarget, FailureType } from './failure-types';
 import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice, type BackupTrigger } from './backups.store';
 import { startBackup, type StartedBackup } from './backups.service';
-import { deviceScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-jobs.store';
+import { enabledDeviceSchedules, groupScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-jobs.store';
 
 export type { BackupTrigger } from './backups.store';
 export type { ProbeTargetRow } from './backup-jobs.store';
@@ -116,12 +116,46 @@ export function selectDeviceIds(db: DB, sel: { deviceId?: number; groupId?: numb
   return selectDeviceIdRows(db, sel);
 }
 
-/** Each enabled device's effective schedule: its own, else the nearest group's up the tree, else the global one. */
+/**
+ * Each enabled device's effective schedule: its own, else the nearest group's up the tree, else the global one.
+ * Linear: each group's inherited schedule is resolved once (memoised up the tree), then each device is one lookup.
+ */
 export function effectiveSchedules(db: DB, globalSchedule: string): Map<string, number[]> {
+  const groups = new Map<number, { parent_id: number | null; schedule: string | null }>();
+  for (const g of groupScheduleRows(db)) groups.set(g.id, g);
+  const inherited = new Map<number, string>();
+  const groupSchedule = (id: number): string => {
+    const known = inherited.get(id);
+    if (known !== undefined) return known;
+    // Walk up to the first group with a schedule or a known answer; a cycle (never made by the services) ends the walk.
+    const path: number[] = [];
+    let expr = globalSchedule;
+    for (let at: number | null = id; at !== null;) {
+      const hit = inherited.get(at);
+      if (hit !== undefined) {
+        expr = hit;
+        break;
+      }
+      const g = groups.get(at);
+      if (!g || path.includes(at)) break;
+      path.push(at);
+      if (g.schedule !== null) {
+        expr = g.schedule;
+        break;
+      }
+      at = g.parent_id;
+    }
+    for (const p of path) inherited.set(p, expr);
+    return expr;
+  };
   const bySchedule = new Map<string, number[]>();
-  for (const r of deviceScheduleRows(db)) {
-    const expr = r.schedule ?? globalSchedule;
-    bySchedule.set(expr, [...(bySchedule.get(expr) ?? []), r.device_id]);
+  const devices = enabledDeviceSchedules(db);
+  for (let i = 0; i < devices.ids.length; i++) {
+    const groupId = devices.groupIds[i];
+    const expr = devices.schedules[i] ?? (groupId === null ? globalSchedule : groupSchedule(groupId));
+    const ids = bySchedule.get(expr);
+    if (ids) ids.push(devices.ids[i]);
+    else bySchedule.set(expr, [devices.ids[i]]);
   }
   return bySchedule;
 }
