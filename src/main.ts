@@ -1,5 +1,5 @@
 // CLI entry of the confvault executable: dispatches to one module per subcommand.
-import { EXIT_CODES_HELP, runCommand, type Command } from './cli/common';
+import { EXIT_CODES_HELP, dropOutputToClosedPipes, runCommand, type Command } from './cli/common';
 import { VERSION } from './version';
 
 // Loaded on demand: `confvault user list` need not load the HTTP server, the engine and every route (half its start-up time).
@@ -35,6 +35,7 @@ ${EXIT_CODES_HELP}`;
 }
 
 export async function main(argv: string[]): Promise<number> {
+  dropOutputToClosedPipes();
   const [name, ...rest] = argv;
   if (name === undefined || name === 'help' || name === '--help' || name === '-h') {
     process.stdout.write((await usage()) + '\n');

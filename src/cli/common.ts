@@ -76,6 +76,20 @@ export async function readStdinSecret(what: string): Promise<string> {
   return line;
 }
 
+/**
+ * Output whose reader went away (`confvault backup jobs --all | head -1`) is dropped quietly: an EPIPE on stdout or
+ * stderr would otherwise end the process with an unhandled 'error' and a stack trace, whatever the command had done.
+ * The command carries on and exits with the status of its work (a backup run still runs and records every device).
+ * Installed once, by main, for every command and every write (out, err, process.stdout.write).
+ */
+export function dropOutputToClosedPipes(): void {
+  for (const stream of [process.stdout, process.stderr]) {
+    stream.on('error', (e: NodeJS.ErrnoException) => {
+      if (e.code !== 'EPIPE') throw e;
+    });
+  }
+}
+
 export function out(line: string): void {
   process.stdout.write(line + '\n');
 }
