@@ -85,18 +85,31 @@ export function limitsFromConfig(config: Readonly<AppConfig>): CollectLimits {
   };
 }
 
+/**
+ * One worker's view of a run's signal, aborted with it. A run's signal is shared by every worker (and by all the
+ * scheduler's runs, or all of a job executor's jobs); each worker's waits, connects and sessions listen on it at
+ * once, so with `concurrency` above 10 Node printed MaxListenersExceededWarning for a run doing nothing wrong.
+ * AbortSignal.any keeps no listener on its source: the shared signal holds none, a worker's own a handful.
+ */
+export function workerSignal(signal: AbortSignal | undefined): AbortSignal | undefined {
+  return signal ? AbortSignal.any([signal]) : undefined;
+}
+
+/**
+ * Waits `ms`, or less when `signal` aborts. The abort listener goes when the wait ends either way: a run's signal is
+ * shared by every worker (jitter, retries, the loop-lag hold's 10 ms ticks), and listeners left behind piled up on it
+ * (MaxListenersExceededWarning on stderr, in plain text inside serve's JSON log, with 100+ devices).
+ */
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
     if (ms <= 0 || signal?.aborted) return resolve();
-    const t = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(t);
-        resolve();
-      },
-      { once: true },
-    );
+    const done = () => {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    };
+    const t = setTimeout(done, ms);
+    signal?.addEventListener('abort', done, { once: true });
   });
 
 const yieldToEventLoop = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -168,13 +181,15 @@ export class BackupRunner {
     const workers = Math.max(1, Math.min(this.deps.config.backup.concurrency, queue.length));
     let next = 0;
     const worker = async () => {
-      while (next < queue.length && !opts.signal?.aborted) {
+      const signal = workerSignal(opts.signal);
+      const mine = { ...opts, signal };
+      while (next < queue.length && !signal?.aborted) {
         const id = queue[next++];
-        if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), opts.signal);
-        if (this.loopLag.late) await this.loopLag.settle(opts.signal);
+        if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), signal);
+        if (this.loopLag.late) await this.loopLag.settle(signal);
         this.dequeued(opts);
         if (opts.beforeStart && !opts.beforeStart(id)) continue;
-        const r = await this.backupDevice(id, opts);
+        const r = await this.backupDevice(id, mine);
         results.push(r);
         opts.onResult?.(r, results.length, queue.length);
         // A device's end and the next one's start (records, credentials, template) run in one go otherwise, in the

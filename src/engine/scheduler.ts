@@ -1,7 +1,7 @@
 // The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
 import { Cron } from 'croner';
 import { effectiveSchedules, listProbeTargets, recordReachability } from '../features/backups/backup-jobs.service';
-import type { BackupRunner, RunnerDeps } from './runner';
+import { workerSignal, type BackupRunner, type RunnerDeps } from './runner';
 import { connectTcp } from './transports/tcp';
 import { CollectError } from './types';
 
@@ -87,7 +87,8 @@ export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, 
   const devices = listProbeTargets(db);
   let next = 0;
   const worker = async () => {
-    while (next < devices.length && !signal?.aborted) {
+    const own = workerSignal(signal);
+    while (next < devices.length && !own?.aborted) {
       const d = devices[next++];
       if (runner.isRunning(d.id)) continue;
       try {
@@ -96,12 +97,12 @@ export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, 
           port: d.port,
           timeout_ms: config.backup.connect_timeout * 1000,
           service: d.protocol === 'ssh' ? 'SSH' : 'Telnet',
-          signal,
+          signal: own,
         });
         sock.destroy();
         recordReachability(db, d.id, 'reachable', null);
       } catch (err) {
-        if (signal?.aborted) return;
+        if (own?.aborted) return;
         const message = err instanceof CollectError ? err.message : 'Connection failed.';
         recordReachability(db, d.id, 'unreachable', message);
       }
