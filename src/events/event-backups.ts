@@ -7,7 +7,8 @@ import type { DB } from '../db/open';
 import type { DeviceRunResult, RunOptions } from '../engine/runner';
 import { isBuiltinPattern } from '../templates/index';
 import { getTemplateSpec } from '../features/templates/templates.service';
-import { eventDeviceEnabled, listEventDevices } from './events.store';
+import { databaseGeneration } from '../db/generation';
+import { eventDeviceEnabled, eventInventoryVersion, listEventDevices } from './events.store';
 import { compileChangeEvents, parseSyslog, type ChangeMatcher } from './syslog';
 
 /** What the event side needs of the backup runner (the same runner as the schedule, so one backup per device). */
@@ -53,8 +54,7 @@ interface Pending {
   ready: boolean;
 }
 
-/** Devices refreshed from the database this often; hostnames resolved again this often. */
-const DEVICE_REFRESH_MS = 60_000;
+/** Hostnames resolved again this often (devices and templates are followed as they change, see followInventory). */
 const DNS_REFRESH_MS = 5 * 60_000;
 const DNS_CONCURRENCY = 8;
 /** At most this many hostnames are resolved (one per device); addresses of the others are not matched. */
@@ -75,6 +75,9 @@ export class EventBackups {
   private byAddress = new Map<string, number[]>();
   private byName = new Map<string, number[]>();
   private resolved = new Map<string, string[]>();
+  /** The inventory version the device maps were built from, and the database generation it was last compared at. */
+  private inventory: string | null = null;
+  private inventoryGeneration: number | null = null;
   private readonly pending = new Map<number, Pending>();
   private readonly ready: number[] = [];
   private readonly running = new Map<number, Promise<void>>();
@@ -99,7 +102,6 @@ export class EventBackups {
       t.unref();
       this.timers.push(t);
     };
-    every(DEVICE_REFRESH_MS, () => this.reloadDevices());
     every(DNS_REFRESH_MS, () => void this.resolveHostnames());
     every(60_000, () => this.logUnknown());
   }
@@ -120,8 +122,9 @@ export class EventBackups {
     return this.pending.size;
   }
 
-  /** Reads the enabled devices and their templates' change events (cheap; called every minute). */
+  /** Reads the enabled devices and their templates' change events. */
   reloadDevices(): void {
+    this.inventory = eventInventoryVersion(this.deps.db);
     const specs = new Map<number, ChangeMatcher>();
     const devices = new Map<number, DeviceEntry>();
     const byName = new Map<string, number[]>();
@@ -139,9 +142,26 @@ export class EventBackups {
     this.rebuildAddresses();
   }
 
-  /** Resolves every device hostname that is not an address, at most DNS_CONCURRENCY at a time. */
-  async resolveHostnames(): Promise<void> {
-    const names = [...new Set([...this.devices.values()].map((d) => d.hostname).filter((h) => isIP(h) === 0))].slice(0, MAX_RESOLVED);
+  /**
+   * A device or template added, edited or deleted by anyone (this process, the CLI, another server) is matched by the
+   * next message: the inventory version is compared whenever the database generation has moved (a backup's records
+   * move it too, so the comparison is a cheap query and the maps are rebuilt only when devices or templates changed).
+   * Hostnames not resolved yet are resolved in the background.
+   */
+  private followInventory(): void {
+    const generation = databaseGeneration(this.deps.db);
+    if (generation === null || generation === this.inventoryGeneration) return;
+    this.inventoryGeneration = generation;
+    if (eventInventoryVersion(this.deps.db) === this.inventory) return;
+    this.reloadDevices();
+    const unresolved = new Set([...this.devices.values()].map((d) => d.hostname).filter((h) => isIP(h) === 0 && !this.resolved.has(h)));
+    if (unresolved.size) void this.resolveHostnames(unresolved);
+  }
+
+  /** Resolves every device hostname that is not an address (or only those in `only`), at most DNS_CONCURRENCY at a time. */
+  async resolveHostnames(only?: Set<string>): Promise<void> {
+    const all = [...new Set([...this.devices.values()].map((d) => d.hostname).filter((h) => isIP(h) === 0))];
+    const names = (only ? all.filter((h) => only.has(h)) : all).slice(0, MAX_RESOLVED);
     const next = new Map<string, string[]>();
     let i = 0;
     const worker = async () => {
@@ -157,7 +177,8 @@ export class EventBackups {
       }
     };
     await Promise.all(Array.from({ length: Math.min(DNS_CONCURRENCY, names.length) }, worker));
-    this.resolved = next;
+    if (only) for (const [name, addrs] of next) this.resolved.set(name, addrs);
+    else this.resolved = next;
     this.rebuildAddresses();
   }
 
@@ -174,6 +195,7 @@ export class EventBackups {
   handle(address: string, raw: string): void {
     if (this.stopped) return;
     this.counters.received++;
+    this.followInventory();
     let ids = this.byAddress.get(normaliseAddress(address));
     let msg = null;
     if (!ids && this.deps.config.events.trust_hostname) {

@@ -10,7 +10,9 @@ import { startSyslogReceiver, type SyslogReceiver } from '../../src/events/recei
 import type { AppConfig } from '../../src/config/config';
 import { startSimulator, loadTranscript, type RunningSimulator, type SimDevice } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { updateDevice } from '../../src/features/devices/devices.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import { createTestDevice, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const FRR_CHANGE = '<189>Nov 24 10:00:00 r1 bgpd[812]: vty[5]@(vtysh)(config-router)# neighbor 192.0.2.1 remote-as 65002';
@@ -174,4 +176,28 @@ test('a flood from many addresses keeps one pending entry per device and stays f
   const ms = performance.now() - started;
   assert.ok(events.pendingCount() <= 2, `pending ${events.pendingCount()}`);
   assert.ok(ms < 5000, `110,000 messages took ${Math.round(ms)} ms`);
+});
+
+test('a device added or given a new address while the receiver runs is matched by the very next message', () => {
+  const { db } = t.services;
+  const refs = {
+    credential_id: seedCredential(db, t.services.secrets, { name: 'c-new', username: 'u', password: 'p' }),
+    template_id: seedBuiltinTemplate(db, 'frr'),
+  };
+  const changes = () => events.counters.change_events;
+  const before = changes();
+  const added = createTestDevice(db, refs, 'added-now', { hostname: '127.0.0.41' }).id;
+  events.handle('127.0.0.41', FRR_CHANGE);
+  assert.equal(changes(), before + 1, 'the new device matched at once, not after a minute');
+
+  updateDevice(db, SYSTEM_ACTOR, added, { hostname: '127.0.0.42' });
+  const unknown = events.counters.unknown_senders;
+  events.handle('127.0.0.41', FRR_CHANGE);
+  assert.equal(events.counters.unknown_senders, unknown + 1, 'the old address is no longer the device');
+  events.handle('127.0.0.42', FRR_CHANGE);
+  assert.equal(changes(), before + 2, 'the new address is');
+
+  updateDevice(db, SYSTEM_ACTOR, added, { enabled: false });
+  events.handle('127.0.0.42', FRR_CHANGE);
+  assert.equal(changes(), before + 2, 'a device disabled a moment ago gets no event backup');
 });

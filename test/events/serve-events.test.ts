@@ -7,7 +7,7 @@ import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
 import { REPO_ROOT, spawnServe, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { createTestDevice, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 let t: TestAppliance;
@@ -50,5 +50,39 @@ test('serve receives syslog on [events] syslog_listen and records an event backu
     assert.deepEqual(row, { trigger: 'event', success: 1 });
   } finally {
     assert.equal(await served.stop(), 0, 'serve stops cleanly with the receiver running');
+  }
+});
+
+test('a device added while serve runs is backed up on a change message sent right after adding it', { timeout: 60_000 }, async () => {
+  const { db, secrets } = t.services;
+  const conf = path.join(t.dir, 'appliance-added.conf');
+  writeFileSync(conf, ['[server]', 'listen = "127.0.0.1:0"', '', '[events]', 'syslog_listen = "127.0.0.1:0"', 'debounce_seconds = 1', ''].join('\n'));
+  const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
+  try {
+    let port = 0;
+    for (const deadline = Date.now() + 10_000; !port && Date.now() < deadline; await sleep(50)) {
+      port = Number(/"msg":"syslog receiver listening"/.test(served.output().stdout) && /"udp_port":(\d+)/.exec(served.output().stdout)?.[1]);
+    }
+    assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
+    // Added (by another process, as the CLI or a second server would) after serve loaded its devices, at an address no device had.
+    const id = createTestDevice(
+      db,
+      { credential_id: seedCredential(db, secrets, { name: 'c-added', username: 'r1', password: 'pw-r1-123' }), template_id: seedBuiltinTemplate(db, 'frr') },
+      'added-while-running',
+      { hostname: '127.0.0.1', port: sim.port },
+    ).id;
+    const s = dgram.createSocket('udp4');
+    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+    await new Promise<void>((r, j) =>
+      s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.78/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())),
+    );
+    s.close();
+    let row: { trigger: string; success: number } | undefined;
+    for (const deadline = Date.now() + 20_000; !row && Date.now() < deadline; await sleep(100)) {
+      row = db.prepare("SELECT trigger, success FROM backups WHERE device_id = ? AND trigger = 'event' AND finished_at IS NOT NULL").get(id) as typeof row;
+    }
+    assert.deepEqual(row, { trigger: 'event', success: 1 }, 'the change was not missed');
+  } finally {
+    assert.equal(await served.stop(), 0);
   }
 });
