@@ -21,7 +21,7 @@ process.once('message', (m: Start) => {
 async function main(m: Start): Promise<void> {
   const dir = mkdtempSync(path.join(tmpdir(), 'confvault-syslog-bench-'));
   const base = loadConfig({ dataDir: path.join(dir, 'data') }, { CONFVAULT_LOG_LEVEL: 'silent' });
-  const config: Readonly<AppConfig> = { ...base, events: { syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 30 } };
+  const config: Readonly<AppConfig> = { ...base, events: { ...base.events, syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 30 } };
   const a = openAppliance({}, config);
   const cred = seedCredential(a.db, a.secrets, { name: 'c', username: 'u', password: 'p' });
   const tpl = seedBuiltinTemplate(a.db, 'cisco-ios');

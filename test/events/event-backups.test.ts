@@ -68,7 +68,7 @@ before(async () => {
   iosId = seedDevice(db, { name: 'sw1', port: sim.port, credential_id: cred, template_id: seedBuiltinTemplate(db, 'cisco-ios') });
   const config: Readonly<AppConfig> = {
     ...t.services.config,
-    events: { syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 1 },
+    events: { ...t.services.config.events, syslog_listen: '127.0.0.1:0', trust_hostname: false, debounce_seconds: 1 },
     backup: { ...t.services.config.backup, retries: 0, command_timeout: 2, login_timeout: 3 },
   };
   runner = new BackupRunner({ db, secrets, snapshots, config });

@@ -38,6 +38,7 @@ test('serve receives syslog on [events] syslog_listen and records an event backu
       port = Number(/"msg":"syslog receiver listening"/.test(served.output().stdout) && /"udp_port":(\d+)/.exec(served.output().stdout)?.[1]);
     }
     assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
+    assert.match(served.output().stdout, /"udp_receive_buffer_kb":4096,"udp_receive_buffer_granted_kb":\d+/, 'the buffer asked for and granted');
     const s = dgram.createSocket('udp4');
     await new Promise<void>((r, j) =>
       s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.77/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())),

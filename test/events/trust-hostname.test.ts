@@ -19,7 +19,10 @@ async function eventsWith(trust: boolean, resolve?: (h: string) => Promise<strin
     seedDevice(db, { name: 'edge-7', hostname: 'edge-7.example.net', port: 22, credential_id: cred, template_id: seedBuiltinTemplate(db, 'frr') });
   }
   // A long debounce: these tests look at what is queued, no backup runs.
-  const config: Readonly<AppConfig> = { ...t.services.config, events: { syslog_listen: '127.0.0.1:0', trust_hostname: trust, debounce_seconds: 3600 } };
+  const config: Readonly<AppConfig> = {
+    ...t.services.config,
+    events: { ...t.services.config.events, syslog_listen: '127.0.0.1:0', trust_hostname: trust, debounce_seconds: 3600 },
+  };
   const e = new EventBackups({ db, runner: new BackupRunner({ db, secrets, snapshots, config }), config, resolve: resolve ?? (() => Promise.resolve([])) });
   await e.start();
   return e;
