@@ -109,6 +109,7 @@ export const configSchema = z
         syslog_listen: z.union([z.literal(''), listenSchema]).default(''),
         trust_hostname: z.boolean().default(false),
         debounce_seconds: z.number().int().min(0).max(3600).default(30),
+        udp_receive_buffer_kb: z.number().int().min(0).max(1_048_576).default(4096),
       })
       .strict()
       .prefault({}),

@@ -3,6 +3,7 @@ import dgram from 'node:dgram';
 import net from 'node:net';
 import { parseListen } from '../config/config';
 import { MAX_MESSAGE_BYTES, SyslogFramer } from './syslog';
+import { udpDropCounter } from './udp-drops';
 
 export interface ReceiverOptions {
   /** HOST:PORT, as [events] syslog_listen; port 0 picks a free port (UDP and TCP then differ). */
@@ -12,6 +13,8 @@ export interface ReceiverOptions {
   maxConnections?: number;
   /** A TCP connection silent this long is closed (default 10 minutes). */
   idleMs?: number;
+  /** The UDP socket's receive buffer to ask the kernel for, in bytes (0 or unset: the kernel's default). */
+  udpReceiveBufferBytes?: number;
 }
 
 export interface ReceiverStats {
@@ -26,6 +29,10 @@ export interface SyslogReceiver {
   udpPort: number;
   tcpPort: number;
   stats: ReceiverStats;
+  /** The UDP receive buffer the kernel granted, in bytes as it reports them (Linux doubles the request, capped by net.core.rmem_max). */
+  udpReceiveBuffer: number;
+  /** Datagrams the kernel dropped on the UDP socket since it was bound (its buffer was full); null where unknown (no /proc). */
+  udpDrops: (() => number) | null;
   close(): Promise<void>;
 }
 
@@ -48,6 +55,13 @@ export async function startSyslogReceiver(opts: ReceiverOptions): Promise<Syslog
   });
   // A receive error (ICMP unreachable on some systems) must not end the process.
   udp.on('error', () => undefined);
+  if (opts.udpReceiveBufferBytes) {
+    try {
+      udp.setRecvBufferSize(opts.udpReceiveBufferBytes);
+    } catch {
+      // Refused by the system: the default buffer stays, and the granted size is reported.
+    }
+  }
 
   const sockets = new Set<net.Socket>();
   const idleMs = opts.idleMs ?? 10 * 60_000;
@@ -87,10 +101,13 @@ export async function startSyslogReceiver(opts: ReceiverOptions): Promise<Syslog
   }
   tcp.on('error', () => undefined);
 
+  const udpPort = udp.address().port;
   return {
-    udpPort: udp.address().port,
+    udpPort,
     tcpPort: (tcp.address() as net.AddressInfo).port,
     stats,
+    udpReceiveBuffer: udp.getRecvBufferSize(),
+    udpDrops: udpDropCounter(udpPort),
     close: async () => {
       for (const s of sockets) s.destroy();
       await Promise.all([new Promise<void>((r) => udp.close(() => r())), new Promise<void>((r) => tcp.close(() => r()))]);

@@ -2,6 +2,7 @@
 import type { AppServices } from '../http/context';
 import type { EventRunner } from './event-backups';
 import { EventBackups } from './event-backups';
+import { metricsOf } from '../features/metrics/metrics.service';
 import { startSyslogReceiver } from './receiver';
 
 export interface RunningEvents {
@@ -19,8 +20,26 @@ export async function startEventBackups(services: AppServices, runner: EventRunn
   const events = new EventBackups({ db, runner, config, log });
   await events.start();
   try {
-    const receiver = await startSyslogReceiver({ listen, onMessage: (address, raw) => events.handle(address, raw) });
-    log.info({ listen, udp_port: receiver.udpPort, tcp_port: receiver.tcpPort, debounce_seconds: config.events.debounce_seconds }, 'syslog receiver listening');
+    const requested = config.events.udp_receive_buffer_kb * 1024;
+    const receiver = await startSyslogReceiver({
+      listen,
+      onMessage: (address, raw) => events.handle(address, raw),
+      udpReceiveBufferBytes: requested,
+    });
+    const buffer = { udp_receive_buffer_kb: config.events.udp_receive_buffer_kb, udp_receive_buffer_granted_kb: Math.round(receiver.udpReceiveBuffer / 1024) };
+    log.info(
+      { listen, udp_port: receiver.udpPort, tcp_port: receiver.tcpPort, debounce_seconds: config.events.debounce_seconds, ...buffer },
+      'syslog receiver listening',
+    );
+    // Linux reports twice what it granted, and grants at most net.core.rmem_max: less than asked means it was capped.
+    if (receiver.udpReceiveBuffer < requested) {
+      log.warn(buffer, 'syslog UDP receive buffer smaller than [events] udp_receive_buffer_kb: raise the sysctl net.core.rmem_max');
+    }
+    metricsOf(db)?.watchSyslog({
+      messages: () => ({ udp: receiver.stats.udp_messages, tcp: receiver.stats.tcp_messages }),
+      udpDrops: receiver.udpDrops,
+      udpReceiveBufferBytes: receiver.udpReceiveBuffer,
+    });
     return {
       events,
       udpPort: receiver.udpPort,

@@ -24,8 +24,18 @@ export interface MetricsSources {
   queued: () => number;
 }
 
+/** What /metrics reads of the syslog receiver at scrape time. */
+export interface SyslogMetricsSource {
+  messages: () => { udp: number; tcp: number };
+  /** Datagrams the kernel dropped on the UDP socket (receive buffer full); null where the system does not say. */
+  udpDrops: (() => number) | null;
+  udpReceiveBufferBytes: number;
+}
+
 export interface ApplianceMetrics {
   registry: Registry;
+  /** Registers the syslog receiver's gauges (once per registry; serve starts one receiver). */
+  watchSyslog(src: SyslogMetricsSource): void;
   observeBackup(o: BackupObservation): void;
   observeRequest(method: string, route: string, status: number, seconds: number): void;
 }
@@ -140,8 +150,43 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     },
   });
 
+  let syslogWatched = false;
   return {
     registry,
+    watchSyslog(syslog) {
+      if (syslogWatched) return;
+      syslogWatched = true;
+      new Gauge({
+        name: 'confvault_syslog_messages',
+        help: 'Syslog messages received since the receiver started, by transport (udp, tcp)',
+        labelNames: ['transport'] as const,
+        registers,
+        collect() {
+          const m = syslog.messages();
+          this.set({ transport: 'udp' }, m.udp);
+          this.set({ transport: 'tcp' }, m.tcp);
+        },
+      });
+      const drops = syslog.udpDrops;
+      if (drops) {
+        new Gauge({
+          name: 'confvault_syslog_udp_dropped',
+          help: "Syslog datagrams the kernel dropped since the receiver started because its receive buffer was full (the socket's drops in /proc/net/udp; see [events] udp_receive_buffer_kb)",
+          registers,
+          collect() {
+            this.set(drops());
+          },
+        });
+      }
+      new Gauge({
+        name: 'confvault_syslog_udp_receive_buffer_bytes',
+        help: 'Receive buffer of the syslog UDP socket as the kernel reports it (Linux: twice the granted size)',
+        registers,
+        collect() {
+          this.set(syslog.udpReceiveBufferBytes);
+        },
+      });
+    },
     observeBackup(o) {
       const trigger = o.trigger;
       backups.inc({ result: backupResult(o), trigger });
