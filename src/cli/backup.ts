@@ -1,11 +1,19 @@
-// `confvault backup ...`: run backups now (waiting, or queued for the server), list and cancel jobs, import a configuration file or a git history.
+// `confvault backup ...`: run backups now (waiting, or queued for the server), list, cancel and resume jobs, import a configuration file or a git history.
 import { readFileSync } from 'node:fs';
 import { importBackup, importGitHistory } from '../features/backups/import.service';
 import { closeInterruptedBackups, selectDeviceIds } from '../features/backups/backup-jobs.service';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
 import { jobExecutorFor } from '../engine/jobs';
 import { parseLocalTimestamp } from '../lib/time';
-import { cancelBackupJob, getBackupJob, listBackupJobs, requestBackupJob, type JobSelection, type JobView } from '../features/backups/jobs.service';
+import {
+  cancelBackupJob,
+  getBackupJob,
+  listBackupJobs,
+  requestBackupJob,
+  resumeBackupJob,
+  type JobSelection,
+  type JobView,
+} from '../features/backups/jobs.service';
 import { ServeLockedError, holdServeLock } from '../features/maintenance/db-restore';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
 import { ProgressBar } from './progress';
@@ -18,6 +26,7 @@ const HELP = `Usage:
   confvault backup run (--device ID | --group ID | --all) [--wait | --no-wait]
   confvault backup jobs [--all] [--json]
   confvault backup jobs cancel JOB_ID
+  confvault backup jobs resume JOB_ID
   confvault backup import --device ID --file PATH [--started-at "YYYY-MM-DD HH:MM:SS"]
   confvault backup import-git --repo DIR --layout oxidized|rancid [--trust-owner]
 
@@ -36,6 +45,10 @@ jobs        Lists backup jobs still queued or running (--all: the 100 most recen
             prints a JSON array instead. A job whose process died shows as interrupted.
 jobs cancel Cancels what is left of a job: queued backups are dropped, running ones stopped
             within seconds by the process running them.
+jobs resume Resumes an interrupted job (its process stopped: a restart, a crash): its interrupted
+            backups are queued again, for the running server when one runs (it picks the job up
+            within a second; this prints the job line), else run here and waited for as "run" does.
+            Nothing resumes a job on its own; \`confvault serve\` names interrupted jobs at start.
 import      Records an existing configuration file as a successful backup of the device (migration
             from other tools, restores from files). --started-at is read in the appliance's time zone.
 import-git  Imports the whole history of an Oxidized or RANCID git repository: one backup per commit
@@ -93,12 +106,16 @@ function serverRunning(dataDir: string): boolean {
   }
 }
 
-/** `backup run --wait`: the job runs in this process; Ctrl-C or SIGTERM cancels it. Prints today's summary lines. */
-async function runAndWait(a: Appliance, selection: JobSelection, total: number): Promise<number> {
+/**
+ * `backup run --wait` and `backup jobs resume` without a server: the job runs in this process; Ctrl-C or SIGTERM
+ * cancels it. `start` opens the job for this process's executor. Prints today's summary lines.
+ */
+async function runAndWait(a: Appliance, start: (owner: string) => { id: string; total: number }): Promise<number> {
   const actor = consoleActor();
   const runner = new BackupRunner({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config: a.config });
   const executor = jobExecutorFor(a.db, runner);
-  const job = requestBackupJob(a.db, actor, selection, executor.owner);
+  const job = start(executor.owner);
+  const total = job.total;
   const bar = new ProgressBar(total, 'backing up');
   const onSignal = () => {
     cancelBackupJob(a.db, actor, job.id);
@@ -169,7 +186,9 @@ export const backupCommand: Command = {
             return 0;
           }
           const selection: JobSelection = deviceId !== undefined ? { deviceIds: [deviceId] } : groupId !== undefined ? { groupId } : { all: true };
-          if (!values['no-wait']) return runAndWait(a, selection, ids.length);
+          if (!values['no-wait']) {
+            return runAndWait(a, (owner) => ({ id: requestBackupJob(a.db, consoleActor(), selection, owner).id, total: ids.length }));
+          }
           if (!serverRunning(a.dataDir)) {
             throw new Error(`no confvault server is running on ${a.dataDir}: nothing queued; start it (confvault serve) or run without --no-wait`);
           }
@@ -191,7 +210,17 @@ export const backupCommand: Command = {
             return 0;
           });
         }
-        if (action !== undefined) throw new UsageError(`backup jobs: unknown action "${action}" (only "cancel ID")`);
+        if (action === 'resume') {
+          if (!jobId || rest.length) throw new UsageError('backup jobs resume: give one JOB_ID');
+          return withAppliance(flags, (a) => {
+            if (!serverRunning(a.dataDir)) return runAndWait(a, (owner) => ({ id: jobId, total: resumeBackupJob(a.db, consoleActor(), jobId, owner).resumed }));
+            const r = resumeBackupJob(a.db, consoleActor(), jobId, null);
+            err(`job ${jobId}: ${r.resumed} interrupted backup(s) queued again for the running server; follow it with: confvault backup jobs`);
+            out(jobLine(getBackupJob(a.db, consoleActor().principal, jobId), a.config.server.timezone));
+            return 0;
+          });
+        }
+        if (action !== undefined) throw new UsageError(`backup jobs: unknown action "${action}" (only "cancel ID" or "resume ID")`);
         return withAppliance(flags, (a) => {
           const jobs = listBackupJobs(a.db, consoleActor().principal, { openOnly: values.all !== true, limit: 100 });
           if (values.json) out(JSON.stringify(jobs, null, 2));

@@ -14,6 +14,7 @@ import {
   retryJobItem,
   startJobItem,
 } from '../features/backups/backup-jobs-items.service';
+import { interruptedJobsToOffer } from '../features/backups/jobs.service';
 import type { BackupRunner, DeviceRunResult, RunOptions } from './runner';
 
 /** How often a process renews its jobs' heartbeat and looks for cancel requests (and `serve` for queued jobs). */
@@ -128,6 +129,20 @@ export function jobExecutorFor(db: DB, runner: Pick<BackupRunner, 'run'>, log: L
 }
 
 /**
+ * Names the interrupted jobs of the last week that still have backups to resume, and how to resume them (at `serve`'s
+ * start, and when a dead process's jobs are closed). Nothing resumes them on its own: a job stopped by a restart may
+ * have been stopped on purpose, and a backup run hours later than asked may not be what its requester wants.
+ */
+function offerInterruptedJobs(db: DB, log: Logger | null): void {
+  const jobs = interruptedJobsToOffer(db);
+  if (jobs.length === 0) return;
+  log?.warn(
+    { jobs: jobs.map((j) => ({ id: j.id, label: j.label, interrupted: j.interrupted })) },
+    'interrupted backup jobs are not resumed on their own: resume one with "confvault backup jobs resume ID" or its Resume button on the Jobs page',
+  );
+}
+
+/**
  * `serve`: every JOB_BEAT_MS, close jobs whose process died and claim the queued ones (`backup run --no-wait` from the
  * CLI), one indexed read when there is nothing to do. Stopping waits for the jobs it runs to end.
  */
@@ -135,7 +150,10 @@ export function startJobPickup(executor: JobExecutor, db: DB, log: Logger | null
   const tick = () => {
     try {
       const dead = closeDeadJobs(db);
-      if (dead) log?.warn({ count: dead }, 'closed backup jobs whose process stopped as interrupted');
+      if (dead) {
+        log?.warn({ count: dead }, 'closed backup jobs whose process stopped as interrupted');
+        offerInterruptedJobs(db, log);
+      }
       for (const id of listQueuedJobs(db)) {
         if (!claimJob(db, id, executor.owner)) continue;
         log?.info({ job_id: id }, 'backup job picked up');
@@ -146,6 +164,11 @@ export function startJobPickup(executor: JobExecutor, db: DB, log: Logger | null
     }
   };
   tick();
+  try {
+    offerInterruptedJobs(db, log);
+  } catch (err) {
+    log?.error({ err }, 'cannot list interrupted backup jobs');
+  }
   const timer = setInterval(tick, JOB_BEAT_MS);
   timer.unref();
   return {

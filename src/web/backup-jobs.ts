@@ -1,7 +1,7 @@
 // Backup jobs from the web (device page, device list, Jobs page): requested through the jobs service, run at once by this server's runner.
 import { jobExecutorFor, type JobExecutor } from '../engine/jobs';
 import { BackupRunner } from '../engine/runner';
-import { getBackupJob, requestBackupJob, type JobSelection, type RequestedJob } from '../features/backups/jobs.service';
+import { getBackupJob, requestBackupJob, resumeBackupJob, type JobSelection, type RequestedJob } from '../features/backups/jobs.service';
 import type { AppServices } from '../http/context';
 import type { Actor } from '../identity/actor';
 import type { Principal } from '../identity/principal';
@@ -21,6 +21,14 @@ export function startBackupJob(app: AppServices, actor: Actor, selection: JobSel
   const job = requestBackupJob(app.db, actor, selection, executor.owner);
   void executor.execute(job.id);
   return job;
+}
+
+/** Resume an interrupted job now (the service checks permission and scope, requeues, audits); this process runs it. */
+export function resumeBackupJobHere(app: AppServices, actor: Actor, id: string): { resumed: number; label: string } {
+  const executor = executorOf(app);
+  const r = resumeBackupJob(app.db, actor, id, executor.owner);
+  void executor.execute(id);
+  return r;
 }
 
 export type DeviceJobState = 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'interrupted';

@@ -1,4 +1,4 @@
-// Backup jobs as users see them: request one (a selection, a group, everything; policy, scope, audit), list, view, cancel.
+// Backup jobs as users see them: request one (a selection, a group, everything; policy, scope, audit), list, view, cancel, resume.
 import { randomUUID } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
@@ -17,13 +17,16 @@ import {
   finishJobRow,
   getJobRow,
   insertJob,
+  interruptedJobRows,
   insertJobItem,
   jobCountRows,
   jobHasItemInScope,
   listItemRows,
   listJobRows,
   openItemCount,
+  reopenJobRow,
   requestItemCancel,
+  requeueInterruptedItems,
   setJobCancelledBy,
   staleJobIds,
   type ItemRow,
@@ -144,6 +147,8 @@ export interface JobView {
   progress: JobProgress;
   /** Whether the reader may cancel what is left of it. */
   can_cancel: boolean;
+  /** Whether the reader may resume it (an interrupted job with interrupted backups; backups.run). */
+  can_resume: boolean;
 }
 
 /** A reader of jobs: the principal's permissions, scope and user id. */
@@ -196,6 +201,7 @@ function jobView(reader: Reader, job: JobRow, counts: JobCounts | undefined): Jo
     cancelled_by: job.cancelled_by,
     progress,
     can_cancel: open && progress.done < progress.total && mayCancel(reader, job),
+    can_resume: job.state === 'interrupted' && progress.interrupted > 0 && reader.permissions.has('backups.run'),
   };
 }
 
@@ -297,4 +303,36 @@ export function cancelBackupJob(db: DB, actor: Actor, id: string, at = Date.now(
       return { cancelled, stopping };
     })
     .immediate();
+}
+
+/**
+ * Resume a job a stopped process left interrupted: its interrupted items (those in the actor's groups) are queued
+ * again, the job opens again, queued for the running server (`owner` null) or run at once by `owner` (the web
+ * server, the CLI). The permission of running backups (backups.run) and the actor's scope, as for a new job; one
+ * audit row. Missing: 404; out of scope: 403; not interrupted, or nothing of it interrupted in the scope: 409.
+ * Nothing resumes a job on its own: `serve` only says which jobs it could resume (interruptedJobsToOffer).
+ */
+export function resumeBackupJob(db: DB, actor: Actor, id: string, owner: string | null, at = Date.now()): { resumed: number; label: string } {
+  authorize(actor, 'backups.run');
+  closeDeadJobs(db, at);
+  return db
+    .transaction(() => {
+      const job = getJobRow(db, id);
+      if (!job) throw ApiError.notFound(`backup job ${id}`);
+      const groups = scopeGroups(actor.principal.scope);
+      if (!jobHasItemInScope(db, id, groups)) throw denied(`Backup job ${id} holds no device of your device-group scope`);
+      if (job.state !== 'interrupted') throw new ApiError('CONFLICT', `Backup job ${id} is ${job.state}: only an interrupted job can be resumed`);
+      const resumed = requeueInterruptedItems(db, id, groups);
+      if (resumed === 0) throw new ApiError('CONFLICT', `Backup job ${id} has no interrupted backup left to resume`);
+      reopenJobRow(db, id, owner, at);
+      // Items interrupted outside the actor's scope stay closed: the job must be able to end without them.
+      recordAudit(db, actor, { action: 'backup.resume', target: `job ${id}`, details: { label: job.label, resumed } }, at);
+      return { resumed, label: job.label };
+    })
+    .immediate();
+}
+
+/** Interrupted jobs of the last `withinMs` that still have backups to resume: what `serve` tells the operator at start. */
+export function interruptedJobsToOffer(db: DB, withinMs = 7 * 24 * 3600_000, now = Date.now()): { id: string; label: string; interrupted: number }[] {
+  return interruptedJobRows(db, now - withinMs).filter((j) => j.interrupted > 0);
 }

@@ -262,3 +262,34 @@ export function ownedJobIds(db: DB, owner: string): string[] {
 export function deleteFinishedJobsBefore(db: DB, before: number): number {
   return prepareCached(db, `DELETE FROM backup_jobs WHERE state NOT IN ('queued', 'running') AND created_at < ?`).run(before).changes;
 }
+
+/** Put a job's interrupted items (those in the reader's groups) back in the queue, as if never started; returns how many. */
+export function requeueInterruptedItems(db: DB, jobId: string, groupIds: readonly number[] | null): number {
+  return prepareCached(
+    db,
+    `UPDATE backup_job_items AS i SET state = 'queued', outcome = NULL, attempt = 0, reason = NULL, message = NULL, failure_type = NULL,
+            backup_id = NULL, cancel_requested = 0, started_at = NULL, finished_at = NULL
+      WHERE i.job_id = @id AND i.state = 'interrupted' AND ${ITEM_IN_SCOPE}`,
+  ).run({ id: jobId, groups: groupFilter(groupIds) }).changes;
+}
+
+/** An interrupted job open again: queued for the server (owner null), or run at once by `owner`. False when it is not interrupted. */
+export function reopenJobRow(db: DB, id: string, owner: string | null, at: number): boolean {
+  return (
+    prepareCached(
+      db,
+      `UPDATE backup_jobs SET state = @state, owner = @owner, heartbeat_at = @beat, started_at = @started, finished_at = NULL, cancelled_by = NULL
+        WHERE id = @id AND state = 'interrupted'`,
+    ).run({ id, state: owner ? 'running' : 'queued', owner, beat: owner ? at : null, started: owner ? at : null }).changes === 1
+  );
+}
+
+/** Interrupted jobs that ended after `since` and still hold interrupted items, newest first (what `serve` offers to resume). */
+export function interruptedJobRows(db: DB, since: number): { id: string; label: string; interrupted: number }[] {
+  return db
+    .prepare(
+      `SELECT j.id, j.label, (SELECT count(*) FROM backup_job_items i WHERE i.job_id = j.id AND i.state = 'interrupted') AS interrupted
+         FROM backup_jobs j WHERE j.state = 'interrupted' AND j.finished_at >= ? ORDER BY j.finished_at DESC LIMIT 20`,
+    )
+    .all(since) as { id: string; label: string; interrupted: number }[];
+}

@@ -1,10 +1,10 @@
-// The Jobs page: backup jobs (running, queued, retrying, recent) with who started them, progress and cancel; starting bulk jobs; their internal JSON routes.
+// The Jobs page: backup jobs (running, queued, retrying, recent) with who started them, progress, cancel and resume; starting bulk jobs; their internal JSON routes.
 import type { Hono } from 'hono';
 import type { Child } from 'hono/jsx';
 import { ApiError } from '../../errors';
 import { cancelBackupJob, getBackupJob, listBackupJobs, type JobItemView, type JobSelection, type JobView } from '../../features/backups/jobs.service';
 import { actorOf } from '../../http/context';
-import { startBackupJob } from '../backup-jobs';
+import { resumeBackupJobHere, startBackupJob } from '../backup-jobs';
 import { ActionsHeader, Csrf } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, formatTime, need, type WebContext, type WebEnv } from '../web-context';
@@ -57,6 +57,17 @@ export function registerJobs(web: Hono<WebEnv>): void {
     }
   });
 
+  web.post('/jobs/:id/resume', need('backups.run'), (c) => {
+    const id = c.req.param('id');
+    try {
+      const r = resumeBackupJobHere(c.get('app'), actorOf(c), id);
+      return redirectWith(c, `/jobs/${id}`, `Resumed: ${r.resumed} interrupted backup(s) of ${r.label} queued again.`);
+    } catch (err) {
+      if (err instanceof ApiError && err.status === 409) return redirectWith(c, `/jobs/${id}`, err.message, 'error');
+      throw err;
+    }
+  });
+
   // The same as JSON for scripts of the interface (same permissions, scope and services).
   web.get('/api/jobs', need('backups.view'), (c) => {
     c.header('Cache-Control', 'no-store');
@@ -74,6 +85,11 @@ export function registerJobs(web: Hono<WebEnv>): void {
     const id = c.req.param('id');
     cancelBackupJob(c.get('app').db, actorOf(c), id);
     return c.json(getBackupJob(c.get('app').db, c.get('principal'), id));
+  });
+  web.post('/api/jobs/:id/resume', need('backups.run'), (c) => {
+    const id = c.req.param('id');
+    resumeBackupJobHere(c.get('app'), actorOf(c), id);
+    return c.json(getBackupJob(c.get('app').db, c.get('principal'), id), 202);
   });
 }
 
@@ -120,6 +136,16 @@ function CancelButton({ c, job }: { c: WebContext; job: JobView }) {
       <button type="submit" class="danger">
         Cancel
       </button>
+    </form>
+  );
+}
+
+function ResumeButton({ c, job }: { c: WebContext; job: JobView }) {
+  if (!job.can_resume) return null;
+  return (
+    <form method="post" action={`/jobs/${job.id}/resume`} class="inline">
+      <Csrf token={c.get('session').csrfToken} />
+      <button type="submit">Resume</button>
     </form>
   );
 }
@@ -185,6 +211,7 @@ function listPage(c: WebContext) {
                     <td>{formatTime(j.created_at, tz)}</td>
                     <td>
                       <CancelButton c={c} job={j} />
+                      <ResumeButton c={c} job={j} />
                     </td>
                   </tr>
                 ))}
@@ -231,6 +258,7 @@ function jobPage(c: WebContext, id: string) {
         <h1>Backup of {job.label}</h1>
         <div class="actions">
           <CancelButton c={c} job={job} />
+          <ResumeButton c={c} job={job} />
           <a class="button" href={`/jobs/${job.id}`}>
             Refresh
           </a>
