@@ -1,4 +1,5 @@
-// `confvault serve` with [events] syslog_listen: the receiver starts with the appliance and a change message backs the device up.
+// `confvault serve` with [events] syslog_listen: the receiver starts with the appliance and a change message backs the device up,
+// also of a device added while serve runs.
 import { test, after, before } from 'node:test';
 import assert from 'node:assert/strict';
 import dgram from 'node:dgram';
@@ -21,68 +22,61 @@ after(async () => {
   await t.close();
 });
 
-test('serve receives syslog on [events] syslog_listen and records an event backup', { timeout: 60_000 }, async () => {
-  const { db, secrets } = t.services;
-  const id = seedDevice(db, {
-    name: 'r1',
-    port: sim.port,
-    credential_id: seedCredential(db, secrets, { name: 'c', username: 'r1', password: 'pw-r1-123' }),
-    template_id: seedBuiltinTemplate(db, 'frr'),
-  });
-  const conf = path.join(t.dir, 'appliance.conf');
+/** `serve` with the receiver on a free port (debounce 1 s); resolves once it logged that port. */
+async function serveWithSyslog(confName: string) {
+  const conf = path.join(t.dir, confName);
   writeFileSync(conf, ['[server]', 'listen = "127.0.0.1:0"', '', '[events]', 'syslog_listen = "127.0.0.1:0"', 'debounce_seconds = 1', ''].join('\n'));
   const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
+  let port = 0;
+  for (const deadline = Date.now() + 10_000; !port && Date.now() < deadline; await sleep(50)) {
+    port = Number(/"msg":"syslog receiver listening"/.test(served.output().stdout) && /"udp_port":(\d+)/.exec(served.output().stdout)?.[1]);
+  }
+  if (!port) await served.stop();
+  assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
+  return { served, port };
+}
+
+/** One FRR configuration command as syslog over UDP from 127.0.0.1. */
+async function sendChange(port: number, route: string): Promise<void> {
+  const s = dgram.createSocket('udp4');
+  await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
+  await new Promise<void>((r, j) =>
+    s.send(`<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route ${route} Null0`, port, '127.0.0.1', (e) => (e ? j(e) : r())),
+  );
+  s.close();
+}
+
+async function eventBackupOf(deviceId: number): Promise<{ trigger: string; success: number } | undefined> {
+  const q = t.services.db.prepare("SELECT trigger, success FROM backups WHERE device_id = ? AND trigger = 'event' AND finished_at IS NOT NULL");
+  let row: { trigger: string; success: number } | undefined;
+  for (const deadline = Date.now() + 20_000; !row && Date.now() < deadline; await sleep(100)) row = q.get(deviceId) as typeof row;
+  return row;
+}
+
+const refs = (credential: string) => ({
+  credential_id: seedCredential(t.services.db, t.services.secrets, { name: credential, username: 'r1', password: 'pw-r1-123' }),
+  template_id: seedBuiltinTemplate(t.services.db, 'frr'),
+});
+
+test('serve receives syslog on [events] syslog_listen and records an event backup', { timeout: 60_000 }, async () => {
+  const id = seedDevice(t.services.db, { name: 'r1', port: sim.port, ...refs('c') });
+  const { served, port } = await serveWithSyslog('appliance.conf');
   try {
-    let port = 0;
-    for (const deadline = Date.now() + 10_000; !port && Date.now() < deadline; await sleep(50)) {
-      port = Number(/"msg":"syslog receiver listening"/.test(served.output().stdout) && /"udp_port":(\d+)/.exec(served.output().stdout)?.[1]);
-    }
-    assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
     assert.match(served.output().stdout, /"udp_receive_buffer_kb":4096,"udp_receive_buffer_granted_kb":\d+/, 'the buffer asked for and granted');
-    const s = dgram.createSocket('udp4');
-    await new Promise<void>((r, j) =>
-      s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.77/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())),
-    );
-    s.close();
-    let row: { trigger: string; success: number } | undefined;
-    for (const deadline = Date.now() + 20_000; !row && Date.now() < deadline; await sleep(100)) {
-      row = db.prepare('SELECT trigger, success FROM backups WHERE device_id = ? AND finished_at IS NOT NULL').get(id) as typeof row;
-    }
-    assert.deepEqual(row, { trigger: 'event', success: 1 });
+    await sendChange(port, '203.0.113.77/32');
+    assert.deepEqual(await eventBackupOf(id), { trigger: 'event', success: 1 });
   } finally {
     assert.equal(await served.stop(), 0, 'serve stops cleanly with the receiver running');
   }
 });
 
 test('a device added while serve runs is backed up on a change message sent right after adding it', { timeout: 60_000 }, async () => {
-  const { db, secrets } = t.services;
-  const conf = path.join(t.dir, 'appliance-added.conf');
-  writeFileSync(conf, ['[server]', 'listen = "127.0.0.1:0"', '', '[events]', 'syslog_listen = "127.0.0.1:0"', 'debounce_seconds = 1', ''].join('\n'));
-  const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir], { CONFVAULT_LOG_LEVEL: 'info' });
+  const { served, port } = await serveWithSyslog('appliance-added.conf');
   try {
-    let port = 0;
-    for (const deadline = Date.now() + 10_000; !port && Date.now() < deadline; await sleep(50)) {
-      port = Number(/"msg":"syslog receiver listening"/.test(served.output().stdout) && /"udp_port":(\d+)/.exec(served.output().stdout)?.[1]);
-    }
-    assert.ok(port, `serve logs the receiver's port:\n${served.output().stdout}`);
-    // Added (by another process, as the CLI or a second server would) after serve loaded its devices, at an address no device had.
-    const id = createTestDevice(
-      db,
-      { credential_id: seedCredential(db, secrets, { name: 'c-added', username: 'r1', password: 'pw-r1-123' }), template_id: seedBuiltinTemplate(db, 'frr') },
-      'added-while-running',
-      { hostname: '127.0.0.1', port: sim.port },
-    ).id;
-    const s = dgram.createSocket('udp4');
-    await new Promise<void>((r) => s.bind(0, '127.0.0.1', () => r()));
-    await new Promise<void>((r, j) =>
-      s.send('<29>Nov 24 10:00:00 r1 staticd[71]: [M7Q4P-46WDR] vty[14]@(config)# ip route 203.0.113.78/32 Null0', port, '127.0.0.1', (e) => (e ? j(e) : r())),
-    );
-    s.close();
-    let row: { trigger: string; success: number } | undefined;
-    for (const deadline = Date.now() + 20_000; !row && Date.now() < deadline; await sleep(100)) {
-      row = db.prepare("SELECT trigger, success FROM backups WHERE device_id = ? AND trigger = 'event' AND finished_at IS NOT NULL").get(id) as typeof row;
-    }
-    assert.deepEqual(row, { trigger: 'event', success: 1 }, 'the change was not missed');
+    // Added (by another process, as the CLI or a second server would) after serve loaded its devices.
+    const id = createTestDevice(t.services.db, refs('c-added'), 'added-while-running', { hostname: '127.0.0.1', port: sim.port }).id;
+    await sendChange(port, '203.0.113.78/32');
+    assert.deepEqual(await eventBackupOf(id), { trigger: 'event', success: 1 }, 'the change was not missed');
   } finally {
     assert.equal(await served.stop(), 0);
   }

@@ -276,6 +276,15 @@ export function getBackupJob(db: DB, reader: Reader, id: string): JobView & { it
   return { ...jobView(reader, job, counts), items: listItemRows(db, id, groups).map(itemView) };
 }
 
+/** A job to act on: 404 when missing, 403 when none of its devices is in the scope; with the scope's group filter. */
+function jobInScope(db: DB, scope: Scope, id: string): { job: JobRow; groups: number[] | null } {
+  const job = getJobRow(db, id);
+  if (!job) throw ApiError.notFound(`backup job ${id}`);
+  const groups = scopeGroups(scope);
+  if (!jobHasItemInScope(db, id, groups)) throw denied(`Backup job ${id} holds no device of your device-group scope`);
+  return { job, groups };
+}
+
 /**
  * Cancel what is left of a job: its queued items at once, its running ones as soon as the process running them
  * notices (within a second or two). Needs backups.run; other people's jobs also need users.update; a scoped user
@@ -285,10 +294,7 @@ export function cancelBackupJob(db: DB, actor: Actor, id: string, at = Date.now(
   authorize(actor, 'backups.run');
   return db
     .transaction(() => {
-      const job = getJobRow(db, id);
-      if (!job) throw ApiError.notFound(`backup job ${id}`);
-      const groups = scopeGroups(actor.principal.scope);
-      if (!jobHasItemInScope(db, id, groups)) throw denied(`Backup job ${id} holds no device of your device-group scope`);
+      const { job, groups } = jobInScope(db, actor.principal.scope, id);
       if (job.user_id !== actor.principal.userId && !actor.principal.permissions.has(CANCEL_OTHERS_PERMISSION)) {
         throw denied(`Only ${job.requested_by} or a holder of ${CANCEL_OTHERS_PERMISSION} may cancel this job`, { permission: CANCEL_OTHERS_PERMISSION });
       }
@@ -317,10 +323,7 @@ export function resumeBackupJob(db: DB, actor: Actor, id: string, owner: string 
   closeDeadJobs(db, at);
   return db
     .transaction(() => {
-      const job = getJobRow(db, id);
-      if (!job) throw ApiError.notFound(`backup job ${id}`);
-      const groups = scopeGroups(actor.principal.scope);
-      if (!jobHasItemInScope(db, id, groups)) throw denied(`Backup job ${id} holds no device of your device-group scope`);
+      const { job, groups } = jobInScope(db, actor.principal.scope, id);
       if (job.state !== 'interrupted') throw new ApiError('CONFLICT', `Backup job ${id} is ${job.state}: only an interrupted job can be resumed`);
       const resumed = requeueInterruptedItems(db, id, groups);
       if (resumed === 0) throw new ApiError('CONFLICT', `Backup job ${id} has no interrupted backup left to resume`);
