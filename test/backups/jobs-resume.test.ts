@@ -12,7 +12,7 @@ import { createUser } from '../../src/features/users/users.service';
 import { closeDeadJobs, getBackupJob, requestBackupJob, resumeBackupJob, JOB_STALE_MS } from '../../src/features/backups/jobs.service';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
 import { REPO_ROOT, runCliAsync, spawnServe, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { WebClient } from '../web/web-client';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
@@ -34,13 +34,13 @@ after(async () => {
 });
 
 /** A job a process started and then died in: no heartbeat for longer than JOB_STALE_MS, closed as interrupted by the next reader. */
-function interruptedJob(): string {
+function interruptedJob(deviceIds: number[] = ids): string {
   const { db } = t.services;
-  const job = requestBackupJob(db, SYSTEM_ACTOR, { deviceIds: ids }, 'a-process-that-died', Date.now() - JOB_STALE_MS - 5_000);
+  const job = requestBackupJob(db, SYSTEM_ACTOR, { deviceIds }, 'a-process-that-died', Date.now() - JOB_STALE_MS - 5_000);
   closeDeadJobs(db);
   const view = getBackupJob(db, SYSTEM_ACTOR.principal, job.id);
   assert.equal(view.state, 'interrupted');
-  assert.equal(view.progress.interrupted, ids.length);
+  assert.equal(view.progress.interrupted, deviceIds.length);
   return job.id;
 }
 
@@ -136,4 +136,25 @@ test('the Jobs page offers Resume to holders of backups.run, and it runs the job
   const j = await waitFinished(id);
   assert.deepEqual([j.state, j.progress.succeeded], ['finished', ids.length]);
   assert.ok(db.prepare("SELECT actor FROM audit_log WHERE action = 'backup.resume' AND target = ?").pluck().all(`job ${id}`).includes('radmin'));
+});
+
+test('a user limited to some groups resumes only the devices of those groups', async () => {
+  const { db, secrets } = t.services;
+  const [a, b] = [seedGroup(db, 'resume-A'), seedGroup(db, 'resume-B')];
+  const refs = {
+    credential_id: seedCredential(db, secrets, { name: 'c-scoped', username: 'r1', password: 'pw-resume-1' }),
+    template_id: seedBuiltinTemplate(db, 'frr'),
+  };
+  const inA = seedDevice(db, { name: 'rs-a', port: sim.port, group_id: a, ...refs });
+  const inB = seedDevice(db, { name: 'rs-b', port: sim.port, group_id: b, ...refs });
+  createRole(db, SYSTEM_ACTOR, { name: 'resume-runner', permissions: ['devices.view', 'backups.view', 'backups.run'] });
+  await createUser(db, SYSTEM_ACTOR, { username: 'rscoped', password: 'rscoped-password-1', role: 'resume-runner', groups: [a], timezone: null });
+  const scoped = new WebClient(t.url);
+  assert.equal((await scoped.login('rscoped', 'rscoped-password-1')).status, 303);
+  const id = interruptedJob([inA, inB]);
+  const { res } = await scoped.post(`/jobs/${id}/resume`, {}, { csrf: true });
+  assert.equal(res.status, 303);
+  const j = await waitFinished(id);
+  const state = (device: number) => j.items.find((i) => i.device_id === device)?.state;
+  assert.deepEqual([state(inA), state(inB)], ['succeeded', 'interrupted'], "the other group's device is left as it was");
 });
