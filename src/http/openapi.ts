@@ -119,7 +119,7 @@ export const MAX_ID = Number.MAX_SAFE_INTEGER;
 export const IntIdParam = (name: string) =>
   z
     .string()
-    .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
+    .regex(/^[1-9]\d{0,15}$/, `${name} must be a positive integer`)
     .transform(Number)
     .refine((n) => n <= MAX_ID, `${name} must be at most 2^53-1`)
     .openapi({
