@@ -62,11 +62,9 @@ export const CredentialCreateSchema = z
     name,
     username: username.default(''),
     description: description.default(''),
-    group_ids: groupIds
-      .optional()
-      .openapi({
-        description: `${USAGE} Omitted: null for a caller with scope "all", otherwise the groups assigned to the caller’s user (not a copy of their subgroups: a subgroup added later is covered by inheritance, one moved out of them is not).`,
-      }),
+    group_ids: groupIds.optional().openapi({
+      description: `${USAGE} Omitted: null for a caller with scope "all", otherwise the groups assigned to the caller’s user (not a copy of their subgroups: a subgroup added later is covered by inheritance, one moved out of them is not).`,
+    }),
     ...secretFields,
   })
   .strict()
