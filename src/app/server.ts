@@ -1,7 +1,15 @@
 // Starts the HTTP(S) listener for the app (time limits, Node-level refusals in the error shape, listen failures) and stops it gracefully.
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { STATUS_CODES, createServer as createHttpServer, type IncomingMessage, type ServerOptions as HttpServerOptions, type ServerResponse } from 'node:http';
+import {
+  STATUS_CODES,
+  ServerResponse,
+  createServer as createHttpServer,
+  type IncomingMessage,
+  type OutgoingHttpHeader,
+  type OutgoingHttpHeaders,
+  type ServerOptions as HttpServerOptions,
+} from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { Duplex } from 'node:stream';
@@ -13,6 +21,7 @@ import type { AppConfig } from '../config/config';
 import { ConfigError, parseListen } from '../config/config';
 import type { ErrorCode } from '../errors';
 import type { AppEnv } from '../http/context';
+import { screenRequestTarget } from '../http/malformed';
 
 export interface RunningServer {
   server: ServerType;
@@ -57,14 +66,35 @@ function listenError(listen: string, err: NodeJS.ErrnoException): ListenError {
   return new ListenError(`cannot listen on ${listen}: ${cause}`);
 }
 
+/** An unread request body up to this size is drained after the response and the connection kept (it is mostly in buffers already). */
+const DRAINED_BODY_BYTES = 64 * 1024;
+
+/**
+ * A response that closes its connection when it goes out before a larger request body has arrived (a 401, 413 or
+ * 415 refused before reading): the adapter drains such a body only for a bounded time and then drops the socket,
+ * under a client that was told `keep-alive` and sends its next request there. `Connection: close` tells it not to.
+ */
+class BodyAwareResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
+  override writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  override writeHead(statusCode: number, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
+  override writeHead(statusCode: number, ...rest: unknown[]): this {
+    const req = this.req;
+    if (!req.complete) {
+      const length = req.headers['content-length'];
+      if (length === undefined || !(Number(length) <= DRAINED_BODY_BYTES)) this.shouldKeepAlive = false;
+    }
+    return (super.writeHead as (code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
+  }
+}
+
 /** What Node answers itself (before any handler): the API's error body and an X-Request-ID, then the connection closes. */
-function errorBody(code: ErrorCode, message: string): { requestId: string; body: string } {
-  const requestId = randomUUID();
+function errorBody(code: ErrorCode, message: string, id?: string): { requestId: string; body: string } {
+  const requestId = id ?? randomUUID();
   return { requestId, body: JSON.stringify({ error: { code, message, request_id: requestId, details: {} } }) };
 }
 
-function rawErrorResponse(status: number, code: ErrorCode, message: string): string {
-  const { requestId, body } = errorBody(code, message);
+function rawErrorResponse(status: number, code: ErrorCode, message: string, id?: string): string {
+  const { requestId, body } = errorBody(code, message, id);
   return (
     `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}\r\n` +
     'Content-Type: application/json\r\n' +
@@ -90,7 +120,9 @@ function onClientError(err: NodeJS.ErrnoException, socket: Duplex): void {
   const pending = (socket as Duplex & { _httpMessage?: ServerResponse | null })._httpMessage;
   if (err.code !== 'ECONNRESET' && socket.writable && !(pending && pending.headersSent)) {
     const [status, code, message] = clientErrorAnswer(err);
-    socket.end(rawErrorResponse(status, code, message));
+    // A request whose body broke (a malformed chunk) already has its id and its access-log line to come: one id for both.
+    const id = pending?.getHeader('x-request-id');
+    socket.end(rawErrorResponse(status, code, message, typeof id === 'string' ? id : undefined));
     // A client that reads nothing must not keep the socket.
     setTimeout(() => socket.destroy(), 1000).unref();
   } else {
@@ -117,6 +149,7 @@ export function startServer(app: Hono<AppEnv>, config: Readonly<AppConfig>): Pro
         .end(body);
       return;
     }
+    screenRequestTarget(req);
     void honoListener(req, res);
   };
   const serverOptions: HttpServerOptions = {
@@ -125,6 +158,7 @@ export function startServer(app: Hono<AppEnv>, config: Readonly<AppConfig>): Pro
     // Checked every second (Node's default is 30 s): a time limit holds to within a second.
     connectionsCheckingInterval: 1000,
     requireHostHeader: false,
+    ServerResponse: BodyAwareResponse,
   };
   const server: ServerType = tls ? createHttpsServer({ ...serverOptions, ...tls }, listener) : createHttpServer(serverOptions, listener);
   server.on('clientError', onClientError);

@@ -1,4 +1,5 @@
 // The error body of the API ({ error: { code, message, request_id, details } }) and the handlers that produce it.
+import type { IncomingMessage } from 'node:http';
 import type { Context } from 'hono';
 import { HTTPException } from 'hono/http-exception';
 import type { ZodError } from 'zod';
@@ -44,12 +45,23 @@ export function toApiError(c: Context<AppEnv>, err: unknown): ApiError {
     const code = httpStatusCodes[err.status];
     if (code) return new ApiError(code, err.message || ERROR_CODES[code].description);
   }
+  if (requestBroken(c)) {
+    // The client's own connection or framing failed (a malformed chunk, a reset): Node has answered it already.
+    c.get('app')?.log.info({ request_id: c.get('requestId'), cause: (err as Error)?.message }, 'request body broken off by the client');
+    return new ApiError('BAD_REQUEST', 'Malformed HTTP request');
+  }
   if (isDatabaseBusy(err)) {
     c.get('app')?.log.warn({ request_id: c.get('requestId') }, 'database busy: request refused after the busy timeout');
     return new ApiError('SERVICE_UNAVAILABLE', 'The database is busy (another process holds it); try again shortly');
   }
   c.get('app')?.log.error({ err, request_id: c.get('requestId') }, 'unhandled error');
   return new ApiError('INTERNAL_ERROR', 'Internal server error');
+}
+
+/** Whether the request's body stream failed on the client's side (aborted, reset, malformed framing). */
+function requestBroken(c: Context<AppEnv>): boolean {
+  const incoming = (c.env as { incoming?: IncomingMessage } | undefined)?.incoming;
+  return incoming !== undefined && (incoming.errored != null || (incoming.destroyed && !incoming.complete));
 }
 
 /** better-sqlite3's failure when another connection held the database past the busy timeout. */

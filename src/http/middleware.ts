@@ -9,6 +9,7 @@ import { errorResponse, toApiError } from './errors';
 import { isValidTimeZone } from '../config/config';
 import { ApiError } from '../errors';
 import { clientOf } from './client';
+import { malformedTarget } from './malformed';
 import type { Permission } from '../identity/permissions';
 import type { AppEnv, AppServices } from './context';
 import type { MethodTable } from './methods';
@@ -66,7 +67,12 @@ export function requestEnvelope(
     setEnvelopeHeaders(c, { 'X-Request-ID': id, 'X-Content-Type-Options': 'nosniff', 'Referrer-Policy': 'no-referrer' });
     const path = c.req.path;
     const method = c.req.method;
-    if (path === api.prefix || path.startsWith(`${api.prefix}/`)) {
+    const malformed = malformedTarget((c.env as NodeBindings | undefined)?.incoming);
+    if (malformed !== undefined) {
+      const outgoing = (c.env as NodeBindings | undefined)?.outgoing;
+      if (outgoing) outgoing.shouldKeepAlive = false;
+      c.res = errorResponse(c, new ApiError('BAD_REQUEST', malformed));
+    } else if (path === api.prefix || path.startsWith(`${api.prefix}/`)) {
       // The API's gate runs here rather than as a middleware of its own: one asynchronous step less on every API
       // request. What it throws is answered as Hono answers an error thrown by a middleware.
       try {

@@ -54,7 +54,8 @@ const intParam = (def: number, max: number, name: string) =>
     .string()
     .optional()
     .transform((v, ctx) => {
-      if (v === undefined || v === '') return def;
+      // An empty value (`?page=`) is a mistake the document calls a 422, not a request for the default.
+      if (v === undefined) return def;
       if (!/^\d+$/.test(v)) {
         ctx.addIssue({ code: 'custom', message: `${name} must be an integer` });
         return z.NEVER;
@@ -111,18 +112,21 @@ export function pagination(page: number, limit: number, total: number): Paginati
   return { page, limit, total, total_pages, has_next: page < total_pages, has_prev: page > 1 };
 }
 
+/** The largest record id, in paths, queries and bodies: 2^53-1, the largest integer every JSON client reads exactly. */
+export const MAX_ID = Number.MAX_SAFE_INTEGER;
+
 /** Integer path id: a malformed one is a 422, as the API promises. */
 export const IntIdParam = (name: string) =>
   z
     .string()
-    .regex(/^\d{1,16}$/, `${name} must be a positive integer`)
+    .regex(/^[1-9]\d{0,15}$/, `${name} must be a positive integer`)
     .transform(Number)
-    .refine((n) => n <= Number.MAX_SAFE_INTEGER, `${name} must be at most 2^53-1`)
+    .refine((n) => n <= MAX_ID, `${name} must be at most 2^53-1`)
     .openapi({
       param: { name, in: 'path' },
       type: 'integer',
       minimum: 1,
-      maximum: Number.MAX_SAFE_INTEGER,
+      maximum: MAX_ID,
       description: 'Record id (1 to 2^53-1); an id is never reused after its record is deleted',
       example: 1,
     });

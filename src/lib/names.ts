@@ -23,12 +23,18 @@ export function nameKey(s: string): string {
   return s.normalize('NFC').toLowerCase().toUpperCase().toLowerCase().normalize('NFC');
 }
 
-/** Length in characters (code points), as SQLite's length() counts them in the tables' CHECK constraints. */
-function characters(s: string): number {
+/**
+ * Length in characters (code points), as SQLite's length() counts them in the tables' CHECK constraints and JSON
+ * Schema's minLength/maxLength count them in the published document (zod's .max() counts UTF-16 units).
+ */
+export function characters(s: string): number {
   let n = 0;
   for (const _ of s) n++;
   return n;
 }
+
+/** The characters a name refuses, for its schema's pattern (the same set as CONTROL). */
+const NAME_PATTERN = '^[^\\u0000-\\u001f\\u007f-\\u009f]*$';
 
 export const NAME_RULES =
   'Leading and trailing spaces are removed and the name is stored in Unicode NFC; control characters (U+0000-U+001F, U+007F-U+009F) are refused. ' +
@@ -46,8 +52,25 @@ export function nameSchema(field: string, max: number) {
     .overwrite((s) => s.normalize('NFC'))
     .refine((s) => s.length > 0, `${field} must not be empty`)
     .refine((s) => characters(s) <= max, `${field} must be at most ${max} characters`)
-    .openapi({ description: NAME_RULES, minLength: 1, maxLength: max });
+    .openapi({ description: NAME_RULES, minLength: 1, maxLength: max, pattern: NAME_PATTERN });
 }
+
+/**
+ * A string of `min`..`max` characters (code points), with the same bounds in the document: an emoji is one
+ * character here, as in every generated client, not two UTF-16 units.
+ */
+export function textSchema(min: number, max: number) {
+  return z
+    .string()
+    .refine(
+      (s) => (s.length <= max && s.length >= 2 * min) || (characters(s) >= min && characters(s) <= max),
+      min > 0 ? `must be ${min}-${max} characters` : `at most ${max} characters`,
+    )
+    .openapi(min > 0 ? { minLength: min, maxLength: max } : { maxLength: max });
+}
+
+/** C0 controls but tab, line feed and carriage return, DEL and C1 controls: the characters a description refuses, for its schema's pattern. */
+export const TEXT_PATTERN = '^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f-\\u009f]*$';
 
 /** Why a description cannot be used, or null: control characters other than tab and line breaks. */
 export function descriptionProblem(s: string): string | null {
@@ -56,8 +79,12 @@ export function descriptionProblem(s: string): string | null {
 
 /** A zod schema of a free-text description: at most `max` characters, no control characters but tab and line breaks. */
 export function descriptionSchema(field: string, max: number) {
-  return z
-    .string()
-    .max(max, `at most ${max} characters`)
-    .refine((s) => descriptionProblem(s) === null, `${field} must not contain control characters other than tab and line breaks`);
+  return textSchema(0, max)
+    .refine((s) => descriptionProblem(s) === null, `${field} must not contain control characters other than tab and line breaks`)
+    .openapi({ pattern: TEXT_PATTERN, description: descriptionRules(max) });
+}
+
+/** What a description accepts, for the document. */
+export function descriptionRules(max: number): string {
+  return `At most ${max} characters; control characters other than tab, line feed and carriage return (U+0000-U+0008, U+000B, U+000C, U+000E-U+001F, U+007F-U+009F) are refused.`;
 }

@@ -1,4 +1,5 @@
 // The built-in template library, registered by explicit import, and the rules every saved template must pass.
+import { characters } from '../lib/names';
 import { re2LinePattern, re2Problem } from '../lib/re2';
 import { SESSION_FIELDS, SESSION_PATTERN_LISTS, engineDefaults, trustedPattern } from './defaults';
 import { loadBuiltinTemplates } from './files';
@@ -54,7 +55,8 @@ export const TEMPLATE_LIMITS = {
   output_lines_max: 10_000,
 } as const;
 
-const NAME_RE = /^[a-z0-9][a-z0-9._-]*$/;
+/** The character set of a template name: a lower-case letter or digit, then lower-case letters, digits, ".", "_", "-". */
+export const TEMPLATE_NAME_RE = /^[a-z0-9][a-z0-9._-]*$/;
 
 /**
  * Checks a template before it is saved (custom templates through the API; built-ins in the tests).
@@ -66,9 +68,9 @@ export function validateTemplate(spec: TemplateSpec): TemplateFieldError[] {
   const add = (field: string, message: string) => errors.push({ field, message });
   const t = spec as Partial<Record<keyof TemplateSpec, unknown>>;
 
-  if (typeof t.name !== 'string' || t.name.length < 1 || t.name.length > TEMPLATE_LIMITS.name_max) {
+  if (typeof t.name !== 'string' || characters(t.name) < 1 || characters(t.name) > TEMPLATE_LIMITS.name_max) {
     add('name', `must be 1-${TEMPLATE_LIMITS.name_max} characters`);
-  } else if (!NAME_RE.test(t.name)) {
+  } else if (!TEMPLATE_NAME_RE.test(t.name)) {
     add('name', 'must start with a lower-case letter or digit and use only a-z, 0-9, ".", "_" and "-"');
   }
   checkText(t.vendor, 'vendor', 1, TEMPLATE_LIMITS.vendor_max, add);
@@ -218,7 +220,7 @@ function sessionPatterns(spec: Partial<Pick<TemplateSpec, 'session' | 'command_o
 type Add = (field: string, message: string) => void;
 
 function checkText(value: unknown, field: string, min: number, max: number, add: Add, singleLine = false): void {
-  if (typeof value !== 'string' || value.length < min || value.length > max) add(field, `must be a string of ${min}-${max} characters`);
+  if (typeof value !== 'string' || characters(value) < min || characters(value) > max) add(field, `must be a string of ${min}-${max} characters`);
   else if (singleLine && /[\r\n]/.test(value)) add(field, 'must not contain a line break');
 }
 
@@ -241,7 +243,7 @@ function checkCommands(value: unknown, field: string, min: number, add: Add): vo
 }
 
 function checkCommand(value: unknown, field: string, add: Add): void {
-  if (typeof value !== 'string' || value.length < 1 || value.length > TEMPLATE_LIMITS.command_max) {
+  if (typeof value !== 'string' || characters(value) < 1 || characters(value) > TEMPLATE_LIMITS.command_max) {
     add(field, `must be a command of 1-${TEMPLATE_LIMITS.command_max} characters`);
   } else if (/[\r\n]/.test(value)) {
     add(field, 'must be a single line (no line breaks)');
@@ -314,7 +316,7 @@ function runnable(source: string): { test(line: string): boolean } {
  * pattern can stall backups or the server with catastrophic backtracking.
  */
 function checkPattern(value: unknown, field: string, add: Add): boolean {
-  if (typeof value !== 'string' || value.length < 1 || value.length > TEMPLATE_LIMITS.pattern_max) {
+  if (typeof value !== 'string' || characters(value) < 1 || characters(value) > TEMPLATE_LIMITS.pattern_max) {
     add(field, `must be a regular expression of 1-${TEMPLATE_LIMITS.pattern_max} characters`);
     return false;
   }

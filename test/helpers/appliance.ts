@@ -53,7 +53,11 @@ export interface TestAppliance {
 
 let userSeq = 0;
 
-export async function startTestAppliance(overrides: Record<string, string> = {}): Promise<TestAppliance> {
+export async function startTestAppliance(
+  overrides: Record<string, string> = {},
+  /** Where the JSON log goes (stdout otherwise): a test that reads the log lines. */
+  opts: { log?: NodeJS.WritableStream } = {},
+): Promise<TestAppliance> {
   const dir = tempDir();
   const config = loadConfig({ dataDir: path.join(dir, 'data'), listen: '127.0.0.1:0' }, { CONFVAULT_LOG_LEVEL: 'silent', ...overrides });
   const appliance = openAppliance({}, config);
@@ -61,7 +65,7 @@ export async function startTestAppliance(overrides: Record<string, string> = {})
   const services: AppServices = buildServices({
     db: appliance.db,
     config,
-    log: createLogger(config.log.level),
+    log: opts.log ? createLogger(config.log.level, opts.log) : createLogger(config.log.level),
     secrets: appliance.secrets,
     dataDir: appliance.dataDir,
     snapshots: appliance.snapshots,

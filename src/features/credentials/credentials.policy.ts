@@ -4,6 +4,7 @@ import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { denied } from '../../identity/policy';
 import type { Scope } from '../../identity/principal';
+import { listScopeGroupIds } from '../users/users.store';
 import { credentialCoversGroup, getUsageGroups, groupsExisting, type UsageGroups } from './credential-usage.store';
 
 /** Whether every device the credential may serve lies inside the actor's scope (null usage needs scope "all"). */
@@ -79,8 +80,13 @@ export function checkUsageInput(db: DB, actor: Actor, groups: UsageGroups): Usag
   return ids;
 }
 
-/** The usage scope a create without group_ids gets: anywhere for scope "all", otherwise the actor's own groups. */
-export function defaultUsage(actor: Actor): UsageGroups {
+/**
+ * The usage scope a create without group_ids gets: anywhere for scope "all", otherwise the groups assigned to the
+ * actor's user, not their subgroups of the moment. Coverage follows the tree (credentialCoversGroup walks up), so a
+ * subgroup added later is covered and one moved out of those groups is not: the secret goes where the user's own
+ * scope reaches, as a team lead who scopes a credential "to my region" expects, never to a branch moved elsewhere.
+ */
+export function defaultUsage(db: DB, actor: Actor): UsageGroups {
   const scope = actor.principal.scope;
-  return scope.all ? null : [...scope.groupIds].sort((a, b) => a - b);
+  return scope.all ? null : listScopeGroupIds(db, actor.principal.userId);
 }

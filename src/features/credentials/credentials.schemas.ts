@@ -1,7 +1,7 @@
 // Request and response schemas of the credential endpoints (the OpenAPI components), and the response converter.
 import { z } from '@hono/zod-openapi';
-import { paginationQuery, pagedSchema } from '../../http/openapi';
-import { NAME_RULES, descriptionSchema, nameSchema } from '../../lib/names';
+import { MAX_ID, paginationQuery, pagedSchema } from '../../http/openapi';
+import { NAME_RULES, descriptionRules, descriptionSchema, nameSchema, textSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Credential } from './credentials.store';
 
@@ -9,19 +9,18 @@ import type { Credential } from './credentials.store';
 const NO_CONTROL = /^[^\u0000-\u001f\u007f]*$/;
 
 const name = nameSchema('name', 128).openapi({ description: `Unique name, 1-128 characters. ${NAME_RULES}`, example: 'core-switches' });
-const username = z
-  .string()
-  .max(128)
+const username = textSchema(0, 128)
   .regex(NO_CONTROL, 'must not contain control characters')
   .openapi({ description: 'Login name on the device. May be empty for devices that only ask for a password.', example: 'backup' });
-const description = descriptionSchema('description', 2000).openapi({ description: 'Free text for operators', example: 'Read-only backup account' });
+const description = descriptionSchema('description', 2000).openapi({
+  description: `Free text for operators. ${descriptionRules(2000)}`,
+  example: 'Read-only backup account',
+});
 
 /** A write-only secret: a value sets it, null clears it; on update, leaving it out keeps the stored one. */
 const secret = (max: number, what: string, example: string) =>
-  z
-    .string()
+  textSchema(0, max)
     .min(1, 'must not be empty; use null to clear it')
-    .max(max)
     .nullable()
     .optional()
     .openapi({
@@ -37,7 +36,7 @@ const USAGE =
   'caller’s scope (else 403 `PERMISSION_DENIED`). Changing it needs the old scope to lie inside the caller’s scope too, and ' +
   'is refused with 409 `CONFLICT` while a device using the credential would be left outside it.';
 const groupIds = z
-  .array(z.number().int().positive())
+  .array(z.number().int().min(1).max(MAX_ID, 'must be at most 2^53-1'))
   .min(1, 'name at least one group, or null for devices anywhere')
   .max(1000)
   .nullable()
@@ -63,7 +62,9 @@ export const CredentialCreateSchema = z
     name,
     username: username.default(''),
     description: description.default(''),
-    group_ids: groupIds.optional().openapi({ description: `${USAGE} Omitted: null for a caller with scope "all", otherwise the caller’s own groups.` }),
+    group_ids: groupIds.optional().openapi({
+      description: `${USAGE} Omitted: null for a caller with scope "all", otherwise the groups assigned to the caller’s user (not a copy of their subgroups: a subgroup added later is covered by inheritance, one moved out of them is not).`,
+    }),
     ...secretFields,
   })
   .strict()
@@ -103,9 +104,7 @@ export const CredentialPageSchema = pagedSchema(CredentialSchema, 'CredentialPag
 
 export const CredentialListQuery = z.object({
   ...paginationQuery(50, 100),
-  q: z
-    .string()
-    .max(128)
+  q: textSchema(0, 128)
     .optional()
     .openapi({ param: { name: 'q', in: 'query' }, description: 'Only credentials whose name contains this text (ASCII case-insensitive)', example: 'core' }),
 });

@@ -35,7 +35,7 @@ export interface CredentialInput {
   private_key?: string | null;
   passphrase?: string | null;
   enable_secret?: string | null;
-  /** Usage scope; omitted on create: anywhere for scope "all", otherwise the actor's own groups. */
+  /** Usage scope; omitted on create: anywhere for scope "all", otherwise the groups assigned to the actor's user. */
   group_ids?: number[] | null;
 }
 
@@ -99,7 +99,7 @@ export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input
   };
   return db
     .transaction(() => {
-      const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(actor) : input.group_ids);
+      const usage = checkUsageInput(db, actor, input.group_ids === undefined ? defaultUsage(db, actor) : input.group_ids);
       const id = withNameCheck(write.name, () => insertCredentialRow(db, write, Date.now()));
       setUsageGroups(db, id, usage);
       const created = getCredential(db, id);

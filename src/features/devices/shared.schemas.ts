@@ -1,8 +1,8 @@
 // Field schemas shared by the device and group APIs: names, descriptions, cron schedules, ids, query filters.
 import { z } from '@hono/zod-openapi';
 import { Cron } from 'croner';
-import { descriptionSchema, nameSchema } from '../../lib/names';
-import { queryBoolean } from '../../http/openapi';
+import { descriptionSchema, nameSchema, textSchema } from '../../lib/names';
+import { MAX_ID, queryBoolean } from '../../http/openapi';
 
 export const TimestampSchema = z.string().openapi({
   description: '`YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)',
@@ -13,8 +13,8 @@ export const NameSchema = nameSchema('name', 128);
 
 export const DescriptionSchema = descriptionSchema('description', 2000);
 
-/** Id of another record given in a body; whether it exists is checked by the service (422 naming the field). */
-export const RefIdSchema = z.number().int().min(1);
+/** Id of another record given in a body (1 to 2^53-1); whether it exists is checked by the service (422 naming the field). */
+export const RefIdSchema = z.number().int().min(1).max(MAX_ID, 'must be at most 2^53-1');
 
 /**
  * Why a schedule is unusable, or null. A bare date string is refused although croner would take it as a
@@ -49,16 +49,17 @@ export const ScheduleSchema = z
     example: '0 3 * * *',
   });
 
-/** An optional positive integer query parameter. */
+/** An optional id query parameter: a positive integer (0 is a 422, as the minimum of 1 says) up to 2^53-1. */
 export const IntQuery = (name: string) =>
   z
     .string()
-    .regex(/^\d{1,15}$/, `${name} must be a positive integer`)
+    .regex(/^[1-9]\d{0,15}$/, `${name} must be a positive integer`)
     .transform(Number)
+    .refine((n) => n <= MAX_ID, `${name} must be at most 2^53-1`)
     .optional()
-    .openapi({ type: 'integer', minimum: 1 });
+    .openapi({ type: 'integer', minimum: 1, maximum: MAX_ID });
 
 /** An optional boolean query parameter written `true`/`false`/`1`/`0`, any case. */
 export const BoolQuery = queryBoolean;
 
-export const SearchQuery = z.string().max(128, 'at most 128 characters').optional();
+export const SearchQuery = textSchema(0, 128).optional();

@@ -84,7 +84,7 @@ export const GroupListQuerySchema = z.object({
   q: SearchQuery.openapi({ description: 'Case-insensitive substring of the group name', example: 'core' }),
   parent_id: z
     .string()
-    .regex(/^(\d{1,15}|null)$/, 'parent_id must be a positive integer or "null"')
+    .regex(/^([1-9]\d{0,14}|null)$/, 'parent_id must be a positive integer or "null"')
     .transform((v) => (v === 'null' ? null : Number(v)))
     .optional()
     .openapi({ description: 'Only the direct children of this group; `null` for top-level groups', example: '2' }),

@@ -1,8 +1,8 @@
 // Request and response schemas of the backup-template endpoints (the OpenAPI components), and the response converter.
 import { z } from '@hono/zod-openapi';
-import { TEMPLATE_LIMITS } from '../../templates/index';
+import { TEMPLATE_LIMITS, TEMPLATE_NAME_RE } from '../../templates/index';
 import { paginationQuery, pagedSchema, queryBoolean } from '../../http/openapi';
-import { descriptionSchema } from '../../lib/names';
+import { descriptionRules, descriptionSchema, textSchema } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import type { Template } from './templates.store';
 import { specFields } from './templates.service';
@@ -18,12 +18,13 @@ const RE2_NOTE =
   '(JavaScript regexes can take exponential time on patterns such as (.|.)*x). A pattern RE2 cannot compile is refused with 422 VALIDATION_ERROR ' +
   'naming the field; patterns copied unchanged from a built-in template are accepted as they are.';
 const pattern = (description: string, example: string) =>
-  z
-    .string()
-    .min(1)
-    .max(L.pattern_max)
-    .openapi({ description: `${description} (RE2 syntax: no backreferences, no lookaround; matched in linear time)`, example });
-const command = (description: string, example: string) => z.string().min(1).max(L.command_max).openapi({ description, example });
+  textSchema(1, L.pattern_max).openapi({ description: `${description} (RE2 syntax: no backreferences, no lookaround; matched in linear time)`, example });
+/** One line with something on it: what a command is (a line break would send a second command). */
+const ONE_NON_BLANK_LINE = /^[^\r\n]*\S[^\r\n]*$/;
+const command = (description: string, example: string) =>
+  textSchema(1, L.command_max)
+    .regex(ONE_NON_BLANK_LINE, 'must be one non-blank line (no line breaks)')
+    .openapi({ description: `${description}; one non-blank line, 1-${L.command_max} characters`, example });
 
 const EnableSchema = z
   .object({
@@ -42,7 +43,7 @@ const EnableSchema = z
 const RedactRuleSchema = z
   .object({
     pattern: pattern('Matched against each line', '^(snmp-server community) \\S+'),
-    replacement: z.string().max(L.pattern_max).optional().openapi({
+    replacement: textSchema(0, L.pattern_max).optional().openapi({
       description:
         'Absent (the usual form): the pattern names the secret with a group called `secret`, which is stored as a keyed token `<secret:3fa9c1d2>`. Given: replacement text; $1 etc. refer to groups, $<name> to a named group, $& to the whole match, $$ is "$"',
       example: '$1 <redacted>',
@@ -58,10 +59,7 @@ const RedactRuleSchema = z
 const PagerSchema = z
   .object({
     pattern: pattern('Matched against the line being drawn (after terminal clean-up)', '^Press <SPACE> to continue or <Q> to quit:$'),
-    answer: z
-      .string()
-      .min(1)
-      .max(L.answer_max)
+    answer: textSchema(1, L.answer_max)
       .regex(/^[^\r\n]*$/, 'must not contain a line break')
       .openapi({ description: 'Keys sent as typed, no Enter (a line answered with Enter belongs in press_enter)', example: ' ' }),
     quiet: z
@@ -106,12 +104,17 @@ const OutputRuleSchema = z
   .openapi('TemplateOutputRule', { description: "Cuts of one capture command's output, applied in this order before strip and redaction" });
 
 const fields = {
-  name: z.string().min(1).max(L.name_max).openapi({
-    description: 'Unique name (case-insensitive): lower-case letters, digits, ".", "_", "-". Built-in names are reserved.',
-    example: 'cisco-ios-acme',
+  name: textSchema(1, L.name_max)
+    .regex(TEMPLATE_NAME_RE, 'must start with a lower-case letter or digit and use only a-z, 0-9, ".", "_" and "-"')
+    .openapi({
+      description: `Unique name (case-insensitive), 1-${L.name_max} characters: a lower-case letter or digit, then lower-case letters, digits, ".", "_", "-". Built-in names are reserved.`,
+      example: 'cisco-ios-acme',
+    }),
+  vendor: textSchema(1, L.vendor_max).openapi({ description: 'Vendor / platform label', example: 'Cisco IOS / IOS-XE' }),
+  description: descriptionSchema('description', L.description_max).openapi({
+    description: `Free text. ${descriptionRules(L.description_max)}`,
+    example: 'IOS with the ACME banner stripped',
   }),
-  vendor: z.string().min(1).max(L.vendor_max).openapi({ description: 'Vendor / platform label', example: 'Cisco IOS / IOS-XE' }),
-  description: descriptionSchema('description', L.description_max).openapi({ description: 'Free text', example: 'IOS with the ACME banner stripped' }),
   mode: z.enum(['shell', 'exec']).openapi({
     description: '"shell": interactive session driven by the prompt; "exec": one SSH exec channel per command (SSH only)',
     example: 'shell',
@@ -154,7 +157,7 @@ const fields = {
     }),
   session: SessionSchema.optional(),
   command_output: z
-    .record(z.string().min(1).max(L.command_max), OutputRuleSchema)
+    .record(textSchema(1, L.command_max), OutputRuleSchema)
     .optional()
     .openapi({
       description: 'Per capture command (the key, exactly as in commands): lines cut from its output before strip and redaction',
@@ -222,15 +225,11 @@ const boolParam = queryBoolean().openapi({
 
 export const TemplateListQuery = z.object({
   ...paginationQuery(50, 100),
-  vendor: z
-    .string()
-    .max(L.vendor_max)
+  vendor: textSchema(0, L.vendor_max)
     .optional()
     .openapi({ param: { name: 'vendor', in: 'query' }, description: 'Exact vendor label, case-insensitive', example: 'Cisco IOS / IOS-XE' }),
   builtin: boolParam,
-  q: z
-    .string()
-    .max(L.name_max)
+  q: textSchema(0, L.name_max)
     .optional()
     .openapi({ param: { name: 'q', in: 'query' }, description: 'Only templates whose name contains this text (case-insensitive)', example: 'cisco' }),
 });
