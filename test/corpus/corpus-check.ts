@@ -13,7 +13,7 @@ const KEYWORDS = new Set(
   [
     'password secret key encrypted clear text hmac-md5 md5 sha sha1 sha256 sha512 sha-256 auth priv des 3des aes',
     'community inform informs trap traps version 1 2c 3 use-vrf vrf value type ascii hex ascii-text hexadecimal',
-    'authentication-key key-string level privilege role read write ro rw local remote address hostname plaintext',
+    'authentication-key key-string level privilege role ro rw local remote address hostname plaintext',
     'ENC localizedkey auto none {',
   ]
     .join(' ')
@@ -71,12 +71,15 @@ export function checkImported(original: string, stored: string, family: Family):
   }
   for (const s of detectSecrets(stored, family)) verdict.leaks.push(`line ${s.line + 1}: ${s.value}`);
   // line by line against the original laid out like the stored text (a private key's body is counted above)
-  for (const s of detectSecrets(before.join('\n'), family)) {
+  const onLines = detectSecrets(before.join('\n'), family);
+  for (const s of onLines) {
     const line = after[s.line];
     if (s.value.length < 2) continue;
     // as many times as before: not one of them became a token (the same word may also be a user name on the line)
     if (wordCount(line, s.value) >= wordCount(before[s.line], s.value) && !verdict.leaks.includes(`line ${s.line + 1}: ${s.value}`)) verdict.leaks.push(`line ${s.line + 1}: ${s.value}`);
   }
+  const secretsOn = new Map<number, Set<string>>();
+  for (const s of onLines) secretsOn.set(s.line, (secretsOn.get(s.line) ?? new Set()).add(s.value));
   after.forEach((line, i) => {
     if (line === before[i] || line === PLACEHOLDER) return;
     const spans = replacedSpans(before[i], line);
@@ -85,7 +88,8 @@ export function checkImported(original: string, stored: string, family: Family):
       return;
     }
     for (const span of spans) {
-      if (KEYWORDS.has(span) || /^[{}]|[{};]$/.test(span)) verdict.damage.push(`line ${i + 1}: token replaced ${JSON.stringify(span)}: ${before[i]}`);
+      // a keyword is damage unless the references say it is this line's secret ("value secret" is a Junos key)
+      if ((KEYWORDS.has(span) && !secretsOn.get(i)?.has(span)) || /^[{}]|[{};]$/.test(span)) verdict.damage.push(`line ${i + 1}: token replaced ${JSON.stringify(span)}: ${before[i]}`);
     }
   });
   return verdict;

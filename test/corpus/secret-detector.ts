@@ -66,7 +66,7 @@ const CISCO_LIKE = [
   re(String.raw`\bkey-string${T}(?: [0-9])? ${V}`),
   re(String.raw`\bneighbor \S+ password${T}(?: [0-9])? ${V}`),
   re(String.raw`\b(?:ip )?ospf (?:authentication-key|message-digest-key \d+ md5)${T}(?: [0-9])? ${V}`),
-  re(String.raw`^\s+(?:authentication-key|message-digest-key \d+ md5)(?: encrypted| clear| [0-9])? (?!(?:md5|sha\S*|hmac-\S+|cmac-\S+)\b)${V}`),
+  re(String.raw`^\s+(?:authentication-key|message-digest-key \d+ md5)(?: encrypted| clear| [0-9])? (?!\d+ |(?:md5|sha\S*|hmac-\S+|cmac-\S+)\b)${V}`),
   re(String.raw`\bisis password(?: [0-9])? ${V}`),
   re(String.raw`\b(?:area|domain|lsp|hello)-password(?: (?:hmac-md5|text))?(?: (?:encrypted|clear|[0-9]))? ${V}`),
   re(String.raw`^\s*(?:ntp )?authentication-key \d+ (?:md5|sha\S*|hmac-\S+|cmac-\S+)(?: (?:encrypted|clear))? ${V}`),
