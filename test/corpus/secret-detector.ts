@@ -58,6 +58,13 @@ const CISCO_LIKE = [
   re(String.raw`^\s+(?:secret|password)(?: [0-9]+| encrypted| clear| sha512)? (?!(?:inheritance-disable|disable|encryption)\b)${V}`),
   re(String.raw`^\s*snmp-server community ${V}`),
   re(String.raw`(?:^|net add )snmp-server (?:readonly|readwrite)-community ${V}`),
+  re(
+    String.raw`^\s*snmp-server host \S+(?: (?:vrf|use-vrf) \S+)?(?: (?:traps|informs|trap|inform))?(?: version (?:1|2c))?(?: (?:encrypted|clear))? (?!(?:version|vrf|use-vrf|filter-vrf|source-interface|traps|informs|trap|inform|encrypted|clear)\b)${V}`,
+  ),
+  re(String.raw`^\s*ip (?:ftp|http client) password(?: [0-9])? ${V}`),
+  re(String.raw`^\s+authentication text ${V}`),
+  // A10 health monitors: "password encrypted X", "key-pass-phrase encrypted X"
+  re(String.raw`\b(?:password|key-pass-phrase) encrypted ${V}`),
   re(String.raw`^\s*snmp-server user .*?\bauth (?:md5|sha\S*)(?: (?:encrypted|clear))? ${V}`),
   re(String.raw`^\s*snmp-server user .*?\bpriv(?: (?:des|3des|des56|aes|aes-\d+))?(?: \d+)?(?: (?:encrypted|clear))? ${V}`),
   re(String.raw`^\s*(?:tacacs|radius)-server (?:.*? )?key(?: [0-9])? ${V}`),
@@ -66,10 +73,10 @@ const CISCO_LIKE = [
   re(String.raw`\bkey-string${T}(?: [0-9])? ${V}`),
   re(String.raw`\bneighbor \S+ password${T}(?: [0-9])? ${V}`),
   re(String.raw`\b(?:ip )?ospf (?:authentication-key|message-digest-key \d+ md5)${T}(?: [0-9])? ${V}`),
-  re(String.raw`^\s+(?:authentication-key|message-digest-key \d+ md5)(?: encrypted| clear| [0-9])? (?!\d+ |(?:md5|sha\S*|hmac-\S+|cmac-\S+)\b)${V}`),
+  re(String.raw`^\s+(?:authentication-key|message-digest-key \d+ md5)(?: encrypted| clear| [0-9])? (?!\d+ |(?:md5|sha\S*|hmac-\S+|cmac\S*)\b)${V}`),
   re(String.raw`\bisis password(?: [0-9])? ${V}`),
   re(String.raw`\b(?:area|domain|lsp|hello)-password(?: (?:hmac-md5|text))?(?: (?:encrypted|clear|[0-9]))? ${V}`),
-  re(String.raw`^\s*(?:ntp )?authentication-key \d+ (?:md5|sha\S*|hmac-\S+|cmac-\S+)(?: (?:encrypted|clear))? ${V}`),
+  re(String.raw`^\s*(?:ntp )?authentication-key \d+ (?:md5|sha\S*|hmac-\S+|cmac\S*)(?: (?:encrypted|clear))? ${V}`),
   re(String.raw`^\s*crypto isakmp key(?: [0-9])? ${V}`),
   re(String.raw`\bpre-shared-key(?: (?:local|remote))?(?: (?:[0-9]|clear|encrypted|password))? (?!(?:address|hostname|local|remote)\b)${V}`),
   re(String.raw`\bpre-shared-key (?:address|hostname) \S+(?: \S+)? key(?: [0-9])? ${V}`),
@@ -86,7 +93,7 @@ const CISCO_LIKE = [
 const RULES: Record<Family, RegExp[]> = {
   cisco: CISCO_LIKE,
   asa: [
-    ...CISCO_LIKE.filter((r) => !r.source.includes('snmp-server community')),
+    ...CISCO_LIKE.filter((r) => !/snmp-server (?:community|host)/.test(r.source)),
     re(String.raw`^passwd ${V}`),
     re(String.raw`^failover (?:ipsec pre-shared-)?key(?: [0-9])? ${V}`),
     re(String.raw`^\s*ikev[12] .*?pre-shared-key(?: [0-9])? ${V}`),
@@ -112,7 +119,7 @@ const RULES: Record<Family, RegExp[]> = {
   ],
   fortios: [
     re(
-      String.raw`^\s*set (?:[\w-]*(?:password|passwd|secret|psk|pwd|passphrase)|key|md5-key|authentication-key|auth-key|private-key)(?: ENC)? ${V}`,
+      String.raw`^\s*set (?:[\w-]*(?:password|passwd|secret|psk|pwd|passphrase)|key|api-key|md5-key|authentication-key|auth-key|private-key)(?: ENC)? ${V}`,
     ),
   ],
   f5: [
