@@ -24,7 +24,7 @@ export const GENERIC_RULES: readonly RegExp[] = [
 export const SECRET_TOKEN = /<secret:[0-9a-f]{8}>/g;
 
 /** A secret in matching single or double quotes. */
-const QUOTED = /^(["'])(.+)\1$/s;
+const QUOTED = /^(["'])(.*)\1$/s;
 
 /**
  * The key that turns secrets into tokens: equal secrets give equal tokens within one appliance only. Derived from
@@ -49,9 +49,11 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
   // a token from an earlier rule stays as it is (a later, wider rule must not hash the token)
   const token = (secret: string) => {
     if (/^<secret:[0-9a-f]{8}>$/.test(secret)) return secret;
-    // Quotes around a secret are the configuration's syntax, not the secret: they stay, the value inside is tokenised.
+    // Quotes around a secret are the configuration's syntax, not the secret: they stay, the value inside is tokenised
+    // (an empty value hides nothing and stays as it is).
     const quoted = QUOTED.exec(secret);
-    return quoted ? `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}` : secretToken(key, secret);
+    if (quoted) return quoted[2] === '' ? secret : `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}`;
+    return secretToken(key, secret);
   };
   const sections: Section[] = [];
   const rules = redact_patterns.map((r) => {

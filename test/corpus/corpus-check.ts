@@ -54,6 +54,22 @@ function replacedSpans(original: string, stored: string): string[] | null {
   return m ? m.slice(1) : null;
 }
 
+/**
+ * What each changed line of the stored text replaced (1-based line numbers): the original text under each token,
+ * or null for a line that changed anywhere but under its tokens. Throws when lines were added or dropped.
+ */
+export function tokenSpans(original: string, stored: string): { line: number; spans: string[] | null }[] {
+  const before = alignedOriginal(original.replace(/\n$/, '').split('\n'));
+  const after = stored.replace(/\n$/, '').split('\n');
+  if (before.length !== after.length) throw new Error(`line count ${before.length} became ${after.length}`);
+  const out: { line: number; spans: string[] | null }[] = [];
+  after.forEach((line, i) => {
+    // a private key (its own check) is the placeholder line or, written on one line, holds the placeholder
+    if (line !== before[i] && !line.includes(PLACEHOLDER)) out.push({ line: i + 1, spans: replacedSpans(before[i], line) });
+  });
+  return out;
+}
+
 /** Whole-word occurrences of `value` in `line` (bounded by blanks, quotes, ";" or the line's ends). */
 function wordCount(line: string, value: string): number {
   return line.match(new RegExp(`(?:^|[\\s"'=:])${escape(value)}(?=$|[\\s"';,])`, 'g'))?.length ?? 0;
@@ -61,36 +77,39 @@ function wordCount(line: string, value: string): number {
 
 /** Compares an imported file's stored (redacted) text with the text it came from. */
 export function checkImported(original: string, stored: string, family: Family): FileVerdict {
-  const before = alignedOriginal(original.replace(/\n$/, '').split('\n'));
-  const after = stored.replace(/\n$/, '').split('\n');
-  const secrets = detectSecrets(original, family);
-  const verdict: FileVerdict = { secrets: secrets.length, tokens: stored.match(TOKEN)?.length ?? 0, leaks: [], damage: [] };
-  if (before.length !== after.length) {
-    verdict.damage.push(`line count ${before.length} became ${after.length}`);
+  const verdict: FileVerdict = { secrets: detectSecrets(original, family).length, tokens: stored.match(TOKEN)?.length ?? 0, leaks: [], damage: [] };
+  let changed: ReturnType<typeof tokenSpans>;
+  try {
+    changed = tokenSpans(original, stored);
+  } catch (err) {
+    verdict.damage.push((err as Error).message);
     return verdict;
   }
-  for (const s of detectSecrets(stored, family)) verdict.leaks.push(`line ${s.line + 1}: ${s.value}`);
+  const before = alignedOriginal(original.replace(/\n$/, '').split('\n'));
+  const after = stored.replace(/\n$/, '').split('\n');
+  const leak = (line: number, value: string) => {
+    const at = `line ${line + 1}: ${value}`;
+    if (!verdict.leaks.includes(at)) verdict.leaks.push(at);
+  };
+  for (const s of detectSecrets(stored, family)) leak(s.line, s.value);
   // line by line against the original laid out like the stored text (a private key's body is counted above)
-  const onLines = detectSecrets(before.join('\n'), family);
-  for (const s of onLines) {
-    const line = after[s.line];
-    if (s.value.length < 2) continue;
-    // as many times as before: not one of them became a token (the same word may also be a user name on the line)
-    if (wordCount(line, s.value) >= wordCount(before[s.line], s.value) && !verdict.leaks.includes(`line ${s.line + 1}: ${s.value}`)) verdict.leaks.push(`line ${s.line + 1}: ${s.value}`);
-  }
   const secretsOn = new Map<number, Set<string>>();
-  for (const s of onLines) secretsOn.set(s.line, (secretsOn.get(s.line) ?? new Set()).add(s.value));
-  after.forEach((line, i) => {
-    if (line === before[i] || line === PLACEHOLDER) return;
-    const spans = replacedSpans(before[i], line);
+  for (const s of detectSecrets(before.join('\n'), family)) {
+    secretsOn.set(s.line, (secretsOn.get(s.line) ?? new Set()).add(s.value));
+    // as many times as before: not one of them became a token (the same word may also be a user name on the line)
+    if (s.value.length >= 2 && wordCount(after[s.line], s.value) >= wordCount(before[s.line], s.value)) leak(s.line, s.value);
+  }
+  for (const { line, spans } of changed) {
     if (spans === null) {
-      verdict.damage.push(`line ${i + 1}: changed beyond its tokens: ${line}`);
-      return;
+      verdict.damage.push(`line ${line}: changed beyond its tokens: ${after[line - 1]}`);
+      continue;
     }
     for (const span of spans) {
       // a keyword is damage unless the references say it is this line's secret ("value secret" is a Junos key)
-      if ((KEYWORDS.has(span) && !secretsOn.get(i)?.has(span)) || /^[{}]|[{};]$/.test(span)) verdict.damage.push(`line ${i + 1}: token replaced ${JSON.stringify(span)}: ${before[i]}`);
+      if ((KEYWORDS.has(span) && !secretsOn.get(line - 1)?.has(span)) || /^[{}]|[{};]$/.test(span)) {
+        verdict.damage.push(`line ${line}: token replaced ${JSON.stringify(span)}: ${before[line - 1]}`);
+      }
     }
-  });
+  }
   return verdict;
 }
