@@ -20,6 +20,9 @@ export const GENERIC_RULES: readonly RegExp[] = [
   /(?<=["'])[^\s/:@"'[\]<>]+:(?!\/\/)(?<secret>[^\s@"'<>[\]:]+)@(?=[\w[.-])/dg,
 ];
 
+/** GENERIC_RULES without the g and d flags: a cheap test that most lines fail. */
+const GENERIC_PROBES = GENERIC_RULES.map((re) => new RegExp(re.source, re.flags.replace(/[gd]/g, '')));
+
 /** What a redacted secret looks like in stored text: `<secret:` + 8 hex digits + `>`. */
 export const SECRET_TOKEN = /<secret:[0-9a-f]{8}>/g;
 
@@ -64,7 +67,7 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
     sections.push(section);
     return (line: string) => (section.inside ? apply(line) : line);
   });
-  for (const re of GENERIC_RULES) rules.push((line) => replaceSecretGroups(line, re, token));
+  for (const [i, re] of GENERIC_RULES.entries()) rules.push((line) => (GENERIC_PROBES[i].test(line) ? replaceSecretGroups(line, re, token) : line));
   const out: string[] = [];
   let inPrivateKey = false;
   for (const line of lines) {
