@@ -70,9 +70,9 @@ export function tokenSpans(original: string, stored: string): { line: number; sp
   return out;
 }
 
-/** Whole-word occurrences of `value` in `line` (bounded by blanks, quotes, ";" or the line's ends). */
+/** Whole-word occurrences of `value` in `line` (bounded by blanks, quotes, ";", XML tags or the line's ends). */
 function wordCount(line: string, value: string): number {
-  return line.match(new RegExp(`(?:^|[\\s"'=:])${escape(value)}(?=$|[\\s"';,])`, 'g'))?.length ?? 0;
+  return line.match(new RegExp(`(?:^|[\\s"'=:>])${escape(value)}(?=$|[\\s"';,<])`, 'g'))?.length ?? 0;
 }
 
 /** Compares an imported file's stored (redacted) text with the text it came from. */
@@ -97,7 +97,8 @@ export function checkImported(original: string, stored: string, family: Family):
   for (const s of detectSecrets(before.join('\n'), family)) {
     secretsOn.set(s.line, (secretsOn.get(s.line) ?? new Set()).add(s.value));
     // as many times as before: not one of them became a token (the same word may also be a user name on the line)
-    if (s.value.length >= 2 && wordCount(after[s.line], s.value) >= wordCount(before[s.line], s.value)) leak(s.line, s.value);
+    const was = s.value.length >= 2 ? wordCount(before[s.line], s.value) : 0;
+    if (was > 0 && wordCount(after[s.line], s.value) >= was) leak(s.line, s.value);
   }
   for (const { line, spans } of changed) {
     if (spans === null) {

@@ -49,7 +49,7 @@ const re = (s: string) => new RegExp(s);
 
 const COMMON = [
   // crypt(3) hashes and Junos $9$ strings, wherever they stand
-  /(?<v>\$(?:1|5|6|8|9|y|sha512|apr1)\$[^\s"';]+)/,
+  /(?<v>\$(?:1|5|6|8|9|y|sha512|apr1)\$[^\s"';<]+)/,
 ];
 
 const CISCO_LIKE = [
@@ -189,7 +189,8 @@ const unquote = (v: string) => (/^(["']).*\1$/s.test(v) ? v.slice(1, -1) : v);
 
 /** A value that is not a secret whatever the keyword before it: a redaction token, a placeholder, an empty string. */
 function isValue(v: string): boolean {
-  return v !== '' && !/^<secret:[0-9a-f]{8}>$/.test(v) && v !== '<redacted private key>' && !/^\*+$/.test(v);
+  // "<removed>", "<redacted private key>": a placeholder another tool already put in the secret's place
+  return v !== '' && !/^<secret:[0-9a-f]{8}>$/.test(v) && !/^<[a-z ]+>$/.test(v) && !/^\*+$/.test(v);
 }
 
 /** Every secret the references say this text carries, with its line (0-based). PEM private key bodies count as one each. */
