@@ -84,14 +84,21 @@ export function runRedactionBench(say: (line: string) => void): Section {
       bytes += texts.reduce((n, t) => n + Buffer.byteLength(t), 0);
       total += bestMs(lines, rules);
     }
-    rows.push(row('redaction per MB, real-configuration corpus', `${ms(total / (bytes / 1e6))} (${(bytes / 1e6).toFixed(1)} MB, ${corpus.size} templates)`, 'reported', null));
+    rows.push(
+      row(
+        'redaction per MB, real-configuration corpus',
+        `${ms(total / (bytes / 1e6))} (${(bytes / 1e6).toFixed(1)} MB, ${corpus.size} templates)`,
+        'reported',
+        null,
+      ),
+    );
   }
   return {
     title: 'Redaction (template rules, URL passwords, private keys) per MB of configuration',
     rows,
     notes: [
       "each template's recorded configuration (test/sim/transcripts/*.expected.txt) repeated to 1 MB, CPU time, best of 2 runs after a warm-up, one core;",
-      'the corpus row appears when CONFVAULT_CORPUS (or ../shared/corpus) holds the corpus test\'s files: see docs/templates.md.',
+      "the corpus row appears when CONFVAULT_CORPUS (or ../shared/corpus) holds the corpus test's files: see docs/templates.md.",
     ],
   };
 }

@@ -118,9 +118,7 @@ const RULES: Record<Family, RegExp[]> = {
     /(?<v>-AQ==[^\s;"']+)/,
   ],
   fortios: [
-    re(
-      String.raw`^\s*set (?:[\w-]*(?:password|passwd|secret|psk|pwd|passphrase)|key|api-key|md5-key|authentication-key|auth-key|private-key)(?: ENC)? ${V}`,
-    ),
+    re(String.raw`^\s*set (?:[\w-]*(?:password|passwd|secret|psk|pwd|passphrase)|key|api-key|md5-key|authentication-key|auth-key|private-key)(?: ENC)? ${V}`),
   ],
   f5: [
     re(
@@ -133,10 +131,7 @@ const RULES: Record<Family, RegExp[]> = {
     re(String.raw`\bmessage-digest-key \d+ md5 ${V}`),
     re(String.raw`^\s*community ${V} (?:r|rw|rwa|mgmt|vpls-mgmt)\b`),
   ],
-  gaia: [
-    re(String.raw`\b(?:password-hash|auth-pass-phrase|privacy-pass-phrase|expert-password-hash|secret) ${V}`),
-    re(String.raw`^set snmp community ${V}`),
-  ],
+  gaia: [re(String.raw`\b(?:password-hash|auth-pass-phrase|privacy-pass-phrase|expert-password-hash|secret) ${V}`), re(String.raw`^set snmp community ${V}`)],
   procurve: [
     re(String.raw`^password (?:manager|operator|all)\b.*? (?:plaintext|sha1|sha-256) ${V}`),
     re(String.raw`^snmp-server community ${V}`),
@@ -145,9 +140,10 @@ const RULES: Record<Family, RegExp[]> = {
 };
 
 /** Each family's rules with the g flag, compiled once. */
-const GLOBAL = Object.fromEntries(
-  Object.entries(RULES).map(([f, rules]) => [f, [...COMMON, ...rules].map((r) => new RegExp(r.source, 'g'))]),
-) as Record<Family, RegExp[]>;
+const GLOBAL = Object.fromEntries(Object.entries(RULES).map(([f, rules]) => [f, [...COMMON, ...rules].map((r) => new RegExp(r.source, 'g'))])) as Record<
+  Family,
+  RegExp[]
+>;
 
 export interface FoundSecret {
   line: number;

@@ -144,7 +144,8 @@ describe('replays', { concurrency: true }, () => {
         // a token stands exactly where a planted secret stood: never for a keyword, a brace or a name around it
         for (const { line, spans } of tokenSpans(expected, text)) {
           assert.ok(spans !== null, `line ${line} changed beyond its tokens: ${JSON.stringify(text.split('\n')[line - 1])}`);
-          for (const span of spans) assert.ok(transcript.secrets.includes(span), `line ${line}: a token replaced ${JSON.stringify(span)}, not a planted secret`);
+          for (const span of spans)
+            assert.ok(transcript.secrets.includes(span), `line ${line}: a token replaced ${JSON.stringify(span)}, not a planted secret`);
         }
       });
     });
