@@ -39,7 +39,10 @@ export function compileRedaction(source: string): Redaction {
     if (isBuiltinPattern(source)) {
       const re = new RegExp(source, 'g');
       const withIndices = new RegExp(source, 'gd');
+      // Most lines match no rule: a plain test answers that without building match indices (the costly part).
+      const probe = new RegExp(source);
       return (line, to) => {
+        if (!probe.test(line)) return line;
         if (typeof to === 'string') return line.replace(re, to);
         let out = '';
         let last = 0;

@@ -20,11 +20,14 @@ export const GENERIC_RULES: readonly RegExp[] = [
   /(?<=["'])[^\s/:@"'[\]<>]+:(?!\/\/)(?<secret>[^\s@"'<>[\]:]+)@(?=[\w[.-])/dg,
 ];
 
+/** GENERIC_RULES without the g and d flags: a cheap test that most lines fail. */
+const GENERIC_PROBES = GENERIC_RULES.map((re) => new RegExp(re.source, re.flags.replace(/[gd]/g, '')));
+
 /** What a redacted secret looks like in stored text: `<secret:` + 8 hex digits + `>`. */
 export const SECRET_TOKEN = /<secret:[0-9a-f]{8}>/g;
 
 /** A secret in matching single or double quotes. */
-const QUOTED = /^(["'])(.+)\1$/s;
+const QUOTED = /^(["'])(.*)\1$/s;
 
 /**
  * The key that turns secrets into tokens: equal secrets give equal tokens within one appliance only. Derived from
@@ -49,9 +52,11 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
   // a token from an earlier rule stays as it is (a later, wider rule must not hash the token)
   const token = (secret: string) => {
     if (/^<secret:[0-9a-f]{8}>$/.test(secret)) return secret;
-    // Quotes around a secret are the configuration's syntax, not the secret: they stay, the value inside is tokenised.
+    // Quotes around a secret are the configuration's syntax, not the secret: they stay, the value inside is tokenised
+    // (an empty value hides nothing and stays as it is).
     const quoted = QUOTED.exec(secret);
-    return quoted ? `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}` : secretToken(key, secret);
+    if (quoted) return quoted[2] === '' ? secret : `${quoted[1]}${secretToken(key, quoted[2])}${quoted[1]}`;
+    return secretToken(key, secret);
   };
   const sections: Section[] = [];
   const rules = redact_patterns.map((r) => {
@@ -62,7 +67,7 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
     sections.push(section);
     return (line: string) => (section.inside ? apply(line) : line);
   });
-  for (const re of GENERIC_RULES) rules.push((line) => replaceSecretGroups(line, re, token));
+  for (const [i, re] of GENERIC_RULES.entries()) rules.push((line) => (GENERIC_PROBES[i].test(line) ? replaceSecretGroups(line, re, token) : line));
   const out: string[] = [];
   let inPrivateKey = false;
   for (const line of lines) {

@@ -6,6 +6,7 @@ import { runApiBench } from './api-bench';
 import { runSearchBench } from './search-bench';
 import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './common';
 import { runEngineBench } from './engine-bench';
+import { runRedactionBench } from './redaction-bench';
 import { runFleetBench } from './fleet-bench';
 import { runHostileBench } from './hostile-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
@@ -17,7 +18,7 @@ const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine|scheduler|fleet|hostile|syslog
+  --only api|engine|redaction|scheduler|fleet|hostile|syslog
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
@@ -40,8 +41,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && !['api', 'engine', 'scheduler', 'fleet', 'hostile', 'syslog'].includes(values.only)) {
-    console.error(`--only takes "api", "engine", "scheduler", "fleet", "hostile" or "syslog", not "${values.only}"`);
+  if (values.only && !['api', 'engine', 'redaction', 'scheduler', 'fleet', 'hostile', 'syslog'].includes(values.only)) {
+    console.error(`--only takes "api", "engine", "redaction", "scheduler", "fleet", "hostile" or "syslog", not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -117,6 +118,11 @@ async function main(): Promise<number> {
     say('');
     say('-- backup engine');
     sections.push(...(await runEngineBench(say, { devices: 1000, concurrency: 64, storageBackups: 100 })));
+  }
+  if (!values.only || values.only === 'engine' || values.only === 'redaction') {
+    say('');
+    say('-- redaction');
+    sections.push(runRedactionBench(say));
   }
 
   if (!values.only || values.only === 'scheduler') {

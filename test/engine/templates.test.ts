@@ -13,6 +13,7 @@ import type { TemplateSpec } from '../../src/templates/types';
 import type { CollectResult, CollectTarget } from '../../src/engine/types';
 import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator, type Transcript } from '../sim/simulator';
 import { startTelnetSimulator } from '../sim/telnet-sim';
+import { tokenSpans } from '../corpus/corpus-check';
 
 const TRANSCRIPTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim', 'transcripts');
 /** Any 32 bytes stand for the appliance's redaction key. */
@@ -140,6 +141,12 @@ describe('replays', { concurrency: true }, () => {
         else assert.ok((text.match(SECRET_TOKEN)?.length ?? 0) > 0, 'no token');
         // redaction replaces values, it never drops lines (a multi-line key body becomes one line)
         assert.equal(text.split('\n').length, expected.split('\n').length - keys.multiLine + keys.blocks);
+        // a token stands exactly where a planted secret stood: never for a keyword, a brace or a name around it
+        for (const { line, spans } of tokenSpans(expected, text)) {
+          assert.ok(spans !== null, `line ${line} changed beyond its tokens: ${JSON.stringify(text.split('\n')[line - 1])}`);
+          for (const span of spans)
+            assert.ok(transcript.secrets.includes(span), `line ${line}: a token replaced ${JSON.stringify(span)}, not a planted secret`);
+        }
       });
     });
   }
