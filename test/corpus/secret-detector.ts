@@ -109,6 +109,9 @@ const RULES: Record<Family, RegExp[]> = {
     re(String.raw`\bmd5 \d+ key ${V}`),
     re(String.raw`\bauthentication-key \d+ (?:type \S+ )?value ${V}`),
     re(String.raw`^set snmp community ${V}`),
+    // trap-group statement: "The name of the trap group is embedded in SNMP trap notification packets as ... the
+    // community name" (Junos Network Management reference)
+    re(String.raw`^set snmp trap-group ${V}`),
   ],
   panos: [
     re(
@@ -163,7 +166,7 @@ class Context {
     const t = line.trim();
     if (this.family === 'junos') {
       const top = this.stack[this.stack.length - 1];
-      const m = /^community (?<v>"[^"]*"|[^\s;{]+)\s*[{;]/.exec(t);
+      const m = /^(?:community|trap-group) (?<v>"[^"]*"|[^\s;{]+)\s*[{;]/.exec(t);
       if (m?.groups && top === 'snmp') out.push(m.groups.v);
       const open = /^([\w-]+)(?: [^{;]*)?\{$/.exec(t);
       if (open) this.stack.push(open[1]);

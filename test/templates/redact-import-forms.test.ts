@@ -22,21 +22,21 @@ function check(template: string, cases: [string, string | null][]): void {
 }
 
 describe('import forms', () => {
-  test('Junos brace form: an SNMP community inside snmp { } is a secret, a policy community and a trap group are names', () => {
+  test('Junos brace form: an SNMP community inside snmp { } and a trap group name (sent as the community of its traps) are secrets, a policy community is a name', () => {
     check('juniper-junos', [
       ['snmp {', null],
       ['    community school-ro {', `    community ${tok('school-ro')} {`],
       ['        authorization read-only;', null],
       ['    }', null],
       ['    community "ops team";', `    community "${tok('ops team')}";`],
-      ['    trap-group noc-traps {', null],
+      ['    trap-group noc-traps {', `    trap-group ${tok('noc-traps')} {`],
       ['        targets {', null],
       ['    }', null],
       ['}', null],
       ['policy-options {', null],
       ['    community CUST members 65000:100;', null],
       ['}', null],
-      ['set snmp trap-group noc-traps targets 10.0.0.5', null],
+      ['set snmp trap-group noc-traps targets 10.0.0.5', `set snmp trap-group ${tok('noc-traps')} targets 10.0.0.5`],
     ]);
   });
 
