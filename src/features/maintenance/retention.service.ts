@@ -1,4 +1,5 @@
 // Retention: prune backup records and audit rows older than [retention] keep_days (keeping the newest N versions per device), then sweep unreferenced snapshots (docs/snapshot-lifecycle.md); one audit row sums it up.
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config';
 import type { DB } from '../../db/open';
@@ -79,10 +80,7 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, dataDir
  * `before` (null: no file goes). Leftover temporary files older than `before` go too.
  */
 function sweepOrphans(db: DB, store: SnapshotStore, before: number | null): { removed: number; kept: number } {
-  const rows = db
-    .prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)')
-    .pluck()
-    .all() as string[];
+  const rows = db.prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)').pluck().all() as string[];
   const files = findOrphanFiles(db, store);
   const candidates = [...new Set([...rows, ...files.unreferenced])];
   const named = db.prepare('SELECT 1 FROM backups WHERE config_snapshot_hash = ? LIMIT 1');
@@ -99,8 +97,17 @@ function sweepOrphans(db: DB, store: SnapshotStore, before: number | null): { re
       }
     }).immediate();
   }
-  if (before !== null) for (const tmp of files.temporary) store.removeTemporaryOlderThan(tmp, before);
+  if (before === null || files.temporary.length === 0) return { removed, kept };
+  // A temporary file is named after the hash its writer reserved first: while that record names it, it is being written.
+  db.transaction(() => {
+    for (const tmp of files.temporary) if (!named.get(temporaryHash(tmp))) store.removeTemporaryOlderThan(tmp, before);
+  }).immediate();
   return { removed, kept };
+}
+
+/** The hash in a temporary file's name (.<hash>.<pid>.<time>.<n>.tmp, store/snapshots.ts). */
+function temporaryHash(file: string): string {
+  return path.basename(file).split('.')[1] ?? '';
 }
 
 export function findOrphanFiles(db: DB, store: SnapshotStore): { unreferenced: string[]; temporary: string[] } {
