@@ -145,19 +145,28 @@ test(
       const key = await t.keyFor({ permissions: 'all' });
       assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
 
+      // The disk fills while the backups are in flight: their records are open and cannot be closed.
+      devices.forEach((d, i) => {
+        d.commands!['show running-config'] = fleetConfig(i, 1);
+        d.latency_ms = 40;
+      });
+      const running = () => db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NULL').pluck().get() as number;
+      const inFlight = runner.run(ids, { trigger: 'manual' });
+      for (let i = 0; i < 200 && running() < ids.length; i++) await sleep(10);
       const filler = fillDisk(dataDir);
-      devices.forEach((d, i) => (d.commands!['show running-config'] = fleetConfig(i, 1)));
-      const full = await runner.run(ids, { trigger: 'manual' });
+      const full = await inFlight;
       assert.ok(
         full.every((r) => !r.success && r.failure === 'STORAGE_ERROR'),
         JSON.stringify(full),
       );
+      assert.ok(running() > 0, 'the full disk left records open');
+      assert.ok((await runner.run([ids[0]], { trigger: 'manual' }))[0].message?.includes('already running'), 'while they stay open, the device is skipped');
 
       // Reads do not depend on a write: the key's first use (a last-used write) included.
       assert.equal((await t.api('/api/v1/devices', { key })).status, 200);
       const content = await t.api(`/api/v1/backups/${first[0].backupId}/content`, { key });
       assert.equal(content.status, 200);
-      assert.match(((await content.json()) as { config_text: string }).config_text, /hostname fleet0/);
+      assert.match(((await content.json()) as { config_text: string }).config_text, /hostname fleet\d/);
       const health = await fetch(`${t.url}/healthz`);
       assert.equal(health.status, 503);
       const body = (await health.json()) as { status: string; storage: { problems: { code: string }[] } };
@@ -169,7 +178,6 @@ test(
 
       // Space comes back: records the full disk left open are closed without a restart, and every device backs up.
       rmSync(filler);
-      const running = () => db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NULL').pluck().get() as number;
       for (let i = 0; i < 100 && running() > 0; i++) await sleep(100);
       assert.equal(running(), 0, 'no backup left "running"');
       const after = await runner.run(ids, { trigger: 'manual' });
