@@ -80,7 +80,10 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, dataDir
  * `before` (null: no file goes). Leftover temporary files older than `before` go too.
  */
 function sweepOrphans(db: DB, store: SnapshotStore, before: number | null): { removed: number; kept: number } {
-  const rows = db.prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)').pluck().all() as string[];
+  const rows = db
+    .prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)')
+    .pluck()
+    .all() as string[];
   const files = findOrphanFiles(db, store);
   const candidates = [...new Set([...rows, ...files.unreferenced])];
   const named = db.prepare('SELECT 1 FROM backups WHERE config_snapshot_hash = ? LIMIT 1');
