@@ -82,12 +82,15 @@ test(
       await assert.rejects(snapshots.putAsync(`${big}\nasync\n`), (err: unknown) => err instanceof SnapshotStorageError && err.code === 'ENOSPC');
       assert.deepEqual(files(snapshotsDir), []);
 
+      // The server keeps answering, and says what went wrong until a write goes through again.
       const health = await fetch(`${t.url}/healthz`);
-      assert.equal(health.status, 200, 'the server keeps answering');
+      assert.equal(health.status, 503);
+      assert.match(await health.text(), /WRITE_FAILED.*ENOSPC/);
 
       const [ok] = await runner.run([smallId], { trigger: 'manual' });
       assert.equal(ok.success, true, String(ok.message));
       assert.equal(files(snapshotsDir).length, 1, 'a backup that fits is stored');
+      assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
     } finally {
       await sim.close();
       if (mounted) execFileSync('umount', [snapshotsDir]);
