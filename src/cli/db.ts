@@ -1,6 +1,6 @@
 // `confvault db ...`: online backup of the database and integrity checks.
 import { backupDatabase, checkDatabase, checkTemplatePatterns } from '../features/maintenance/maintenance.service';
-import { pruneBackups } from '../features/maintenance/retention.service';
+import { pruneBackups, retentionPolicy } from '../features/maintenance/retention.service';
 import { checkSnapshots } from '../features/maintenance/snapshots-check';
 import { restoreDatabase } from '../features/maintenance/db-restore';
 import { DB_FILE_NAME, ensureDataDir } from '../app/bootstrap';
@@ -15,7 +15,10 @@ export const dbCommand: Command = {
   confvault db check           database integrity, every referenced snapshot present and matching
                                its hash, orphan files reported, custom template patterns that are
                                not RE2 syntax listed; exits 1 when anything is damaged
-  confvault db prune           apply [retention] now: old records and audit rows, then unreferenced snapshot files
+  confvault db prune [--orphans]
+                               apply [retention] now: old records and audit rows, then snapshot files no
+                               record names and untouched for [retention] orphan_grace_hours (24 h)
+      --orphans                lift the hold a \`db restore\` puts on snapshot files (see below), then prune
   confvault db restore FILE    put the database copy FILE in place of the appliance's database
 
 backup uses SQLite's online backup API, so the appliance keeps serving and backing up devices
@@ -31,12 +34,17 @@ checks FILE first (integrity, a confvault database, a schema version this confva
 readable with this data dir's master.key), then renames the current database to
 confvault.db.replaced-<UTC time> and puts the copy in its place. Nothing changes when a check fails.
 The next \`serve\` migrates a copy from an older version (keeping its own copy first).
+restore also puts a hold on snapshot files (<data_dir>/orphan-sweep.hold): the restored database does
+not name the versions recorded after its copy was taken, and the replaced database needs them to stay
+restorable. Until you run \`confvault db prune --orphans\` (once you keep the restored database), no
+prune, \`serve\` included, deletes any snapshot file. \`serve\` never deletes files at start.
+See docs/snapshot-lifecycle.md.
 
 Exit codes: 0 done, 1 refused or failed (message on stderr), 2 usage error.
 
 ${GLOBAL_OPTIONS_HELP}`,
   async run(argv) {
-    const { values, positionals } = parse(argv, {});
+    const { values, positionals } = parse(argv, { orphans: { type: 'boolean' } });
     const [sub, dest] = positionals;
     const flags = flagsOf(values);
     switch (sub) {
@@ -58,10 +66,13 @@ ${GLOBAL_OPTIONS_HELP}`,
         });
       case 'prune':
         return withAppliance(flags, (a) => {
-          const r = pruneBackups(a.db, consoleActor(), a.snapshots, a.config.retention.keep_days, a.config.retention.keep_min_versions);
+          const policy = { ...retentionPolicy(a.config, true), liftHold: values.orphans === true };
+          const r = pruneBackups(a.db, consoleActor(), a.snapshots, a.dataDir, policy);
           out(`records\t${r.records}`);
           out(`snapshots\t${r.snapshots}`);
           out(`audit\t${r.audit}`);
+          out(`orphans kept\t${r.kept}`);
+          if (r.held) err(`no snapshot file deleted: ${r.held}; lift the hold with \`confvault db prune --orphans\` once you keep this database`);
           return 0;
         });
       case 'restore': {

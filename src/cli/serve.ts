@@ -109,7 +109,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const scheduler = startScheduler(services, runner);
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
     const jobs = startJobPickup(jobExecutorFor(a.db, runner, log), a.db, log);
-    const retention = startRetention(a.db, a.snapshots, config, log);
+    const retention = startRetention(a.db, a.snapshots, a.dataDir, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, log });
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);

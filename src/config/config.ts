@@ -61,6 +61,7 @@ export const configSchema = z
       .object({
         data_dir: z.string().min(1).default('./data'),
         compress_snapshots: z.boolean().default(true),
+        min_free_mb: z.number().int().min(0).max(10_485_760).default(100),
       })
       .strict()
       .prefault({}),
@@ -86,6 +87,7 @@ export const configSchema = z
       .object({
         keep_days: z.number().int().min(0).max(36500).default(0),
         keep_min_versions: z.number().int().min(1).max(100000).default(10),
+        orphan_grace_hours: z.number().int().min(0).max(87600).default(24),
       })
       .strict()
       .prefault({}),

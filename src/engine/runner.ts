@@ -6,6 +6,8 @@ import { finishBackup, type StartedBackup } from '../features/backups/backups.se
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { collectConfig } from './collect';
+import { closeWhenWritable } from '../features/backups/unclosed-backups';
+import { noteWriteError, noteWriteOk } from '../features/maintenance/storage-health';
 import { isBackupRunning, loadBackupJob, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-jobs.service';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
 
@@ -157,6 +159,12 @@ class LoopLag {
   }
 }
 
+/** SQLite's "disk full" and I/O errors: the storage's fault, reported by /healthz. */
+function isStorageError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code);
+}
+
 export class BackupRunner {
   /** Devices being backed up by this process right now. */
   private readonly active = new Set<number>();
@@ -256,6 +264,7 @@ export class BackupRunner {
           ? { ok: true, text: result.text, ignorePatterns: job.template.ignore_patterns }
           : { ok: false, failure: result.failure, message: result.message },
       );
+      noteWriteOk(db);
       log?.info(
         {
           device_id: deviceId,
@@ -285,12 +294,17 @@ export class BackupRunner {
       const f =
         err instanceof SnapshotStorageError
           ? { failure: 'STORAGE_ERROR' as const, message: err.message }
-          : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
+          : isStorageError(err)
+            ? { failure: 'STORAGE_ERROR' as const, message: `The database refused to record the backup (${(err as { code: string }).code}).` }
+            : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
+      if (f.failure === 'STORAGE_ERROR') noteWriteError(db, err);
       if (started) {
         try {
           await finishBackup(db, snapshots, started, { ok: false, ...f });
-        } catch {
-          /* the start-up sweep closes it as interrupted */
+        } catch (closeErr) {
+          // The database refuses writes (disk full): close the record as soon as it takes them again.
+          noteWriteError(db, closeErr);
+          closeWhenWritable(db, snapshots, started, f, log);
         }
       }
       return { ...base, success: false, ...f, durationMs: Date.now() - begun };

@@ -12,6 +12,7 @@ import {
   renameSync,
   rmSync,
   statSync,
+  utimesSync,
   writeSync,
 } from 'node:fs';
 import path from 'node:path';
@@ -71,6 +72,22 @@ function writeAll(fd: number, body: Buffer): void {
   }
 }
 
+/**
+ * Called with the hash before a put() looks for or writes the file: the caller names the hash in its record there
+ * (docs/snapshot-lifecycle.md), so that an orphan sweep in any process sees the file as referenced from then on.
+ */
+export type ReserveSnapshot = (hash: string) => void;
+
+/** A file put() found already stored is about to be referenced again: its mtime restarts the orphan grace period. */
+function touch(file: string): void {
+  try {
+    const now = new Date();
+    utimesSync(file, now, now);
+  } catch {
+    /* the reservation protects it; the grace period is the second line */
+  }
+}
+
 export class SnapshotStore {
   readonly root: string;
   constructor(
@@ -98,11 +115,15 @@ export class SnapshotStore {
    * (temporary file, fsync, rename, fsync of the folder) before this returns, so a record that
    * points at it can be committed safely afterwards.
    */
-  put(text: string): SnapshotInfo {
+  put(text: string, reserve?: ReserveSnapshot): SnapshotInfo {
     const buf = Buffer.from(text, 'utf8');
     const hash = sha256Hex(buf);
+    reserve?.(hash);
     const existing = this.locate(hash);
-    if (existing) return { hash, size: buf.length, stored_size: statSync(existing).size, compressed: existing.endsWith('.gz') };
+    if (existing) {
+      touch(existing);
+      return { hash, size: buf.length, stored_size: statSync(existing).size, compressed: existing.endsWith('.gz') };
+    }
     const body = this.compress ? gzipSync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
     const dir = this.dirFor(hash);
     const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
@@ -136,11 +157,15 @@ export class SnapshotStore {
    * are asynchronous (measured on a 2-vCPU machine: put() of 10 MB blocks 100-250 ms, of 32 MB over a second).
    * Same file, same guarantees, same errors.
    */
-  async putAsync(text: string): Promise<SnapshotInfo> {
+  async putAsync(text: string, reserve?: ReserveSnapshot): Promise<SnapshotInfo> {
     const buf = Buffer.from(text, 'utf8');
     const hash = Buffer.from(await webcrypto.subtle.digest('SHA-256', buf)).toString('hex');
+    reserve?.(hash);
     const existing = this.locate(hash);
-    if (existing) return { hash, size: buf.length, stored_size: (await fsp.stat(existing)).size, compressed: existing.endsWith('.gz') };
+    if (existing) {
+      touch(existing);
+      return { hash, size: buf.length, stored_size: (await fsp.stat(existing)).size, compressed: existing.endsWith('.gz') };
+    }
     const body = this.compress ? await gzipAsync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
     const dir = this.dirFor(hash);
     const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
@@ -199,6 +224,28 @@ export class SnapshotStore {
   remove(hash: string): void {
     const file = this.locate(hash);
     if (file) rmSync(file, { force: true });
+  }
+
+  /**
+   * Remove the stored file of a hash when it was last written or reused before `before` (epoch ms); true when it
+   * went. The caller holds the database's write lock and has seen that no record names the hash.
+   */
+  removeIfUntouchedSince(hash: string, before: number): boolean {
+    const file = this.locate(hash);
+    if (!file || statSync(file).mtimeMs >= before) return false;
+    rmSync(file, { force: true });
+    return true;
+  }
+
+  /** Remove a leftover temporary file older than `before`; true when it went (a live write's file is younger). */
+  removeTemporaryOlderThan(file: string, before: number): boolean {
+    try {
+      if (statSync(file).mtimeMs >= before) return false;
+      rmSync(file, { force: true });
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /** Every stored hash, and leftover temporary files from an interrupted write. */

@@ -3,12 +3,14 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readdirSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { BackupRunner } from '../../src/engine/runner';
 import { SnapshotStorageError } from '../../src/store/snapshots';
 import { startSimulator, loadTranscript } from '../sim/simulator';
-import { REPO_ROOT, startTestAppliance } from '../helpers/appliance';
+import { REPO_ROOT, startTestAppliance, tempDir } from '../helpers/appliance';
+import { fleetConfig, fleetDevices, seedFleet, writeConf } from '../helpers/fault';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
@@ -80,16 +82,118 @@ test(
       await assert.rejects(snapshots.putAsync(`${big}\nasync\n`), (err: unknown) => err instanceof SnapshotStorageError && err.code === 'ENOSPC');
       assert.deepEqual(files(snapshotsDir), []);
 
+      // The server keeps answering, and says what went wrong until a write goes through again.
       const health = await fetch(`${t.url}/healthz`);
-      assert.equal(health.status, 200, 'the server keeps answering');
+      assert.equal(health.status, 503);
+      assert.match(await health.text(), /WRITE_FAILED.*ENOSPC/);
 
       const [ok] = await runner.run([smallId], { trigger: 'manual' });
       assert.equal(ok.success, true, String(ok.message));
       assert.equal(files(snapshotsDir).length, 1, 'a backup that fits is stored');
+      assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
     } finally {
       await sim.close();
       if (mounted) execFileSync('umount', [snapshotsDir]);
       await t.close();
+    }
+  },
+);
+
+/** Fill the file system holding `dir` with one file until it refuses more; returns the file. */
+function fillDisk(dir: string): string {
+  const file = path.join(dir, 'filler');
+  const fd = openSync(file, 'w');
+  try {
+    for (let chunk = 1 << 20; chunk >= 512;) {
+      try {
+        writeSync(fd, Buffer.alloc(chunk, 1));
+      } catch {
+        chunk >>= 1;
+      }
+    }
+  } finally {
+    closeSync(fd);
+  }
+  return file;
+}
+
+test(
+  'data dir on a full 20 MB tmpfs: reads answer 200, /healthz says 503 and why; once space is freed no record stays running and every device backs up',
+  { skip: isRoot ? false : 'needs root to mount a tmpfs', timeout: 120_000 },
+  async (tc) => {
+    const dir = tempDir();
+    const dataDir = path.join(dir, 'data');
+    mkdirSync(dataDir);
+    try {
+      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dataDir], { stdio: 'pipe' });
+    } catch (err) {
+      rmSync(dir, { recursive: true, force: true });
+      tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
+      return;
+    }
+    const conf = writeConf(dir, '[storage]\nmin_free_mb = 1\n[backup]\nretries = 0\n');
+    const t = await startTestAppliance({ CONFVAULT_CONFIG: conf }, { dataDir });
+    const devices = fleetDevices(4);
+    const sim = await startSimulator({ devices });
+    try {
+      const { db, secrets, snapshots, config } = t.services;
+      seedFleet(t.services, devices, sim.port);
+      const ids = db.prepare('SELECT id FROM devices ORDER BY id').pluck().all() as number[];
+      const runner = new BackupRunner({ db, secrets, snapshots, config });
+      const first = await runner.run(ids, { trigger: 'manual' });
+      assert.ok(
+        first.every((r) => r.success),
+        JSON.stringify(first),
+      );
+      const key = await t.keyFor({ permissions: 'all' });
+      assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+
+      // The disk fills while the backups are in flight: their records are open and cannot be closed.
+      devices.forEach((d, i) => {
+        d.commands!['show running-config'] = fleetConfig(i, 1);
+        d.latency_ms = 40;
+      });
+      const running = () => db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NULL').pluck().get() as number;
+      const inFlight = runner.run(ids, { trigger: 'manual' });
+      for (let i = 0; i < 200 && running() < ids.length; i++) await sleep(10);
+      const filler = fillDisk(dataDir);
+      const full = await inFlight;
+      assert.ok(
+        full.every((r) => !r.success && r.failure === 'STORAGE_ERROR'),
+        JSON.stringify(full),
+      );
+      assert.ok(running() > 0, 'the full disk left records open');
+      assert.ok((await runner.run([ids[0]], { trigger: 'manual' }))[0].message?.includes('already running'), 'while they stay open, the device is skipped');
+
+      // Reads do not depend on a write: the key's first use (a last-used write) included.
+      assert.equal((await t.api('/api/v1/devices', { key })).status, 200);
+      const content = await t.api(`/api/v1/backups/${first[0].backupId}/content`, { key });
+      assert.equal(content.status, 200);
+      assert.match(((await content.json()) as { config_text: string }).config_text, /hostname fleet\d/);
+      const health = await fetch(`${t.url}/healthz`);
+      assert.equal(health.status, 503);
+      const body = (await health.json()) as { status: string; storage: { problems: { code: string }[] } };
+      assert.notEqual(body.status, 'ok');
+      assert.ok(
+        body.storage.problems.some((p) => p.code === 'LOW_DISK_SPACE'),
+        JSON.stringify(body),
+      );
+
+      // Space comes back: records the full disk left open are closed without a restart, and every device backs up.
+      rmSync(filler);
+      for (let i = 0; i < 100 && running() > 0; i++) await sleep(100);
+      assert.equal(running(), 0, 'no backup left "running"');
+      const after = await runner.run(ids, { trigger: 'manual' });
+      assert.ok(
+        after.every((r) => r.success),
+        JSON.stringify(after),
+      );
+      assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+    } finally {
+      await sim.close();
+      await t.close();
+      execFileSync('umount', [dataDir]);
+      rmSync(dir, { recursive: true, force: true });
     }
   },
 );

@@ -53,13 +53,14 @@ export interface TestAppliance {
 
 let userSeq = 0;
 
+/** `opts.dataDir`: a data dir of the test's own (a small file system, say) instead of one in the temporary folder. */
 export async function startTestAppliance(
   overrides: Record<string, string> = {},
   /** Where the JSON log goes (stdout otherwise): a test that reads the log lines. */
-  opts: { log?: NodeJS.WritableStream } = {},
+  opts: { log?: NodeJS.WritableStream; dataDir?: string } = {},
 ): Promise<TestAppliance> {
   const dir = tempDir();
-  const config = loadConfig({ dataDir: path.join(dir, 'data'), listen: '127.0.0.1:0' }, { CONFVAULT_LOG_LEVEL: 'silent', ...overrides });
+  const config = loadConfig({ dataDir: opts.dataDir ?? path.join(dir, 'data'), listen: '127.0.0.1:0' }, { CONFVAULT_LOG_LEVEL: 'silent', ...overrides });
   const appliance = openAppliance({}, config);
   await ensureFirstAdmin(appliance.db, 'admin-password-1');
   const services: AppServices = buildServices({

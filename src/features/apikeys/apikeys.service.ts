@@ -1,4 +1,5 @@
 // API keys: `cv_` + 32 random bytes, shown once; verified by SHA-256 (never argon2) and a cached principal on every request; a key seen in a URL is revoked as exposed.
+import { bestEffortWrite } from '../maintenance/storage-health';
 import { hasControlCharacters } from '../../lib/names';
 import { createHash, hash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
@@ -252,7 +253,8 @@ export function authenticateApiKey(db: DB, key: string, now = Date.now()): Princ
   const row = entry.row;
   if (keyState(row, now) !== 'active') return null;
   if (row.last_used_at === null || now - row.last_used_at >= TOUCH_INTERVAL_MS) {
-    touchKey(db, row.key_id, now);
+    // Bookkeeping: a full disk must not turn every authenticated read into a 500.
+    bestEffortWrite(db, 'api key last-used time', () => touchKey(db, row.key_id, now));
     row.last_used_at = now;
   }
   return entry.principal;

@@ -36,7 +36,8 @@ export function toBackupRecordDto(r: BackupListRow, tz: string): BackupRecordDto
     finished_at: formatNullable(r.finished_at, tz),
     success: r.success === 1,
     error_message: r.error_message,
-    config_snapshot_hash: r.config_snapshot_hash,
+    // A running record already names the snapshot it is writing (docs/snapshot-lifecycle.md): not a stored version yet.
+    config_snapshot_hash: r.success === 1 ? r.config_snapshot_hash : null,
   };
 }
 

@@ -21,6 +21,7 @@ import {
   latestSuccessfulFingerprint,
   lastChangedBackupRow,
   previousSuccessfulBackupId,
+  reserveSnapshot,
   setDeviceLastBackup,
   updateFinishedBackup,
   upsertSnapshot,
@@ -84,8 +85,9 @@ function versionKind(db: DB, started: StartedBackup, fingerprint: string): { cha
 export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly string[] } | { ok: false; failure: FailureType; message: string };
 
 /**
- * Complete a started backup. A successful text is written to the snapshot store (durably) before the
- * transaction that points the record at it commits, so a crash leaves at worst an unreferenced file.
+ * Complete a started backup (docs/snapshot-lifecycle.md). The running record names the snapshot's hash before the
+ * file is written or reused (so no orphan sweep takes it), the text is written to the snapshot store (durably), then
+ * the transaction that marks the record successful commits; a crash leaves at worst an unreferenced file.
  * Hashing, compression and the file writes run off the event loop (SnapshotStore.putAsync), and the record commits
  * without an fsync of its own (withEngineSync, db/open.ts): a fleet run finishes dozens of backups a second while
  * the same process answers HTTP.
@@ -100,7 +102,7 @@ export async function finishBackup(
   if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt));
   // Computed before the transaction: the write lock is not held while the text is hashed.
   const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
-  const snap = await store.putAsync(outcome.text);
+  const snap = await store.putAsync(outcome.text, (hash) => withEngineSync(db, () => reserveSnapshot(db, started.id, hash)));
   return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
 }
 
@@ -111,7 +113,8 @@ export async function finishBackup(
 export function finishBackupSync(db: DB, store: SnapshotStore, started: StartedBackup, outcome: BackupOutcome, finishedAt = Date.now()): FinishedBackup {
   if (!outcome.ok) return recordFinishedBackup(db, started, outcome, null, finishedAt);
   const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
-  return recordFinishedBackup(db, started, outcome, { snap: store.put(outcome.text), fingerprint }, finishedAt);
+  const snap = store.put(outcome.text, (hash) => reserveSnapshot(db, started.id, hash));
+  return recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt);
 }
 
 /** `first`: the device's first stored version (which is never a change). */

@@ -150,6 +150,14 @@ export function upsertSnapshot(db: DB, s: { hash: string; size: number; stored_s
   ).run(s.hash, s.size, s.stored_size, s.compressed ? 1 : 0, Date.now());
 }
 
+/**
+ * Name the snapshot a running backup is about to write or reuse, before the file is touched: from this commit on,
+ * an orphan sweep in any process sees the hash as referenced (docs/snapshot-lifecycle.md).
+ */
+export function reserveSnapshot(db: DB, backupId: string, hash: string): void {
+  prepareCached(db, 'UPDATE backups SET config_snapshot_hash = ? WHERE id = ? AND finished_at IS NULL').run(hash, backupId);
+}
+
 export function setDeviceLastBackup(db: DB, deviceId: number, backupId: string): void {
   prepareCached(db, 'UPDATE devices SET last_backup_id = ? WHERE id = ?').run(backupId, deviceId);
 }
@@ -166,7 +174,7 @@ export function runningBackupForDevice(db: DB, deviceId: number): string | undef
 export function closeInterruptedBackups(db: DB, at: number, startedBefore = at): number {
   return db
     .prepare(
-      `UPDATE backups SET finished_at = @at, success = 0, failure_type = 'INTERRUPTED',
+      `UPDATE backups SET finished_at = @at, success = 0, failure_type = 'INTERRUPTED', config_snapshot_hash = NULL,
               error_message = 'Interrupted: the appliance stopped before this backup finished',
               duration_ms = @at - started_at
         WHERE finished_at IS NULL AND +started_at <= @before`,

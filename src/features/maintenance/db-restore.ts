@@ -9,6 +9,7 @@ import { openDatabase, type DB } from '../../db/open';
 import { MASTER_KEY_FILE } from '../../identity/secrets';
 import { openSecretBox } from '../credentials/master-key.service';
 import { checkDatabase } from './maintenance.service';
+import { placeSweepHold } from './sweep-hold';
 
 /**
  * `serve` holds an exclusive SQLite write lock on <data_dir>/serve.lock for as long as it runs. The operating system
@@ -127,7 +128,8 @@ function settle(dbFile: string): void {
  * Restore `source` as the database of `dataDir`. Refused while a server runs there (it holds serve.lock; this takes
  * the lock for the duration, so no server starts midway). The copy is made through SQLite's backup API into the data
  * dir (a source with its own -wal is read whole), checked there, and only then swapped in; the database it replaces
- * is renamed confvault.db.replaced-<UTC time>. A refused or failed restore leaves the database as it was.
+ * is renamed confvault.db.replaced-<UTC time>, and a hold (sweep-hold.ts) keeps every snapshot file until the operator
+ * lifts it. A refused restore leaves the database as it was.
  */
 export async function restoreDatabase(dataDir: string, dbFileName: string, source: string, now = Date.now()): Promise<RestoreReport> {
   const src = path.resolve(source);
@@ -157,6 +159,8 @@ export async function restoreDatabase(dataDir: string, dbFileName: string, sourc
       renameSync(dbFile, replaced);
       for (const side of ['-wal', '-shm']) rmSync(dbFile + side, { force: true });
     }
+    // Before the swap: from the moment the restored database is in place, no sweep may take the replaced one's files.
+    placeSweepHold(dataDir, `${stamp(now)}: ${src} restored${replaced ? `, replacing ${path.basename(replaced)}` : ''}`);
     try {
       renameSync(staged, dbFile);
     } catch (err) {

@@ -1,25 +1,54 @@
-// Retention: prune backup records and audit rows older than [retention] keep_days (keeping the newest N versions per device), unreferenced snapshots; one audit row sums it up.
+// Retention: prune backup records and audit rows older than [retention] keep_days (keeping the newest N versions per device), then sweep unreferenced snapshots (docs/snapshot-lifecycle.md); one audit row sums it up.
+import path from 'node:path';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config';
 import type { DB } from '../../db/open';
 import type { SnapshotStore } from '../../store/snapshots';
 import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
 import { pruneAudit, recordAudit } from '../audit/audit.service';
+import { liftSweepHold, readSweepHold } from './sweep-hold';
 
 export interface PruneResult {
   records: number;
+  /** Snapshot files removed. */
   snapshots: number;
   /** Audit rows older than keep_days. */
   audit: number;
+  /** Unreferenced snapshot files kept: younger than the grace period, or every one while a restore hold is in place. */
+  kept: number;
+  /** Why no file was swept at all, when none was: a restore hold, or a run that does not sweep. */
+  held: string | null;
+}
+
+export interface PrunePolicy {
+  keepDays: number;
+  keepMin: number;
+  /** Only files untouched this long are swept ([retention] orphan_grace_hours). */
+  graceHours: number;
+  /** false: records, audit rows and snapshot rows only, no file removed (the run at `serve` start). */
+  sweepFiles: boolean;
+  /** The operator's `db prune --orphans`: lift a restore's hold first. */
+  liftHold?: boolean;
+}
+
+/** Hashes re-checked and swept per write transaction: the lock is held for a bounded time, writers get in between. */
+const SWEEP_BATCH = 200;
+
+export function retentionPolicy(config: Readonly<AppConfig>, sweepFiles: boolean): PrunePolicy {
+  const r = config.retention;
+  return { keepDays: r.keep_days, keepMin: r.keep_min_versions, graceHours: r.orphan_grace_hours, sweepFiles };
 }
 
 /**
- * Delete records and audit rows past retention, then snapshot files no record points at; keep_days 0 keeps both
- * forever. When anything went, one audit row (written after the old ones were deleted) says what and who.
+ * Delete records and audit rows past retention (keep_days 0 keeps both forever), then the snapshots no record names.
+ * A file goes only when, under the database's write lock, no record of any state names its hash (a running backup
+ * names it before writing or reusing the file) and it is untouched for the grace period; no file goes while a
+ * restore's hold is in place. When anything went, one audit row (written after the old ones went) says what and who.
  */
-export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, keepDays: number, keepMin: number, now = Date.now()): PruneResult {
+export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, dataDir: string, policy: PrunePolicy, now = Date.now()): PruneResult {
   let records = 0;
   let audit = 0;
+  const { keepDays, keepMin } = policy;
   if (keepDays > 0) {
     audit = pruneAudit(db, now - keepDays * 86_400_000);
     records = db
@@ -32,19 +61,11 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, keepDay
       )
       .run(keepMin, now - keepDays * 86_400_000).changes;
   }
-  const orphans = db
-    .prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)')
-    .pluck()
-    .all() as string[];
-  const del = db.prepare('DELETE FROM snapshots WHERE hash = ?');
-  for (const hash of orphans) {
-    // Row first: a crash between the two leaves a file that `db check` reports and the next prune removes.
-    del.run(hash);
-    store.remove(hash);
-  }
-  const fileOrphans = findOrphanFiles(db, store);
-  for (const h of fileOrphans.unreferenced) store.remove(h);
-  const result = { records, snapshots: orphans.length + fileOrphans.unreferenced.length, audit };
+  if (policy.liftHold) liftSweepHold(dataDir);
+  const hold = readSweepHold(dataDir);
+  const held = !policy.sweepFiles ? 'this run does not sweep files' : hold;
+  const sweep = sweepOrphans(db, store, held === null ? now - policy.graceHours * 3_600_000 : null);
+  const result = { records, snapshots: sweep.removed, audit, kept: sweep.kept, held };
   if (result.records || result.snapshots || result.audit) {
     db.transaction(() => {
       recordAudit(db, actor, { action: 'retention.prune', target: 'backups', details: { ...result, keep_days: keepDays, keep_min_versions: keepMin } }, now);
@@ -53,24 +74,68 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, keepDay
   return result;
 }
 
+/**
+ * Unreferenced snapshot rows and files: each candidate is re-checked inside a write transaction, so a backup that
+ * named the hash in between (any process) keeps it. Rows of unreferenced hashes go; files go when untouched since
+ * `before` (null: no file goes). Leftover temporary files older than `before` go too.
+ */
+function sweepOrphans(db: DB, store: SnapshotStore, before: number | null): { removed: number; kept: number } {
+  const rows = db
+    .prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)')
+    .pluck()
+    .all() as string[];
+  const files = findOrphanFiles(db, store);
+  const candidates = [...new Set([...rows, ...files.unreferenced])];
+  const named = db.prepare('SELECT 1 FROM backups WHERE config_snapshot_hash = ? LIMIT 1');
+  const delRow = db.prepare('DELETE FROM snapshots WHERE hash = ?');
+  let removed = 0;
+  let kept = 0;
+  for (let i = 0; i < candidates.length; i += SWEEP_BATCH) {
+    db.transaction(() => {
+      for (const hash of candidates.slice(i, i + SWEEP_BATCH)) {
+        if (named.get(hash)) continue;
+        delRow.run(hash);
+        if (before !== null && store.removeIfUntouchedSince(hash, before)) removed++;
+        else if (store.locate(hash)) kept++;
+      }
+    }).immediate();
+  }
+  if (before === null || files.temporary.length === 0) return { removed, kept };
+  // A temporary file is named after the hash its writer reserved first: while that record names it, it is being written.
+  db.transaction(() => {
+    for (const tmp of files.temporary) if (!named.get(temporaryHash(tmp))) store.removeTemporaryOlderThan(tmp, before);
+  }).immediate();
+  return { removed, kept };
+}
+
+/** The hash in a temporary file's name (.<hash>.<pid>.<time>.<n>.tmp, store/snapshots.ts). */
+function temporaryHash(file: string): string {
+  return path.basename(file).split('.')[1] ?? '';
+}
+
 export function findOrphanFiles(db: DB, store: SnapshotStore): { unreferenced: string[]; temporary: string[] } {
   const { hashes, temporary } = store.scan();
   const known = db.prepare('SELECT 1 FROM backups WHERE config_snapshot_hash = ? LIMIT 1');
   return { unreferenced: hashes.filter((h) => !known.get(h)), temporary };
 }
 
-/** In `serve`: prune at start and once a day. */
-export function startRetention(db: DB, store: SnapshotStore, config: Readonly<AppConfig>, log: Logger): NodeJS.Timeout {
-  const run = () => {
+/**
+ * In `serve`: records and audit rows at start (no file is swept then: a restored or copied-in database may not name
+ * files another one still needs), then the full prune once a day.
+ */
+export function startRetention(db: DB, store: SnapshotStore, dataDir: string, config: Readonly<AppConfig>, log: Logger): NodeJS.Timeout {
+  const run = (sweepFiles: boolean) => {
     try {
-      const r = pruneBackups(db, SYSTEM_ACTOR, store, config.retention.keep_days, config.retention.keep_min_versions);
+      const r = pruneBackups(db, SYSTEM_ACTOR, store, dataDir, retentionPolicy(config, sweepFiles));
       if (r.records || r.snapshots || r.audit) log.info(r, 'retention pruned backups and audit rows');
+      if (sweepFiles && r.held)
+        log.warn({ hold: r.held, kept: r.kept }, 'orphan snapshot files kept: a restore hold is in place (lift it with `confvault db prune --orphans`)');
     } catch (err) {
       log.error({ err }, 'retention failed');
     }
   };
-  setImmediate(run);
-  const timer = setInterval(run, 86_400_000);
+  setImmediate(() => run(false));
+  const timer = setInterval(() => run(true), 86_400_000);
   timer.unref();
   return timer;
 }

@@ -5,7 +5,11 @@ import type { CheckReport } from './maintenance.service';
 import { findOrphanFiles } from './retention.service';
 
 export function checkSnapshots(db: DB, store: SnapshotStore): CheckReport {
-  const referenced = db.prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL').pluck().all() as string[];
+  // Stored versions only: a running backup names its snapshot before the file is written (docs/snapshot-lifecycle.md).
+  const referenced = db
+    .prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL AND success = 1')
+    .pluck()
+    .all() as string[];
   const missing: string[] = [];
   const corrupt: string[] = [];
   for (const hash of referenced) {
@@ -22,7 +26,7 @@ export function checkSnapshots(db: DB, store: SnapshotStore): CheckReport {
     `snapshots referenced: ${referenced.length}`,
     missing.length ? `snapshots missing: ${missing.length} (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''})` : 'snapshots missing: 0',
     corrupt.length ? `snapshots failing their hash: ${corrupt.length} (${corrupt.slice(0, 5).join(', ')})` : 'snapshots failing their hash: 0',
-    `orphan snapshot files: ${orphans.unreferenced.length}${orphans.unreferenced.length ? ' (removed by the next retention run)' : ''}`,
+    `orphan snapshot files: ${orphans.unreferenced.length}${orphans.unreferenced.length ? ' (removed by `db prune` once untouched for [retention] orphan_grace_hours)' : ''}`,
     `leftover temporary files: ${orphans.temporary.length}`,
     `backups still marked running: ${running}`,
   ];

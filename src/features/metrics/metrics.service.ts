@@ -1,4 +1,6 @@
 // Prometheus metrics of one appliance: process counters (backups, HTTP requests) and gauges read from the database at scrape time.
+import path from 'node:path';
+import { freeBytes } from '../maintenance/storage-health';
 import { statSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DB } from '../../db/open';
@@ -147,6 +149,16 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     registers,
     collect() {
       this.set(readStorageCounts(src.db).snapshot_files);
+    },
+  });
+
+  new Gauge({
+    name: 'confvault_data_dir_free_bytes',
+    help: 'Bytes free to the appliance on the file system of the data dir (database and snapshots)',
+    registers,
+    collect() {
+      const free = freeBytes(path.dirname(src.dbFile));
+      if (free !== null) this.set(free);
     },
   });
 

@@ -1,4 +1,5 @@
 // Web sessions: 32 random bytes in an HttpOnly cookie, stored hashed, with idle and absolute expiry and a CSRF token.
+import { bestEffortWrite } from '../../features/maintenance/storage-health';
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { userPrincipal } from '../../features/apikeys/apikeys.service';
@@ -58,7 +59,7 @@ export function resolveSession(db: DB, cookie: string | undefined, now = Date.no
     deleteSession(db, idHash);
     return null;
   }
-  if (now - row.last_seen_at >= TOUCH_INTERVAL_MS) touchSession(db, idHash, now);
+  if (now - row.last_seen_at >= TOUCH_INTERVAL_MS) bestEffortWrite(db, 'session last-seen time', () => touchSession(db, idHash, now));
   return {
     idHash,
     userId: row.user_id,
