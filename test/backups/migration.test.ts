@@ -17,6 +17,7 @@ const running = ios.commands['show running-config'];
 const older = running.replace(' description printer-2F', ' description printer-1F');
 const OX = ['ox-sw1', 'ox-sw2', 'ox-sw3'];
 const RA = ['ra-sw1', 'ra-sw2', 'ra-sw3'];
+const FILE = 'file-sw1';
 const DATES = ['2026-02-01T08:00:00Z', '2026-03-01T08:00:00Z'];
 
 let t: TestAppliance;
@@ -29,7 +30,7 @@ before(async () => {
   t = await startTestAppliance();
   dataArgs = ['--data-dir', t.services.dataDir];
   scratch = tempDir('confvault-migration-');
-  const names = [...OX, ...RA];
+  const names = [...OX, ...RA, FILE];
   sim = await startSimulator({ devices: names.map((name) => ({ name, hostname: name, transcript: ios, username: name, password: ios.password })) });
   const { db, secrets } = t.services;
   const template_id = seedBuiltinTemplate(db, 'cisco-ios');
@@ -96,6 +97,20 @@ test('a RANCID history (content type, header, secrets commented out, users sorte
   assert.match(text, /^enable secret <removed>$/m, 'a secret RANCID removed is stored as removed, uncommented');
   assert.doesNotMatch(text, /^!.*<removed>/m);
   assert.doesNotMatch(text, /<secret:[0-9a-f]{8}>.*<removed>|<removed>.*<secret:/m);
+});
+
+test('backup import --file of a raw show running-config (build lines, byte count, change stamps) then a live backup: no change', async () => {
+  const file = path.join(scratch, 'raw.cfg');
+  writeFileSync(file, running.replaceAll('core-sw1', FILE));
+  const r = runCli(['backup', 'import', '--device', String(ids.get(FILE)), '--file', file, ...dataArgs]);
+  assert.equal(r.status, 0, r.stderr);
+  const live = await runCliAsync(['backup', 'run', '--device', String(ids.get(FILE)), ...dataArgs]);
+  assert.equal(live.status, 0, live.stderr);
+  assert.deepEqual(changedRows(ids.get(FILE)!), [
+    { trigger: 'import', changed: 0 },
+    { trigger: 'cli', changed: 0 },
+  ]);
+  assert.doesNotMatch(newestImport(ids.get(FILE)!), /^Building configuration|^Current configuration|^ntp clock-period/m);
 });
 
 test('the history shows the imported versions at their commit times', async () => {
