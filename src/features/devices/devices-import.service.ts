@@ -8,6 +8,8 @@ import { recordAudit } from '../audit/audit.service';
 import { heldDevices } from './device-holds.service';
 import { DEFAULT_ROUTER_DB_FIELDS, parseDeviceCsv, parseRouterDb, parseRouterDbFields, type RawDevice, type RawRow } from './devices-csv';
 import { loadInventoryRefs } from './devices-import-refs';
+import { loginCredentials } from './devices-import-logins';
+import type { SecretBox } from '../../identity/secrets';
 import { modelTemplates, rowErrors, sortRowErrors, toDeviceInput, toDevicePatch, type RowRefs } from './devices-import-rows';
 import { getDeviceIdByName } from './devices-import.store';
 import { createDevice, getDevice, updateDevice, type Device, type DevicePatch } from './devices.service';
@@ -28,6 +30,14 @@ export interface ImportSource {
   credential?: string;
   /** router.db only: the layout of its lines, as Oxidized's source map (default `name:model:group`). */
   fields?: string;
+  /**
+   * Encrypts the file's logins into credentials (devices-import-logins.ts): a CSV's username, password and
+   * enable_secret cells, and a router.db's username, password and enable fields when `logins` is set too.
+   * Without it a file with login cells is refused: secrets are taken only where the caller asked for them.
+   */
+  secrets?: SecretBox;
+  /** router.db only: read each line's username, password and enable fields (needs `secrets`); else they are never read. */
+  logins?: boolean;
   /**
    * A row naming an existing device updates it (needs devices.update, the device in the caller's scope): the
    * row's non-empty cells are set, empty ones left as they are. Without it such a row is refused.
@@ -111,8 +121,8 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
       if (defaultCredential && 'error' in defaultCredential) {
         throw ApiError.validation([{ field: 'credential', message: defaultCredential.error }], defaultCredential.error);
       }
-      if (source.format === 'router.db' && !defaultCredential) {
-        const message = 'a router.db import needs one credential for all its devices (its passwords are not imported)';
+      if (source.format === 'router.db' && !defaultCredential && !source.logins) {
+        const message = 'a router.db import needs one credential for all its devices (or its logins imported, --logins)';
         throw ApiError.validation([{ field: 'credential', message }], message);
       }
       const ctx: RowContext = {
@@ -121,6 +131,7 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
         templates: modelTemplates(refs),
         seen: new Map(),
         update: !!source.update,
+        login: source.secrets ? loginCredentials(db, actor, source.secrets, refs) : null,
       };
       const rows = raw.map((r) => importRow(db, actor, r, ctx));
       const held = heldDevices(
@@ -151,14 +162,25 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
 }
 
 function readSource(source: ImportSource): RawRow[] {
-  if (source.format === 'router.db') return parseRouterDb(source.text, parseRouterDbFields(source.fields ?? DEFAULT_ROUTER_DB_FIELDS));
-  return parseDeviceCsv(source.text, { update: source.update });
+  if (source.logins && !source.secrets)
+    throw ApiError.validation([{ field: 'logins', message: 'logins are imported through the CLI' }], 'logins are imported through the CLI');
+  const rows =
+    source.format === 'router.db'
+      ? parseRouterDb(source.text, parseRouterDbFields(source.fields ?? DEFAULT_ROUTER_DB_FIELDS), { logins: source.logins })
+      : parseDeviceCsv(source.text, { update: source.update });
+  if (!source.secrets && rows.some((r) => r.login)) {
+    const message = 'the file has username, password or enable_secret cells: logins are imported with confvault device import (encrypted as credentials)';
+    throw ApiError.validation([{ field: 'file', message }], message);
+  }
+  return rows;
 }
 
 interface RowContext extends RowRefs {
   /** Names met earlier in the file (name key → row). */
   seen: Map<string, number>;
   update: boolean;
+  /** The credential of a row's login (null: the source has no secret box). */
+  login: ReturnType<typeof loginCredentials> | null;
 }
 
 function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRowResult {
@@ -172,6 +194,11 @@ function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRo
   }
   const existing = ctx.update && name !== '' ? getDeviceIdByName(db, name) : undefined;
   try {
+    if (raw.login && ctx.login && result.errors.length === 0) {
+      const credential = ctx.login({ ...raw, login: raw.login });
+      if ('error' in credential) result.errors.push({ field: 'credential', message: credential.error });
+      else raw.credentialId = credential.id;
+    }
     // Inside the import's transaction, the service's own transaction is a savepoint: a refused row leaves nothing.
     if (existing !== undefined) updateRow(db, actor, raw, existing, ctx, result);
     else {
