@@ -26,7 +26,7 @@ const HELP = `Usage:
   confvault device add --name NAME --hostname HOST --credential CRED --template TPL [--port N]
                        [--protocol ssh|telnet] [--group GROUP] [--description TEXT] [--schedule CRON] [--disabled]
   confvault device import FILE [--dry-run] [--mode all|valid] [--format csv|router.db] [--credential CRED]
-                       [--fields LAYOUT] [--logins] [--update]
+                       [--fields LAYOUT] [--logins [--cloginrc FILE]] [--update]
   confvault device export [FILE] [--group ID]
 
 list     One line per device, tab-separated: id, name, hostname, template, group, last backup
@@ -52,6 +52,9 @@ import   Creates (with --update, also updates) the devices of FILE (- for standa
          never read without it) become encrypted credentials: the one the credential cell names (reused
          when it holds the same login, created when none has that name), else <username>@<group>, one per
          login and group, usable by that group's devices. Secrets are never printed.
+         --cloginrc: with --logins, RANCID's .cloginrc gives the login of router.db lines without one
+         (its add user, add password USER-PW ENABLE-PW and add method lines; first matching glob wins).
+         A RANCID 3 router.db (name;type;state) is read with --fields name:model:skip.
          --fields: a router.db's layout as Oxidized's source map (default ${DEFAULT_ROUTER_DB_FIELDS}; for
          example name:ip:model:username:password:enable). Oxidized models map to templates (ios to
          cisco-ios, junos to juniper-junos, ...); groups must exist.
@@ -151,6 +154,7 @@ export const deviceCommand: Command = {
       fields: { type: 'string' },
       update: { type: 'boolean' },
       logins: { type: 'boolean' },
+      cloginrc: { type: 'string' },
     });
     const [sub, arg, extra] = positionals;
     const flags = flagsOf(values);
@@ -221,7 +225,9 @@ export const deviceCommand: Command = {
         if (values.fields !== undefined && format !== 'router.db') throw new UsageError('device import: --fields is for --format router.db');
         if (values.logins && format !== 'router.db')
           throw new UsageError('device import: --logins is for --format router.db (a CSV’s login columns are always read)');
+        if (values.cloginrc !== undefined && !values.logins) throw new UsageError('device import: --cloginrc needs --logins');
         const text = readInput(arg);
+        const cloginrc = values.cloginrc === undefined ? undefined : readInput(values.cloginrc);
         return withAppliance(flags, (a) => {
           const source = {
             format,
@@ -230,6 +236,7 @@ export const deviceCommand: Command = {
             fields: values.fields,
             update: values.update === true,
             logins: values.logins,
+            cloginrc,
             secrets: a.secrets,
           };
           const dryRun = values['dry-run'] === true;

@@ -9,7 +9,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { seedCredential, seedGroup } from '../helpers/seed';
 
-const SECRETS = ['Csv-Pw-1111', 'Csv-En-2222', 'Rdb-Pw-3333', 'Rdb-En-4444', 'Rdb-Pw-5555', 'Other-Pw-6666'];
+const SECRETS = ['Csv-Pw-1111', 'Csv-En-2222', 'Rdb-Pw-3333', 'Rdb-En-4444', 'Rdb-Pw-5555', 'Other-Pw-6666', 'never-used-default'];
 let t: TestAppliance;
 let dir = '';
 let data: string[] = [];
@@ -109,4 +109,29 @@ test('the web and API doors (no secret box) refuse a file with login cells rathe
       applyDeviceImport(t.services.db, SYSTEM_ACTOR, { format: 'csv', text: `name,hostname,template,password\nw1,192.0.2.9,cisco-ios,${SECRETS[0]}\n` }, 'all'),
     /logins are imported with confvault device import/,
   );
+});
+
+test('a RANCID router.db with a .cloginrc: with --logins its add user / add password / add method lines give each device its login', async () => {
+  const cloginrc = file(
+    'cloginrc',
+    [
+      '# RANCID clogin configuration',
+      'add method rt-edge* {ssh} {telnet}',
+      'add method * {telnet}',
+      'add user rt-* rancid',
+      `add password rt-edge* {${SECRETS[5]}} {${SECRETS[3]}}`,
+      'add password * {never-used-default}',
+      'add autoenable * 0',
+    ].join('\n'),
+  );
+  const routerDb = file('rancid-router.db', 'rt-edge1;cisco;up\nrt-core1;cisco;up;core switch\n');
+  const args = ['device', 'import', routerDb, '--format', 'router.db', '--fields', 'name:model:skip', '--cloginrc', cloginrc];
+  assert.equal((await cli(args)).status, 2, '--cloginrc without --logins is a usage error: logins are read only when asked');
+  const r = await cli([...args, '--logins']);
+  assert.equal(r.status, 0, r.stderr);
+  assert.deepEqual(login(credentialOf('rt-edge1')), ['rancid', SECRETS[5], SECRETS[3]]);
+  assert.deepEqual(login(credentialOf('rt-core1')), ['rancid', 'never-used-default', null]);
+  const protocol = (n: string) => t.services.db.prepare('SELECT protocol FROM devices WHERE name = ?').pluck().get(n);
+  assert.equal(protocol('rt-edge1'), 'ssh');
+  assert.equal(protocol('rt-core1'), 'telnet');
 });

@@ -147,7 +147,8 @@ export function parseRouterDbFields(spec: string): RouterDbField[] {
 }
 
 /**
- * Rows of an Oxidized router.db: one device a line, fields split on `:` as Oxidized splits them; blank lines and
+ * Rows of an Oxidized router.db: one device a line, fields split on `:` as Oxidized splits them (on `;` in a line
+ * that has one: RANCID 3's `name;type;state`, read with the layout name:model:skip); blank lines and
  * `#` comments skipped. The device is reached at `ip` when the layout has it, else at its name. Usernames,
  * passwords and enable secrets are read only with `logins` (to become credentials); else one credential serves all.
  */
@@ -158,7 +159,8 @@ export function parseRouterDb(text: string, layout: readonly RouterDbField[], op
   lines.forEach((line, i) => {
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) return;
-    const parts = trimmed.split(':').map((p) => p.trim());
+    // RANCID 3 separates with semicolons (name;type;state), Oxidized and RANCID 2 with colons.
+    const parts = trimmed.split(trimmed.includes(';') ? ';' : ':').map((p) => p.trim());
     const at = (f: RouterDbField): string | undefined => {
       const idx = layout.indexOf(f);
       const v = idx < 0 ? undefined : parts[idx];
@@ -232,6 +234,16 @@ export const OXIDIZED_MODELS: Readonly<Record<string, string>> = {
   vyos: 'vyos',
   xos: 'extreme-exos',
   zynos: 'zyxel',
+  // RANCID device types (router.db's second field)
+  cisco: 'cisco-ios',
+  'cisco-nx': 'cisco-nxos',
+  'cisco-xr': 'cisco-iosxr',
+  juniper: 'juniper-junos',
+  arista: 'arista-eos',
+  fortigate: 'fortinet-fortios',
+  foundry: 'ruckus-fastiron',
+  hp: 'aruba-procurve',
+  mikrotik: 'mikrotik-routeros',
 };
 
 /**

@@ -9,6 +9,7 @@ import { heldDevices } from './device-holds.service';
 import { DEFAULT_ROUTER_DB_FIELDS, parseDeviceCsv, parseRouterDb, parseRouterDbFields, type RawDevice, type RawRow } from './devices-csv';
 import { loadInventoryRefs } from './devices-import-refs';
 import { loginCredentials } from './devices-import-logins';
+import { cloginrcLogins } from './cloginrc';
 import type { SecretBox } from '../../identity/secrets';
 import { modelTemplates, rowErrors, sortRowErrors, toDeviceInput, toDevicePatch, type RowRefs } from './devices-import-rows';
 import { getDeviceIdByName } from './devices-import.store';
@@ -38,6 +39,8 @@ export interface ImportSource {
   secrets?: SecretBox;
   /** router.db only: read each line's username, password and enable fields (needs `secrets`); else they are never read. */
   logins?: boolean;
+  /** router.db with `logins`: RANCID's .cloginrc, the login (and method) of each line that carries none itself. */
+  cloginrc?: string;
   /**
    * A row naming an existing device updates it (needs devices.update, the device in the caller's scope): the
    * row's non-empty cells are set, empty ones left as they are. Without it such a row is refused.
@@ -168,6 +171,16 @@ function readSource(source: ImportSource): RawRow[] {
     source.format === 'router.db'
       ? parseRouterDb(source.text, parseRouterDbFields(source.fields ?? DEFAULT_ROUTER_DB_FIELDS), { logins: source.logins })
       : parseDeviceCsv(source.text, { update: source.update });
+  if (source.logins && source.cloginrc !== undefined) {
+    const loginOf = cloginrcLogins(source.cloginrc);
+    for (const r of rows) {
+      const found = r.login || !r.fields.name ? undefined : loginOf(r.fields.name);
+      if (!found) continue;
+      const { protocol, ...login } = found;
+      r.login = login;
+      if (protocol && r.fields.protocol === undefined) r.fields.protocol = protocol;
+    }
+  }
   if (!source.secrets && rows.some((r) => r.login)) {
     const message = 'the file has username, password or enable_secret cells: logins are imported with confvault device import (encrypted as credentials)';
     throw ApiError.validation([{ field: 'file', message }], message);
