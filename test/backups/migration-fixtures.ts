@@ -1,27 +1,7 @@
 // Oxidized and RANCID repositories as those tools write them, built with git for the migration tests.
-import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-
-/** git with no system or user configuration, committing at `date` (ISO). */
-export function git(cwd: string, args: string[], date = '2026-01-02T03:04:05Z'): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'oxidized',
-      GIT_AUTHOR_EMAIL: 'o@x',
-      GIT_COMMITTER_NAME: 'oxidized',
-      GIT_COMMITTER_EMAIL: 'o@x',
-      GIT_AUTHOR_DATE: date,
-      GIT_COMMITTER_DATE: date,
-    },
-  });
-}
+import { git } from '../helpers/git';
 
 /** One commit per entry: each writes its files (path relative to the repository → text) at its own time. */
 export function commitHistory(repo: string, commits: { date: string; files: Record<string, string> }[]): void {
