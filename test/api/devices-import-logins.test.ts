@@ -135,3 +135,21 @@ test('a RANCID router.db with a .cloginrc: with --logins its add user / add pass
   assert.equal(protocol('rt-edge1'), 'ssh');
   assert.equal(protocol('rt-core1'), 'telnet');
 });
+
+test('a refused row leaves no credential behind, and a later row with the same login still gets one', async () => {
+  const before = credentialCount();
+  const csv = file(
+    'refused.csv',
+    [
+      'name,hostname,group,template,username,password',
+      `x1,192.0.2.31,core,no-such-template,lonely,${SECRETS[5]}`,
+      `x2,192.0.2.32,core,cisco-ios,lonely,${SECRETS[5]}`,
+      `x3,192.0.2.33,core,no-such-template,solo,${SECRETS[4]}`,
+    ].join('\n'),
+  );
+  const r = await cli(['device', 'import', csv, '--mode', 'valid']);
+  assert.equal(r.status, 1);
+  assert.match(r.stderr, /row 2: template:/);
+  assert.equal(credentialCount(), before + 1, 'only the valid row’s credential: none for the refused rows');
+  assert.equal(getCredential(t.services.db, credentialOf('x2')).name, 'lonely@core');
+});

@@ -6,7 +6,7 @@ import type { SecretBox } from '../../identity/secrets';
 import { nameKey } from '../../lib/names';
 import { createCredential, getDecryptedCredential } from '../credentials/credentials.service';
 import type { RawLogin, RawRow } from './devices-csv';
-import type { InventoryRefs, Resolved } from './devices-import-refs';
+import type { InventoryRefs } from './devices-import-refs';
 
 interface Login {
   username: string;
@@ -24,7 +24,14 @@ const same = (a: Login, b: Login) => a.username === b.username && a.password ===
  * group. Credentials are created through the credentials service (its rules, its audit rows); secrets never leave
  * this module but encrypted.
  */
-export function loginCredentials(db: DB, actor: Actor, secrets: SecretBox, refs: InventoryRefs): (raw: RawRow & { login: RawLogin }) => Resolved {
+export interface LoginCredentials {
+  /** The row's credential; `created` when this call made it. */
+  resolve(raw: RawRow & { login: RawLogin }): { id: number; created: boolean } | { error: string };
+  /** A credential made here was rolled back with its row: later rows must not reuse it. */
+  forget(id: number): void;
+}
+
+export function loginCredentials(db: DB, actor: Actor, secrets: SecretBox, refs: InventoryRefs): LoginCredentials {
   const made = new Map<string, { id: number; login: Login }>();
   const stored = (id: number): Login | undefined => {
     const c = getDecryptedCredential(db, secrets, id);
@@ -49,7 +56,7 @@ export function loginCredentials(db: DB, actor: Actor, secrets: SecretBox, refs:
     made.set(nameKey(name), { id: c.id, login });
     return c.id;
   };
-  return (raw) => {
+  const resolve = (raw: RawRow & { login: RawLogin }): { id: number; created: boolean } | { error: string } => {
     const login: Login = { username: raw.login.username ?? '', password: raw.login.password ?? null, enable_secret: raw.login.enable_secret ?? null };
     if (login.password === null) return { error: 'a login needs a password (the password column or field is empty)' };
     const group = raw.fields.group === undefined ? null : refs.group(raw.fields.group);
@@ -61,13 +68,13 @@ export function loginCredentials(db: DB, actor: Actor, secrets: SecretBox, refs:
         const id = holding(named, login);
         if (id === 'other')
           return { error: `credential "${named}" exists with another login: leave the login cells empty to use it, or name another credential` };
-        return { id: id ?? create(named, login, groupId) };
+        return id === null ? { id: create(named, login, groupId), created: true } : { id, created: false };
       }
       const base = `${login.username || 'login'}@${groupId === null ? 'anywhere' : refs.groupLabel(groupId)}`.slice(0, 120);
       for (let n = 1; n <= 50; n++) {
         const name = n === 1 ? base : `${base}-${n}`;
         const id = holding(name, login);
-        if (id !== 'other') return { id: id ?? create(name, login, groupId) };
+        if (id !== 'other') return id === null ? { id: create(name, login, groupId), created: true } : { id, created: false };
       }
       return { error: `50 credentials named ${base}-N hold other logins; name the credential in the credential column` };
     } catch (err) {
@@ -75,4 +82,8 @@ export function loginCredentials(db: DB, actor: Actor, secrets: SecretBox, refs:
       throw err;
     }
   };
+  const forget = (id: number) => {
+    for (const [key, v] of made) if (v.id === id) made.delete(key);
+  };
+  return { resolve, forget };
 }

@@ -206,11 +206,38 @@ function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRo
     else ctx.seen.set(nameKey(name), raw.row);
   }
   const existing = ctx.update && name !== '' ? getDeviceIdByName(db, name) : undefined;
+  // A savepoint per row with a login: a credential made for a row that is then refused does not stay behind.
+  const attempt = db.transaction(() => {
+    const made = writeRow(db, actor, raw, existing, ctx, result);
+    if (made !== null && result.errors.length > 0) throw new RowUndone(made);
+  });
+  try {
+    attempt();
+  } catch (err) {
+    if (!(err instanceof RowUndone)) throw err;
+    ctx.login?.forget(err.credentialId);
+  }
+  sortRowErrors(result.errors);
+  return result;
+}
+
+class RowUndone extends Error {
+  constructor(readonly credentialId: number) {
+    super('row undone');
+  }
+}
+
+/** The row written (its login's credential first); the id of a credential it created, else null. Refusals land in `result`. */
+function writeRow(db: DB, actor: Actor, raw: RawRow, existing: number | undefined, ctx: RowContext, result: ImportRowResult): number | null {
+  let made: number | null = null;
   try {
     if (raw.login && ctx.login && result.errors.length === 0) {
-      const credential = ctx.login({ ...raw, login: raw.login });
+      const credential = ctx.login.resolve({ ...raw, login: raw.login });
       if ('error' in credential) result.errors.push({ field: 'credential', message: credential.error });
-      else raw.credentialId = credential.id;
+      else {
+        raw.credentialId = credential.id;
+        if (credential.created) made = credential.id;
+      }
     }
     // Inside the import's transaction, the service's own transaction is a savepoint: a refused row leaves nothing.
     if (existing !== undefined) updateRow(db, actor, raw, existing, ctx, result);
@@ -226,8 +253,7 @@ function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRo
     if (!(err instanceof ApiError) || err.status >= 500 || (err.code === 'PERMISSION_DENIED' && existing === undefined)) throw err;
     result.errors.push(...rowErrors(err));
   }
-  sortRowErrors(result.errors);
-  return result;
+  return made;
 }
 
 /** The row's non-empty cells that differ from the device, set by updateDevice; nothing when none differs. */
