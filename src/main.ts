@@ -11,6 +11,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   apikey: async () => (await import('./cli/apikey')).apikeyCommand,
   backup: async () => (await import('./cli/backup')).backupCommand,
   device: async () => (await import('./cli/device')).deviceCommand,
+  credential: async () => (await import('./cli/credential')).credentialCommand,
   db: async () => (await import('./cli/db')).dbCommand,
   audit: async () => (await import('./cli/audit')).auditCommand,
   notify: async () => (await import('./cli/notify')).notifyCommand,

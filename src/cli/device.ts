@@ -3,7 +3,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Appliance } from '../app/bootstrap';
 import { deviceSchedule, exportDevicesCsv, getInventoryDevice, listInventory, type InventoryDevice } from '../features/devices/devices-csv.service';
-import { CSV_COLUMNS, DEFAULT_ROUTER_DB_FIELDS, IMPORT_LIMITS } from '../features/devices/devices-csv';
+import { CSV_COLUMNS, DEFAULT_ROUTER_DB_FIELDS, IMPORT_LIMITS, LOGIN_COLUMNS } from '../features/devices/devices-csv';
 import {
   IMPORT_FORMATS,
   IMPORT_MODES,
@@ -26,7 +26,7 @@ const HELP = `Usage:
   confvault device add --name NAME --hostname HOST --credential CRED --template TPL [--port N]
                        [--protocol ssh|telnet] [--group GROUP] [--description TEXT] [--schedule CRON] [--disabled]
   confvault device import FILE [--dry-run] [--mode all|valid] [--format csv|router.db] [--credential CRED]
-                       [--fields LAYOUT] [--update]
+                       [--fields LAYOUT] [--logins [--cloginrc FILE]] [--update]
   confvault device export [FILE] [--group ID]
 
 list     One line per device, tab-separated: id, name, hostname, template, group, last backup
@@ -39,14 +39,22 @@ add      Creates a device (the API's rules). CRED, TPL and GROUP are names (or i
 import   Creates (with --update, also updates) the devices of FILE (- for standard input): a CSV
          whose header line names its columns, of
          ${CSV_COLUMNS.join(', ')}
-         (only name and hostname are required), or an Oxidized router.db (--format router.db, the
+         (only name and hostname are required), and the login columns ${LOGIN_COLUMNS.join(', ')}; or an
+         Oxidized router.db (--format router.db, the
          default for a file named router.db). Every row is checked as 'device add' checks it, names
          already in use (or twice in the file) included; a bad row is printed as "row N: field: message".
          --mode all (default): nothing is written unless every row is valid.
          --mode valid: the valid rows are created, the others printed.
          --dry-run: check and print, write nothing.
-         --credential: the credential of a router.db's devices (required: usernames and passwords in
-         the file are not imported), and of CSV rows whose credential cell is empty.
+         --credential: the credential of a router.db's devices (required unless --logins), and of CSV
+         rows whose credential cell is empty and that carry no login.
+         Logins (a CSV's login cells; a router.db's username, password and enable fields with --logins,
+         never read without it) become encrypted credentials: the one the credential cell names (reused
+         when it holds the same login, created when none has that name), else <username>@<group>, one per
+         login and group, usable by that group's devices. Secrets are never printed.
+         --cloginrc: with --logins, RANCID's .cloginrc gives the login of router.db lines without one
+         (its add user, add password USER-PW ENABLE-PW and add method lines; first matching glob wins).
+         A RANCID 3 router.db (name;type;state) is read with --fields name:model:skip.
          --fields: a router.db's layout as Oxidized's source map (default ${DEFAULT_ROUTER_DB_FIELDS}; for
          example name:ip:model:username:password:enable). Oxidized models map to templates (ios to
          cisco-ios, junos to juniper-junos, ...); groups must exist.
@@ -145,6 +153,8 @@ export const deviceCommand: Command = {
       format: { type: 'string' },
       fields: { type: 'string' },
       update: { type: 'boolean' },
+      logins: { type: 'boolean' },
+      cloginrc: { type: 'string' },
     });
     const [sub, arg, extra] = positionals;
     const flags = flagsOf(values);
@@ -213,9 +223,22 @@ export const deviceCommand: Command = {
         const format = (values.format ?? (basename(arg) === 'router.db' ? 'router.db' : 'csv')) as ImportFormat;
         if (!IMPORT_FORMATS.includes(format)) throw new UsageError(`device import: --format is ${IMPORT_FORMATS.join(' or ')}`);
         if (values.fields !== undefined && format !== 'router.db') throw new UsageError('device import: --fields is for --format router.db');
+        if (values.logins && format !== 'router.db')
+          throw new UsageError('device import: --logins is for --format router.db (a CSV’s login columns are always read)');
+        if (values.cloginrc !== undefined && !values.logins) throw new UsageError('device import: --cloginrc needs --logins');
         const text = readInput(arg);
-        const source = { format, text, credential: values.credential, fields: values.fields, update: values.update === true };
+        const cloginrc = values.cloginrc === undefined ? undefined : readInput(values.cloginrc);
         return withAppliance(flags, (a) => {
+          const source = {
+            format,
+            text,
+            credential: values.credential,
+            fields: values.fields,
+            update: values.update === true,
+            logins: values.logins,
+            cloginrc,
+            secrets: a.secrets,
+          };
           const dryRun = values['dry-run'] === true;
           const report = dryRun ? previewDeviceImport(a.db, consoleActor(), source) : applyDeviceImport(a.db, consoleActor(), source, mode);
           return printReport(report, dryRun);

@@ -2,7 +2,7 @@
 import { patternProblems } from '../templates/index';
 import { PatternError } from '../lib/re2';
 import { compilePattern } from '../templates/patterns';
-import { redactLines, type RedactionKey } from '../templates/redact';
+import { storedText, type Redaction } from '../templates/stored-text';
 import type { OutputRule, TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
@@ -258,14 +258,6 @@ function splitLines(text: string): string[] {
   return plain.replace(/\r\n/g, '\n').split('\n');
 }
 
-function trimBlankEdges(lines: string[]): string[] {
-  let start = 0;
-  let end = lines.length;
-  while (start < end && lines[start] === '') start++;
-  while (end > start && lines[end - 1] === '') end--;
-  return lines.slice(start, end);
-}
-
 /**
  * Turns captured output into the stored text: lines matching a strip pattern dropped, redact rules applied
  * (when `redact` is true: secrets become tokens keyed with `key`), trailing whitespace removed per line, leading and
@@ -281,7 +273,7 @@ function trimBlankEdges(lines: string[]): string[] {
 export function applyTemplate(
   raw: string,
   template: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'> & Partial<Pick<TemplateSpec, 'name' | 'ignore_patterns'>>,
-  options: { redact: false } | { redact: true; key: RedactionKey },
+  options: Redaction,
 ): string {
   const bad = patternProblems({
     strip_patterns: template.strip_patterns,
@@ -293,11 +285,7 @@ export function applyTemplate(
     const who = template.name ? `Template "${template.name}"` : 'The template';
     throw new CollectError('COMMAND_FAILED', `${who} has patterns that are not valid RE2 syntax (edit the template): ${list}`, true);
   }
-  const strip = template.strip_patterns.map((p) => compilePattern(p));
-  const lines = splitLines(raw).filter((line) => !strip.some((re) => re.test(line)));
-  const kept = (options.redact ? redactLines(lines, template.redact_patterns, options.key) : lines).map((line) => line.trimEnd());
-  const out = trimBlankEdges(kept);
-  return out.length === 0 ? '' : out.join('\n') + '\n';
+  return storedText(splitLines(raw), template, options);
 }
 
 /**

@@ -103,3 +103,55 @@ export function usablePatterns(sources: readonly string[]): LinePattern[] {
   }
   return out;
 }
+
+/** Where another tool took a secret out of an imported configuration (RANCID's and Oxidized's markers, stored as this). */
+export const REMOVED_SECRET = '<removed>';
+const SECRET_AT = /<secret:[0-9a-f]{8}>|<removed>/;
+const COMMENT = /^\s*[!#]/;
+const MIGRATED = 'migrated:';
+
+/**
+ * The fingerprint of a version imported from another tool: `migrated:<lenient>:<full>`. The full part (changeFingerprint)
+ * compares it with the next imported version; the lenient part compares it with the first live backup after it.
+ * Lenient leaves out what the old tools add or lose and a live capture does not: the leading comment lines (their
+ * headers), bare comment separators (RANCID collapses runs of them), the order of top-level blocks (RANCID sorts
+ * users, communities and routes) and secret values (each line holding a secret is reduced to its first two words: the
+ * tools cut the value and often its type digit). Anything else that differs is still a change.
+ */
+export function importFingerprint(text: string, ignore_patterns: readonly string[]): string {
+  return `${MIGRATED}${lenientFingerprint(text, ignore_patterns)}:${changeFingerprint(text, ignore_patterns)}`;
+}
+
+/** The change rule's comparison: `previous` and `current` fingerprints describe the same configuration. */
+export function sameConfiguration(previous: string, current: string, text: string, ignore_patterns: readonly string[]): boolean {
+  const full = (f: string) => (f.startsWith(MIGRATED) ? f.slice(f.lastIndexOf(':') + 1) : f);
+  if (previous.startsWith(MIGRATED) && !current.startsWith(MIGRATED)) {
+    return previous.slice(MIGRATED.length, previous.lastIndexOf(':')) === lenientFingerprint(text, ignore_patterns);
+  }
+  return full(previous) === full(current);
+}
+
+function lenientFingerprint(text: string, ignore_patterns: readonly string[]): string {
+  const ignore = usablePatterns(ignore_patterns);
+  const keys: string[] = [];
+  let parent = '';
+  let header = true;
+  for (const line of text.replace(/\r\n/g, '\n').split('\n')) {
+    if (line.trim() === '' || ignore.some((re) => re.test(line))) continue;
+    if (COMMENT.test(line) && (header || /^\s*[!#]\s*$/.test(line))) continue;
+    header = false;
+    const at = SECRET_AT.exec(line);
+    const key = at
+      ? line
+          .slice(0, at.index)
+          .trim()
+          .split(/\s+/)
+          .filter((w) => !/^\d$/.test(w))
+          .slice(0, 2)
+          .join(' ') + ' <secret>'
+      : line.trimEnd();
+    if (!/^\s/.test(line)) parent = key;
+    keys.push(/^\s/.test(line) ? `${parent}\0${key}` : key);
+  }
+  return createHash('sha256').update(keys.sort().join('\n')).digest('hex');
+}

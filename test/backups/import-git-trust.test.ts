@@ -6,31 +6,12 @@ import { chmodSync, chownSync, existsSync, readdirSync, rmSync, writeFileSync } 
 import path from 'node:path';
 import { runCli, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { git } from '../helpers/git';
 
 let t: TestAppliance;
 let dataArgs: string[];
 let scratch: string;
 const NOBODY = 65534;
-
-/** git for building the fixture: no system or user configuration of the machine running the tests. */
-function git(cwd: string, args: string[]): string {
-  return execFileSync('git', args, {
-    cwd,
-    encoding: 'utf8',
-    env: {
-      PATH: process.env.PATH,
-      HOME: cwd,
-      GIT_CONFIG_NOSYSTEM: '1',
-      GIT_CONFIG_GLOBAL: '/dev/null',
-      GIT_AUTHOR_NAME: 'old',
-      GIT_AUTHOR_EMAIL: 'o@x',
-      GIT_COMMITTER_NAME: 'old',
-      GIT_COMMITTER_EMAIL: 'o@x',
-      GIT_AUTHOR_DATE: '2026-01-02T03:04:05Z',
-      GIT_COMMITTER_DATE: '2026-01-02T03:04:05Z',
-    },
-  });
-}
 
 function script(file: string, body: string): string {
   writeFileSync(file, `#!/bin/sh\n${body}\n`);

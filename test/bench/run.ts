@@ -8,6 +8,7 @@ import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './c
 import { runEngineBench } from './engine-bench';
 import { runRedactionBench } from './redaction-bench';
 import { runFleetBench } from './fleet-bench';
+import { runCliRoundBench } from './cli-round-bench';
 import { runHostileBench } from './hostile-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { runSchedulerBench } from './scheduler-bench';
@@ -16,9 +17,12 @@ import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
+/** The parts `--only` can name, in the order a full run takes them. */
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'fleet', 'cli', 'hostile', 'syslog'];
+
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine|redaction|scheduler|fleet|hostile|syslog
+  --only ${PARTS.join('|')}
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
@@ -41,8 +45,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && !['api', 'engine', 'redaction', 'scheduler', 'fleet', 'hostile', 'syslog'].includes(values.only)) {
-    console.error(`--only takes "api", "engine", "redaction", "scheduler", "fleet", "hostile" or "syslog", not "${values.only}"`);
+  if (values.only && !PARTS.includes(values.only)) {
+    console.error(`--only takes one of ${PARTS.join(', ')}, not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -144,6 +148,12 @@ async function main(): Promise<number> {
         cpuProfileDir: values.profile ? PROFILE_DIR : undefined,
       }),
     );
+  }
+
+  if (!values.only || values.only === 'cli') {
+    say('');
+    say('-- CLI round (200 Cisco IOS devices, concurrency 16)');
+    sections.push(await runCliRoundBench(say, { devices: 200, concurrency: 16 }));
   }
 
   if (!values.only || values.only === 'hostile') {

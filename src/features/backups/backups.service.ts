@@ -4,7 +4,7 @@ import type { Logger } from 'pino';
 import { withEngineSync, type DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
 import type { FailureType } from './failure-types';
-import { changeFingerprint } from '../../templates/patterns';
+import { changeFingerprint, importFingerprint, sameConfiguration } from '../../templates/patterns';
 import { SnapshotIntegrityError, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
@@ -72,17 +72,23 @@ export function startBackup(
  * template's ignore patterns match) differs from the previous successful version's. A device's first version is
  * not a change. Called inside the transaction that records the version.
  */
-export function isChange(db: DB, started: StartedBackup, fingerprint: string): boolean {
-  return versionKind(db, started, fingerprint).changed;
+export function isChange(db: DB, started: StartedBackup, fingerprint: string, current: { text: string; ignorePatterns: readonly string[] }): boolean {
+  return versionKind(db, started, fingerprint, current).changed;
 }
 
-/** isChange, and whether the version is the device's first (no earlier successful version): one read. */
-function versionKind(db: DB, started: StartedBackup, fingerprint: string): { changed: boolean; first: boolean } {
+/**
+ * isChange, and whether the version is the device's first (no earlier successful version): one read. After a version
+ * imported from another tool, the comparison is sameConfiguration's (templates/patterns.ts), which needs the text.
+ */
+function versionKind(db: DB, started: StartedBackup, fingerprint: string, current: { text: string; ignorePatterns: readonly string[] }) {
   const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
-  return { changed: previous !== null && previous !== fingerprint, first: previous === null };
+  const changed = previous !== null && !sameConfiguration(previous, fingerprint, current.text, current.ignorePatterns);
+  return { changed, first: previous === null };
 }
 
-export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly string[] } | { ok: false; failure: FailureType; message: string };
+/** `imported`: the text came from another tool (an import), fingerprinted with importFingerprint. */
+export type BackupOutcome =
+  { ok: true; text: string; ignorePatterns: readonly string[]; imported?: boolean } | { ok: false; failure: FailureType; message: string };
 
 /**
  * Complete a started backup (docs/snapshot-lifecycle.md). The running record names the snapshot's hash before the
@@ -112,7 +118,7 @@ export async function finishBackup(
  */
 export function finishBackupSync(db: DB, store: SnapshotStore, started: StartedBackup, outcome: BackupOutcome, finishedAt = Date.now()): FinishedBackup {
   if (!outcome.ok) return recordFinishedBackup(db, started, outcome, null, finishedAt);
-  const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
+  const fingerprint = (outcome.imported ? importFingerprint : changeFingerprint)(outcome.text, outcome.ignorePatterns);
   const snap = store.put(outcome.text, (hash) => reserveSnapshot(db, started.id, hash));
   return recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt);
 }
@@ -153,7 +159,7 @@ function recordFinishedBackup(
   let first = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    ({ changed, first } = versionKind(db, started, fingerprint));
+    ({ changed, first } = versionKind(db, started, fingerprint, outcome));
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
       success: 1,

@@ -9,7 +9,9 @@ import { recordAudit } from '../audit/audit.service';
 import { openGitRepository, SAFE_LOG_FLAGS } from './git-reader';
 import { sha256Hex, type SnapshotStore } from '../../store/snapshots';
 import { finishBackupSync, startBackup } from './backups.service';
-import { redactLines, type RedactionKey } from '../../templates/redact';
+import type { RedactionKey } from '../../templates/redact';
+import { storedText } from '../../templates/stored-text';
+import { markersRestored, understoodLines } from './import-tools';
 import type { TemplateSpec } from '../../templates/types';
 
 interface DeviceForImport {
@@ -17,8 +19,10 @@ interface DeviceForImport {
   name: string;
   template_id: number;
   ignore_patterns: string[];
-  /** The template's redaction, when it redacts (a template with `redact: false` stores secrets as received). */
-  redaction: Pick<TemplateSpec, 'redact_patterns'> | null;
+  /** The template's clean-up rules, applied as to a live capture (storedText). */
+  rules: Pick<TemplateSpec, 'strip_patterns' | 'redact_patterns'>;
+  /** False for a template with `redact: false` (it stores secrets as received). */
+  redacts: boolean;
 }
 
 export interface ImportOptions {
@@ -38,19 +42,20 @@ function loadDevice(db: DB, deviceId: number): DeviceForImport {
     name: row.name,
     template_id: row.template_id,
     ignore_patterns: spec?.ignore_patterns ?? [],
-    redaction: spec?.redact ? { redact_patterns: spec.redact_patterns } : null,
+    rules: { strip_patterns: spec?.strip_patterns ?? [], redact_patterns: spec?.redact_patterns ?? [] },
+    redacts: spec?.redact === true,
   };
 }
 
 /**
- * Normalised imported text as a live backup of the device would store it: with redaction on (a key given and a
- * template that redacts), its template's rules, the generic URL rules and private keys applied, so the first live
- * backup after an import differs only where the configuration does.
+ * Normalised imported text as a live backup of the device would store it: the old tool's additions understood
+ * (import-tools.ts), then the template's strip and redact rules through storedText, the function live captures go
+ * through, so the first live backup after an import differs only where the configuration does.
  */
 function storedForm(device: DeviceForImport, clean: string, key: RedactionKey | null | undefined): string {
-  if (!key || !device.redaction || clean === '') return clean;
-  const lines = redactLines(clean.slice(0, -1).split('\n'), device.redaction.redact_patterns, key);
-  return normaliseImportedText(lines.join('\n'));
+  const redactKey = key && device.redacts ? key : null;
+  const text = storedText(understoodLines(clean), device.rules, redactKey ? { redact: true, key: redactKey } : { redact: false });
+  return markersRestored(text, redactKey);
 }
 
 /** Stored form of imported text: LF line endings, no trailing spaces, exactly one final newline. */
@@ -65,7 +70,7 @@ export function normaliseImportedText(text: string): string {
 
 function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, clean: string, startedAt: number) {
   const started = startBackup(db, device.id, device.template_id, 'import', startedAt);
-  return finishBackupSync(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns }, startedAt);
+  return finishBackupSync(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns, imported: true }, startedAt);
 }
 
 /** Records one configuration file as a successful backup of the device, with its audit row. */

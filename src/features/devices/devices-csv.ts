@@ -21,6 +21,14 @@ export const CSV_COLUMN_DOCS: readonly { column: CsvColumn; empty: string; text:
   { column: 'schedule', empty: 'inherited from the group or the appliance', text: 'Cron expression such as 30 4 * * 1-5, or @daily' },
 ];
 
+/**
+ * Columns an import reads but export never writes: a device's login, imported as an encrypted credential
+ * (devices-import-logins.ts). A router.db's username, password and enable fields land here too, when asked.
+ */
+export const LOGIN_COLUMNS = ['username', 'password', 'enable_secret'] as const;
+export type LoginColumn = (typeof LOGIN_COLUMNS)[number];
+export type RawLogin = Partial<Record<LoginColumn, string>>;
+
 /** One device as text, as the file gave it (absent or empty: the column's default). */
 export type RawDevice = Partial<Record<CsvColumn, string>>;
 
@@ -32,6 +40,10 @@ export interface RawRow {
   model?: string;
   /** Why the line itself is unusable (more values than columns). */
   problem?: string;
+  /** The row's login cells, when it has any (never exported, never printed). */
+  login?: RawLogin;
+  /** The credential the login became (set by the import before the row is checked). */
+  credentialId?: number;
 }
 
 /** Bounds of one import: the whole file is validated (and applied) in one transaction. */
@@ -70,32 +82,42 @@ export function parseDeviceCsv(text: string, opts: { update?: boolean } = {}): R
   }
   if (records.length === 0) throw fileError('the file is empty: the first line must name the columns (name,hostname,...)');
   const header = records[0].record.map((h) => h.trim().toLowerCase());
-  const unknown = header.filter((h) => !(CSV_COLUMNS as readonly string[]).includes(h));
-  if (unknown.length) throw fileError(`unknown column ${unknown.map((u) => `"${u}"`).join(', ')}; the columns are ${CSV_COLUMNS.join(', ')}`);
+  const known: readonly string[] = [...CSV_COLUMNS, ...LOGIN_COLUMNS];
+  const unknown = header.filter((h) => !known.includes(h));
+  if (unknown.length) throw fileError(`unknown column ${unknown.map((u) => `"${u}"`).join(', ')}; the columns are ${known.join(', ')}`);
   const repeated = header.filter((h, i) => header.indexOf(h) !== i);
   if (repeated.length) throw fileError(`column "${repeated[0]}" appears twice in the header`);
   // A file that only updates devices needs their names; one that creates them, their addresses too.
   const required: CsvColumn[] = opts.update ? ['name'] : ['name', 'hostname'];
   const missing = required.filter((c) => !header.includes(c));
   if (missing.length) throw fileError(`the header lacks the column${missing.length > 1 ? 's' : ''} ${missing.join(', ')}`);
-  const columns = header as CsvColumn[];
+  const columns = header as (CsvColumn | LoginColumn)[];
   const rows = records.slice(1);
   checkRowCount(rows.length);
   return rows.map(({ record, info }) => {
     const fields: RawDevice = {};
+    const login: RawLogin = {};
     columns.forEach((col, i) => {
-      const v = record[i] === undefined ? '' : fromCell(record[i].trim());
-      if (v !== '') fields[col] = v;
+      // A login cell keeps its spaces: they may be part of a password.
+      const cell = record[i] ?? '';
+      const v = (LOGIN_COLUMNS as readonly string[]).includes(col) ? cell : fromCell(cell.trim());
+      if (v === '') return;
+      if (isLoginColumn(col)) login[col] = v;
+      else fields[col] = v;
     });
     // A quoted value may span lines; csv-parse counts the line a record ends on.
     const inner = record.reduce((n, v) => n + (v.match(/\n/g)?.length ?? 0), 0);
     const extra = record.length > columns.length && record.slice(columns.length).some((v) => v.trim() !== '');
     const problem = extra ? `the row has ${record.length} values but the header names ${columns.length} columns` : undefined;
-    return { row: info.lines - inner, fields, ...(problem ? { problem } : {}) };
+    return { row: info.lines - inner, fields, ...(problem ? { problem } : {}), ...(Object.keys(login).length ? { login } : {}) };
   });
 }
 
-/** The fields of an Oxidized router.db line this import understands (others, and the credentials, are read past). */
+function isLoginColumn(c: string): c is LoginColumn {
+  return (LOGIN_COLUMNS as readonly string[]).includes(c);
+}
+
+/** The fields of an Oxidized router.db line this import understands (others are read past; the login only when asked). */
 export const ROUTER_DB_FIELDS = ['name', 'ip', 'model', 'group', 'username', 'password', 'enable', 'skip'] as const;
 export type RouterDbField = (typeof ROUTER_DB_FIELDS)[number];
 export const DEFAULT_ROUTER_DB_FIELDS = 'name:model:group';
@@ -125,18 +147,20 @@ export function parseRouterDbFields(spec: string): RouterDbField[] {
 }
 
 /**
- * Rows of an Oxidized router.db: one device a line, fields split on `:` as Oxidized splits them; blank lines and
+ * Rows of an Oxidized router.db: one device a line, fields split on `:` as Oxidized splits them (on `;` in a line
+ * that has one: RANCID 3's `name;type;state`, read with the layout name:model:skip); blank lines and
  * `#` comments skipped. The device is reached at `ip` when the layout has it, else at its name. Usernames,
- * passwords and enable secrets in the file are never read: one credential is chosen for the whole import.
+ * passwords and enable secrets are read only with `logins` (to become credentials); else one credential serves all.
  */
-export function parseRouterDb(text: string, layout: readonly RouterDbField[]): RawRow[] {
+export function parseRouterDb(text: string, layout: readonly RouterDbField[], opts: { logins?: boolean } = {}): RawRow[] {
   checkImportSize(text);
   const out: RawRow[] = [];
   const lines = text.replace(/^\uFEFF/, '').split(/\r?\n/);
   lines.forEach((line, i) => {
     const trimmed = line.trim();
     if (trimmed === '' || trimmed.startsWith('#')) return;
-    const parts = trimmed.split(':').map((p) => p.trim());
+    // RANCID 3 separates with semicolons (name;type;state), Oxidized and RANCID 2 with colons.
+    const parts = trimmed.split(trimmed.includes(';') ? ';' : ':').map((p) => p.trim());
     const at = (f: RouterDbField): string | undefined => {
       const idx = layout.indexOf(f);
       const v = idx < 0 ? undefined : parts[idx];
@@ -146,7 +170,12 @@ export function parseRouterDb(text: string, layout: readonly RouterDbField[]): R
     const fields: RawDevice = { name, hostname: at('ip') ?? name };
     const group = at('group');
     if (group !== undefined) fields.group = group;
-    out.push({ row: i + 1, fields, model: at('model') ?? '' });
+    const row: RawRow = { row: i + 1, fields, model: at('model') ?? '' };
+    if (opts.logins) {
+      const login: RawLogin = { username: at('username'), password: at('password'), enable_secret: at('enable') };
+      if (login.username !== undefined || login.password !== undefined || login.enable_secret !== undefined) row.login = login;
+    }
+    out.push(row);
   });
   checkRowCount(out.length);
   return out;
@@ -205,6 +234,16 @@ export const OXIDIZED_MODELS: Readonly<Record<string, string>> = {
   vyos: 'vyos',
   xos: 'extreme-exos',
   zynos: 'zyxel',
+  // RANCID device types (router.db's second field)
+  cisco: 'cisco-ios',
+  'cisco-nx': 'cisco-nxos',
+  'cisco-xr': 'cisco-iosxr',
+  juniper: 'juniper-junos',
+  arista: 'arista-eos',
+  fortigate: 'fortinet-fortios',
+  foundry: 'ruckus-fastiron',
+  hp: 'aruba-procurve',
+  mikrotik: 'mikrotik-routeros',
 };
 
 /**

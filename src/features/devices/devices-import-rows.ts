@@ -70,7 +70,8 @@ function cellsToBody(raw: RawRow, r: RowRefs, errors: FieldError[]): Record<stri
   }
   if (f.protocol !== undefined) body.protocol = f.protocol.toLowerCase();
   if (f.group !== undefined) ref('group_id', 'group', r.refs.group(f.group));
-  if (f.credential !== undefined) ref('credential_id', 'credential', r.refs.credential(f.credential));
+  if (raw.credentialId !== undefined) body.credential_id = raw.credentialId;
+  else if (f.credential !== undefined) ref('credential_id', 'credential', r.refs.credential(f.credential));
   if (raw.model !== undefined) ref('template_id', 'model', r.templates(raw.model));
   else if (f.template !== undefined) ref('template_id', 'template', r.refs.template(f.template));
   if (f.enabled !== undefined) {

@@ -8,6 +8,9 @@ import { recordAudit } from '../audit/audit.service';
 import { heldDevices } from './device-holds.service';
 import { DEFAULT_ROUTER_DB_FIELDS, parseDeviceCsv, parseRouterDb, parseRouterDbFields, type RawDevice, type RawRow } from './devices-csv';
 import { loadInventoryRefs } from './devices-import-refs';
+import { loginCredentials } from './devices-import-logins';
+import { cloginrcLogins } from './cloginrc';
+import type { SecretBox } from '../../identity/secrets';
 import { modelTemplates, rowErrors, sortRowErrors, toDeviceInput, toDevicePatch, type RowRefs } from './devices-import-rows';
 import { getDeviceIdByName } from './devices-import.store';
 import { createDevice, getDevice, updateDevice, type Device, type DevicePatch } from './devices.service';
@@ -28,6 +31,16 @@ export interface ImportSource {
   credential?: string;
   /** router.db only: the layout of its lines, as Oxidized's source map (default `name:model:group`). */
   fields?: string;
+  /**
+   * Encrypts the file's logins into credentials (devices-import-logins.ts): a CSV's username, password and
+   * enable_secret cells, and a router.db's username, password and enable fields when `logins` is set too.
+   * Without it a file with login cells is refused: secrets are taken only where the caller asked for them.
+   */
+  secrets?: SecretBox;
+  /** router.db only: read each line's username, password and enable fields (needs `secrets`); else they are never read. */
+  logins?: boolean;
+  /** router.db with `logins`: RANCID's .cloginrc, the login (and method) of each line that carries none itself. */
+  cloginrc?: string;
   /**
    * A row naming an existing device updates it (needs devices.update, the device in the caller's scope): the
    * row's non-empty cells are set, empty ones left as they are. Without it such a row is refused.
@@ -111,8 +124,8 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
       if (defaultCredential && 'error' in defaultCredential) {
         throw ApiError.validation([{ field: 'credential', message: defaultCredential.error }], defaultCredential.error);
       }
-      if (source.format === 'router.db' && !defaultCredential) {
-        const message = 'a router.db import needs one credential for all its devices (its passwords are not imported)';
+      if (source.format === 'router.db' && !defaultCredential && !source.logins) {
+        const message = 'a router.db import needs one credential for all its devices (or its logins imported, --logins)';
         throw ApiError.validation([{ field: 'credential', message }], message);
       }
       const ctx: RowContext = {
@@ -121,6 +134,7 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
         templates: modelTemplates(refs),
         seen: new Map(),
         update: !!source.update,
+        login: source.secrets ? loginCredentials(db, actor, source.secrets, refs) : null,
       };
       const rows = raw.map((r) => importRow(db, actor, r, ctx));
       const held = heldDevices(
@@ -151,14 +165,35 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
 }
 
 function readSource(source: ImportSource): RawRow[] {
-  if (source.format === 'router.db') return parseRouterDb(source.text, parseRouterDbFields(source.fields ?? DEFAULT_ROUTER_DB_FIELDS));
-  return parseDeviceCsv(source.text, { update: source.update });
+  if (source.logins && !source.secrets)
+    throw ApiError.validation([{ field: 'logins', message: 'logins are imported through the CLI' }], 'logins are imported through the CLI');
+  const rows =
+    source.format === 'router.db'
+      ? parseRouterDb(source.text, parseRouterDbFields(source.fields ?? DEFAULT_ROUTER_DB_FIELDS), { logins: source.logins })
+      : parseDeviceCsv(source.text, { update: source.update });
+  if (source.logins && source.cloginrc !== undefined) {
+    const loginOf = cloginrcLogins(source.cloginrc);
+    for (const r of rows) {
+      const found = r.login || !r.fields.name ? undefined : loginOf(r.fields.name);
+      if (!found) continue;
+      const { protocol, ...login } = found;
+      r.login = login;
+      if (protocol && r.fields.protocol === undefined) r.fields.protocol = protocol;
+    }
+  }
+  if (!source.secrets && rows.some((r) => r.login)) {
+    const message = 'the file has username, password or enable_secret cells: logins are imported with confvault device import (encrypted as credentials)';
+    throw ApiError.validation([{ field: 'file', message }], message);
+  }
+  return rows;
 }
 
 interface RowContext extends RowRefs {
   /** Names met earlier in the file (name key → row). */
   seen: Map<string, number>;
   update: boolean;
+  /** The credential of a row's login (null: the source has no secret box). */
+  login: ReturnType<typeof loginCredentials> | null;
 }
 
 function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRowResult {
@@ -171,7 +206,39 @@ function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRo
     else ctx.seen.set(nameKey(name), raw.row);
   }
   const existing = ctx.update && name !== '' ? getDeviceIdByName(db, name) : undefined;
+  // A savepoint per row with a login: a credential made for a row that is then refused does not stay behind.
+  const attempt = db.transaction(() => {
+    const made = writeRow(db, actor, raw, existing, ctx, result);
+    if (made !== null && result.errors.length > 0) throw new RowUndone(made);
+  });
   try {
+    attempt();
+  } catch (err) {
+    if (!(err instanceof RowUndone)) throw err;
+    ctx.login?.forget(err.credentialId);
+  }
+  sortRowErrors(result.errors);
+  return result;
+}
+
+class RowUndone extends Error {
+  constructor(readonly credentialId: number) {
+    super('row undone');
+  }
+}
+
+/** The row written (its login's credential first); the id of a credential it created, else null. Refusals land in `result`. */
+function writeRow(db: DB, actor: Actor, raw: RawRow, existing: number | undefined, ctx: RowContext, result: ImportRowResult): number | null {
+  let made: number | null = null;
+  try {
+    if (raw.login && ctx.login && result.errors.length === 0) {
+      const credential = ctx.login.resolve({ ...raw, login: raw.login });
+      if ('error' in credential) result.errors.push({ field: 'credential', message: credential.error });
+      else {
+        raw.credentialId = credential.id;
+        if (credential.created) made = credential.id;
+      }
+    }
     // Inside the import's transaction, the service's own transaction is a savepoint: a refused row leaves nothing.
     if (existing !== undefined) updateRow(db, actor, raw, existing, ctx, result);
     else {
@@ -186,8 +253,7 @@ function importRow(db: DB, actor: Actor, raw: RawRow, ctx: RowContext): ImportRo
     if (!(err instanceof ApiError) || err.status >= 500 || (err.code === 'PERMISSION_DENIED' && existing === undefined)) throw err;
     result.errors.push(...rowErrors(err));
   }
-  sortRowErrors(result.errors);
-  return result;
+  return made;
 }
 
 /** The row's non-empty cells that differ from the device, set by updateDevice; nothing when none differs. */
