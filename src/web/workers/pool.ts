@@ -62,7 +62,7 @@ function loadWorkerCode(): Promise<string> {
       entryPoints: [path.join(root, WORKER_ENTRY)],
       bundle: true,
       platform: 'node',
-      target: 'node20',
+      target: 'node24',
       format: 'cjs',
       write: false,
       tsconfig: path.join(root, 'tsconfig.json'),
