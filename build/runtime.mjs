@@ -32,7 +32,9 @@ export function checkSupported(version, day = today()) {
   }
   if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`a date must be YYYY-MM-DD, not "${day}"`);
   if (day >= eol) {
-    throw new Error(`Node.js ${version}: the ${major}.x line reached its end of life on ${eol} (today is ${day}); move to the next LTS line, see docs/runtime.md`);
+    throw new Error(
+      `Node.js ${version}: the ${major}.x line reached its end of life on ${eol} (today is ${day}); move to the next LTS line, see docs/runtime.md`,
+    );
   }
   return `Node.js ${version}: LTS line ${major}.x, supported until ${eol}`;
 }
