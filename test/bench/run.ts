@@ -9,6 +9,7 @@ import { runEngineBench } from './engine-bench';
 import { runFleetBench } from './fleet-bench';
 import { runHostileBench } from './hostile-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
+import { runRuntimeBench } from './runtime-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
@@ -16,8 +17,11 @@ const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine|fleet|hostile|syslog
+  --only api|engine|fleet|hostile|syslog|runtime
                       run one part (RESULTS.md is rewritten only by a complete run)
+  --baseline EXE      also measure another build of the executable (e.g. one made on the previous Node.js line)
+                      beside dist/confvault: size, --version, start-up, API load, side by side (repeatable; with
+                      --only runtime, only that part)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
   --profile           write a CPU profile of the appliance's server process (api, hostile, fleet) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
@@ -32,6 +36,7 @@ async function main(): Promise<number> {
       quick: { type: 'boolean' },
       reseed: { type: 'boolean' },
       profile: { type: 'boolean' },
+      baseline: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -39,8 +44,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && !['api', 'engine', 'fleet', 'hostile', 'syslog'].includes(values.only)) {
-    console.error(`--only takes "api", "engine", "fleet", "hostile" or "syslog", not "${values.only}"`);
+  if (values.only && !['api', 'engine', 'fleet', 'hostile', 'syslog', 'runtime'].includes(values.only)) {
+    console.error(`--only takes "api", "engine", "fleet", "hostile", "syslog" or "runtime", not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -146,6 +151,14 @@ async function main(): Promise<number> {
     say('-- syslog flood (event-driven backups)');
     sections.push(await runSyslogBench(say, { rate: 10_000, seconds: values.quick ? 3 : 10, devices: 100, senders: 400 }));
     sections.push(await runLabEventBench(say, values.quick ? 3 : 20));
+  }
+
+  const baselines = values.baseline ?? [];
+  if (values.only === 'runtime' || (!values.only && baselines.length)) {
+    say('');
+    say('-- runtimes side by side');
+    const quick = values.quick === true;
+    sections.push(await runRuntimeBench(say, { baselines, rounds: quick ? 1 : 3, starts: quick ? 2 : 5, seconds: quick ? 3 : 8, connections: 16 }));
   }
 
   for (const s of sections) printSection(s, say);
