@@ -57,7 +57,7 @@ async function startServer(exe: Exe): Promise<{ child: ChildProcess; url: string
   try {
     const url = await new Promise<string>((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`${exe.file} serve did not print its URL within 60 s`)), 60_000);
-      child.stdout!.on('data', (d) => {
+      child.stdout.on('data', (d) => {
         if (out.length < 100_000) out += d;
         const m = /"url":"(http:\/\/[^"]+)"/.exec(out);
         if (m) {
