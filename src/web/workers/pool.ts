@@ -94,7 +94,7 @@ function spawn(workerCode: string): Slot {
     if (m.type === 'done') job.resolve(m.value);
     else job.reject(new Error(m.message));
   });
-  worker.on('error', (err) => {
+  worker.on('error', (err: Error) => {
     const job = slot.job;
     discard(slot);
     job?.reject(err);
