@@ -1,4 +1,5 @@
-// Builds dist/confvault: one Node.js Single Executable Application (esbuild bundle + SEA blob with assets, injected into a copy of node).
+// Builds dist/confvault: one Node.js Single Executable Application (esbuild bundle + SEA blob with assets, injected into a
+// copy of the pinned runtime, build/runtime.mjs, whichever node runs this script).
 import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -6,6 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
 import { NODE_BUNDLE } from './esbuild-node.mjs';
+import { checkSupported, verifiedNode } from './runtime.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const TMP = path.join(ROOT, 'build/.tmp'); // intermediates; ignored by git (".tmp/"), removed after a good build
@@ -137,6 +139,9 @@ function inject(exe, blob) {
 async function main() {
   if (process.platform !== 'linux') throw new Error('this build script targets Linux only');
   const version = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).version;
+  // The runtime first: a wrong binary or a line past its end of life stops the build before any work.
+  const node = verifiedNode();
+  step(`runtime ${rel(node.bin)}: sha256 as recorded; ${checkSupported(node.version)}`);
   rmSync(TMP, { recursive: true, force: true });
   mkdirSync(TMP, { recursive: true });
   mkdirSync(path.dirname(EXE), { recursive: true });
@@ -168,15 +173,15 @@ async function main() {
       1,
     ),
   );
-  execFileSync(process.execPath, ['--experimental-sea-config', seaConfig], { cwd: TMP, stdio: ['ignore', 'ignore', 'inherit'] });
+  execFileSync(node.bin, ['--experimental-sea-config', seaConfig], { cwd: TMP, stdio: ['ignore', 'ignore', 'inherit'] });
   step(`SEA blob with ${Object.keys(assets).length} assets (${(statSync(blob).size / 1e6).toFixed(1)} MB)`);
 
-  // The executable is node itself: the same binary that the native addons were built against.
+  // The executable is the pinned node itself: the binary that made the blob and that the native addons were built for.
   const partial = `${EXE}.partial`;
   rmSync(partial, { force: true });
-  copyFileSync(process.execPath, partial);
+  copyFileSync(node.bin, partial);
   chmodSync(partial, 0o755);
-  step(`copied ${process.execPath} (node ${process.version}); ${tryStrip(partial)}`);
+  step(`copied ${rel(node.bin)} (node ${node.version}); ${tryStrip(partial)}`);
 
   inject(partial, blob);
   chmodSync(partial, 0o755);
@@ -185,7 +190,7 @@ async function main() {
 
   // A first sign of life. The real checks (alone in an empty folder, clean environment) are build/smoke.sh.
   const out = execFileSync(EXE, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim();
-  if (out !== `confvault ${version}`) throw new Error(`dist/confvault --version printed "${out}"`);
+  if (out !== `confvault ${version} (Node.js ${node.version})`) throw new Error(`dist/confvault --version printed "${out}"`);
 
   if (process.env.CONFVAULT_KEEP_BUILD_TMP !== '1') rmSync(TMP, { recursive: true, force: true });
   const mb = (statSync(EXE).size / 1e6).toFixed(1);

@@ -4,11 +4,11 @@ import { fileURLToPath } from 'node:url';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
-/** One CommonJS file for Node 20, with tsconfig.json's strict mode and JSX (hono/jsx) settings; warnings printed. */
+/** One CommonJS file for Node 24 (build/runtime.json), with tsconfig.json's strict mode and JSX (hono/jsx) settings; warnings printed. */
 export const NODE_BUNDLE = {
   bundle: true,
   platform: 'node',
-  target: 'node20',
+  target: 'node24',
   format: 'cjs',
   tsconfig: path.join(ROOT, 'tsconfig.json'),
   legalComments: 'none',

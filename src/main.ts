@@ -29,7 +29,7 @@ Commands:
 ${commands.map((c) => `  ${c.name.padEnd(width)}  ${c.summary}`).join('\n')}
 
 Every command takes --config FILE and --data-dir DIR, and --help.
-  confvault --version     print the version
+  confvault --version     print the version and the Node.js runtime it runs on
 Environment: CONFVAULT_CONFIG, CONFVAULT_DATA_DIR, CONFVAULT_LISTEN, CONFVAULT_LOG_LEVEL, ... (see appliance.conf.example)
 
 ${EXIT_CODES_HELP}`;
@@ -43,7 +43,7 @@ export async function main(argv: string[]): Promise<number> {
     return name === undefined ? 2 : 0;
   }
   if (name === '--version' || name === '-V' || name === 'version') {
-    process.stdout.write(`confvault ${VERSION}\n`);
+    process.stdout.write(`confvault ${VERSION} (Node.js ${process.version})\n`);
     return 0;
   }
   const load = Object.hasOwn(COMMANDS, name) ? COMMANDS[name] : undefined;

@@ -1,8 +1,13 @@
 #!/usr/bin/env bash
-# Runs the whole node:test suite through tsx (Node 20 needs the file list expanded here), then stops the device lab.
+# Runs the whole node:test suite through tsx on the project's runtime (build/runtime.json), then stops the device lab.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-shopt -s globstar nullglob
+# The suite runs on the node that dist/confvault embeds, installed by npm ci into node_modules/.bin (npm puts that folder
+# first on PATH for `npm test`; this line does it when the script is started directly).
+if [ ! -x node_modules/.bin/node ]; then echo "node_modules/.bin/node is missing: run npm ci first" >&2; exit 1; fi
+export PATH="$PWD/node_modules/.bin:$PATH"
+echo "test runner: node $(node --version) ($(command -v node))"
+shopt -s globstar nullglob # the file list is expanded here, for the order below
 # Order, for the wall time only: the files that use the device lab take it one at a time (test/lab/lab.ts), so
 # they are spread evenly through the list instead of waiting for each other in the runner's slots; the other files
 # that mostly wait (headless Chromium) start first. The runner starts files in this order as slots free.

@@ -12,18 +12,22 @@ import { runCliRoundBench } from './cli-round-bench';
 import { runHostileBench } from './hostile-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { runSchedulerBench } from './scheduler-bench';
+import { runRuntimeBench } from './runtime-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'fleet', 'cli', 'hostile', 'syslog'];
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'fleet', 'cli', 'hostile', 'syslog', 'runtime'];
 
 const HELP = `Usage: npm run bench [-- options]
 
   --only ${PARTS.join('|')}
                       run one part (RESULTS.md is rewritten only by a complete run)
+  --baseline EXE      also measure another build of the executable (e.g. one made on the previous Node.js line)
+                      beside dist/confvault: size, --version, start-up, API load, side by side (repeatable; with
+                      --only runtime, only that part)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
   --profile           write a CPU profile of the appliance's server process (api, hostile, fleet) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
@@ -38,6 +42,7 @@ async function main(): Promise<number> {
       quick: { type: 'boolean' },
       reseed: { type: 'boolean' },
       profile: { type: 'boolean' },
+      baseline: { type: 'string', multiple: true },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -169,6 +174,14 @@ async function main(): Promise<number> {
     say('-- syslog flood (event-driven backups)');
     sections.push(await runSyslogBench(say, { rate: 10_000, seconds: values.quick ? 3 : 10, devices: 100, senders: 400 }));
     sections.push(await runLabEventBench(say, values.quick ? 3 : 20));
+  }
+
+  const baselines = values.baseline ?? [];
+  if (values.only === 'runtime' || (!values.only && baselines.length)) {
+    say('');
+    say('-- runtimes side by side');
+    const quick = values.quick === true;
+    sections.push(await runRuntimeBench(say, { baselines, rounds: quick ? 1 : 3, starts: quick ? 2 : 5, seconds: quick ? 3 : 8, connections: 16 }));
   }
 
   for (const s of sections) printSection(s, say);

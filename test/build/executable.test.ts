@@ -14,6 +14,7 @@ const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
 const EXE = path.join(REPO_ROOT, 'dist/confvault');
 const VERSION = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
+const RUNTIME = JSON.parse(readFileSync(path.join(REPO_ROOT, 'build/runtime.json'), 'utf8')).version as string;
 
 test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM, db backup and restore', { timeout: 600_000 }, async () => {
   ensureBuilt();
@@ -28,7 +29,7 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
   try {
     const v = run(['--version']);
     assert.equal(v.status, 0, v.stderr);
-    assert.equal(v.stdout.trim(), `confvault ${VERSION}`);
+    assert.equal(v.stdout.trim(), `confvault ${VERSION} (Node.js v${RUNTIME})`, 'the executable embeds the pinned runtime');
 
     const init = run(['init', '--data-dir', data]);
     assert.equal(init.status, 0, init.stderr);

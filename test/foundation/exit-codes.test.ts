@@ -47,7 +47,7 @@ test('--help documents the exit codes and prints the same version as --version',
   assert.match(help.stdout, /^ {2}2 {2}usage error/m);
   const version = await runCliAsync(['--version']);
   assert.equal(version.status, 0);
-  const v = /^confvault (\S+)$/.exec(version.stdout.trim())?.[1];
+  const v = /^confvault (\S+) \(Node\.js v\d+\.\d+\.\d+\)$/.exec(version.stdout.trim())?.[1];
   assert.ok(v, version.stdout);
   assert.equal(help.stdout.split('\n')[0], `confvault ${v}: backs up the configuration of network devices.`);
   // From source the version is package.json's with "-dev": a release bump cannot leave the two apart.

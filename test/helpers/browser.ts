@@ -53,7 +53,9 @@ function newestMtime(p: string): number {
 
 /** Build unless dist/confvault is newer than every input, under a lock shared by parallel test files. */
 export function ensureBuilt(): void {
-  const inputs = ['src', 'schema', 'build/build.mjs', 'package.json'].map((p) => path.join(REPO_ROOT, p)).filter(existsSync);
+  const inputs = ['src', 'schema', 'build/build.mjs', 'build/runtime.json', 'build/runtime.mjs', 'package.json']
+    .map((p) => path.join(REPO_ROOT, p))
+    .filter(existsSync);
   if (existsSync(EXE) && statSync(EXE).mtimeMs > Math.max(...inputs.map(newestMtime))) return;
   const r = spawnSync('flock', ['-w', '600', path.join(tmpdir(), 'confvault-build.lock'), process.execPath, path.join(REPO_ROOT, 'build/build.mjs')], {
     cwd: REPO_ROOT,

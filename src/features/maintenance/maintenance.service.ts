@@ -15,14 +15,25 @@ export interface CheckReport {
 export type ExtraCheck = (db: DB, dataDir: string) => Promise<CheckReport> | CheckReport;
 
 export function checkDatabase(db: DB): CheckReport {
-  const integrity = db.pragma('integrity_check') as { integrity_check: string }[];
+  const integrity = integrityProblems(db);
   const fk = db.pragma('foreign_key_check') as unknown[];
   const lines: string[] = [];
-  const ok = integrity.length === 1 && integrity[0].integrity_check === 'ok' && fk.length === 0;
-  if (integrity.length === 1 && integrity[0].integrity_check === 'ok') lines.push('database integrity: ok');
-  else for (const r of integrity) lines.push(`database integrity: ${r.integrity_check}`);
+  const ok = integrity.length === 0 && fk.length === 0;
+  if (integrity.length === 0) lines.push('database integrity: ok');
+  else for (const p of integrity) lines.push(`database integrity: ${p}`);
   lines.push(fk.length === 0 ? 'foreign keys: ok' : `foreign keys: ${fk.length} violation(s)`);
   return { ok, lines };
+}
+
+/** integrity_check's findings, none when it says "ok". Damage that stops the check itself (SQLITE_CORRUPT) is a finding too. */
+function integrityProblems(db: DB): string[] {
+  try {
+    const rows = (db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check);
+    return rows.length === 1 && rows[0] === 'ok' ? [] : rows;
+  } catch (e) {
+    if (String((e as { code?: unknown }).code).startsWith('SQLITE_CORRUPT')) return [`the check stopped: ${(e as Error).message}`];
+    throw e;
+  }
 }
 
 /**

@@ -62,7 +62,7 @@ function loadWorkerCode(): Promise<string> {
       entryPoints: [path.join(root, WORKER_ENTRY)],
       bundle: true,
       platform: 'node',
-      target: 'node20',
+      target: 'node24',
       format: 'cjs',
       write: false,
       tsconfig: path.join(root, 'tsconfig.json'),
@@ -94,7 +94,7 @@ function spawn(workerCode: string): Slot {
     if (m.type === 'done') job.resolve(m.value);
     else job.reject(new Error(m.message));
   });
-  worker.on('error', (err) => {
+  worker.on('error', (err: Error) => {
     const job = slot.job;
     discard(slot);
     job?.reject(err);

@@ -1,0 +1,114 @@
+// The Node.js runtime confvault ships and tests on: the binary pinned in build/runtime.json (an npm package that
+// `npm ci` installs), its checksum, its LTS line's end of life, and the native addon built for it from source.
+//   node build/runtime.mjs install                    npm's postinstall: verify the binary, build better-sqlite3 for it
+//   node build/runtime.mjs check [--today YYYY-MM-DD] [--node vX.Y.Z]   is that runtime (default: the pinned one) supported?
+import { execFileSync, spawnSync } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { existsSync, readFileSync, realpathSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const rel = (p) => path.relative(ROOT, p);
+
+/** build/runtime.json: { package, version, sha256 (of bin/node), lts_end_of_life: { major: "YYYY-MM-DD" } }. */
+export const RUNTIME = JSON.parse(readFileSync(path.join(ROOT, 'build/runtime.json'), 'utf8'));
+/** The installed package: bin/node (the runtime) and include/node (the headers native addons compile against). */
+export const NODE_DIR = path.join(ROOT, 'node_modules', RUNTIME.package);
+export const NODE_BIN = path.join(NODE_DIR, 'bin/node');
+
+/** Today as YYYY-MM-DD (UTC), or CONFVAULT_BUILD_TODAY: the tests move the calendar with it. */
+export function today() {
+  return process.env.CONFVAULT_BUILD_TODAY || new Date().toISOString().slice(0, 10);
+}
+
+/** Throws unless `version` ("v24.21.0") is on an LTS line of the table that has not reached its end of life on `day`. */
+export function checkSupported(version, day = today()) {
+  const major = /^v?(\d+)\./.exec(version)?.[1];
+  const eol = major && RUNTIME.lts_end_of_life[major];
+  if (!eol) {
+    const lines = Object.keys(RUNTIME.lts_end_of_life).join(', ');
+    throw new Error(`Node.js ${version} is not on an LTS line listed in build/runtime.json (${lines})`);
+  }
+  if (!/^\d{4}-\d{2}-\d{2}$/.test(day)) throw new Error(`a date must be YYYY-MM-DD, not "${day}"`);
+  if (day >= eol) {
+    throw new Error(
+      `Node.js ${version}: the ${major}.x line reached its end of life on ${eol} (today is ${day}); move to the next LTS line, see docs/runtime.md`,
+    );
+  }
+  return `Node.js ${version}: LTS line ${major}.x, supported until ${eol}`;
+}
+
+/** The pinned binary after checking it: installed, the version package.json and runtime.json pin, the recorded checksum. */
+export function verifiedNode() {
+  if (!existsSync(NODE_BIN)) throw new Error(`${rel(NODE_BIN)} is missing: npm ci installs it (${RUNTIME.package}@${RUNTIME.version})`);
+  const pinned = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).devDependencies?.[RUNTIME.package];
+  if (pinned !== RUNTIME.version) throw new Error(`package.json pins ${RUNTIME.package}@${pinned}, build/runtime.json ${RUNTIME.version}: make them equal`);
+  const sha256 = createHash('sha256').update(readFileSync(NODE_BIN)).digest('hex');
+  if (sha256 !== RUNTIME.sha256) throw new Error(`${rel(NODE_BIN)} has sha256 ${sha256}, build/runtime.json records ${RUNTIME.sha256}`);
+  const version = execFileSync(NODE_BIN, ['--version'], { encoding: 'utf8' }).trim();
+  if (version !== `v${RUNTIME.version}`) throw new Error(`${rel(NODE_BIN)} reports ${version}, expected v${RUNTIME.version}`);
+  return { bin: NODE_BIN, version };
+}
+
+/** better-sqlite3's own build folder: its loader prefers it to the prebuilt binaries in its package, and build.mjs ships it. */
+export const SQLITE_ADDON = path.join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+
+/** Whether the compiled SQLite addon and argon2's prebuilt N-API addon (one build for every Node.js) load and work in `node`. */
+function addonsLoad(node) {
+  if (!existsSync(SQLITE_ADDON)) return false;
+  const probe = `new (require('better-sqlite3'))(':memory:', { nativeBinding: ${JSON.stringify(SQLITE_ADDON)} }).prepare('select 1').get();
+    require('@node-rs/argon2').hashSync('x')`;
+  return spawnSync(node, ['-e', probe], { cwd: ROOT, stdio: 'ignore' }).status === 0;
+}
+
+/** npm's own node-gyp: npm names it to lifecycle scripts; otherwise it sits in npm's folder. */
+function nodeGyp() {
+  if (process.env.npm_config_node_gyp) return process.env.npm_config_node_gyp;
+  const npm = realpathSync(execFileSync('sh', ['-c', 'command -v npm'], { encoding: 'utf8' }).trim());
+  return path.join(path.dirname(npm), '../node_modules/node-gyp/bin/node-gyp.js');
+}
+
+/**
+ * better-sqlite3 from source (its package carries SQLite's and node-addon-api's sources), against the pinned runtime's
+ * headers: offline, and what ships is what was compiled here, not a prebuilt binary from the package.
+ */
+function install() {
+  const { bin, version } = verifiedNode();
+  console.log(`runtime: ${rel(bin)} ${version}, sha256 as recorded in build/runtime.json`);
+  if (addonsLoad(bin)) {
+    console.log(`runtime: ${rel(SQLITE_ADDON)} is already built and loads in ${version}`);
+    return;
+  }
+  const started = Date.now();
+  console.log(`runtime: building better-sqlite3 from source for ${version} (headers: ${rel(NODE_DIR)}/include) ...`);
+  // The pinned node runs node-gyp, whose --nodedir overrides any nodedir in the user's npm config.
+  // Its output (compiler warnings included) is shown only when it fails.
+  const gyp = spawnSync(bin, [nodeGyp(), 'rebuild', '--release', '--force_build=1', `--nodedir=${NODE_DIR}`], {
+    cwd: path.join(ROOT, 'node_modules/better-sqlite3'),
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    env: { ...process.env, npm_config_nodedir: NODE_DIR },
+  });
+  if (gyp.status !== 0) throw new Error(`node-gyp rebuild of better-sqlite3 failed:\n${gyp.stdout}${gyp.stderr}${gyp.error ?? ''}`);
+  if (!addonsLoad(bin)) throw new Error(`the native addons do not load in ${version} after the build`);
+  console.log(`runtime: better-sqlite3 built for ${version} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
+}
+
+function check(args) {
+  const opt = (name) => (args.includes(name) ? args[args.indexOf(name) + 1] : undefined);
+  const day = opt('--today') ?? today();
+  console.log(checkSupported(opt('--node') ?? verifiedNode().version, day));
+}
+
+if (process.argv[1] && realpathSync(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const [command, ...args] = process.argv.slice(2);
+  try {
+    if (command === 'install') install();
+    else if (command === 'check') check(args);
+    else throw new Error('usage: node build/runtime.mjs install | check [--today YYYY-MM-DD] [--node vX.Y.Z]');
+  } catch (e) {
+    console.error(`runtime: ${e.message}`);
+    process.exitCode = 1;
+  }
+}
