@@ -72,10 +72,11 @@ test('a binary whose checksum differs from the recorded one is refused', () => {
 
 test('npm run build refuses a runtime past its end of life before it builds anything', () => {
   const exe = path.join(REPO_ROOT, 'dist/confvault');
-  const before = existsSync(exe) ? statSync(exe).mtimeMs : null;
-  // Under the lock the other builds take (test/helpers/browser.ts ensureBuilt), so a build beside it is not disturbed.
+  // Under the lock the other builds take (test/helpers/browser.ts ensureBuilt), so a build beside it is not disturbed;
+  // the executable's mtime is read under the same lock, before and after, so another test's build cannot move it.
   const lock = path.join(tmpdir(), 'confvault-build.lock');
-  const r = spawnSync('flock', ['-w', '600', lock, process.execPath, path.join(REPO_ROOT, 'build/build.mjs')], {
+  const script = 'm() { stat -c %.9Y "$1" 2>/dev/null || echo none; }; b=$(m "$1"); "$2" "$3"; rc=$?; echo "mtime $b $(m "$1")" >&2; exit $rc';
+  const r = spawnSync('flock', ['-w', '600', lock, 'bash', '-c', script, '_', exe, process.execPath, path.join(REPO_ROOT, 'build/build.mjs')], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     timeout: 650_000,
@@ -84,5 +85,7 @@ test('npm run build refuses a runtime past its end of life before it builds anyt
   assert.equal(r.status, 1, `the build went on:\n${r.stdout}`);
   assert.match(r.stderr, new RegExp(`build failed: Error: Node\\.js ${PINNED.replace(/\./g, '\\.')}: the \\d+\\.x line reached its end of life`));
   assert.doesNotMatch(r.stdout, /bundled/, 'nothing was bundled');
-  assert.equal(existsSync(exe) ? statSync(exe).mtimeMs : null, before, 'dist/confvault is untouched');
+  const [, before, after] = /^mtime (\S+) (\S+)$/m.exec(r.stderr) ?? [];
+  assert.ok(before, r.stderr);
+  assert.equal(after, before, 'dist/confvault is untouched');
 });
