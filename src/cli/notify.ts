@@ -1,6 +1,7 @@
 // `confvault notify ...`: notification channels (add, list, test, remove), rules (add, list, remove) and the delivery log.
 import {
   createChannel,
+  destinationPolicy,
   createRule,
   listChannels,
   listDeliveries,
@@ -108,8 +109,8 @@ ${GLOBAL_OPTIONS_HELP}`,
         const port = values['smtp-port'];
         if (port !== undefined && !/^\d+$/.test(port)) throw new UsageError('--smtp-port takes a port number');
         const secret = values['secret-stdin'] ? await readStdinSecret('Channel secret') : undefined;
-        return withAppliance(flags, (a) => {
-          const c = createChannel(a.db, actor, a.secrets, {
+        return withAppliance(flags, async (a) => {
+          const c = await createChannel(a.db, actor, a.secrets, destinationPolicy(a.config), {
             name: n,
             type: values.type ?? '',
             url: values.url,

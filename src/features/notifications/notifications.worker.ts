@@ -13,6 +13,8 @@ import { authorize } from '../../identity/policy';
 import { recordAudit } from '../audit/audit.service';
 import { enqueueStale } from './notification-events.service';
 import { channelSecrets, findChannel } from './notifications.service';
+import { failureClass } from './notifications.failures';
+import { destinationPolicy } from './notifications.service';
 import { sendMessage, type Channel } from './notifications.send';
 import {
   assignOutbox,
@@ -158,9 +160,9 @@ export async function attemptDelivery(deps: WorkerDeps, d: DeliveryRow, maxAttem
   let error: string | null = null;
   try {
     const ch: Channel = { name: row.name, type: row.type, settings: JSON.parse(row.settings) as ChannelSettings, secrets: channelSecrets(deps.secrets, row) };
-    await sendMessage(ch, JSON.parse(d.body) as Payload);
+    await sendMessage(ch, JSON.parse(d.body) as Payload, destinationPolicy(deps.config));
   } catch (e) {
-    error = ((e as Error).message || String(e)).slice(0, 500);
+    error = failureClass(e);
   }
   const now = Date.now();
   if (error === null) {
