@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
 import { createServer, type AddressInfo, type Server } from 'node:net';
 import { createChannel, listDeliveries } from '../../src/features/notifications/notifications.service';
-import { sendTestMessage, type WorkerDeps } from '../../src/features/notifications/notifications.worker';
+import { sendTestMessage, type SendDeps } from '../../src/features/notifications/notifications.worker';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
@@ -47,7 +47,7 @@ describe('notification destinations (issue #20)', () => {
   let redirect: Awaited<ReturnType<typeof httpListener>>;
   let admin: WebClient;
   let scoped: WebClient;
-  let deps: WorkerDeps;
+  let deps: SendDeps;
   const BASE = '/settings/notifications';
 
   before(async () => {
@@ -139,7 +139,7 @@ describe('notification destinations (issue #20)', () => {
 
   test('the check runs again at connect time: a channel whose destination is no longer allowed is never connected', async () => {
     const before = ssh.connections();
-    const narrowed: WorkerDeps = { ...deps, config: { ...deps.config, notifications: { ...deps.config.notifications, allowed_destinations: ['192.0.2.0/24'] } } };
+    const narrowed: SendDeps = { ...deps, config: { ...deps.config, notifications: { ...deps.config.notifications, allowed_destinations: ['192.0.2.0/24'] } } };
     const r = await sendTestMessage(narrowed, SYSTEM_ACTOR, 'ssh-mail');
     assert.match(r.error ?? '', /^destination refused: 127\.0\.0\.1:\d+ is not in allowed_destinations$/);
     const w = await sendTestMessage(narrowed, SYSTEM_ACTOR, 'http-hook');

@@ -16,6 +16,7 @@ import { NotificationWorker, backoffMs, checkStaleDevices, sendTestMessage, type
 import { pruneDeliveries } from '../../src/features/notifications/notifications.store';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { DestinationPolicy } from '../../src/lib/destinations';
+import { runNotificationDiffs } from '../../src/web/workers/notification-diffs';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { SmtpReceiver, WebhookReceiver } from './receivers';
@@ -55,6 +56,7 @@ describe('notifications', () => {
   /** Run worker passes (with a clock moved forward) until the sends in flight finished. */
   async function pass(now = Date.now()) {
     worker.tick(now);
+    await worker.settled();
     await new Promise((r) => setTimeout(r, 300));
   }
   const outboxCount = (channel: string) =>
@@ -72,6 +74,7 @@ describe('notifications', () => {
       secrets: t.appliance.secrets,
       snapshots: t.appliance.snapshots,
       config: { ...t.services.config, notifications: { min_interval_seconds: 60, max_attempts: 3, allowed_destinations: LOOPBACK } },
+      diffs: runNotificationDiffs,
     };
     worker = new NotificationWorker(deps);
     tpl = seedBuiltinTemplate(db(), 'cisco-ios');
