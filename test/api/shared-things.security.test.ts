@@ -71,7 +71,12 @@ async function changeTemplate(door: 'api' | 'web', who: Who, id: number, json: R
 }
 
 const TEMPLATE_CHANGES: { label: string; json: Record<string, unknown>; form: Record<string, string>; changed: (id: number) => boolean }[] = [
-  { label: 'description', json: { description: 'edited' }, form: { description: 'edited' }, changed: (id) => getTemplate(t.appliance.db, id).description === 'edited' },
+  {
+    label: 'description',
+    json: { description: 'edited' },
+    form: { description: 'edited' },
+    changed: (id) => getTemplate(t.appliance.db, id).description === 'edited',
+  },
   {
     label: 'commands',
     json: { commands: ['show config', 'show version'] },
@@ -79,7 +84,12 @@ const TEMPLATE_CHANGES: { label: string; json: Record<string, unknown>; form: Re
     changed: (id) => getTemplate(t.appliance.db, id).commands.length === 2,
   },
   { label: 'redaction off', json: { redact: false }, form: { redact: '' }, changed: (id) => !getTemplate(t.appliance.db, id).redact },
-  { label: 'redact rules removed', json: { redact_patterns: [] }, form: { redact_patterns: '' }, changed: (id) => getTemplate(t.appliance.db, id).redact_patterns.length === 0 },
+  {
+    label: 'redact rules removed',
+    json: { redact_patterns: [] },
+    form: { redact_patterns: '' },
+    changed: (id) => getTemplate(t.appliance.db, id).redact_patterns.length === 0,
+  },
 ];
 
 /** Whether each kind of actor may make the change to a template used only in A (outside: also in B). */
@@ -128,7 +138,14 @@ describe('templates × (holds, lacks, used outside the scope) × (api, web)', ()
     const id = template(false);
     assert.equal((await callApi(t, doors.scoped.key, 'PUT', `/templates/${id}`, { redact: false })).status, 403);
     assert.equal((await callApi(t, doors.scoped.key, 'PUT', `/templates/${id}`, { redact_patterns: [] })).status, 403);
-    assert.equal((await callApi(t, doors.scoped.key, 'PUT', `/templates/${id}`, { redact_patterns: [{ pattern: 'secret (?<secret>\\S+)' }, { pattern: 'key (?<secret>\\S+)' }] })).status, 200);
+    assert.equal(
+      (
+        await callApi(t, doors.scoped.key, 'PUT', `/templates/${id}`, {
+          redact_patterns: [{ pattern: 'secret (?<secret>\\S+)' }, { pattern: 'key (?<secret>\\S+)' }],
+        })
+      ).status,
+      200,
+    );
     assert.equal((await callApi(t, doors.holds.key, 'PUT', `/templates/${id}`, { redact: false })).status, 200);
     const row = t.appliance.db
       .prepare("SELECT actor, changes, details FROM audit_log WHERE action = 'template.redaction_weakened' AND target = ?")
@@ -172,7 +189,11 @@ describe('notification channels and rules × (holds, lacks, used outside the sco
       test(`${who} adds a rule ${outside ? 'for group B' : 'for group A'}: ${allowed ? 'done' : 'refused'}`, async () => {
         const { channel } = await channelWithRule(false);
         const name = `made-${++seq}`;
-        await doors[who].web.post(`${BASE}/rules`, { name, event_config_changed: 'on', [`channel_${channel}`]: 'on', groups: String(outside ? groupB : groupA) }, { csrf: true });
+        await doors[who].web.post(
+          `${BASE}/rules`,
+          { name, event_config_changed: 'on', [`channel_${channel}`]: 'on', groups: String(outside ? groupB : groupA) },
+          { csrf: true },
+        );
         assert.equal(ruleCount(name), allowed ? 1 : 0);
       });
       test(`${who} removes a rule ${outside ? 'for all devices' : 'for group A'}: ${allowed ? 'done' : 'refused'}`, async () => {
@@ -222,7 +243,11 @@ describe('credentials: a login shared with devices outside the scope (API and we
 
   test('web: the scoped user cannot change the password of a credential used in B; its description is still theirs to change', async () => {
     const id = credential(true);
-    const r = await doors.scoped.web.post(`/credentials/${id}/edit`, { name: `login-${seq}`, username: 'netops', password: 'web-new-password', description: '' }, { csrf: true });
+    const r = await doors.scoped.web.post(
+      `/credentials/${id}/edit`,
+      { name: `login-${seq}`, username: 'netops', password: 'web-new-password', description: '' },
+      { csrf: true },
+    );
     assert.notEqual(r.res.status, 303);
     assert.match(r.html, /outside your device-group scope/);
     const ok = await callApi(t, doors.scoped.key, 'PUT', `/credentials/${id}`, { description: 'note' });

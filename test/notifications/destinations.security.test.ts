@@ -90,7 +90,15 @@ describe('notification destinations (issue #20)', () => {
     const before = outside.connections();
     let r = await admin.post(
       `${BASE}/channels`,
-      { name: 'mail-out', type: 'email', smtp_host: '127.0.0.1', smtp_port: String(outside.port), smtp_tls: 'none', from: 'a@example.net', to: 'b@example.net' },
+      {
+        name: 'mail-out',
+        type: 'email',
+        smtp_host: '127.0.0.1',
+        smtp_port: String(outside.port),
+        smtp_tls: 'none',
+        from: 'a@example.net',
+        to: 'b@example.net',
+      },
       { csrf: true },
     );
     assert.equal(r.res.status, 422);
@@ -150,10 +158,14 @@ describe('notification destinations (issue #20)', () => {
   test('the CLI refuses a destination outside allowed_destinations with the field named (exit 1), and allows a listed one', async () => {
     const dataDir = t.appliance.dataDir;
     const env = { CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: `127.0.0.1:${http.port}` };
-    let r = await runCliAsync(['notify', 'channel', 'add', 'cli-out', '--type', 'syslog', '--url', `tcp://127.0.0.1:${outside.port}`, '--data-dir', dataDir], { env });
+    let r = await runCliAsync(['notify', 'channel', 'add', 'cli-out', '--type', 'syslog', '--url', `tcp://127.0.0.1:${outside.port}`, '--data-dir', dataDir], {
+      env,
+    });
     assert.equal(r.status, 1, r.stderr);
     assert.match(r.stderr, /url: 127\.0\.0\.1:\d+ is not in allowed_destinations/);
-    r = await runCliAsync(['notify', 'channel', 'add', 'cli-in', '--type', 'webhook', '--url', `http://127.0.0.1:${http.port}/x`, '--data-dir', dataDir], { env });
+    r = await runCliAsync(['notify', 'channel', 'add', 'cli-in', '--type', 'webhook', '--url', `http://127.0.0.1:${http.port}/x`, '--data-dir', dataDir], {
+      env,
+    });
     assert.equal(r.status, 0, r.stderr);
     r = await runCliAsync(['notify', 'channel', 'test', 'cli-in', '--data-dir', dataDir], { env });
     assert.equal(r.status, 1);
@@ -163,7 +175,8 @@ describe('notification destinations (issue #20)', () => {
 
   test('the policy: special addresses, IPv4-mapped IPv6, host names, ports and catch-alls', async () => {
     const open = new DestinationPolicy([]);
-    for (const a of ['127.0.0.1', '::1', '169.254.169.254', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0', '224.0.0.1']) assert.equal(open.allows('x', a, 80), false, a);
+    for (const a of ['127.0.0.1', '::1', '169.254.169.254', 'fe80::1', '::ffff:127.0.0.1', '0.0.0.0', '224.0.0.1'])
+      assert.equal(open.allows('x', a, 80), false, a);
     assert.equal(open.allows('hooks.example.net', '192.0.2.10', 443), true);
     const listed = new DestinationPolicy(['hooks.example.net:443', '10.0.0.0/8', '[2001:db8::/32]:8443', '0.0.0.0/0:25']);
     assert.equal(listed.allows('hooks.example.net', '192.0.2.10', 443), true);

@@ -45,7 +45,11 @@ describe('scoped audit (issue #20)', () => {
     const outside = ['b-1', 'b-2', 'b-3', 'b-4'].map((n) => ids[n]);
     const cells = [...page.html.matchAll(/device_ids: ([\d, ]+)/g)].map((m) => m[1].split(', ').map(Number));
     assert.equal(cells.length, 2, 'the run of group 3 is hidden; the all-devices run and the two-device run show');
-    for (const listed of cells) assert.ok(listed.every((id) => !outside.includes(id)), `no id outside the scope: ${listed.join(',')}`);
+    for (const listed of cells)
+      assert.ok(
+        listed.every((id) => !outside.includes(id)),
+        `no id outside the scope: ${listed.join(',')}`,
+      );
     assert.ok(!page.html.includes(`group ${g3}`), 'no group outside the scope named');
     assert.match(page.html, /devices: 2\b/);
     assert.match(page.html, /devices: 1\b/);

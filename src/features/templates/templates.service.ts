@@ -119,15 +119,21 @@ export function redactionWeakened(before: TemplateSpec, after: TemplateSpec): ('
 /** Weakening redaction needs what changing the commands needs: scope all and credentials.view. */
 function requireRedactionAuthority(actor: Actor, fields: readonly string[]): void {
   if (!actor.principal.scope.all) {
-    throw denied(`Turning off or narrowing a template's redaction (${fields.join(' and ')}) needs a device-group scope of all: it decides whether secrets are stored in clear`, {
-      fields,
-    });
+    throw denied(
+      `Turning off or narrowing a template's redaction (${fields.join(' and ')}) needs a device-group scope of all: it decides whether secrets are stored in clear`,
+      {
+        fields,
+      },
+    );
   }
   if (!actor.principal.permissions.has('credentials.view')) {
-    throw denied(`Turning off or narrowing a template's redaction (${fields.join(' and ')}) needs the permission credentials.view: it decides whether secrets are stored in clear`, {
-      permission: 'credentials.view',
-      fields,
-    });
+    throw denied(
+      `Turning off or narrowing a template's redaction (${fields.join(' and ')}) needs the permission credentials.view: it decides whether secrets are stored in clear`,
+      {
+        permission: 'credentials.view',
+        fields,
+      },
+    );
   }
 }
 

@@ -2,5 +2,4 @@
 import type { DiffOutcome, NotificationDiffRunner } from '../../features/notifications/notification-diffs';
 import { runOffThread } from './pool';
 
-export const runNotificationDiffs: NotificationDiffRunner = (task, hardMs) =>
-  runOffThread<DiffOutcome[]>({ kind: 'notification-diffs', ...task }, hardMs);
+export const runNotificationDiffs: NotificationDiffRunner = (task, hardMs) => runOffThread<DiffOutcome[]>({ kind: 'notification-diffs', ...task }, hardMs);
