@@ -165,9 +165,9 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
       });
     }
     if (commandFields.length > 0) requireSecretsReach(actor, commandFields, 'Changing');
+    requireTemplateWithinScope(db, actor, id, 'changed');
     const weakened = redactionWeakened(before, spec);
     if (weakened.length > 0) requireRedactionAuthority(actor, weakened);
-    requireTemplateWithinScope(db, actor, id, 'changed');
     checkSpec(spec, row.name);
     withNameCheck(spec.name, () => updateTemplateRow(db, id, spec, Date.now()));
     if (Object.keys(changes).length > 0) {
@@ -212,9 +212,9 @@ export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, 
     });
   }
   if (commandFields.length > 0) requireSecretsReach(actor, commandFields, 'Trying');
+  if (scoped && Object.keys(changes).length > 0) requireTemplateWithinScope(db, actor, id, 'changed');
   const weakened = redactionWeakened(toTemplateSpec(row), specFields(spec));
   if (weakened.length > 0) requireRedactionAuthority(actor, weakened);
-  if (scoped && Object.keys(changes).length > 0) requireTemplateWithinScope(db, actor, id, 'changed');
 }
 
 export function deleteTemplate(db: DB, actor: Actor, id: number): void {
