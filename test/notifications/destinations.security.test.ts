@@ -2,7 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createServer as createHttpServer, type Server as HttpServer } from 'node:http';
-import { createServer, type AddressInfo, type Server } from 'node:net';
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
 import { createChannel, listDeliveries } from '../../src/features/notifications/notifications.service';
 import { sendTestMessage, type SendDeps } from '../../src/features/notifications/notifications.worker';
 import { createRole } from '../../src/features/roles/roles.service';
@@ -17,15 +17,22 @@ const BANNER = 'SSH-2.0-OpenSSH_9.2p1 Debian-2+deb12u3';
 const HTTP_BODY = 'internal-admin-console-body';
 
 /** A loopback listener that counts connections; `answer` writes what a non-receiver would write. */
-async function listener(answer: (sock: import('node:net').Socket) => void): Promise<{ server: Server; port: number; connections: () => number }> {
+async function listener(answer: (sock: Socket) => void): Promise<{ server: Server; port: number; connections: () => number; close: () => Promise<void> }> {
+  const open = new Set<Socket>();
   let n = 0;
   const server = createServer((sock) => {
     n++;
-    sock.on('error', () => undefined);
+    open.add(sock);
+    sock.on('error', () => undefined).on('close', () => open.delete(sock));
     answer(sock);
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { server, port: (server.address() as AddressInfo).port, connections: () => n };
+  // A banner server keeps its connections open: closing it ends them.
+  const close = () => {
+    for (const sock of open) sock.destroy();
+    return new Promise<void>((r) => server.close(() => r()));
+  };
+  return { server, port: (server.address() as AddressInfo).port, connections: () => n, close };
 }
 
 async function httpListener(status: number, headers: Record<string, string> = {}) {
@@ -70,7 +77,12 @@ describe('notification destinations (issue #20)', () => {
   });
 
   after(async () => {
-    for (const s of [ssh.server, outside.server, http.server, redirect.server]) await new Promise((r) => s.close(r));
+    await ssh.close();
+    await outside.close();
+    for (const s of [http.server, redirect.server]) {
+      s.closeAllConnections();
+      await new Promise((r) => s.close(r));
+    }
     await t.close();
   });
 
@@ -127,18 +139,23 @@ describe('notification destinations (issue #20)', () => {
     assert.equal(r.res.status, 303);
     r = await admin.post(`${BASE}/channels`, { name: 'moved', type: 'webhook', url: `http://127.0.0.1:${redirect.port}/hook` }, { csrf: true });
     assert.equal(r.res.status, 303);
+    r = await admin.post(`${BASE}/channels`, { name: 'ssh-hook', type: 'webhook', url: `http://127.0.0.1:${ssh.port}/` }, { csrf: true });
+    assert.equal(r.res.status, 303);
     const sshBefore = ssh.connections();
     const outsideBefore = outside.connections();
     await admin.post(`${BASE}/channels/ssh-mail/test`, {}, { csrf: true });
     await admin.post(`${BASE}/channels/http-hook/test`, {}, { csrf: true });
     await admin.post(`${BASE}/channels/moved/test`, {}, { csrf: true });
+    await admin.post(`${BASE}/channels/ssh-hook/test`, {}, { csrf: true });
     assert.ok(ssh.connections() > sshBefore, 'the allowed listener was reached');
     assert.equal(outside.connections(), outsideBefore, 'the redirect target was never reached');
-    const pages = await Promise.all(['ssh-mail', 'http-hook', 'moved'].map((n) => admin.get(`${BASE}?channel=${n}`)));
-    const errors = ['ssh-mail', 'http-hook', 'moved'].map((n) => listDeliveries(t.appliance.db, SYSTEM_ACTOR, n)[0].last_error);
+    const names = ['ssh-mail', 'http-hook', 'moved', 'ssh-hook'];
+    const pages = await Promise.all(names.map((n) => admin.get(`${BASE}?channel=${n}`)));
+    const errors = names.map((n) => listDeliveries(t.appliance.db, SYSTEM_ACTOR, n)[0].last_error);
     assert.equal(errors[0], 'protocol error: the receiver did not answer as expected');
     assert.equal(errors[1], 'HTTP 404 from the receiver');
     assert.match(errors[2] ?? '', /redirect, not followed/);
+    assert.equal(errors[3], 'protocol error: the receiver did not answer as expected');
     for (const text of [...pages.map((p) => p.html), ...errors.map(String)]) {
       assert.ok(!text.includes('SSH-2.0') && !text.includes('OpenSSH'), 'no banner byte');
       assert.ok(!text.includes(HTTP_BODY), 'no body or header of the far end');

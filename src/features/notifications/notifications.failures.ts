@@ -34,6 +34,8 @@ export function failureClass(err: unknown): string {
   if (code === 'EHOSTUNREACH' || code === 'ENETUNREACH') return 'no route to the receiver';
   if (code === 'EAUTH') return 'SMTP authentication failed';
   if (typeof e.responseCode === 'number' && e.responseCode >= 400 && e.responseCode < 600) return `SMTP ${e.responseCode} from the server`;
-  if (code === 'EPROTOCOL' || code === 'EHLO' || code === 'EENVELOPE' || code === 'EMESSAGE') return 'protocol error: the receiver did not answer as expected';
+  // The mailer's protocol errors, and the HTTP parser's (HPE_*: a port that does not speak HTTP).
+  if (code === 'EPROTOCOL' || code === 'EHLO' || code === 'EENVELOPE' || code === 'EMESSAGE' || code.startsWith('HPE_'))
+    return 'protocol error: the receiver did not answer as expected';
   return 'delivery failed';
 }
