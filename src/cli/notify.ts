@@ -1,6 +1,7 @@
 // `confvault notify ...`: notification channels (add, list, test, remove), rules (add, list, remove) and the delivery log.
 import {
   createChannel,
+  destinationPolicy,
   createRule,
   listChannels,
   listDeliveries,
@@ -58,8 +59,11 @@ channel add   webhook: --url is where the JSON is POSTed; --secret-stdin reads t
               standard input with --secret-stdin (or --url). email: SMTP settings (port 465 means TLS,
               otherwise STARTTLS is required unless --smtp-tls none); --secret-stdin reads the SMTP
               password. syslog: --url udp://HOST:PORT or tcp://HOST:PORT (RFC 5424).
-              Secrets are stored encrypted with the master key and never shown again.
-channel test  Sends a test message now; exit code 1 when the receiver did not take it.
+              Secrets are stored encrypted with the master key and never shown again. The destination
+              must be allowed by [notifications] allowed_destinations (checked on the resolved address,
+              now and at every send); loopback and link-local need an entry naming them (exit 1).
+channel test  Sends a test message now; exit code 1 when the receiver did not take it, with the failure
+              class (refused, timed out, TLS error, HTTP status ...), never what the receiver said.
 rule add      Events: config_changed, backup_failed, device_unreachable, device_recovered, backup_stale.
               --groups limits the rule to devices in these groups and their subgroups (default: all).
               --include-diff adds the configuration diff (redacted as the template redacts) to
@@ -108,8 +112,8 @@ ${GLOBAL_OPTIONS_HELP}`,
         const port = values['smtp-port'];
         if (port !== undefined && !/^\d+$/.test(port)) throw new UsageError('--smtp-port takes a port number');
         const secret = values['secret-stdin'] ? await readStdinSecret('Channel secret') : undefined;
-        return withAppliance(flags, (a) => {
-          const c = createChannel(a.db, actor, a.secrets, {
+        return withAppliance(flags, async (a) => {
+          const c = await createChannel(a.db, actor, a.secrets, destinationPolicy(a.config), {
             name: n,
             type: values.type ?? '',
             url: values.url,

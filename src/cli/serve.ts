@@ -14,6 +14,7 @@ import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { jobExecutorFor, startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
+import { runNotificationDiffs } from '../web/workers/notification-diffs';
 import { startEventBackups } from '../events/start';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
@@ -110,7 +111,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
     const jobs = startJobPickup(jobExecutorFor(a.db, runner, log), a.db, log);
     const retention = startRetention(a.db, a.snapshots, a.dataDir, config, log);
-    const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, log });
+    const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, diffs: runNotificationDiffs, log });
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');

@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Cron } from 'croner';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
+import { isDestinationEntry } from '../lib/destinations';
 
 const listenSchema = z
   .string()
@@ -103,6 +104,10 @@ export const configSchema = z
       .object({
         min_interval_seconds: z.number().int().min(0).max(86400).default(60),
         max_attempts: z.number().int().min(1).max(100).default(8),
+        allowed_destinations: z
+          .array(z.string().refine(isDestinationEntry, 'expected a host name, an IP address or a CIDR range, each with an optional :port'))
+          .max(1000)
+          .default([]),
       })
       .strict()
       .prefault({}),
@@ -138,6 +143,7 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_BACKUP_SCHEDULE: ['backup', 'schedule', 'string'],
   CONFVAULT_BACKUP_CONCURRENCY: ['backup', 'concurrency', 'int'],
   CONFVAULT_LOG_LEVEL: ['log', 'level', 'string'],
+  CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: ['notifications', 'allowed_destinations', 'list'],
 };
 
 export interface ConfigFlags {

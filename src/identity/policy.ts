@@ -42,3 +42,26 @@ export function requireGroupInScope(actor: Actor, groupId: number | null, what: 
 export function requireScopeAll(actor: Actor, reason: string): void {
   if (!actor.principal.scope.all) throw denied(reason);
 }
+
+/**
+ * Ownership of shared things (notification channels, templates, credentials): a thing used outside the actor's
+ * device-group scope belongs to whoever holds that wider scope, so a scoped actor may not remove it or change what
+ * it does there. `usedOutside` counts the uses (devices, rules) beyond the given expanded groups; it runs only for
+ * a scoped actor. One rule for every shared thing, so every door that offers the change gives the same 403.
+ */
+export function requireOwnsSharedThing(
+  actor: Actor,
+  thing: { label: string; use: string; details: Record<string, unknown> },
+  usedOutside: (groupIds: readonly number[]) => number,
+  verb: string,
+): void {
+  const scope = actor.principal.scope;
+  if (scope.all) return;
+  const outside = usedOutside([...scope.groupIds]);
+  if (outside === 0) return;
+  const uses = `${outside} ${thing.use}${outside === 1 ? '' : 's'}`;
+  throw denied(`${thing.label} is used by ${uses} outside your device-group scope; only a user whose scope is all can have it ${verb}`, {
+    ...thing.details,
+    used_outside_scope: outside,
+  });
+}

@@ -2,7 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { redactLines, secretToken } from '../../src/templates/redact';
-import { redactedDiff } from '../../src/features/notifications/notifications.worker';
+import { computeNotificationDiffs } from '../../src/features/notifications/notification-diffs';
+import { getTemplateSpec } from '../../src/features/templates/templates.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate } from '../helpers/seed';
 
@@ -54,14 +55,16 @@ describe('notification diffs', () => {
     const { db, snapshots, secrets } = t.services;
     const before = snapshots.put('hostname r1\nsnmp-server community 0ldC0mm RO\nend\n').hash;
     const after = snapshots.put('hostname r1\nsnmp-server community N3wC0mm RO\nend\n').hash;
-    const r = redactedDiff(
-      db,
-      snapshots,
-      secrets.redactionKey,
-      { template_id: seedBuiltinTemplate(db, 'cisco-ios'), snapshot: after, previous_snapshot: before },
-      'r1',
+    const tpl = getTemplateSpec(db, seedBuiltinTemplate(db, 'cisco-ios'));
+    const [r] = computeNotificationDiffs(
+      {
+        diffs: [{ device_name: 'r1', snapshot: after, previous_snapshot: before, redact_patterns: tpl?.redact_patterns ?? [] }],
+        redaction_key: secrets.redactionKey.toString('hex'),
+        deadline_at: Date.now() + 5000,
+        snapshotsRoot: snapshots.root,
+      },
+      (hash) => snapshots.read(hash),
     );
-    assert.ok(r);
     assert.ok(!r.diff.includes('0ldC0mm') && !r.diff.includes('N3wC0mm'));
     assert.ok(r.diff.includes(`-snmp-server community ${secretToken(secrets.redactionKey, '0ldC0mm')} RO`));
     assert.ok(r.diff.includes(`+snmp-server community ${secretToken(secrets.redactionKey, 'N3wC0mm')} RO`));

@@ -14,7 +14,9 @@ describe('confvault notify and delivery across a crash', () => {
   let dataDir: string;
   let hook: WebhookReceiver;
   let device: number;
-  const cli = (args: string[], input?: string) => runCliAsync([...args, '--data-dir', dataDir], { input });
+  /** The webhook receiver listens on loopback, which allowed_destinations must name. */
+  const allowLoopback = { CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: '127.0.0.1' };
+  const cli = (args: string[], input?: string) => runCliAsync([...args, '--data-dir', dataDir], { input, env: allowLoopback });
 
   before(async () => {
     dir = tempDir();
@@ -83,7 +85,7 @@ describe('confvault notify and delivery across a crash', () => {
     }
     hook.status = 500;
     const before = hook.hits.length;
-    const env = { CONFVAULT_LOG_LEVEL: 'info' };
+    const env = { CONFVAULT_LOG_LEVEL: 'info', ...allowLoopback };
     const first = await spawnServe(['--data-dir', dataDir, '--listen', '127.0.0.1:0'], env);
     try {
       await hook.waitFor(() => hook.hits.length > before);

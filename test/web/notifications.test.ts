@@ -19,7 +19,7 @@ describe('web Notifications page', () => {
   let viewer: WebClient;
 
   before(async () => {
-    t = await startTestAppliance();
+    t = await startTestAppliance({ CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: '127.0.0.1' });
     hook = await new WebhookReceiver().start();
     const db = t.appliance.db;
     createRole(db, SYSTEM_ACTOR, { name: 'notifier', permissions: ['settings.view', 'settings.update', 'devices.view', 'dashboard.view', 'backups.view'] });

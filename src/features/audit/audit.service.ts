@@ -2,7 +2,17 @@
 import type { DB } from '../../db/open';
 import { doorOf, type Actor } from '../../identity/actor';
 import type { Scope } from '../../identity/principal';
-import { countAudit, deleteAuditBefore, insertAuditRow, listAuditActions, listAuditPage, type AuditFilter, type AuditRow } from './audit.store';
+import {
+  countAudit,
+  deleteAuditBefore,
+  devicesInGroups,
+  insertAuditRow,
+  jobItemsInGroups,
+  listAuditActions,
+  listAuditPage,
+  type AuditFilter,
+  type AuditRow,
+} from './audit.store';
 
 export type { AuditFilter, AuditRow };
 
@@ -91,8 +101,34 @@ export interface AuditPage {
  * scope does not see rows about devices outside it (names, addresses and credentials of devices they cannot read).
  */
 export function listAudit(db: DB, scope: Scope, filter: AuditFilter, page: number, limit: number): AuditPage {
-  const f: AuditFilter = scope.all ? filter : { ...filter, deviceGroups: [...scope.groupIds] };
-  return db.transaction(() => ({ total: countAudit(db, f), items: listAuditPage(db, f, (page - 1) * limit, limit) }))();
+  if (scope.all) return db.transaction(() => ({ total: countAudit(db, filter), items: listAuditPage(db, filter, (page - 1) * limit, limit) }))();
+  const groups = [...scope.groupIds];
+  const f: AuditFilter = { ...filter, deviceGroups: groups };
+  return db.transaction(() => ({
+    total: countAudit(db, f),
+    items: listAuditPage(db, f, (page - 1) * limit, limit).map((r) => withinScope(db, r, groups)),
+  }))();
+}
+
+/**
+ * A row that lists devices (a backup run of a group, of several devices or of all), as a scoped reader sees it: only
+ * the ids of devices in their scope, the count of those, and a target that names no group outside the scope.
+ */
+function withinScope(db: DB, row: AuditRow, groups: readonly number[]): AuditRow {
+  let details: Record<string, unknown>;
+  try {
+    details = JSON.parse(row.details) as Record<string, unknown>;
+  } catch {
+    return row;
+  }
+  if (!Array.isArray(details.device_ids)) return row;
+  const listed = details.device_ids.filter((id): id is number => typeof id === 'number');
+  const inScope = devicesInGroups(db, listed, groups);
+  const ids = listed.filter((id) => inScope.has(id));
+  const count = (typeof details.job === 'string' ? jobItemsInGroups(db, details.job, groups) : null) ?? ids.length;
+  const group = /^group (\d+)$/.exec(row.target);
+  const target = group && groups.includes(Number(group[1])) ? row.target : `${count} device${count === 1 ? '' : 's'} in your scope`;
+  return { ...row, target, details: JSON.stringify({ ...details, devices: count, device_ids: ids, scope: 'only devices in your scope are shown' }) };
 }
 
 export function auditActions(db: DB): string[] {

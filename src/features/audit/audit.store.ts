@@ -54,6 +54,9 @@ export interface AuditFilter {
 const ROW_DEVICE = `CASE WHEN target GLOB 'device [0-9]*' THEN CAST(substr(target, 8) AS INTEGER)
   WHEN action = 'template.try' AND json_valid(details) THEN json_extract(details, '$.device_id') END`;
 
+/** Rows that list the devices they are about (`device_ids` in their details). */
+const ROW_DEVICE_LIST = `json_valid(details) AND json_type(details, '$.device_ids') = 'array'`;
+
 function where(f: AuditFilter): { sql: string; args: unknown[] } {
   const parts: string[] = [];
   const args: unknown[] = [];
@@ -79,8 +82,17 @@ function where(f: AuditFilter): { sql: string; args: unknown[] } {
     args.push(f.until);
   }
   if (f.deviceGroups) {
-    parts.push(`(${ROW_DEVICE} IS NULL OR EXISTS (SELECT 1 FROM devices d WHERE d.id = ${ROW_DEVICE} AND d.group_id IN (SELECT value FROM json_each(?))))`);
-    args.push(JSON.stringify(f.deviceGroups));
+    // A row about one device shows when that device is in scope; a row listing devices (a backup run of a group or
+    // of all devices) when one of them is: listed in the row, or an item of its job (the list in a row is capped).
+    parts.push(`(CASE WHEN ${ROW_DEVICE} IS NOT NULL
+        THEN EXISTS (SELECT 1 FROM devices d WHERE d.id = ${ROW_DEVICE} AND d.group_id IN (SELECT value FROM json_each(?)))
+      WHEN ${ROW_DEVICE_LIST}
+        THEN EXISTS (SELECT 1 FROM json_each(details, '$.device_ids') j JOIN devices d ON d.id = j.value
+                      WHERE d.group_id IN (SELECT value FROM json_each(?)))
+          OR EXISTS (SELECT 1 FROM backup_job_items i WHERE i.job_id = json_extract(details, '$.job')
+                      AND i.group_id IN (SELECT value FROM json_each(?)))
+      ELSE 1 END)`);
+    args.push(...Array<string>(3).fill(JSON.stringify(f.deviceGroups)));
   }
   return { sql: parts.length ? `WHERE ${parts.join(' AND ')}` : '', args };
 }
@@ -105,4 +117,24 @@ export function listAuditActions(db: DB): string[] {
 
 export function deleteAuditBefore(db: DB, before: number): number {
   return db.prepare('DELETE FROM audit_log WHERE at < ?').run(before).changes;
+}
+
+/** Which of the devices are in one of the groups now (a scoped reader's view of a row that lists devices). */
+export function devicesInGroups(db: DB, deviceIds: readonly number[], groups: readonly number[]): Set<number> {
+  const rows = db
+    .prepare('SELECT id FROM devices WHERE id IN (SELECT value FROM json_each(?)) AND group_id IN (SELECT value FROM json_each(?))')
+    .pluck()
+    .all(JSON.stringify(deviceIds), JSON.stringify(groups)) as number[];
+  return new Set(rows);
+}
+
+/** How many items of a backup job were in one of the groups; null when the job is no longer kept. */
+export function jobItemsInGroups(db: DB, jobId: string, groups: readonly number[]): number | null {
+  const row = db
+    .prepare(
+      `SELECT (SELECT count(*) FROM backup_jobs WHERE id = @job) AS kept,
+              (SELECT count(*) FROM backup_job_items WHERE job_id = @job AND group_id IN (SELECT value FROM json_each(@groups))) AS n`,
+    )
+    .get({ job: jobId, groups: JSON.stringify(groups) }) as { kept: number; n: number };
+  return row.kept ? row.n : null;
 }

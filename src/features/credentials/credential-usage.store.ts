@@ -74,3 +74,13 @@ export function groupsExisting(db: DB, ids: readonly number[]): Set<number> {
   const rows = prepareCached(db, 'SELECT id FROM device_groups WHERE id IN (SELECT value FROM json_each(?))').all(JSON.stringify(ids)) as { id: number }[];
   return new Set(rows.map((r) => r.id));
 }
+
+/** Devices using the credential whose group is not among `groupIds` (ungrouped devices count as outside). */
+export function countCredentialDevicesOutside(db: DB, credentialId: number, groupIds: readonly number[]): number {
+  const row = prepareCached(
+    db,
+    `SELECT count(*) AS n FROM devices WHERE credential_id = ?
+       AND (group_id IS NULL OR group_id NOT IN (SELECT value FROM json_each(?)))`,
+  ).get(credentialId, JSON.stringify(groupIds)) as { n: number };
+  return row.n;
+}

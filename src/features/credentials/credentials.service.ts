@@ -4,9 +4,9 @@ import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
 import type { Actor } from '../../identity/actor';
-import { authorize, denied } from '../../identity/policy';
+import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
 import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
-import { devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
+import { countCredentialDevicesOutside, devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
 import { checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
 import {
   countCredentialRows,
@@ -139,6 +139,7 @@ export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: n
       if (checkKey && !(sameBlob(stored.private_key_enc, checked.private_key_enc) && sameBlob(stored.passphrase_enc, checked.passphrase_enc))) {
         throw new ApiError('CONFLICT', `credential ${id} got another key or passphrase while this update was being checked; retry`);
       }
+      requireLoginOwned(db, actor, before, effective);
       if (patch.group_ids !== undefined && JSON.stringify(patch.group_ids) !== JSON.stringify(before.group_ids)) {
         changeUsage(db, actor, before, patch.group_ids);
       }
@@ -159,6 +160,23 @@ export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: n
       return after;
     })
     .immediate();
+}
+
+/**
+ * What a credential logs in with (user name and secrets) is shared by every device using it: changing it for
+ * devices outside the actor's scope would break their backups (or hand them another login), so a scoped actor may
+ * change it only while every device using it is in their scope. Reads stay as spec 4.6 rule 4 says (permission only).
+ */
+function requireLoginOwned(db: DB, actor: Actor, before: Credential, patch: CredentialPatch): void {
+  const fields: string[] = SECRET_FIELDS.filter((f) => patch[f] !== undefined);
+  if (patch.username !== undefined && patch.username !== before.username) fields.unshift('username');
+  if (fields.length === 0) return;
+  requireOwnsSharedThing(
+    actor,
+    { label: `Credential ${before.id}`, use: 'device', details: { credential_id: before.id, fields } },
+    (groups) => countCredentialDevicesOutside(db, before.id, groups),
+    `its ${fields.join(', ')} changed`,
+  );
 }
 
 /**

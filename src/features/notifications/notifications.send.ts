@@ -1,9 +1,13 @@
 // Sending one built message over a channel: webhook (HMAC-signed JSON), Slack/Teams incoming webhooks, SMTP mail, syslog.
 import { createHmac } from 'node:crypto';
 import { createSocket } from 'node:dgram';
-import { connect } from 'node:net';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { connect, isIP } from 'node:net';
 import { hostname } from 'node:os';
 import nodemailer from 'nodemailer';
+import type { DestinationPolicy } from '../../lib/destinations';
+import { HttpStatus, RedirectRefused } from './notifications.failures';
 import type { ChannelType } from './notifications.store';
 import type { ChannelSecrets, ChannelSettings, EventItem, Payload } from './notifications.types';
 
@@ -64,23 +68,37 @@ function teamsBody(p: Payload) {
   };
 }
 
-async function post(url: string, body: string, headers: Record<string, string>): Promise<void> {
-  let res: Response;
-  try {
-    res = await fetch(url, {
+/**
+ * POST to an allowed address only: the host is resolved and checked here, and the request goes to that very address
+ * (Host and TLS server name stay the URL's). A redirect is never followed; nothing of the answer but its status is kept.
+ */
+async function post(policy: DestinationPolicy, url: string, body: string, headers: Record<string, string>): Promise<void> {
+  const u = new URL(url);
+  const tls = u.protocol === 'https:';
+  const port = Number(u.port || (tls ? 443 : 80));
+  const name = u.hostname.replace(/^\[|\]$/g, '');
+  const address = await policy.resolve(name, port);
+  const status = await new Promise<number>((resolve, reject) => {
+    const req = (tls ? httpsRequest : httpRequest)({
+      host: address,
+      port,
       method: 'POST',
-      body,
-      headers: { 'Content-Type': 'application/json', 'User-Agent': 'confvault', ...headers },
-      signal: AbortSignal.timeout(SEND_TIMEOUT_MS),
-      redirect: 'error',
+      path: `${u.pathname}${u.search}`,
+      servername: tls && !isIP(name) ? name : undefined,
+      headers: { Host: u.host, 'Content-Type': 'application/json', 'Content-Length': Buffer.byteLength(body), 'User-Agent': 'confvault', ...headers },
+      timeout: SEND_TIMEOUT_MS,
     });
-  } catch (e) {
-    // fetch says only "fetch failed"; the cause names what went wrong (ECONNREFUSED, a certificate ...).
-    const cause = (e as { cause?: { code?: string; message?: string } }).cause;
-    throw new Error(`cannot reach the receiver: ${cause?.code ?? cause?.message ?? (e as Error).message}`);
-  }
-  await res.arrayBuffer().catch(() => undefined);
-  if (!res.ok) throw new Error(`HTTP ${res.status} from the receiver`);
+    req.once('timeout', () => req.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
+    req.once('error', reject);
+    req.once('response', (res) => {
+      res.resume();
+      res.once('end', () => resolve(res.statusCode ?? 0));
+      res.once('error', reject);
+    });
+    req.end(body);
+  });
+  if (status >= 300 && status < 400) throw new RedirectRefused(`the receiver answered HTTP ${status} (a redirect, not followed)`);
+  if (status < 200 || status >= 300) throw new HttpStatus(status);
 }
 
 function syslogLine(p: Payload): string {
@@ -91,10 +109,10 @@ function syslogLine(p: Payload): string {
   return `<${3 * 8 + sev}>1 ${new Date().toISOString()} ${hostname() || '-'} confvault - ${p.event} ${sd} ${text}`;
 }
 
-function sendSyslog(url: string, line: string): Promise<void> {
+async function sendSyslog(policy: DestinationPolicy, url: string, line: string): Promise<void> {
   const u = new URL(url);
   const port = Number(u.port || 514);
-  const host = u.hostname.replace(/^\[|\]$/g, '');
+  const host = await policy.resolve(u.hostname.replace(/^\[|\]$/g, ''), port);
   return new Promise((resolve, reject) => {
     if (u.protocol === 'udp:') {
       const sock = createSocket(host.includes(':') ? 'udp6' : 'udp4');
@@ -109,13 +127,16 @@ function sendSyslog(url: string, line: string): Promise<void> {
     const s = connect({ host, port, timeout: SEND_TIMEOUT_MS });
     const frame = `${Buffer.byteLength(line)} ${line}`;
     s.once('connect', () => s.end(frame, () => resolve()));
-    s.once('timeout', () => s.destroy(new Error('syslog connection timed out')));
+    s.once('timeout', () => s.destroy(Object.assign(new Error('timed out'), { code: 'ETIMEDOUT' })));
     s.once('error', reject);
   });
 }
 
-/** Send one message; throws with a short reason when the receiver did not take it. */
-export async function sendMessage(ch: Channel, p: Payload): Promise<void> {
+/**
+ * Send one message to an allowed destination; throws when the receiver did not take it (the caller reports it by
+ * failureClass, never with what the far end said).
+ */
+export async function sendMessage(ch: Channel, p: Payload, policy: DestinationPolicy): Promise<void> {
   const body = JSON.stringify(p);
   switch (ch.type) {
     case 'webhook': {
@@ -125,18 +146,20 @@ export async function sendMessage(ch: Channel, p: Payload): Promise<void> {
         headers['X-Confvault-Timestamp'] = ts;
         headers['X-Confvault-Signature'] = signBody(ch.secrets.hmac_secret, ts, body);
       }
-      return post(ch.settings.url ?? '', body, headers);
+      return post(policy, ch.settings.url ?? '', body, headers);
     }
     case 'slack':
-      return post(ch.secrets.url ?? '', JSON.stringify({ text: messageText(p) }), { 'X-Confvault-Delivery': p.delivery_id });
+      return post(policy, ch.secrets.url ?? '', JSON.stringify({ text: messageText(p) }), { 'X-Confvault-Delivery': p.delivery_id });
     case 'teams':
-      return post(ch.secrets.url ?? '', JSON.stringify(teamsBody(p)), { 'X-Confvault-Delivery': p.delivery_id });
+      return post(policy, ch.secrets.url ?? '', JSON.stringify(teamsBody(p)), { 'X-Confvault-Delivery': p.delivery_id });
     case 'syslog':
-      return sendSyslog(ch.settings.url ?? '', syslogLine(p));
+      return sendSyslog(policy, ch.settings.url ?? '', syslogLine(p));
     case 'email': {
       const s = ch.settings;
+      const name = (s.smtp_host ?? '').replace(/^\[|\]$/g, '');
       const transport = nodemailer.createTransport({
-        host: s.smtp_host,
+        host: await policy.resolve(name, s.smtp_port ?? 587),
+        servername: isIP(name) ? undefined : name,
         port: s.smtp_port,
         secure: s.smtp_tls === 'tls',
         requireTLS: s.smtp_tls === 'starttls',

@@ -2,8 +2,10 @@
 import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
-import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
+import { authorize, requireGroupInScope, requireOwnsSharedThing, requireScopeAll } from '../../identity/policy';
 import type { SecretBox } from '../../identity/secrets';
+import type { AppConfig } from '../../config/config';
+import { DestinationPolicy, DestinationRefused } from '../../lib/destinations';
 import { hasControlCharacters } from '../../lib/names';
 import { recordAudit } from '../audit/audit.service';
 import {
@@ -124,9 +126,38 @@ export function channelSecrets(secrets: SecretBox, row: ChannelRow): ChannelSecr
   return row.secret_enc ? (JSON.parse(secrets.decrypt(row.secret_enc)) as ChannelSecrets) : {};
 }
 
-export function createChannel(db: DB, actor: Actor, secrets: SecretBox, input: ChannelInput): ChannelInfo {
+/** The destination policy of `[notifications] allowed_destinations`. */
+export function destinationPolicy(config: Readonly<AppConfig>): DestinationPolicy {
+  return new DestinationPolicy(config.notifications.allowed_destinations);
+}
+
+/** Where a channel connects, with the input field that names it. */
+function channelTarget(type: ChannelType, settings: ChannelSettings, secrets: ChannelSecrets): { field: string; host: string; port: number } {
+  if (type === 'email') return { field: 'smtp_host', host: settings.smtp_host ?? '', port: settings.smtp_port ?? 587 };
+  const u = new URL((type === 'slack' || type === 'teams' ? secrets.url : settings.url) ?? '');
+  const port = Number(u.port || { 'http:': 80, 'https:': 443, 'udp:': 514, 'tcp:': 514 }[u.protocol] || 0);
+  return { field: 'url', host: u.hostname.replace(/^\[|\]$/g, ''), port };
+}
+
+/** A destination outside allowed_destinations (or a host that does not resolve) is a 422 naming the field. */
+async function checkDestination(policy: DestinationPolicy, target: { field: string; host: string; port: number }): Promise<void> {
+  try {
+    await policy.resolve(target.host, target.port);
+  } catch (e) {
+    if (e instanceof DestinationRefused) fail(target.field, `${e.message}; ask the administrator of the appliance to allow it`);
+    // A name that does not resolve now (DNS down, a receiver not set up yet) is checked at every send instead.
+  }
+}
+
+/**
+ * Add a channel. Where the appliance sends is policy: the destination must be inside allowed_destinations, and
+ * only a user with device-group scope "all" adds channels (a channel may carry any rule's messages).
+ */
+export async function createChannel(db: DB, actor: Actor, secrets: SecretBox, policy: DestinationPolicy, input: ChannelInput): Promise<ChannelInfo> {
   authorize(actor, 'settings.update');
+  requireScopeAll(actor, 'Adding a notification channel needs device-group scope "all": it decides where the appliance connects');
   const parts = channelParts(input);
+  await checkDestination(policy, channelTarget(parts.type, parts.settings, parts.secrets));
   const enc = Object.keys(parts.secrets).length ? secrets.encrypt(JSON.stringify(parts.secrets)) : null;
   return db
     .transaction(() => {
@@ -158,9 +189,27 @@ export function removeChannel(db: DB, actor: Actor, name: string): void {
   authorize(actor, 'settings.update');
   db.transaction(() => {
     const row = findChannel(db, name);
+    requireChannelOwned(db, actor, row, 'removed');
     deleteChannelRow(db, row.id);
     recordAudit(db, actor, { action: 'notification_channel.delete', target: `notification channel ${name}`, details: { type: row.type } });
   }).immediate();
+}
+
+/**
+ * A channel carries the messages of every rule using it: an actor may not remove or retarget a channel used by a
+ * rule they could not change themselves (one covering devices outside their scope), or they would silence it.
+ */
+function requireChannelOwned(db: DB, actor: Actor, row: ChannelRow, verb: string): void {
+  requireOwnsSharedThing(
+    actor,
+    { label: `Notification channel ${row.name}`, use: 'notification rule', details: { channel: row.name } },
+    (groups) => {
+      const inScope = new Set(groups);
+      const rules = listRuleRows(db).map(toRuleInfo);
+      return rules.filter((r) => r.channel_ids.includes(row.id) && (r.group_ids.length === 0 || r.group_ids.some((g) => !inScope.has(g)))).length;
+    },
+    verb,
+  );
 }
 
 export function toRuleInfo(r: RuleRow): RuleInfo {

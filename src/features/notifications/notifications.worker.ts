@@ -1,10 +1,8 @@
 // The delivery worker of `serve`: builds one message (or digest) per channel per interval from the outbox, sends with retries, and checks for stale devices.
 import { randomUUID } from 'node:crypto';
-import { createTwoFilesPatch } from 'diff';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../../config/config';
 import type { DB } from '../../db/open';
-import { redactLines, type RedactionKey } from '../../templates/redact';
 import type { SecretBox } from '../../identity/secrets';
 import type { SnapshotStore } from '../../store/snapshots';
 import { getTemplateSpec } from '../templates/templates.service';
@@ -13,6 +11,8 @@ import { authorize } from '../../identity/policy';
 import { recordAudit } from '../audit/audit.service';
 import { enqueueStale } from './notification-events.service';
 import { channelSecrets, findChannel } from './notifications.service';
+import { failureClass } from './notifications.failures';
+import { destinationPolicy } from './notifications.service';
 import { sendMessage, type Channel } from './notifications.send';
 import {
   assignOutbox,
@@ -31,13 +31,11 @@ import {
   updateDeliveryAttempt,
   waitingOutbox,
   type DeliveryRow,
+  type OutboxRow,
 } from './notifications.store';
 import type { ChannelSettings, EventItem, OutboxDiffRef, Payload } from './notifications.types';
+import { DIFF_DID_NOT_FIT, DIGEST_DIFF_DEADLINE_MS, type DiffOutcome, type DiffRequest, type NotificationDiffRunner } from './notification-diffs';
 
-/** Largest diff carried by one event, in characters; the rest is cut and marked. */
-export const MAX_DIFF_CHARS = 64 * 1024;
-/** Largest text compared for a diff: bigger configurations get a note instead (the diff runs on the event loop). */
-const MAX_DIFF_INPUT = 1024 * 1024;
 const MAX_EVENTS_PER_MESSAGE = 500;
 const CONCURRENCY = 4;
 const BACKOFF_BASE_MS = 5_000;
@@ -50,49 +48,17 @@ export interface WorkerDeps {
   secrets: SecretBox;
   snapshots: SnapshotStore;
   config: Readonly<AppConfig>;
+  /** Where the diffs of a message are computed: a pool worker (src/web/workers/notification-diffs.ts). */
+  diffs: NotificationDiffRunner;
   log?: Logger | null;
 }
+
+/** What sending alone needs (a test message, a retry): no diffs are made. */
+export type SendDeps = Omit<WorkerDeps, 'diffs'>;
 
 /** Delay before attempt n+1 after n failed attempts: 5 s, 10 s, 20 s ... capped at an hour. */
 export function backoffMs(attempts: number): number {
   return Math.min(BACKOFF_MAX_MS, BACKOFF_BASE_MS * 2 ** Math.max(0, attempts - 1));
-}
-
-/**
- * The diff between two stored snapshots, each redacted with the template's redact rules and the appliance's
- * redaction key, capped in size. A diff leaves the appliance, so it is redacted even when the stored versions are
- * not (`redact_secrets = false` or a template with `redact: false`); secrets already stored as tokens stay as they are.
- */
-export function redactedDiff(
-  db: DB,
-  snapshots: SnapshotStore,
-  key: RedactionKey,
-  ref: OutboxDiffRef,
-  deviceName: string,
-): { diff: string; truncated: boolean } | null {
-  if (!ref.snapshot) return null;
-  const template = ref.template_id === null ? undefined : getTemplateSpec(db, ref.template_id);
-  const read = (hash: string | null) => {
-    if (!hash) return '';
-    try {
-      return snapshots.read(hash) ?? '';
-    } catch {
-      return '';
-    }
-  };
-  const after = read(ref.snapshot);
-  const before = read(ref.previous_snapshot);
-  if (after.length + before.length > MAX_DIFF_INPUT) return { diff: '(configuration too large for an inline diff)', truncated: true };
-  const redact = (t: string) => redactLines(t.split('\n'), template?.redact_patterns ?? [], key).join('\n');
-  // Bounded like the web diff: a change too large to compute quickly gets a note, never a stalled event loop.
-  const patch = createTwoFilesPatch(`${deviceName} (before)`, `${deviceName} (after)`, redact(before), redact(after), '', '', {
-    context: 3,
-    maxEditLength: 4_000,
-    timeout: 500,
-  });
-  if (patch === undefined) return { diff: '(change too large for an inline diff)', truncated: true };
-  const body = patch.split('\n').slice(2).join('\n');
-  return body.length > MAX_DIFF_CHARS ? { diff: body.slice(0, MAX_DIFF_CHARS), truncated: true } : { diff: body, truncated: false };
 }
 
 function digestSummary(items: EventItem[]): string {
@@ -101,26 +67,77 @@ function digestSummary(items: EventItem[]): string {
   return `${items.length} events: ${[...counts].map(([e, n]) => `${n} ${e}`).join(', ')}`;
 }
 
-/** Build the next message of a channel from its waiting outbox rows, in one transaction; null when there is none to build. */
-export function buildDelivery(deps: WorkerDeps, channelId: number, now = Date.now()): string | null {
+/** The outbox rows a channel's next message would take now, or null when it has none due (pending, interval). */
+function dueOutbox(deps: WorkerDeps, channelId: number, now: number): OutboxRow[] | null {
   const { db } = deps;
-  const interval = deps.config.notifications.min_interval_seconds * 1000;
+  const ch = getChannelRow(db, channelId);
+  if (!ch || pendingDeliveryOf(db, channelId)) return null;
+  if (ch.last_sent_at !== null && now < ch.last_sent_at + deps.config.notifications.min_interval_seconds * 1000) return null;
+  const rows = waitingOutbox(db, channelId, MAX_EVENTS_PER_MESSAGE);
+  return rows.length ? rows : null;
+}
+
+/**
+ * The redacted diffs the rows ask for, by outbox row id: computed on a pool worker, all of them under one deadline
+ * (DIGEST_DIFF_DEADLINE_MS), so a digest of large changes never holds the event loop. When the worker itself runs
+ * out of time, each event says its diff did not fit.
+ */
+async function diffsOf(deps: WorkerDeps, rows: OutboxRow[]): Promise<Map<number, DiffOutcome>> {
+  const wanted: { id: number; request: DiffRequest }[] = [];
+  for (const r of rows) {
+    const stored = JSON.parse(r.item) as { item: EventItem; diff: OutboxDiffRef | null };
+    if (!r.include_diff || !stored.diff?.snapshot) continue;
+    const template = stored.diff.template_id === null ? undefined : getTemplateSpec(deps.db, stored.diff.template_id);
+    wanted.push({
+      id: r.id,
+      request: {
+        device_name: stored.item.device?.name ?? 'device',
+        snapshot: stored.diff.snapshot,
+        previous_snapshot: stored.diff.previous_snapshot,
+        redact_patterns: template?.redact_patterns ?? [],
+      },
+    });
+  }
+  const out = new Map<number, DiffOutcome>();
+  if (!wanted.length) return out;
+  const task = {
+    diffs: wanted.map((w) => w.request),
+    redaction_key: deps.secrets.redactionKey.toString('hex'),
+    deadline_at: Date.now() + DIGEST_DIFF_DEADLINE_MS,
+    snapshotsRoot: deps.snapshots.root,
+  };
+  let results: DiffOutcome[];
+  try {
+    results = await deps.diffs(task, DIGEST_DIFF_DEADLINE_MS + 5_000);
+  } catch (e) {
+    deps.log?.warn({ err: e }, 'notification diffs did not finish');
+    results = wanted.map(() => ({ diff: DIFF_DID_NOT_FIT, truncated: true }));
+  }
+  wanted.forEach((w, i) => out.set(w.id, results[i] ?? { diff: DIFF_DID_NOT_FIT, truncated: true }));
+  return out;
+}
+
+/**
+ * Build the next message of a channel from its waiting outbox rows: the diffs first (off the event loop), then one
+ * transaction that checks the channel is still due and takes the rows the diffs were made for (events that arrived
+ * meanwhile wait for the next message). Null when there is none to build.
+ */
+export async function buildDelivery(deps: WorkerDeps, channelId: number, now = Date.now()): Promise<string | null> {
+  const { db } = deps;
+  const due = dueOutbox(deps, channelId, now);
+  if (!due) return null;
+  const diffs = await diffsOf(deps, due);
+  const taken = new Set(due.map((r) => r.id));
   return db
     .transaction(() => {
-      const ch = getChannelRow(db, channelId);
-      if (!ch || pendingDeliveryOf(db, channelId)) return null;
-      if (ch.last_sent_at !== null && now < ch.last_sent_at + interval) return null;
-      const rows = waitingOutbox(db, channelId, MAX_EVENTS_PER_MESSAGE);
+      const rows = (dueOutbox(deps, channelId, now) ?? []).filter((r) => taken.has(r.id));
       if (!rows.length) return null;
       const items = rows.map((r) => {
-        const stored = JSON.parse(r.item) as { item: EventItem; diff: OutboxDiffRef | null };
-        const it = stored.item;
-        if (r.include_diff && stored.diff) {
-          const d = redactedDiff(db, deps.snapshots, deps.secrets.redactionKey, stored.diff, it.device?.name ?? 'device');
-          if (d) {
-            it.diff = d.diff;
-            if (d.truncated) it.diff_truncated = true;
-          }
+        const it = (JSON.parse(r.item) as { item: EventItem }).item;
+        const d = diffs.get(r.id);
+        if (d) {
+          it.diff = d.diff;
+          if (d.truncated) it.diff_truncated = true;
         }
         return it;
       });
@@ -150,7 +167,7 @@ export function buildDelivery(deps: WorkerDeps, channelId: number, now = Date.no
 }
 
 /** Try one delivery once and record the outcome (sent; retry later with backoff; dead after max_attempts). */
-export async function attemptDelivery(deps: WorkerDeps, d: DeliveryRow, maxAttempts = deps.config.notifications.max_attempts): Promise<string | null> {
+export async function attemptDelivery(deps: SendDeps, d: DeliveryRow, maxAttempts = deps.config.notifications.max_attempts): Promise<string | null> {
   const { db } = deps;
   const row = getChannelRow(db, d.channel_id);
   if (!row) return 'channel removed';
@@ -158,9 +175,9 @@ export async function attemptDelivery(deps: WorkerDeps, d: DeliveryRow, maxAttem
   let error: string | null = null;
   try {
     const ch: Channel = { name: row.name, type: row.type, settings: JSON.parse(row.settings) as ChannelSettings, secrets: channelSecrets(deps.secrets, row) };
-    await sendMessage(ch, JSON.parse(d.body) as Payload);
+    await sendMessage(ch, JSON.parse(d.body) as Payload, destinationPolicy(deps.config));
   } catch (e) {
-    error = ((e as Error).message || String(e)).slice(0, 500);
+    error = failureClass(e);
   }
   const now = Date.now();
   if (error === null) {
@@ -199,7 +216,8 @@ export class NotificationWorker {
   private timer: NodeJS.Timeout | null = null;
   private staleTimer: NodeJS.Timeout | null = null;
   private readonly inFlight = new Map<string, Promise<string | null>>();
-  private ticking = false;
+  private readonly building = new Map<number, Promise<void>>();
+  private sending = false;
 
   constructor(
     private readonly deps: WorkerDeps,
@@ -222,12 +240,31 @@ export class NotificationWorker {
     this.staleTimer.unref();
   }
 
-  /** One pass: build what is due, start due deliveries up to the concurrency bound (never awaited here). */
+  /**
+   * One pass: start building what is due (each channel's build awaits its diffs on a pool worker, then sends at
+   * once), and start due deliveries up to the concurrency bound. Nothing is awaited here.
+   */
   tick(now = Date.now()): void {
-    if (this.ticking) return;
-    this.ticking = true;
     try {
-      for (const ch of channelsWithWaitingEvents(this.deps.db)) buildDelivery(this.deps, ch, now);
+      for (const ch of channelsWithWaitingEvents(this.deps.db)) {
+        if (this.building.has(ch)) continue;
+        const p = buildDelivery(this.deps, ch, now)
+          .then(() => this.sendDue(now))
+          .catch((e: unknown) => this.deps.log?.error({ err: e }, 'building a notification failed'))
+          .finally(() => this.building.delete(ch));
+        this.building.set(ch, p);
+      }
+      this.sendDue(now);
+    } catch (e) {
+      this.deps.log?.error({ err: e }, 'notification worker pass failed');
+    }
+  }
+
+  /** Start the deliveries that are due, up to the concurrency bound (never awaited here). */
+  private sendDue(now: number): void {
+    if (this.sending) return;
+    this.sending = true;
+    try {
       const free = CONCURRENCY - this.inFlight.size;
       if (free <= 0) return;
       for (const d of dueDeliveries(this.deps.db, now, free + this.inFlight.size)) {
@@ -235,23 +272,26 @@ export class NotificationWorker {
         const p = attemptDelivery(this.deps, d).finally(() => this.inFlight.delete(d.id));
         this.inFlight.set(d.id, p);
       }
-    } catch (e) {
-      this.deps.log?.error({ err: e }, 'notification worker pass failed');
     } finally {
-      this.ticking = false;
+      this.sending = false;
     }
+  }
+
+  /** Wait for the builds under way (tests, and stop). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.building.values()]);
   }
 
   /** Stop the timers and wait (bounded) for sends in flight; an unfinished one is retried after the next start. */
   async stop(): Promise<void> {
     if (this.timer) clearInterval(this.timer);
     if (this.staleTimer) clearInterval(this.staleTimer);
-    await Promise.race([Promise.allSettled([...this.inFlight.values()]), new Promise((r) => setTimeout(r, 5000).unref())]);
+    await Promise.race([Promise.allSettled([...this.inFlight.values(), ...this.building.values()]), new Promise((r) => setTimeout(r, 5000).unref())]);
   }
 }
 
 /** "Send test": one test message to a channel now, recorded in its delivery log; the error when it was not taken. */
-export async function sendTestMessage(deps: WorkerDeps, actor: Actor, name: string): Promise<{ delivery_id: string; error: string | null }> {
+export async function sendTestMessage(deps: SendDeps, actor: Actor, name: string): Promise<{ delivery_id: string; error: string | null }> {
   authorize(actor, 'settings.update');
   const { db } = deps;
   const id = randomUUID();

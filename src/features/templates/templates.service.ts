@@ -6,7 +6,7 @@ import { VERSION } from '../../version';
 import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
-import { authorize, denied } from '../../identity/policy';
+import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countTemplateDevicesOutside,
@@ -78,18 +78,12 @@ export function createTemplate(db: DB, actor: Actor, input: TemplateInput): Temp
  * need scope all.
  */
 function requireTemplateWithinScope(db: DB, actor: Actor, id: number, verb: 'changed' | 'deleted'): void {
-  const scope = actor.principal.scope;
-  if (scope.all) return;
-  const outside = countTemplateDevicesOutside(db, id, [...scope.groupIds]);
-  if (outside > 0) {
-    throw denied(
-      `Template ${id} is used by ${outside} device${outside === 1 ? '' : 's'} outside your device-group scope; only a user whose scope is all can have it ${verb}`,
-      {
-        template_id: id,
-        devices_outside_scope: outside,
-      },
-    );
-  }
+  requireOwnsSharedThing(
+    actor,
+    { label: `Template ${id}`, use: 'device', details: { template_id: id } },
+    (groups) => countTemplateDevicesOutside(db, id, groups),
+    verb,
+  );
 }
 
 /**
@@ -107,6 +101,44 @@ function requireSecretsReach(actor: Actor, fields: readonly string[], verb: 'Cha
       fields,
     },
   );
+}
+
+/**
+ * Redaction is a security control: switching it off, or removing or changing any redact rule (a changed rule may
+ * match less), decides whether the secrets of every device using the template are stored in clear. The fields
+ * weakened by going from `before` to `after`; adding rules to a template that redacts weakens nothing.
+ */
+export function redactionWeakened(before: TemplateSpec, after: TemplateSpec): ('redact' | 'redact_patterns')[] {
+  const out: ('redact' | 'redact_patterns')[] = [];
+  if (before.redact && !after.redact) out.push('redact');
+  const kept = new Set(after.redact_patterns.map((p) => JSON.stringify(p)));
+  if (before.redact_patterns.some((p) => !kept.has(JSON.stringify(p)))) out.push('redact_patterns');
+  return out;
+}
+
+/** Weakening redaction needs what changing the commands needs: scope all and credentials.view. */
+function requireRedactionAuthority(actor: Actor, fields: readonly string[]): void {
+  if (!actor.principal.scope.all) {
+    throw denied(
+      `Turning off or narrowing a template's redaction (${fields.join(' and ')}) needs a device-group scope of all: it decides whether secrets are stored in clear`,
+      {
+        fields,
+      },
+    );
+  }
+  if (!actor.principal.permissions.has('credentials.view')) {
+    throw denied(
+      `Turning off or narrowing a template's redaction (${fields.join(' and ')}) needs the permission credentials.view: it decides whether secrets are stored in clear`,
+      {
+        permission: 'credentials.view',
+        fields,
+      },
+    );
+  }
+}
+
+function pick(spec: TemplateSpec, fields: readonly ('redact' | 'redact_patterns')[]): Partial<TemplateSpec> {
+  return Object.fromEntries(fields.map((f) => [f, spec[f]]));
 }
 
 /**
@@ -134,10 +166,21 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
     }
     if (commandFields.length > 0) requireSecretsReach(actor, commandFields, 'Changing');
     requireTemplateWithinScope(db, actor, id, 'changed');
+    const weakened = redactionWeakened(before, spec);
+    if (weakened.length > 0) requireRedactionAuthority(actor, weakened);
     checkSpec(spec, row.name);
     withNameCheck(spec.name, () => updateTemplateRow(db, id, spec, Date.now()));
     if (Object.keys(changes).length > 0) {
-      recordAudit(db, actor, { action: 'template.update', target: `template ${id}`, changes, details: { name: spec.name } });
+      const details = weakened.length > 0 ? { name: spec.name, redaction_weakened: weakened } : { name: spec.name };
+      recordAudit(db, actor, { action: 'template.update', target: `template ${id}`, changes, details });
+    }
+    if (weakened.length > 0) {
+      recordAudit(db, actor, {
+        action: 'template.redaction_weakened',
+        target: `template ${id}`,
+        changes: changesBetween(pick(before, weakened), pick(spec, weakened)),
+        details: { name: spec.name, effect: 'secrets of devices using this template may be stored in clear from their next backup' },
+      });
     }
   }).immediate();
   return getTemplate(db, id);
@@ -170,6 +213,8 @@ export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, 
   }
   if (commandFields.length > 0) requireSecretsReach(actor, commandFields, 'Trying');
   if (scoped && Object.keys(changes).length > 0) requireTemplateWithinScope(db, actor, id, 'changed');
+  const weakened = redactionWeakened(toTemplateSpec(row), specFields(spec));
+  if (weakened.length > 0) requireRedactionAuthority(actor, weakened);
 }
 
 export function deleteTemplate(db: DB, actor: Actor, id: number): void {

@@ -2,6 +2,7 @@
 import type { Hono } from 'hono';
 import {
   createChannel,
+  destinationPolicy,
   createRule,
   listChannels,
   listDeliveries,
@@ -30,7 +31,7 @@ export function registerNotifications(web: Hono<WebEnv>): void {
     const f = await formFields(c);
     const app = c.get('app');
     try {
-      createChannel(app.db, actorOf(c), app.secrets, {
+      await createChannel(app.db, actorOf(c), app.secrets, destinationPolicy(app.config), {
         name: (f.name ?? '').trim(),
         type: f.type ?? '',
         url: f.url?.trim() || undefined,

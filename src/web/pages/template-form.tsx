@@ -209,6 +209,11 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
           <label class="check">
             <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets (when the appliance's redact_secrets is on)
           </label>
+          {t !== null && !t.redact ? (
+            <p class="redaction-off" id="redaction-off">
+              Redaction is off: the secrets of the devices using this template are stored in clear.
+            </p>
+          ) : null}
           <label class="full">
             Description <input name="description" value={v.description ?? ''} readonly={readOnly} />
             <FieldError errors={e} name="description" />

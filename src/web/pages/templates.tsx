@@ -134,6 +134,7 @@ function listPage(c: WebContext) {
                 <td>
                   <a href={`/templates/${t.id}`}>{t.name}</a> <SourceBadge t={t} />
                   {t.builtin ? null : <PatternProblems t={t} />}
+                  {t.redact ? null : <span class="redaction-off"> redaction off</span>}
                 </td>
                 <td>{t.vendor}</td>
                 <td>{t.mode}</td>

@@ -1,14 +1,17 @@
-// Entry of a pool worker thread: runs one search, diff or snapshot read at a time for the main thread (see pool.ts).
+// Entry of a pool worker thread: runs one search, diff, notification's diffs or snapshot read at a time for the main thread (see pool.ts).
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
+import { computeNotificationDiffs, type NotificationDiffsTask } from '../../features/notifications/notification-diffs';
 import { diffTask, readTask } from '../diff';
 import type { WorkerMessage } from './pool';
 import { runSearch, type SearchTask } from './search-task';
+import { readSnapshotText } from './snapshot-text';
 
 type Request =
   | { id: number; task: { kind: 'search' } & SearchTask }
   | { id: number; task: { kind: 'read' } & Parameters<typeof readTask>[0] }
-  | { id: number; task: { kind: 'diff' } & Parameters<typeof diffTask>[0] };
+  | { id: number; task: { kind: 'diff' } & Parameters<typeof diffTask>[0] }
+  | { id: number; task: { kind: 'notification-diffs' } & NotificationDiffsTask };
 
 const port = parentPort;
 if (port) {
@@ -29,6 +32,9 @@ if (port) {
         send({ id: req.id, type: 'done', value: readTask(req.task) });
       } else if (req.task.kind === 'diff') {
         send({ id: req.id, type: 'done', value: diffTask(req.task) });
+      } else if (req.task.kind === 'notification-diffs') {
+        const root = req.task.snapshotsRoot;
+        send({ id: req.id, type: 'done', value: computeNotificationDiffs(req.task, (hash) => readSnapshotText(root, hash)) });
       } else {
         send({ id: req.id, type: 'error', message: 'unknown task' });
       }
