@@ -11,6 +11,7 @@ import { isCommandRejected } from './command-errors';
 import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
 import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
+import { decodeConfigBytes, type SourceEncoding } from '../lib/decode';
 
 export interface CollectOptions {
   /**
@@ -32,6 +33,8 @@ export function redaction(
 interface CollectState {
   reachable: boolean;
   host_key: string | null;
+  /** How the device's bytes were decoded when they were not plain UTF-8 (lib/decode.ts). */
+  encoding: SourceEncoding | null;
 }
 
 /**
@@ -46,7 +49,7 @@ export async function collectConfig(
 ): Promise<CollectResult> {
   const started = performance.now();
   const lim = resolveLimits(limits);
-  const state: CollectState = { reachable: false, host_key: null };
+  const state: CollectState = { reachable: false, host_key: null, encoding: null };
   const where = describeEndpoint(target.host, target.port);
   const controller = new AbortController();
   const overall = setTimeout(
@@ -74,7 +77,7 @@ export async function collectConfig(
     const text = applyTemplate(raw, template, redaction(template, opts?.redact_key));
     // An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
     if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
-    return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };
+    return { ok: true, raw, text, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
     const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);
@@ -144,7 +147,7 @@ async function collectSsh(
     },
   });
   try {
-    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary);
+    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary, state);
     const stream = await conn.openShell();
     const session = new PromptSession(stream, {
       where: describeEndpoint(target.host, target.port),
@@ -155,7 +158,9 @@ async function collectSsh(
       signal,
       vocabulary,
     });
-    return await driveShell(session, template, target);
+    const out = await driveShell(session, template, target);
+    state.encoding = session.encoding;
+    return out;
   } finally {
     conn.close();
   }
@@ -166,7 +171,13 @@ async function collectSsh(
  * A capture command's output is kept even with a non-zero exit status, unless it is only the CLI refusing
  * the command (vtysh: "% Unknown command: ...", exit 1), which must not be stored as a configuration.
  */
-async function collectExec(conn: SshConnection, template: TemplateSpec, lim: CollectLimits, vocabulary: SessionVocabulary): Promise<string> {
+async function collectExec(
+  conn: SshConnection,
+  template: TemplateSpec,
+  lim: CollectLimits,
+  vocabulary: SessionVocabulary,
+  state: CollectState,
+): Promise<string> {
   const budget: ByteBudget = { used: 0, max: lim.max_output_bytes };
   for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
   let out = '';
@@ -175,7 +186,9 @@ async function collectExec(conn: SshConnection, template: TemplateSpec, lim: Col
     if (result.output.length === 0 && result.exit_code !== null && result.exit_code !== 0) {
       throw new CollectError('COMMAND_FAILED', `'${command}' failed with exit status ${result.exit_code} and produced no output.`, true);
     }
-    const text = cleanTerminalOutput(result.output.toString('utf8'));
+    const decoded = decodeConfigBytes(result.output);
+    state.encoding ??= decoded.encoding;
+    const text = cleanTerminalOutput(decoded.text);
     if (isCommandRejected(text, vocabulary.commandErrors)) throw commandRejected(command);
     out += captured(template, command, text);
   }
@@ -218,7 +231,9 @@ async function collectTelnet(
       template_prompt: template.prompt,
       login_timeout_ms: lim.login_timeout_ms,
     });
-    return await driveShell(session, template, target);
+    const out = await driveShell(session, template, target);
+    state.encoding = session.encoding;
+    return out;
   } finally {
     session.close();
   }

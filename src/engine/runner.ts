@@ -238,7 +238,7 @@ export class BackupRunner {
         snapshots,
         started,
         result.ok
-          ? { ok: true, text: result.text, ignorePatterns: job.template.ignore_patterns }
+          ? { ok: true, text: result.text, ignorePatterns: job.template.ignore_patterns, encoding: result.encoding }
           : { ok: false, failure: result.failure, message: result.message },
       );
       log?.info(

@@ -10,6 +10,7 @@ import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { inScope, type Scope } from '../../identity/principal';
 import { listAudit } from '../audit/audit.service';
+import type { SourceEncoding } from '../../lib/decode';
 import {
   getBackupRow,
   getHistoryHead,
@@ -81,7 +82,10 @@ function versionKind(db: DB, started: StartedBackup, fingerprint: string): { cha
   return { changed: previous !== null && previous !== fingerprint, first: previous === null };
 }
 
-export type BackupOutcome = { ok: true; text: string; ignorePatterns: readonly string[] } | { ok: false; failure: FailureType; message: string };
+/** `encoding`: how the text was decoded when the bytes were not plain UTF-8 (lib/decode.ts); absent or null: they were. */
+export type BackupOutcome =
+  | { ok: true; text: string; ignorePatterns: readonly string[]; encoding?: SourceEncoding | null }
+  | { ok: false; failure: FailureType; message: string };
 
 /**
  * Complete a started backup. A successful text is written to the snapshot store (durably) before the
@@ -139,6 +143,7 @@ function recordFinishedBackup(
         config_size: null,
         change_fingerprint: null,
         changed: 0,
+        source_encoding: null,
       });
       setDeviceLastBackup(db, started.deviceId, started.id);
       enqueueFinishedBackup(db, started.id, finishedAt);
@@ -161,6 +166,7 @@ function recordFinishedBackup(
       config_size: snap.size,
       change_fingerprint: fingerprint,
       changed: changed ? 1 : 0,
+      source_encoding: outcome.encoding ?? null,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
     enqueueFinishedBackup(db, started.id, finishedAt);
