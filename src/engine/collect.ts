@@ -1,6 +1,6 @@
 // Backs up one device: connect, drive the CLI per its template, return store-ready text or a classified failure.
 import { CollectError, DEFAULT_LIMITS } from './types';
-import type { CollectLimits, CollectResult, CollectTarget } from './types';
+import type { CollectFailure, CollectLimits, CollectResult, CollectSuccess, CollectTarget } from './types';
 import type { TemplateSpec } from '../templates/types';
 import type { RedactionKey } from '../templates/redact';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
@@ -47,6 +47,48 @@ export async function collectConfig(
   limits?: Partial<CollectLimits>,
   opts?: CollectOptions,
 ): Promise<CollectResult> {
+  const captured = await captureRaw(target, template, limits, opts);
+  if (!captured.ok) return captured;
+  try {
+    const text = applyTemplate(captured.raw, template, redaction(template, opts?.redact_key));
+    if (!text) throw emptyCapture(target);
+    return { ...captured, text };
+  } catch (err) {
+    return capturedButFailed(err, target, captured);
+  }
+}
+
+/**
+ * An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
+ * Raised (or returned) after strip and redaction left nothing.
+ */
+export function emptyCapture(target: Pick<CollectTarget, 'host' | 'port'>): CollectError {
+  return new CollectError('COMMAND_FAILED', `The capture commands on ${describeEndpoint(target.host, target.port)} returned no configuration text.`, true);
+}
+
+/** A failure after the output was captured (strip/redaction refused the template, nothing left): the device was reachable. */
+export function capturedButFailed(err: unknown, target: CollectTarget, captured: Pick<RawCapture, 'host_key' | 'duration_ms'>): CollectFailure {
+  const e = err instanceof CollectError ? err : internalError(err);
+  return {
+    ok: false,
+    failure: e.failure,
+    message: scrubSecrets(e.message, target),
+    reachable: true,
+    host_key: captured.host_key,
+    duration_ms: captured.duration_ms,
+  };
+}
+
+/** A successful capture before strip and redaction (collectConfig applies them here; the runner in a worker thread). */
+export type RawCapture = Omit<CollectSuccess, 'text'>;
+
+/** The device's output as captured (decoded, terminal clean-up, command_output cuts), or a classified failure. Never throws. */
+export async function captureRaw(
+  target: CollectTarget,
+  template: TemplateSpec,
+  limits?: Partial<CollectLimits>,
+  opts?: Pick<CollectOptions, 'signal'>,
+): Promise<RawCapture | CollectFailure> {
   const started = performance.now();
   const lim = resolveLimits(limits);
   const state: CollectState = { reachable: false, host_key: null, encoding: null };
@@ -74,10 +116,7 @@ export async function collectConfig(
         : await collectSsh(target, template, lim, controller.signal, state, vocabulary);
     // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
     if (controller.signal.aborted) throw controller.signal.reason;
-    const text = applyTemplate(raw, template, redaction(template, opts?.redact_key));
-    // An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
-    if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
-    return { ok: true, raw, text, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
+    return { ok: true, raw, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
     const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);

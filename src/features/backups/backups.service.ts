@@ -5,7 +5,7 @@ import { withEngineSync, type DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
 import type { FailureType } from './failure-types';
 import { changeFingerprint } from '../../templates/patterns';
-import { SnapshotIntegrityError, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
+import { SnapshotIntegrityError, type PreparedSnapshot, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { inScope, type Scope } from '../../identity/principal';
@@ -82,9 +82,19 @@ function versionKind(db: DB, started: StartedBackup, fingerprint: string): { cha
   return { changed: previous !== null && previous !== fingerprint, first: previous === null };
 }
 
-/** `encoding`: how the text was decoded when the bytes were not plain UTF-8 (lib/decode.ts); absent or null: they were. */
+/** A capture post-processed off the event loop (src/engine/capture): its change fingerprint and the snapshot to write. */
+export interface PreparedCapture {
+  fingerprint: string;
+  snapshot: PreparedSnapshot;
+}
+
+/**
+ * A successful outcome carries the stored text (imports, tests) or, from the engine, the capture already prepared in
+ * a worker thread. `encoding`: how the text was decoded when the bytes were not plain UTF-8 (lib/decode.ts).
+ */
 export type BackupOutcome =
   | { ok: true; text: string; ignorePatterns: readonly string[]; encoding?: SourceEncoding | null }
+  | { ok: true; prepared: PreparedCapture; encoding?: SourceEncoding | null }
   | { ok: false; failure: FailureType; message: string };
 
 /**
@@ -103,8 +113,10 @@ export async function finishBackup(
 ): Promise<FinishedBackup> {
   if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt));
   // Computed before the transaction: the write lock is not held while the text is hashed.
-  const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
-  const snap = await store.putAsync(outcome.text);
+  const { fingerprint, snap } =
+    'prepared' in outcome
+      ? { fingerprint: outcome.prepared.fingerprint, snap: await store.putPrepared(outcome.prepared.snapshot) }
+      : { fingerprint: changeFingerprint(outcome.text, outcome.ignorePatterns), snap: await store.putAsync(outcome.text) };
   return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
 }
 
@@ -112,7 +124,13 @@ export async function finishBackup(
  * finishBackup for a caller that must record inside its own transaction (imports: the record and its audit row
  * commit together), so the snapshot is written synchronously. Same file, same record, same guarantees.
  */
-export function finishBackupSync(db: DB, store: SnapshotStore, started: StartedBackup, outcome: BackupOutcome, finishedAt = Date.now()): FinishedBackup {
+export function finishBackupSync(
+  db: DB,
+  store: SnapshotStore,
+  started: StartedBackup,
+  outcome: Exclude<BackupOutcome, { prepared: PreparedCapture }>,
+  finishedAt = Date.now(),
+): FinishedBackup {
   if (!outcome.ok) return recordFinishedBackup(db, started, outcome, null, finishedAt);
   const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
   return recordFinishedBackup(db, started, outcome, { snap: store.put(outcome.text), fingerprint }, finishedAt);
