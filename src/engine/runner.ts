@@ -239,9 +239,7 @@ export class BackupRunner {
         db,
         snapshots,
         started,
-        result.ok
-          ? { ok: true, prepared: result.prepared, encoding: result.encoding }
-          : { ok: false, failure: result.failure, message: result.message },
+        result.ok ? { ok: true, prepared: result.prepared, encoding: result.encoding } : { ok: false, failure: result.failure, message: result.message },
       );
       log?.info(
         {

@@ -154,7 +154,15 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     run<T>(task: OffThreadTask, hardMs: number, opts: { transfer?: readonly Transferable[]; onProgress?: (value: unknown) => void } = {}): Promise<T> {
       if (queue.length >= o.maxQueued) return Promise.reject(o.busy());
       return new Promise<T>((resolve, reject) => {
-        queue.push({ id: nextId++, task, transfer: opts.transfer ?? [], hardMs, onProgress: opts.onProgress, resolve: resolve as (v: unknown) => void, reject });
+        queue.push({
+          id: nextId++,
+          task,
+          transfer: opts.transfer ?? [],
+          hardMs,
+          onProgress: opts.onProgress,
+          resolve: resolve as (v: unknown) => void,
+          reject,
+        });
         if (code !== null) return pump();
         loading ??= loadWorkerCode(o).then((c) => (code = c));
         loading.then(pump, (err: unknown) => {

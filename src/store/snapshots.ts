@@ -179,7 +179,7 @@ export class SnapshotStore {
       await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
       const fh = await fsp.open(tmp, 'w', 0o600);
       try {
-        for (let off = 0; off < body.length; ) {
+        for (let off = 0; off < body.length;) {
           const { bytesWritten } = await fh.write(body, off, body.length - off);
           if (bytesWritten <= 0) throw Object.assign(new Error('short write'), { code: 'ENOSPC' });
           off += bytesWritten;

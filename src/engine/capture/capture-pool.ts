@@ -45,7 +45,7 @@ export function captureBudget(limitMb: number): MemoryBudget {
 /** The captured text as UTF-8 pieces with buffers of their own (to move to the worker), encoded between other work. */
 async function encodeInPieces(raw: string): Promise<Uint8Array[]> {
   const parts: Uint8Array[] = [];
-  for (let i = 0; i < raw.length; ) {
+  for (let i = 0; i < raw.length;) {
     let end = Math.min(raw.length, i + PIECE_CHARS);
     // Never split a surrogate pair: each piece must be valid UTF-16 on its own.
     if (end < raw.length && (raw.charCodeAt(end - 1) & 0xfc00) === 0xd800) end--;
@@ -87,7 +87,12 @@ export async function collectForStorage(
     const r = redaction(template, opts.redact_key);
     const task: CaptureTask = {
       parts,
-      template: { name: template.name, strip_patterns: template.strip_patterns, redact_patterns: template.redact_patterns, ignore_patterns: template.ignore_patterns },
+      template: {
+        name: template.name,
+        strip_patterns: template.strip_patterns,
+        redact_patterns: template.redact_patterns,
+        ignore_patterns: template.ignore_patterns,
+      },
       redact_key: r.redact ? r.key : null,
       compress: opts.compress,
     };

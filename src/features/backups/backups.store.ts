@@ -81,7 +81,10 @@ function readHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
   return r && { group_id: r[0], total: r[1], version: r[2] };
 }
 
-export function insertBackup(db: DB, r: Omit<BackupRow, 'changed' | 'changed_by' | 'source_encoding'> & { changed?: number; changed_by?: string | null }): void {
+export function insertBackup(
+  db: DB,
+  r: Omit<BackupRow, 'changed' | 'changed_by' | 'source_encoding'> & { changed?: number; changed_by?: string | null },
+): void {
   prepareCached(
     db,
     `INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type,

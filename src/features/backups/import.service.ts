@@ -73,7 +73,11 @@ function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, cl
  * The stored form of a file's bytes: decoded first (UTF-16, a byte-order mark, bytes that are not UTF-8: lib/decode.ts,
  * the decoder live backups use), then normalised and redacted, so odd bytes never let a secret through.
  */
-function importedForm(device: DeviceForImport, bytes: Uint8Array | string, key: RedactionKey | null | undefined): { clean: string; encoding: SourceEncoding | null } {
+function importedForm(
+  device: DeviceForImport,
+  bytes: Uint8Array | string,
+  key: RedactionKey | null | undefined,
+): { clean: string; encoding: SourceEncoding | null } {
   const { text, encoding } = decodeConfigBytes(bytes);
   return { clean: storedForm(device, normaliseImportedText(text), key), encoding };
 }
