@@ -8,6 +8,7 @@ import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './c
 import { runEngineBench } from './engine-bench';
 import { runFleetBench } from './fleet-bench';
 import { runHostileBench } from './hostile-bench';
+import { runBigCaptureBench } from './big-captures-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
@@ -16,7 +17,7 @@ const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 const HELP = `Usage: npm run bench [-- options]
 
-  --only api|engine|fleet|hostile|syslog
+  --only api|engine|fleet|hostile|syslog|big
                       run one part (RESULTS.md is rewritten only by a complete run)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
@@ -39,8 +40,8 @@ async function main(): Promise<number> {
     console.log(HELP);
     return 0;
   }
-  if (values.only && !['api', 'engine', 'fleet', 'hostile', 'syslog'].includes(values.only)) {
-    console.error(`--only takes "api", "engine", "fleet", "hostile" or "syslog", not "${values.only}"`);
+  if (values.only && !['api', 'engine', 'fleet', 'hostile', 'syslog', 'big'].includes(values.only)) {
+    console.error(`--only takes "api", "engine", "fleet", "hostile", "syslog" or "big", not "${values.only}"`);
     return 2;
   }
   const say = (line: string) => console.log(line);
@@ -131,6 +132,12 @@ async function main(): Promise<number> {
         cpuProfileDir: values.profile ? PROFILE_DIR : undefined,
       }),
     );
+  }
+
+  if (!values.only || values.only === 'big') {
+    say('');
+    say('-- big configurations (capture post-processing off the event loop)');
+    sections.push(await runBigCaptureBench(say, values.quick ? { devices: 2, mb: 4 } : { devices: 8, mb: 30 }));
   }
 
   if (!values.only || values.only === 'hostile') {
