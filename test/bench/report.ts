@@ -63,7 +63,7 @@ function markdown(report: Report): string {
   return lines.join('\n') + '\n';
 }
 
-/** results.json always; RESULTS.md (committed, quoted by the README) only for a complete run. */
+/** results.json always; RESULTS.md (committed, quoted by docs/benchmarks.md) only for a complete run. */
 export function writeReport(report: Report, complete: boolean): string[] {
   const written = [path.join(BENCH_DIR, 'results.json')];
   writeFileSync(written[0], JSON.stringify(report, null, 2) + '\n');

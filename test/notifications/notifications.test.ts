@@ -111,7 +111,7 @@ describe('notifications', () => {
     assert.deepEqual(body.device, { id: dev, name: `dev${seq}`, hostname: `10.0.0.${seq}`, group_path: null });
     assert.deepEqual(body.backup, { id: first.id, trigger: 'import', changed_by: null, success: true, failure_type: null });
     assert.match(body.diff, /-snmp-server location rack1\n\+snmp-server location rack2/);
-    // The HMAC verifies as the README tells receivers to verify it.
+    // The HMAC verifies as docs/events.md tells receivers to verify it.
     const ts = hit.headers['x-confvault-timestamp'];
     assert.ok(Math.abs(Number(ts) - Date.now() / 1000) < 60);
     const expected = 'sha256=' + createHmac('sha256', HMAC_KEY).update(`${ts}.${hit.body}`).digest('hex');

@@ -10,7 +10,7 @@ import { LAB_DEVICES, acquireLabLock, ensureLab, labAvailable, vtysh } from '../
 import { CHROMIUM, CHROMIUM_ARGS, EXE, REPO_ROOT, ensureBuilt, ensureChromium, seriousViolations } from '../helpers/browser';
 import { inventory500 } from '../helpers/inventory';
 
-// The README's screenshots are rewritten only on request (CONFVAULT_UPDATE_SCREENSHOTS=1 npm test), so that a
+// The screenshots in docs/web.md are rewritten only on request (CONFVAULT_UPDATE_SCREENSHOTS=1 npm test), so that a
 // test run leaves the working tree as it was; otherwise they go to test/.artifacts with the other test output.
 const SHOTS = process.env.CONFVAULT_UPDATE_SCREENSHOTS === '1' ? path.join(REPO_ROOT, 'docs/screenshots') : path.join(REPO_ROOT, 'test/.artifacts/screenshots');
 const ROUTE = 'ip route 203.0.113.0/24 Null0';

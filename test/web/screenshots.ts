@@ -1,4 +1,4 @@
-// The README's screenshots (desktop 1280 px and phone 390 px) of a showcase appliance, written to docs/screenshots/ (a script, not a test).
+// The screenshots in docs/web.md (desktop 1280 px and phone 390 px) of a showcase appliance, written to docs/screenshots/ (a script, not a test).
 // Run: node --import tsx test/web/screenshots.ts [output folder]
 import { mkdirSync } from 'node:fs';
 import path from 'node:path';

@@ -7,7 +7,7 @@ import { ApiError } from '../../errors';
 export const CSV_COLUMNS = ['name', 'hostname', 'port', 'protocol', 'group', 'credential', 'template', 'enabled', 'description', 'schedule'] as const;
 export type CsvColumn = (typeof CSV_COLUMNS)[number];
 
-/** What each column holds and what an empty cell means (the import page, the CLI help and the README show it). */
+/** What each column holds and what an empty cell means (the import page, the CLI help and docs/web.md show it). */
 export const CSV_COLUMN_DOCS: readonly { column: CsvColumn; empty: string; text: string }[] = [
   { column: 'name', empty: 'required', text: 'Unique device name, 1-128 characters (case-insensitive, as in the API)' },
   { column: 'hostname', empty: 'required', text: 'IPv4 or IPv6 address, or DNS name' },
