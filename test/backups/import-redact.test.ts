@@ -61,6 +61,15 @@ function fileWith(text: string | Buffer): string {
   return file;
 }
 
+/** A new git repository, as the old tool's committer; returns a runner of git commands in it. */
+function gitRepo(repo: string): (...args: string[]) => Buffer {
+  execFileSync('git', ['init', '-q', repo]);
+  return (...args) =>
+    execFileSync('git', ['-C', repo, ...args], {
+      env: { ...process.env, GIT_AUTHOR_NAME: 'oxidized', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'oxidized', GIT_COMMITTER_EMAIL: 'o@x' },
+    });
+}
+
 function latest(deviceId: number): { id: string; changed: number; trigger: string } {
   return t.services.db.prepare('SELECT id, changed, trigger FROM backups WHERE device_id = ? ORDER BY started_at DESC LIMIT 1').get(deviceId) as {
     id: string;
@@ -87,11 +96,7 @@ describe('backup import with redact_secrets on (the default)', () => {
   test('import-git: every version of the history is redacted, and a second run imports nothing twice', () => {
     const id = device('git-core');
     const repo = path.join(scratch, 'oxidized-repo');
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-C', repo, ...args], {
-        env: { ...process.env, GIT_AUTHOR_NAME: 'oxidized', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'oxidized', GIT_COMMITTER_EMAIL: 'o@x' },
-      });
-    execFileSync('git', ['init', '-q', repo]);
+    const git = gitRepo(repo);
     writeFileSync(path.join(repo, 'git-core'), unredacted);
     git('add', 'git-core');
     git('commit', '-q', '-m', 'v1', '--date', '2023-01-01T00:00:00Z');
@@ -174,11 +179,7 @@ describe('backup import decodes the bytes before it normalises and redacts (issu
   test('import-git decodes every blob the same way: a UTF-16LE file in the history is redacted', () => {
     const id = device('git-utf16');
     const repo = path.join(scratch, 'utf16-repo');
-    const git = (...args: string[]) =>
-      execFileSync('git', ['-C', repo, ...args], {
-        env: { ...process.env, GIT_AUTHOR_NAME: 'o', GIT_AUTHOR_EMAIL: 'o@x', GIT_COMMITTER_NAME: 'o', GIT_COMMITTER_EMAIL: 'o@x' },
-      });
-    execFileSync('git', ['init', '-q', repo]);
+    const git = gitRepo(repo);
     writeFileSync(path.join(repo, 'git-utf16'), utf16le(unredacted));
     git('add', 'git-utf16');
     git('commit', '-q', '-m', 'v1');
