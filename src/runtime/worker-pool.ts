@@ -56,6 +56,8 @@ export interface WorkerPool {
    * `transfer`: buffers moved to the worker rather than copied. `onProgress` receives the worker's partial results.
    */
   run<T>(task: OffThreadTask, hardMs: number, opts?: { transfer?: readonly Transferable[]; onProgress?: (value: unknown) => void }): Promise<T>;
+  /** Loads the worker's code now (in development: bundles it) rather than at the first task, which then starts at once. */
+  warm(): void;
 }
 
 /**
@@ -164,14 +166,28 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
           reject,
         });
         if (code !== null) return pump();
-        loading ??= loadWorkerCode(o).then((c) => (code = c));
-        loading.then(pump, (err: unknown) => {
-          loading = null;
+        load().then(pump, (err: unknown) => {
           for (const job of queue.splice(0)) job.reject(err instanceof Error ? err : new Error(String(err)));
         });
       });
     },
+    warm() {
+      load().catch(() => {
+        /* run() reports it with the first task */
+      });
+    },
   };
+
+  function load(): Promise<string> {
+    loading ??= loadWorkerCode(o).then(
+      (c) => (code = c),
+      (err: unknown) => {
+        loading = null;
+        throw err;
+      },
+    );
+    return loading;
+  }
 }
 
 /** What a task handler returns: its value, and buffers inside it to move to the main thread rather than copy. */

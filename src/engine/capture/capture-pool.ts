@@ -35,6 +35,11 @@ const pool = createWorkerPool({
   assets: { folders: [BUILTIN_FOLDER], files: [DEFAULTS_ASSET] },
 });
 
+/** Loads the capture worker's code ahead of the first backup (`serve` at start), so that backup does not wait for it. */
+export function warmCaptureWorkers(): void {
+  pool.warm();
+}
+
 let budget: MemoryBudget | null = null;
 /** The process's one budget for captures in flight ([backup] capture_memory_mb); every runner shares it. */
 export function captureBudget(limitMb: number): MemoryBudget {
