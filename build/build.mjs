@@ -25,7 +25,8 @@ const ASSET_FILES = {
   'native/argon2.linux-x64-gnu.node': 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node',
   'node_modules/@scalar/api-reference/dist/browser/standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
   'src/templates/defaults.yaml': 'src/templates/defaults.yaml', // the engine's session defaults (src/templates/defaults.ts)
-  'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorker(); WORKER_ASSET in src/web/workers/pool.ts
+  'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorkers(); WORKER_ASSET in src/web/workers/pool.ts
+  'workers/capture-worker.cjs': 'build/.tmp/capture-worker.cjs', // built by bundleWorkers(); CAPTURE_WORKER_ASSET in src/engine/capture/capture-pool.ts
 };
 // Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]
 const ASSET_FOLDERS = [
@@ -101,16 +102,22 @@ async function bundle(version, outfile) {
   writeFileSync(outfile, `${directive}// confvault ${version}\n${REQUIRE_SHIM}\n${code.slice(directive.length)}`);
 }
 
+/** Each worker pool's entry (src/runtime/worker-pool.ts) and the asset file its bundle becomes. */
+const WORKERS = [
+  ['src/web/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
+  ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing
+];
+
 /**
- * The worker threads' code (search, diff: src/web/workers/pool.ts): a second, self-contained bundle carried as an
- * asset and started with `new Worker(code, { eval: true })`, since a SEA has no script file a worker could load.
+ * The worker threads' code: one self-contained bundle per pool, carried as an asset and started with
+ * `new Worker(code, { eval: true })`, since a SEA has no script file a worker could load.
  */
-async function bundleWorker(outfile) {
-  await esbuild.build({
-    ...NODE_BUNDLE,
-    entryPoints: [path.join(ROOT, 'src/web/workers/compute-worker.ts')],
-    outfile,
-  });
+async function bundleWorkers() {
+  for (const [entry, file] of WORKERS) {
+    const outfile = path.join(TMP, file);
+    await esbuild.build({ ...NODE_BUNDLE, entryPoints: [path.join(ROOT, entry)], outfile });
+    step(`bundled ${entry} -> ${rel(outfile)} (${(statSync(outfile).size / 1e6).toFixed(1)} MB)`);
+  }
 }
 
 /** Strip a copy of node before injecting (stripping after injection could drop or move the blob's note). */
@@ -150,9 +157,7 @@ async function main() {
   await bundle(version, bundleFile);
   step(`bundled src/main.ts -> ${rel(bundleFile)} (${(statSync(bundleFile).size / 1e6).toFixed(1)} MB)`);
 
-  const workerFile = path.join(TMP, 'compute-worker.cjs');
-  await bundleWorker(workerFile);
-  step(`bundled the worker -> ${rel(workerFile)} (${(statSync(workerFile).size / 1e6).toFixed(1)} MB)`);
+  await bundleWorkers();
 
   const assets = collectAssets();
   const blob = path.join(TMP, 'confvault.blob');

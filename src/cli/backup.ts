@@ -232,9 +232,10 @@ export const backupCommand: Command = {
       case 'import': {
         const deviceId = idOption(values.device, '--device');
         if (deviceId === undefined || !values.file) throw new UsageError('backup import: --device ID and --file PATH are required');
-        let text: string;
+        let text: Buffer;
         try {
-          text = readFileSync(values.file, 'utf8');
+          // Bytes, not UTF-8: the import decodes them (UTF-16, a byte-order mark, Latin-1; src/lib/decode.ts).
+          text = readFileSync(values.file);
         } catch (e) {
           throw new Error(`cannot read ${values.file}: ${(e as NodeJS.ErrnoException).code ?? 'error'}`);
         }

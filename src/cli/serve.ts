@@ -12,6 +12,7 @@ import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
+import { warmCaptureWorkers } from '../engine/capture/capture-pool';
 import { jobExecutorFor, startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { runNotificationDiffs } from '../web/workers/notification-diffs';
@@ -107,6 +108,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const templateFiles = startTemplateFileReload(a.db, a.dataDir, log);
     process.removeListener('SIGHUP', hupBeforeStart);
     const runner = services.runner;
+    warmCaptureWorkers();
     const scheduler = startScheduler(services, runner);
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
     const jobs = startJobPickup(jobExecutorFor(a.db, runner, log), a.db, log);

@@ -75,6 +75,7 @@ export const configSchema = z
         command_timeout: z.number().int().min(1).max(3600).default(30),
         device_timeout: z.number().int().min(1).max(7200).default(120),
         max_output_mb: z.number().int().min(1).max(1024).default(32),
+        capture_memory_mb: z.number().int().min(16).max(65536).default(512),
         retries: z.number().int().min(0).max(10).default(2),
         retry_backoff: z.number().int().min(0).max(3600).default(30),
         jitter: z.number().int().min(0).max(3600).default(60),

@@ -1,6 +1,6 @@
 // Backs up one device: connect, drive the CLI per its template, return store-ready text or a classified failure.
 import { CollectError, DEFAULT_LIMITS } from './types';
-import type { CollectLimits, CollectResult, CollectTarget } from './types';
+import type { CollectFailure, CollectLimits, CollectResult, CollectSuccess, CollectTarget } from './types';
 import type { TemplateSpec } from '../templates/types';
 import type { RedactionKey } from '../templates/redact';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
@@ -11,6 +11,7 @@ import { isCommandRejected } from './command-errors';
 import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
 import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
+import { decodeConfigBytes, type SourceEncoding } from '../lib/decode';
 
 export interface CollectOptions {
   /**
@@ -32,6 +33,8 @@ export function redaction(
 interface CollectState {
   reachable: boolean;
   host_key: string | null;
+  /** How the device's bytes were decoded when they were not plain UTF-8 (lib/decode.ts). */
+  encoding: SourceEncoding | null;
 }
 
 /**
@@ -44,9 +47,51 @@ export async function collectConfig(
   limits?: Partial<CollectLimits>,
   opts?: CollectOptions,
 ): Promise<CollectResult> {
+  const captured = await captureRaw(target, template, limits, opts);
+  if (!captured.ok) return captured;
+  try {
+    const text = applyTemplate(captured.raw, template, redaction(template, opts?.redact_key));
+    if (!text) throw emptyCapture(target);
+    return { ...captured, text };
+  } catch (err) {
+    return capturedButFailed(err, target, captured);
+  }
+}
+
+/**
+ * An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
+ * Raised (or returned) after strip and redaction left nothing.
+ */
+export function emptyCapture(target: Pick<CollectTarget, 'host' | 'port'>): CollectError {
+  return new CollectError('COMMAND_FAILED', `The capture commands on ${describeEndpoint(target.host, target.port)} returned no configuration text.`, true);
+}
+
+/** A failure after the output was captured (strip/redaction refused the template, nothing left): the device was reachable. */
+export function capturedButFailed(err: unknown, target: CollectTarget, captured: Pick<RawCapture, 'host_key' | 'duration_ms'>): CollectFailure {
+  const e = err instanceof CollectError ? err : internalError(err);
+  return {
+    ok: false,
+    failure: e.failure,
+    message: scrubSecrets(e.message, target),
+    reachable: true,
+    host_key: captured.host_key,
+    duration_ms: captured.duration_ms,
+  };
+}
+
+/** A successful capture before strip and redaction (collectConfig applies them here; the runner in a worker thread). */
+export type RawCapture = Omit<CollectSuccess, 'text'>;
+
+/** The device's output as captured (decoded, terminal clean-up, command_output cuts), or a classified failure. Never throws. */
+export async function captureRaw(
+  target: CollectTarget,
+  template: TemplateSpec,
+  limits?: Partial<CollectLimits>,
+  opts?: Pick<CollectOptions, 'signal'>,
+): Promise<RawCapture | CollectFailure> {
   const started = performance.now();
   const lim = resolveLimits(limits);
-  const state: CollectState = { reachable: false, host_key: null };
+  const state: CollectState = { reachable: false, host_key: null, encoding: null };
   const where = describeEndpoint(target.host, target.port);
   const controller = new AbortController();
   const overall = setTimeout(
@@ -71,10 +116,7 @@ export async function collectConfig(
         : await collectSsh(target, template, lim, controller.signal, state, vocabulary);
     // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
     if (controller.signal.aborted) throw controller.signal.reason;
-    const text = applyTemplate(raw, template, redaction(template, opts?.redact_key));
-    // An empty backup is nearly always a capture gone wrong; storing it would hide the real configuration.
-    if (!text) throw new CollectError('COMMAND_FAILED', `The capture commands on ${where} returned no configuration text.`, true);
-    return { ok: true, raw, text, host_key: state.host_key, duration_ms: duration() };
+    return { ok: true, raw, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
     const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);
@@ -144,7 +186,7 @@ async function collectSsh(
     },
   });
   try {
-    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary);
+    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary, state);
     const stream = await conn.openShell();
     const session = new PromptSession(stream, {
       where: describeEndpoint(target.host, target.port),
@@ -155,7 +197,9 @@ async function collectSsh(
       signal,
       vocabulary,
     });
-    return await driveShell(session, template, target);
+    const out = await driveShell(session, template, target);
+    state.encoding = session.encoding;
+    return out;
   } finally {
     conn.close();
   }
@@ -166,7 +210,13 @@ async function collectSsh(
  * A capture command's output is kept even with a non-zero exit status, unless it is only the CLI refusing
  * the command (vtysh: "% Unknown command: ...", exit 1), which must not be stored as a configuration.
  */
-async function collectExec(conn: SshConnection, template: TemplateSpec, lim: CollectLimits, vocabulary: SessionVocabulary): Promise<string> {
+async function collectExec(
+  conn: SshConnection,
+  template: TemplateSpec,
+  lim: CollectLimits,
+  vocabulary: SessionVocabulary,
+  state: CollectState,
+): Promise<string> {
   const budget: ByteBudget = { used: 0, max: lim.max_output_bytes };
   for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
   let out = '';
@@ -175,7 +225,9 @@ async function collectExec(conn: SshConnection, template: TemplateSpec, lim: Col
     if (result.output.length === 0 && result.exit_code !== null && result.exit_code !== 0) {
       throw new CollectError('COMMAND_FAILED', `'${command}' failed with exit status ${result.exit_code} and produced no output.`, true);
     }
-    const text = cleanTerminalOutput(result.output.toString('utf8'));
+    const decoded = decodeConfigBytes(result.output);
+    state.encoding ??= decoded.encoding;
+    const text = cleanTerminalOutput(decoded.text);
     if (isCommandRejected(text, vocabulary.commandErrors)) throw commandRejected(command);
     out += captured(template, command, text);
   }
@@ -218,7 +270,9 @@ async function collectTelnet(
       template_prompt: template.prompt,
       login_timeout_ms: lim.login_timeout_ms,
     });
-    return await driveShell(session, template, target);
+    const out = await driveShell(session, template, target);
+    state.encoding = session.encoding;
+    return out;
   } finally {
     session.close();
   }

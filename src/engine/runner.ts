@@ -5,11 +5,11 @@ import type { DB } from '../db/open';
 import { finishBackup, type StartedBackup } from '../features/backups/backups.service';
 import type { SecretBox } from '../identity/secrets';
 import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
-import { collectConfig } from './collect';
 import { closeWhenWritable } from '../features/backups/unclosed-backups';
 import { noteWriteError, noteWriteOk } from '../features/maintenance/storage-health';
+import { captureBudget, collectForStorage, type StorageCollectResult } from './capture/capture-pool';
 import { isBackupRunning, loadBackupJob, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-jobs.service';
-import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type CollectResult, type FailureType } from './types';
+import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type FailureType } from './types';
 
 export interface RunnerDeps {
   db: DB;
@@ -230,14 +230,16 @@ export class BackupRunner {
     let started: StartedBackup | null = null;
     try {
       started = startEngineBackup(db, deviceId, job.templateId, opts.trigger, opts.changedBy ?? null);
-      let result: CollectResult;
+      let result: StorageCollectResult;
       let attempts = 0;
       const plan = retryPlan(opts.trigger, config);
       for (;;) {
         attempts++;
-        result = await collectConfig(job.target, job.template, this.limits, {
+        result = await collectForStorage(job.target, job.template, this.limits, {
           redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
           signal,
+          compress: snapshots.compresses,
+          budget: captureBudget(config.backup.capture_memory_mb),
         });
         if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > plan.retries || signal?.aborted) break;
         const wait = plan.waitMs(attempts);
@@ -260,9 +262,7 @@ export class BackupRunner {
         db,
         snapshots,
         started,
-        result.ok
-          ? { ok: true, text: result.text, ignorePatterns: job.template.ignore_patterns }
-          : { ok: false, failure: result.failure, message: result.message },
+        result.ok ? { ok: true, prepared: result.prepared, encoding: result.encoding } : { ok: false, failure: result.failure, message: result.message },
       );
       noteWriteOk(db);
       log?.info(

@@ -1,8 +1,8 @@
 // Prompt-driven conversation with a device CLI over any byte stream (SSH shell channel or Telnet socket).
-import { StringDecoder } from 'node:string_decoder';
 import { CollectError } from './types';
 import type { TemplateSpec } from '../templates/types';
 import { formatBytes } from '../lib/bytes';
+import { ConfigStreamDecoder, type SourceEncoding } from '../lib/decode';
 import { TerminalScreen, dropEcho } from './normalise';
 import type { LinePattern } from '../lib/re2';
 import { defaultVocabulary, escapeRegex, matchesAny, safePattern, type SessionVocabulary } from './prompts';
@@ -25,7 +25,7 @@ export class PromptSession {
   /** The template's prompt regex: any line it matches is a prompt, so prompts that count commands (EXOS "X460.2 #") are recognised. */
   private templatePrompt: LinePattern | null = null;
   private readonly screen = new TerminalScreen();
-  private readonly decoder = new StringDecoder('utf8');
+  private readonly decoder = new ConfigStreamDecoder();
   private received = 0;
   private lastDataAt = Date.now();
   private closed = false;
@@ -66,6 +66,11 @@ export class PromptSession {
   /** Completed lines since the last command was sent. */
   get lineCount(): number {
     return this.screen.lineCount;
+  }
+
+  /** How the device's bytes were decoded, when they were not plain UTF-8 (lib/decode.ts). */
+  get encoding(): SourceEncoding | null {
+    return this.decoder.encoding;
   }
 
   get quietMs(): number {

@@ -1,6 +1,7 @@
 // Contract between the backup runner and the collection engine (transports, session driver, normaliser).
 
 import type { FailureType } from '../features/backups/failure-types';
+import type { SourceEncoding } from '../lib/decode';
 
 export { FAILURE_TYPES, type CollectTarget, type FailureType } from '../features/backups/failure-types';
 
@@ -32,6 +33,8 @@ export interface CollectSuccess {
   raw: string;
   /** What gets stored: strip patterns removed, redaction applied, LF line endings, trailing newline. */
   text: string;
+  /** How the device's bytes were decoded when they were not plain UTF-8 (null: the text is the device's bytes). */
+  encoding: SourceEncoding | null;
   host_key: string | null;
   duration_ms: number;
 }

@@ -30,6 +30,20 @@ export interface SnapshotInfo {
 
 export class SnapshotIntegrityError extends Error {}
 
+/** A snapshot ready to be written: its text's SHA-256 and size, and the body as it goes to disk (gzipped or not). */
+export interface PreparedSnapshot {
+  hash: string;
+  size: number;
+  body: Uint8Array;
+  compressed: boolean;
+}
+
+/** Hash and (optionally) compress a text for SnapshotStore.putPrepared: the CPU part of a put, for a worker thread. */
+export function prepareSnapshot(text: string, compress: boolean): PreparedSnapshot {
+  const buf = Buffer.from(text, 'utf8');
+  return { hash: sha256Hex(buf), size: buf.length, body: compress ? gzipSync(buf, { level: zlib.Z_BEST_SPEED }) : buf, compressed: compress };
+}
+
 /** The snapshot could not be written (disk full, quota, read-only or failing disk); nothing was left behind. */
 export class SnapshotStorageError extends Error {
   constructor(
@@ -160,15 +174,31 @@ export class SnapshotStore {
   async putAsync(text: string, reserve?: ReserveSnapshot): Promise<SnapshotInfo> {
     const buf = Buffer.from(text, 'utf8');
     const hash = Buffer.from(await webcrypto.subtle.digest('SHA-256', buf)).toString('hex');
+    if (this.locate(hash)) return this.putPrepared({ hash, size: buf.length, body: buf, compressed: false }, reserve);
+    const body = this.compress ? await gzipAsync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
+    return this.putPrepared({ hash, size: buf.length, body, compressed: this.compress }, reserve);
+  }
+
+  /** Whether new snapshots are written gzipped ([storage] compress_snapshots): what prepareSnapshot needs to know. */
+  get compresses(): boolean {
+    return this.compress;
+  }
+
+  /**
+   * Writes a snapshot whose hash and stored body were computed elsewhere (prepareSnapshot, in a capture worker thread:
+   * src/engine/capture), with putAsync's guarantees: nothing but asynchronous file operations on the event loop.
+   * Identical text already stored is kept as it is.
+   */
+  async putPrepared(p: PreparedSnapshot, reserve?: ReserveSnapshot): Promise<SnapshotInfo> {
+    const { hash, body } = p;
     reserve?.(hash);
     const existing = this.locate(hash);
     if (existing) {
       touch(existing);
-      return { hash, size: buf.length, stored_size: (await fsp.stat(existing)).size, compressed: existing.endsWith('.gz') };
+      return { hash, size: p.size, stored_size: (await fsp.stat(existing)).size, compressed: existing.endsWith('.gz') };
     }
-    const body = this.compress ? await gzipAsync(buf, { level: zlib.Z_BEST_SPEED }) : buf;
     const dir = this.dirFor(hash);
-    const final = path.join(dir, hash + (this.compress ? '.gz' : ''));
+    const final = path.join(dir, hash + (p.compressed ? '.gz' : ''));
     const tmp = tempName(dir, hash);
     try {
       await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
@@ -194,7 +224,7 @@ export class SnapshotStore {
       await fsp.rm(tmp, { force: true });
       throw this.storageError(err, body.length);
     }
-    return { hash, size: buf.length, stored_size: body.length, compressed: this.compress };
+    return { hash, size: p.size, stored_size: body.length, compressed: p.compressed };
   }
 
   /** A failed write as SnapshotStorageError when it is the storage's fault (full, read-only ...); anything else unchanged. */

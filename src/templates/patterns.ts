@@ -123,15 +123,16 @@ export function importFingerprint(text: string, ignore_patterns: readonly string
 }
 
 /** The change rule's comparison: `previous` and `current` fingerprints describe the same configuration. */
-export function sameConfiguration(previous: string, current: string, text: string, ignore_patterns: readonly string[]): boolean {
+export function sameConfiguration(previous: string, current: string, lenient: () => string): boolean {
   const full = (f: string) => (f.startsWith(MIGRATED) ? f.slice(f.lastIndexOf(':') + 1) : f);
   if (previous.startsWith(MIGRATED) && !current.startsWith(MIGRATED)) {
-    return previous.slice(MIGRATED.length, previous.lastIndexOf(':')) === lenientFingerprint(text, ignore_patterns);
+    return previous.slice(MIGRATED.length, previous.lastIndexOf(':')) === lenient();
   }
   return full(previous) === full(current);
 }
 
-function lenientFingerprint(text: string, ignore_patterns: readonly string[]): string {
+/** The lenient half of importFingerprint, for the one comparison after an imported version (sameConfiguration). */
+export function lenientFingerprint(text: string, ignore_patterns: readonly string[]): string {
   const ignore = usablePatterns(ignore_patterns);
   const keys: string[] = [];
   let parent = '';

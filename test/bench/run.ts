@@ -10,6 +10,7 @@ import { runRedactionBench } from './redaction-bench';
 import { runFleetBench } from './fleet-bench';
 import { runCliRoundBench } from './cli-round-bench';
 import { runHostileBench } from './hostile-bench';
+import { runBigCaptureBench } from './big-captures-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { runSchedulerBench } from './scheduler-bench';
 import { runRuntimeBench } from './runtime-bench';
@@ -19,7 +20,7 @@ import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'fleet', 'cli', 'hostile', 'syslog', 'runtime'];
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime'];
 
 const HELP = `Usage: npm run bench [-- options]
 
@@ -159,6 +160,12 @@ async function main(): Promise<number> {
     say('');
     say('-- CLI round (200 Cisco IOS devices, concurrency 16)');
     sections.push(await runCliRoundBench(say, { devices: 200, concurrency: 16 }));
+  }
+
+  if (!values.only || values.only === 'big') {
+    say('');
+    say('-- big configurations (capture post-processing off the event loop)');
+    sections.push(await runBigCaptureBench(say, values.quick ? { devices: 2, mb: 4 } : { devices: 8, mb: 30 }));
   }
 
   if (!values.only || values.only === 'hostile') {

@@ -1,4 +1,4 @@
-// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, search on a worker, SIGTERM.
+// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, search and a device backup on worker threads, SIGTERM.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
@@ -8,6 +8,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { ensureBuilt } from '../helpers/browser';
 import { WebClient } from '../web/web-client';
+import { loadTranscript, startSimulator } from '../sim/simulator';
 
 // Not the shared helpers: they load the whole app into this process, which this test never uses.
 const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
@@ -26,6 +27,8 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
   const run = (args: string[]) => spawnSync(exe, args, { cwd: dir, env, encoding: 'utf8', timeout: 60_000 });
   const data = path.join(dir, 'data');
   let child: ReturnType<typeof spawn> | undefined;
+  const transcript = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/cisco-ios.json'));
+  const sim = await startSimulator({ devices: [{ name: 'core-sw1', transcript }] });
   try {
     const v = run(['--version']);
     assert.equal(v.status, 0, v.stderr);
@@ -85,6 +88,31 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
     assert.equal(search.res.status, 200, search.html.slice(0, 500));
     assert.match(search.html, /device\(s\) with matches among 0 searched/);
 
+    // A device backup: its post-processing runs on a capture worker thread, also an asset of the executable.
+    const created2 = await fetch(`${url}/api/v1/credentials`, {
+      method: 'POST',
+      headers: { 'X-API-Key': key, 'Content-Type': 'application/json' },
+      body: JSON.stringify({ name: 'sim', username: transcript.username, password: transcript.password, enable_secret: transcript.enable?.password }),
+    });
+    assert.equal(created2.status, 201, await created2.text());
+    const added = run([
+      'device',
+      'add',
+      '--name',
+      'core-sw1',
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      String(sim.port),
+      '--credential',
+      'sim',
+      '--template',
+      'cisco-ios',
+      '--data-dir',
+      data,
+    ]);
+    assert.equal(added.status, 0, added.stderr);
+
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     proc.kill('SIGTERM');
     let timer: NodeJS.Timeout | undefined;
@@ -92,6 +120,17 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
     clearTimeout(timer); // a pending timer would keep the test process alive
     assert.equal(code, 0, `exit after SIGTERM: ${code}\n${stderr}`);
     child = undefined;
+
+    // Not spawnSync: the simulator in this process must answer while the backup runs.
+    const backedUp = await new Promise<{ code: number | null; out: string }>((resolve) => {
+      const p = spawn(exe, ['backup', 'run', '--device', added.stdout.trim(), '--data-dir', data], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+      let out = '';
+      p.stdout.on('data', (d) => (out += d));
+      p.stderr.on('data', (d) => (out += d));
+      p.once('exit', (code) => resolve({ code, out }));
+    });
+    assert.equal(backedUp.code, 0, backedUp.out);
+    assert.match(backedUp.out, /1 device\(s\): 1 ok/);
 
     // The commands that open SQLite before the appliance does (the serve lock, db restore) find the addon too.
     const copy = path.join(dir, 'copy.db');
@@ -102,6 +141,7 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
     assert.match(restore.stdout + restore.stderr, /restored .*copy\.db/);
   } finally {
     if (child && child.exitCode === null) child.kill('SIGKILL');
+    await sim.close();
     rmSync(dir, { recursive: true, force: true });
   }
 });

@@ -21,7 +21,7 @@ import { repoRoot } from '../../src/runtime/assets';
 export const REPO_ROOT = repoRoot();
 
 /** tsx's loader by absolute URL: a bare `--import tsx` resolves from the child's cwd and fails outside the repo. */
-const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
+export const TSX_LOADER = pathToFileURL(path.join(REPO_ROOT, 'node_modules/tsx/dist/loader.mjs')).href;
 const MAIN = path.join(REPO_ROOT, 'src/main.ts');
 
 /**

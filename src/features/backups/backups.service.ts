@@ -4,12 +4,13 @@ import type { Logger } from 'pino';
 import { withEngineSync, type DB } from '../../db/open';
 import { runTransaction } from '../../db/statements';
 import type { FailureType } from './failure-types';
-import { changeFingerprint, importFingerprint, sameConfiguration } from '../../templates/patterns';
-import { SnapshotIntegrityError, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
+import { changeFingerprint, importFingerprint, lenientFingerprint, sameConfiguration } from '../../templates/patterns';
+import { SnapshotIntegrityError, type PreparedSnapshot, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { inScope, type Scope } from '../../identity/principal';
 import { listAudit } from '../audit/audit.service';
+import type { SourceEncoding } from '../../lib/decode';
 import {
   getBackupRow,
   getHistoryHead,
@@ -72,23 +73,40 @@ export function startBackup(
  * template's ignore patterns match) differs from the previous successful version's. A device's first version is
  * not a change. Called inside the transaction that records the version.
  */
-export function isChange(db: DB, started: StartedBackup, fingerprint: string, current: { text: string; ignorePatterns: readonly string[] }): boolean {
-  return versionKind(db, started, fingerprint, current).changed;
+export function isChange(db: DB, started: StartedBackup, fingerprint: string, lenient: () => string): boolean {
+  return versionKind(db, started, fingerprint, lenient).changed;
+}
+
+/**
+ * A capture post-processed off the event loop (src/engine/capture): its change fingerprint, its lenient fingerprint
+ * (templates/patterns.ts, compared once after a version imported from another tool) and the snapshot to write.
+ */
+export interface PreparedCapture {
+  fingerprint: string;
+  lenient: string;
+  snapshot: PreparedSnapshot;
 }
 
 /**
  * isChange, and whether the version is the device's first (no earlier successful version): one read. After a version
- * imported from another tool, the comparison is sameConfiguration's (templates/patterns.ts), which needs the text.
+ * imported from another tool, the comparison is sameConfiguration's (templates/patterns.ts), which asks for the
+ * lenient fingerprint.
  */
-function versionKind(db: DB, started: StartedBackup, fingerprint: string, current: { text: string; ignorePatterns: readonly string[] }) {
+function versionKind(db: DB, started: StartedBackup, fingerprint: string, lenient: () => string) {
   const previous = latestSuccessfulFingerprint(db, started.deviceId, started.id, started.startedAt);
-  const changed = previous !== null && !sameConfiguration(previous, fingerprint, current.text, current.ignorePatterns);
+  const changed = previous !== null && !sameConfiguration(previous, fingerprint, lenient);
   return { changed, first: previous === null };
 }
 
-/** `imported`: the text came from another tool (an import), fingerprinted with importFingerprint. */
+/**
+ * A successful outcome carries the stored text (imports, tests) or, from the engine, the capture already prepared in
+ * a worker thread. `imported`: the text came from another tool (an import), fingerprinted with importFingerprint.
+ * `encoding`: how the text was decoded when the bytes were not plain UTF-8 (lib/decode.ts).
+ */
 export type BackupOutcome =
-  { ok: true; text: string; ignorePatterns: readonly string[]; imported?: boolean } | { ok: false; failure: FailureType; message: string };
+  | { ok: true; text: string; ignorePatterns: readonly string[]; imported?: boolean; encoding?: SourceEncoding | null }
+  | { ok: true; prepared: PreparedCapture; encoding?: SourceEncoding | null }
+  | { ok: false; failure: FailureType; message: string };
 
 /**
  * Complete a started backup (docs/snapshot-lifecycle.md). The running record names the snapshot's hash before the
@@ -107,8 +125,11 @@ export async function finishBackup(
 ): Promise<FinishedBackup> {
   if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt));
   // Computed before the transaction: the write lock is not held while the text is hashed.
-  const fingerprint = changeFingerprint(outcome.text, outcome.ignorePatterns);
-  const snap = await store.putAsync(outcome.text, (hash) => withEngineSync(db, () => reserveSnapshot(db, started.id, hash)));
+  const reserve = (hash: string) => withEngineSync(db, () => reserveSnapshot(db, started.id, hash));
+  const { fingerprint, snap } =
+    'prepared' in outcome
+      ? { fingerprint: outcome.prepared.fingerprint, snap: await store.putPrepared(outcome.prepared.snapshot, reserve) }
+      : { fingerprint: changeFingerprint(outcome.text, outcome.ignorePatterns), snap: await store.putAsync(outcome.text, reserve) };
   return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
 }
 
@@ -116,7 +137,13 @@ export async function finishBackup(
  * finishBackup for a caller that must record inside its own transaction (imports: the record and its audit row
  * commit together), so the snapshot is written synchronously. Same file, same record, same guarantees.
  */
-export function finishBackupSync(db: DB, store: SnapshotStore, started: StartedBackup, outcome: BackupOutcome, finishedAt = Date.now()): FinishedBackup {
+export function finishBackupSync(
+  db: DB,
+  store: SnapshotStore,
+  started: StartedBackup,
+  outcome: Exclude<BackupOutcome, { prepared: PreparedCapture }>,
+  finishedAt = Date.now(),
+): FinishedBackup {
   if (!outcome.ok) return recordFinishedBackup(db, started, outcome, null, finishedAt);
   const fingerprint = (outcome.imported ? importFingerprint : changeFingerprint)(outcome.text, outcome.ignorePatterns);
   const snap = store.put(outcome.text, (hash) => reserveSnapshot(db, started.id, hash));
@@ -148,6 +175,7 @@ function recordFinishedBackup(
         config_size: null,
         change_fingerprint: null,
         changed: 0,
+        source_encoding: null,
       });
       setDeviceLastBackup(db, started.deviceId, started.id);
       enqueueFinishedBackup(db, started.id, finishedAt);
@@ -159,7 +187,8 @@ function recordFinishedBackup(
   let first = false;
   db.transaction(() => {
     upsertSnapshot(db, snap);
-    ({ changed, first } = versionKind(db, started, fingerprint, outcome));
+    const lenient = () => ('prepared' in outcome ? outcome.prepared.lenient : lenientFingerprint(outcome.text, outcome.ignorePatterns));
+    ({ changed, first } = versionKind(db, started, fingerprint, lenient));
     updateFinishedBackup(db, started.id, {
       finished_at: finishedAt,
       success: 1,
@@ -170,6 +199,7 @@ function recordFinishedBackup(
       config_size: snap.size,
       change_fingerprint: fingerprint,
       changed: changed ? 1 : 0,
+      source_encoding: outcome.encoding ?? null,
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
     enqueueFinishedBackup(db, started.id, finishedAt);

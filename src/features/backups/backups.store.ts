@@ -1,6 +1,7 @@
 // Queries for backup records and snapshot metadata.
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
+import type { SourceEncoding } from '../../lib/decode';
 import { boundLimit, explainQueryPlan, prepareCached } from '../../db/statements';
 
 /** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
@@ -23,6 +24,8 @@ export interface BackupRow {
   changed: number;
   /** Who changed the device, as its change message named them (event backups only; schema 0013). */
   changed_by: string | null;
+  /** How the text was decoded from bytes that were not plain UTF-8 (schema 0018, src/lib/decode.ts); null: they were. */
+  source_encoding: SourceEncoding | null;
 }
 
 /** The columns the public API shows, in the order of the history index. */
@@ -78,7 +81,10 @@ function readHistoryHead(db: DB, deviceId: number): HistoryHeadRow | undefined {
   return r && { group_id: r[0], total: r[1], version: r[2] };
 }
 
-export function insertBackup(db: DB, r: Omit<BackupRow, 'changed' | 'changed_by'> & { changed?: number; changed_by?: string | null }): void {
+export function insertBackup(
+  db: DB,
+  r: Omit<BackupRow, 'changed' | 'changed_by' | 'source_encoding'> & { changed?: number; changed_by?: string | null },
+): void {
   prepareCached(
     db,
     `INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type,
@@ -93,14 +99,23 @@ export function updateFinishedBackup(
   id: string,
   f: Pick<
     BackupRow,
-    'finished_at' | 'success' | 'error_message' | 'failure_type' | 'duration_ms' | 'config_snapshot_hash' | 'config_size' | 'change_fingerprint' | 'changed'
+    | 'finished_at'
+    | 'success'
+    | 'error_message'
+    | 'failure_type'
+    | 'duration_ms'
+    | 'config_snapshot_hash'
+    | 'config_size'
+    | 'change_fingerprint'
+    | 'changed'
+    | 'source_encoding'
   >,
 ): void {
   prepareCached(
     db,
     `UPDATE backups SET finished_at = @finished_at, success = @success, error_message = @error_message, failure_type = @failure_type,
             duration_ms = @duration_ms, config_snapshot_hash = @config_snapshot_hash, config_size = @config_size,
-            change_fingerprint = @change_fingerprint, changed = @changed
+            change_fingerprint = @change_fingerprint, changed = @changed, source_encoding = @source_encoding
       WHERE id = @id`,
   ).run({ ...f, id });
 }

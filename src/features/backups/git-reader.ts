@@ -53,6 +53,8 @@ function cleanEnv(): NodeJS.ProcessEnv {
 export interface GitReader {
   /** Runs one read-only git command in the repository and returns its stdout. */
   run(args: string[]): string;
+  /** run() returning stdout as bytes (blobs: decoded by lib/decode.ts, not assumed UTF-8). */
+  runBytes(args: string[]): Buffer;
   /** The repository's absolute path. */
   repo: string;
 }
@@ -87,17 +89,13 @@ export function openGitRepository(repoPath: string, opts: { trustOwner?: boolean
   // Only this one path is marked safe, and only for the owner the operator accepted.
   const base = foreign ? ['-c', `safe.directory=${repo}`] : [];
   const pinned = PINNED_CONFIG.flatMap((kv) => ['-c', kv]);
-  const reader: GitReader = {
-    repo,
-    run(args) {
-      return execFileSync('git', [...base, ...pinned, '-C', repo, ...args], {
-        encoding: 'utf8',
-        maxBuffer: 512 * 1024 * 1024,
-        env: cleanEnv(),
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-    },
-  };
+  const runBytes = (args: string[]): Buffer =>
+    execFileSync('git', [...base, ...pinned, '-C', repo, ...args], {
+      maxBuffer: 512 * 1024 * 1024,
+      env: cleanEnv(),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+  const reader: GitReader = { repo, run: (args) => runBytes(args).toString('utf8'), runBytes };
   try {
     reader.run(['rev-parse', '--git-dir']);
   } catch {

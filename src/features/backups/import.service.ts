@@ -13,6 +13,7 @@ import type { RedactionKey } from '../../templates/redact';
 import { storedText } from '../../templates/stored-text';
 import { markersRestored, understoodLines } from './import-tools';
 import type { TemplateSpec } from '../../templates/types';
+import { decodeConfigBytes, type SourceEncoding } from '../../lib/decode';
 
 interface DeviceForImport {
   id: number;
@@ -68,24 +69,45 @@ export function normaliseImportedText(text: string): string {
   return lines.length ? lines.join('\n') + '\n' : '';
 }
 
-function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, clean: string, startedAt: number) {
+function storeImported(db: DB, store: SnapshotStore, device: DeviceForImport, clean: string, startedAt: number, encoding: SourceEncoding | null) {
   const started = startBackup(db, device.id, device.template_id, 'import', startedAt);
-  return finishBackupSync(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns, imported: true }, startedAt);
+  return finishBackupSync(db, store, started, { ok: true, text: clean, ignorePatterns: device.ignore_patterns, imported: true, encoding }, startedAt);
 }
 
-/** Records one configuration file as a successful backup of the device, with its audit row. */
-export function importBackup(db: DB, actor: Actor, store: SnapshotStore, deviceId: number, text: string, startedAt = Date.now(), opts: ImportOptions = {}) {
+/**
+ * The stored form of a file's bytes: decoded first (UTF-16, a byte-order mark, bytes that are not UTF-8: lib/decode.ts,
+ * the decoder live backups use), then normalised and redacted, so odd bytes never let a secret through.
+ */
+function importedForm(
+  device: DeviceForImport,
+  bytes: Uint8Array | string,
+  key: RedactionKey | null | undefined,
+): { clean: string; encoding: SourceEncoding | null } {
+  const { text, encoding } = decodeConfigBytes(bytes);
+  return { clean: storedForm(device, normaliseImportedText(text), key), encoding };
+}
+
+/** Records one configuration file (its bytes, decoded here) as a successful backup of the device, with its audit row. */
+export function importBackup(
+  db: DB,
+  actor: Actor,
+  store: SnapshotStore,
+  deviceId: number,
+  content: Uint8Array | string,
+  startedAt = Date.now(),
+  opts: ImportOptions = {},
+) {
   authorize(actor, 'backups.run');
   return db
     .transaction(() => {
       const device = loadDevice(db, deviceId);
-      const clean = storedForm(device, normaliseImportedText(text), opts.redact_key);
+      const { clean, encoding } = importedForm(device, content, opts.redact_key);
       if (clean === '') throw ApiError.validation([{ field: 'file', message: 'the file is empty' }], 'nothing to import: the file is empty');
-      const r = storeImported(db, store, device, clean, startedAt);
+      const r = storeImported(db, store, device, clean, startedAt, encoding);
       recordAudit(db, actor, {
         action: 'backup.import',
         target: `device ${device.id}`,
-        details: { name: device.name, backup_id: r.id, started_at: startedAt, changed: r.changed, size: Buffer.byteLength(clean) },
+        details: { name: device.name, backup_id: r.id, started_at: startedAt, changed: r.changed, size: Buffer.byteLength(clean), encoding },
       });
       return r;
     })
@@ -155,12 +177,12 @@ export function importGitHistory(
       }
       // cat-file prints the stored blob as it is: no textconv, filters or pager.
       const device = loadDevice(db, deviceId);
-      const text = storedForm(device, normaliseImportedText(git.run(['cat-file', 'blob', `${c.hash}:${file}`])), opts.redact_key);
+      const { clean: text, encoding } = importedForm(device, git.runBytes(['cat-file', 'blob', `${c.hash}:${file}`]), opts.redact_key);
       if (text === '' || exists.get(deviceId, c.at, sha256Hex(text))) {
         progress.skipped++;
         continue;
       }
-      storeImported(db, store, device, text, c.at);
+      storeImported(db, store, device, text, c.at, encoding);
       progress.imported++;
     }
     progress.commitsDone++;

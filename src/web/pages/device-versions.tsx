@@ -1,6 +1,7 @@
 // A device's stored versions: the configuration view (numbered, anchored lines, copy), a failed backup's details, downloads, and the diff of two versions.
 import type { Hono } from 'hono';
 import { raw } from 'hono/html';
+import { SOURCE_ENCODING_WORDS } from '../../lib/decode';
 import { describeBackupStart, getDeviceBackupRow, previousVersions } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
@@ -83,6 +84,11 @@ async function versionPage(c: WebContext) {
               {view.lines} lines{view.numberedLines < view.lines ? ` (numbered up to line ${view.numberedLines})` : ''}. Select a line number to link to that
               line.
             </p>
+            {row.source_encoding ? (
+              <p class={row.source_encoding === 'windows-1252' ? 'flash error' : 'muted'} id="source-encoding">
+                Not the device's bytes as they came: {SOURCE_ENCODING_WORDS[row.source_encoding]}.
+              </p>
+            ) : null}
             <pre class="config numbered" id="config-text">
               {raw(view.html)}
             </pre>

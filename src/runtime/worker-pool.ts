@@ -1,0 +1,225 @@
+// Small bounded pools of worker threads (search and diff: src/web/workers; capture post-processing: src/engine/capture), each task with a hard deadline.
+import { createRequire } from 'node:module';
+import path from 'node:path';
+import { parentPort, Worker, type Transferable } from 'node:worker_threads';
+import { availableParallelism, setPriority } from 'node:os';
+import { WORKER_ASSETS, assetsForWorker, isExecutable, readAsset, repoRoot } from './assets';
+
+export type OffThreadTask = { kind: string } & Record<string, unknown>;
+export type WorkerMessage =
+  { id: number; type: 'progress'; value: unknown } | { id: number; type: 'done'; value: unknown } | { id: number; type: 'error'; message: string };
+
+/** The task ran past its hard deadline; its worker was terminated. */
+export class OffThreadTimeout extends Error {}
+
+/** Too many tasks are waiting for a worker. */
+export class OffThreadBusyError extends Error {}
+
+/** At most two workers: the appliance is one process on small machines, and the event loop needs a core too. */
+export function defaultPoolSize(): number {
+  return Math.max(1, Math.min(2, availableParallelism() - 1));
+}
+
+export interface WorkerPoolOptions {
+  /** Name of the worker bundle among the executable's assets (build/build.mjs writes it). */
+  asset: string;
+  /** The worker's entry in the source tree, bundled once by esbuild in development. */
+  entry: string;
+  size: number;
+  /** Tasks waiting for a worker; beyond this a task is refused with `busy()`. */
+  maxQueued: number;
+  busy: () => Error;
+  /** Shipped folders and files every worker gets in workerData (assetsForWorker), read once. */
+  assets?: { folders: readonly string[]; files: readonly string[] };
+}
+
+interface Job {
+  id: number;
+  task: OffThreadTask;
+  transfer: readonly Transferable[];
+  hardMs: number;
+  onProgress?: (value: unknown) => void;
+  resolve: (value: unknown) => void;
+  reject: (err: Error) => void;
+}
+
+interface Slot {
+  worker: Worker;
+  job: Job | null;
+  timer: NodeJS.Timeout | null;
+}
+
+export interface WorkerPool {
+  /**
+   * Runs `task` on a pool worker (its entry dispatches on `kind`, see serveWorkerTasks). Rejects with OffThreadTimeout
+   * when it runs past `hardMs` (the worker is terminated and replaced), with `busy()` when too many tasks wait.
+   * `transfer`: buffers moved to the worker rather than copied. `onProgress` receives the worker's partial results.
+   */
+  run<T>(task: OffThreadTask, hardMs: number, opts?: { transfer?: readonly Transferable[]; onProgress?: (value: unknown) => void }): Promise<T>;
+  /** Loads the worker's code now (in development: bundles it) rather than at the first task, which then starts at once. */
+  warm(): void;
+}
+
+/**
+ * The worker's code: an asset of the executable, or in development the entry bundled once by esbuild (a dev
+ * dependency; its async API runs in esbuild's own process, so bundling does not hold the event loop either).
+ */
+async function loadWorkerCode(o: WorkerPoolOptions): Promise<string> {
+  if (isExecutable()) return readAsset(o.asset).toString('utf8');
+  const root = repoRoot();
+  const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');
+  const out = await esbuild.build({
+    entryPoints: [path.join(root, o.entry)],
+    bundle: true,
+    platform: 'node',
+    target: 'node24',
+    format: 'cjs',
+    write: false,
+    tsconfig: path.join(root, 'tsconfig.json'),
+    logLevel: 'silent',
+  });
+  return out.outputFiles[0].text;
+}
+
+export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
+  let code: string | null = null;
+  let loading: Promise<string> | null = null;
+  let workerAssets: Record<string, string> | undefined;
+  const slots: Slot[] = [];
+  const queue: Job[] = [];
+  let nextId = 1;
+
+  function spawn(workerCode: string): Slot {
+    workerAssets ??= o.assets ? assetsForWorker(o.assets.folders, o.assets.files) : {};
+    const worker = new Worker(workerCode, { eval: true, stdout: false, stderr: false, workerData: { [WORKER_ASSETS]: workerAssets } });
+    const slot: Slot = { worker, job: null, timer: null };
+    worker.unref();
+    worker.on('message', (m: WorkerMessage) => {
+      const job = slot.job;
+      if (!job || m.id !== job.id) return;
+      if (m.type === 'progress') return job.onProgress?.(m.value);
+      finish(slot);
+      if (m.type === 'done') job.resolve(m.value);
+      else job.reject(new Error(m.message));
+    });
+    worker.on('error', (err) => {
+      const job = slot.job;
+      discard(slot);
+      job?.reject(err);
+    });
+    worker.on('exit', () => {
+      const job = slot.job;
+      discard(slot);
+      job?.reject(new Error('worker exited'));
+    });
+    slots.push(slot);
+    return slot;
+  }
+
+  /** Job done: the slot is free again, and the worker may no longer keep the process alive. */
+  function finish(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.job = null;
+    slot.worker.unref();
+    pump();
+  }
+
+  function discard(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.job = null;
+    const i = slots.indexOf(slot);
+    if (i >= 0) slots.splice(i, 1);
+    pump();
+  }
+
+  function pump(): void {
+    if (code === null) return; // run() pumps again once the code is loaded
+    while (queue.length > 0) {
+      const slot = slots.find((s) => s.job === null) ?? (slots.length < o.size ? spawn(code) : null);
+      if (!slot) return;
+      const job = queue.shift() as Job;
+      slot.job = job;
+      slot.worker.ref();
+      slot.timer = setTimeout(() => {
+        // Past its hard deadline: the only way to stop a thread that is busy computing.
+        discard(slot);
+        void slot.worker.terminate();
+        job.reject(new OffThreadTimeout(`${job.task.kind} did not finish within ${job.hardMs} ms`));
+      }, job.hardMs);
+      slot.worker.postMessage({ id: job.id, task: job.task }, job.transfer);
+    }
+  }
+
+  return {
+    run<T>(task: OffThreadTask, hardMs: number, opts: { transfer?: readonly Transferable[]; onProgress?: (value: unknown) => void } = {}): Promise<T> {
+      if (queue.length >= o.maxQueued) return Promise.reject(o.busy());
+      return new Promise<T>((resolve, reject) => {
+        queue.push({
+          id: nextId++,
+          task,
+          transfer: opts.transfer ?? [],
+          hardMs,
+          onProgress: opts.onProgress,
+          resolve: resolve as (v: unknown) => void,
+          reject,
+        });
+        if (code !== null) return pump();
+        load().then(pump, (err: unknown) => {
+          for (const job of queue.splice(0)) job.reject(err instanceof Error ? err : new Error(String(err)));
+        });
+      });
+    },
+    warm() {
+      load().catch(() => {
+        /* run() reports it with the first task */
+      });
+    },
+  };
+
+  function load(): Promise<string> {
+    loading ??= loadWorkerCode(o).then(
+      (c) => (code = c),
+      (err: unknown) => {
+        loading = null;
+        throw err;
+      },
+    );
+    return loading;
+  }
+}
+
+/** What a task handler returns: its value, and buffers inside it to move to the main thread rather than copy. */
+export interface TaskAnswer {
+  value: unknown;
+  transfer?: Transferable[];
+}
+
+export type TaskHandler = (task: OffThreadTask, progress: (value: unknown) => void) => TaskAnswer;
+
+/**
+ * The entry of a pool worker thread: runs one task at a time, dispatched on `kind`. Background work: on Linux
+ * setPriority lowers this thread only (setpriority on the calling task), so on a small machine the event loop that
+ * answers requests and drives backups gets the CPU first.
+ */
+export function serveWorkerTasks(handlers: Record<string, TaskHandler>): void {
+  const port = parentPort;
+  if (!port) return;
+  try {
+    setPriority(10);
+  } catch {
+    /* not permitted or not supported: run at normal priority */
+  }
+  port.on('message', (req: { id: number; task: OffThreadTask }) => {
+    const send = (m: WorkerMessage, transfer?: Transferable[]) => port.postMessage(m, transfer);
+    try {
+      const handler = handlers[req.task.kind];
+      if (!handler) return send({ id: req.id, type: 'error', message: 'unknown task' });
+      const answer = handler(req.task, (value) => send({ id: req.id, type: 'progress', value }));
+      send({ id: req.id, type: 'done', value: answer.value }, answer.transfer);
+    } catch (err) {
+      send({ id: req.id, type: 'error', message: err instanceof Error ? err.message : String(err) });
+    }
+  });
+}
