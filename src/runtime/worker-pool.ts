@@ -102,7 +102,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
       if (m.type === 'done') job.resolve(m.value);
       else job.reject(new Error(m.message));
     });
-    worker.on('error', (err) => {
+    worker.on('error', (err: Error) => {
       const job = slot.job;
       discard(slot);
       job?.reject(err);
