@@ -27,10 +27,13 @@ export interface BigCaptureResult {
   /** /healthz p99 of the idle server over the BASELINE_MS before the backups: the machine's own noise. */
   baselineP99Ms: number;
   p50Ms: number;
+  p95Ms: number;
   p99Ms: number;
   maxMs: number;
   /** The server process's peak resident set (VmHWM), MB. */
   peakRssMb: number;
+  /** The server's resident memory before the first backup (its own baseline: the runtime, the code, the database). */
+  idleRssMb: number;
   /** From the job's start to the last backup's end, seconds. */
   seconds: number;
   succeeded: number;
@@ -59,8 +62,9 @@ function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] : 0;
 }
 
-function peakRssMb(pid: number): number {
-  const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+/** The process's peak (VmHWM) or current (VmRSS) resident memory in MB. */
+function rssMb(pid: number, which: 'VmHWM' | 'VmRSS'): number {
+  const m = new RegExp(`${which}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return m ? Number(m[1]) / 1024 : NaN;
 }
 
@@ -129,6 +133,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     // The idle server first: what this machine's load alone costs a probe, before any backup runs.
     await new Promise((r) => setTimeout(r, BASELINE_MS));
     const baseline = latencies.splice(0).sort((a, b) => a - b);
+    const idleRss = rssMb(served.child.pid as number, 'VmRSS');
     slow.length = 0;
     const began = Date.now();
     // Queued as `backup run --all --no-wait` does, from this process: a CLI child starting up would compete for the CPU.
@@ -139,7 +144,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     const seconds = (Date.now() - began) / 1000;
     probing = false;
     await probe;
-    const peak = peakRssMb(served.child.pid as number);
+    const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
     const hash = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1 LIMIT 1').pluck().get() as string | undefined;
     const text = hash ? t.services.snapshots.read(hash) : null;
@@ -150,9 +155,11 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       slow,
       baselineP99Ms: percentile(baseline, 99),
       p50Ms: percentile(sorted, 50),
+      p95Ms: percentile(sorted, 95),
       p99Ms: percentile(sorted, 99),
       maxMs: sorted[sorted.length - 1] ?? 0,
       peakRssMb: peak,
+      idleRssMb: idleRss,
       seconds,
       succeeded,
       sample: text === null ? null : { size: Buffer.byteLength(text), hasSecret: text.includes(SECRET) },

@@ -63,7 +63,7 @@ test(
       '',
     ];
     // No digest interval: each change is its own notification, at once.
-    conf.push('[notifications]', 'min_interval_seconds = 0', '');
+    conf.push('[notifications]', 'min_interval_seconds = 0', 'allowed_destinations = ["127.0.0.1"]', '');
     const app = await LabAppliance.start(conf.join('\n'));
     const hook = await new WebhookReceiver().start();
     const smtp = await new SmtpReceiver().start();
