@@ -138,7 +138,7 @@ test('the Jobs page offers Resume to holders of backups.run, and it runs the job
   assert.ok(db.prepare("SELECT actor FROM audit_log WHERE action = 'backup.resume' AND target = ?").pluck().all(`job ${id}`).includes('radmin'));
 });
 
-test('a user limited to some groups resumes only the devices of those groups', async () => {
+test('a user limited to some groups resumes only the devices of those groups; the job stays resumable for the rest', async () => {
   const { db, secrets } = t.services;
   const [a, b] = [seedGroup(db, 'resume-A'), seedGroup(db, 'resume-B')];
   const refs = {
@@ -157,4 +157,12 @@ test('a user limited to some groups resumes only the devices of those groups', a
   const j = await waitFinished(id);
   const state = (device: number) => j.items.find((i) => i.device_id === device)?.state;
   assert.deepEqual([state(inA), state(inB)], ['succeeded', 'interrupted'], "the other group's device is left as it was");
+  assert.equal(j.state, 'interrupted', 'a job with a backup still to resume is not finished');
+
+  await createUser(db, SYSTEM_ACTOR, { username: 'rall', password: 'rall-password-1', role: 'administrator', groups: null, timezone: null });
+  const admin = new WebClient(t.url);
+  assert.equal((await admin.login('rall', 'rall-password-1')).status, 303);
+  assert.equal((await admin.post(`/jobs/${id}/resume`, {}, { csrf: true })).res.status, 303);
+  const k = await waitFinished(id);
+  assert.deepEqual([k.state, k.items.find((i) => i.device_id === inB)?.state], ['finished', 'succeeded']);
 });

@@ -101,7 +101,9 @@ export function endJob(db: DB, jobId: string, how: 'done' | 'stopped', at = Date
           how === 'stopped' && !job.cancelled_by ? 'The appliance stopped before this backup ran.' : `Cancelled by ${job.cancelled_by ?? 'the appliance'}.`,
           at,
         );
-        finishJobRow(db, jobId, job.cancelled_by ? 'cancelled' : left > 0 ? 'interrupted' : 'finished', at);
+        // Items a scoped user's resume left interrupted (outside their groups) keep the job resumable by someone else.
+        const interrupted = left > 0 || jobDeviceIds(db, jobId, 'interrupted').length > 0;
+        finishJobRow(db, jobId, job.cancelled_by ? 'cancelled' : interrupted ? 'interrupted' : 'finished', at);
       })
       .immediate(),
   );
