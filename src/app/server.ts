@@ -69,10 +69,29 @@ function listenError(listen: string, err: NodeJS.ErrnoException): ListenError {
 /** An unread request body up to this size is drained after the response and the connection kept (it is mostly in buffers already). */
 const DRAINED_BODY_BYTES = 64 * 1024;
 
+/** How long a connection refused mid-body keeps reading (and discarding) what the client still sends. */
+const LINGER_MS = 5000;
+
+/**
+ * Closes a connection whose client may still be sending a body the server refused: first only its sending side, then
+ * reading (and discarding) for at most LINGER_MS, as web servers' lingering close does. Destroying it at once makes
+ * the kernel answer the client's next bytes with a reset, and the client loses the 413 it was sent (EPIPE).
+ */
+function lingeringClose(this: Duplex & { lingering?: boolean }): void {
+  if (this.destroyed || this.lingering) return;
+  this.lingering = true;
+  const timer = setTimeout(() => this.destroy(), LINGER_MS);
+  timer.unref();
+  this.once('close', () => clearTimeout(timer));
+  this.end();
+  this.resume();
+}
+
 /**
  * A response that closes its connection when it goes out before a larger request body has arrived (a 401, 413 or
  * 415 refused before reading): the adapter drains such a body only for a bounded time and then drops the socket,
- * under a client that was told `keep-alive` and sends its next request there. `Connection: close` tells it not to.
+ * under a client that was told `keep-alive` and sends its next request there. `Connection: close` tells it not to,
+ * and the connection closes lingering (above), so the client reads the answer whatever it still had to send.
  */
 class BodyAwareResponse<Request extends IncomingMessage = IncomingMessage> extends ServerResponse<Request> {
   override writeHead(statusCode: number, statusMessage?: string, headers?: OutgoingHttpHeaders | OutgoingHttpHeader[]): this;
@@ -81,7 +100,12 @@ class BodyAwareResponse<Request extends IncomingMessage = IncomingMessage> exten
     const req = this.req;
     if (!req.complete) {
       const length = req.headers['content-length'];
-      if (length === undefined || !(Number(length) <= DRAINED_BODY_BYTES)) this.shouldKeepAlive = false;
+      if (length === undefined || !(Number(length) <= DRAINED_BODY_BYTES)) {
+        this.shouldKeepAlive = false;
+        // Node closes a connection that is not kept alive with destroySoon once the response is out.
+        const socket = this.socket as (Duplex & { destroySoon?: () => void }) | null;
+        if (socket) socket.destroySoon = lingeringClose;
+      }
     }
     return (super.writeHead as (code: number, ...more: unknown[]) => this).call(this, statusCode, ...rest);
   }

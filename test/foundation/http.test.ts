@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import http from 'node:http';
+import net from 'node:net';
 import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -113,6 +114,29 @@ test('error bodies for 404, 422 (malformed JSON), 413 (too large, with and witho
     duplex: 'half',
   } as RequestInit);
   await expectErrorResponse(chunked, 413, 'PAYLOAD_TOO_LARGE');
+  // A client still sending when the 413 goes out can read it: the connection closes lingering (FIN, the rest of the
+  // body read and discarded), not with a reset that makes its next write fail (EPIPE) and may lose the answer.
+  const { port } = new URL(server.url);
+  const socket = net.connect({ port: Number(port), host: '127.0.0.1', allowHalfOpen: true });
+  const chunk = (n: number) => `${(512).toString(16)}\r\n${'x'.repeat(512)}\r\n`.repeat(n);
+  socket.write(
+    `POST /api/v1/nothing HTTP/1.1\r\nHost: x\r\nX-API-Key: ${key}\r\nContent-Type: application/json\r\n` + `Transfer-Encoding: chunked\r\n\r\n${chunk(5)}`,
+  );
+  let answer = '';
+  const errors: string[] = [];
+  socket.on('error', (err: NodeJS.ErrnoException) => errors.push(err.code ?? err.message));
+  socket.on('data', (d) => (answer += d.toString()));
+  const closed = new Promise((resolve) => socket.on('close', resolve));
+  while (!answer.includes('PAYLOAD_TOO_LARGE') && errors.length === 0) await sleep(10);
+  // The adapter alone drains for 500 ms, then resets: the last write comes 900 ms after the answer.
+  for (let i = 0; i < 3 && errors.length === 0; i++) {
+    await sleep(300);
+    socket.write(chunk(1));
+  }
+  socket.end('0\r\n\r\n');
+  await closed;
+  assert.deepEqual(errors, []);
+  assert.match(answer, /^HTTP\/1\.1 413 [^]*\r\nconnection: close\r\n/i);
 
   await expectErrorResponse(
     await api('/api/v1/nothing', { method: 'POST', headers: withKey({ 'Content-Type': 'text/plain' }), body: 'hello' }),
