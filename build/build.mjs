@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSy
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { NODE_BUNDLE } from './esbuild-node.mjs';
+import { NODE_BUNDLE, NOT_IN_CLI, serveStub } from './esbuild-node.mjs';
 import { checkSupported, verifiedNode } from './runtime.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -27,6 +27,8 @@ const ASSET_FILES = {
   'src/templates/defaults.yaml': 'src/templates/defaults.yaml', // the engine's session defaults (src/templates/defaults.ts)
   'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorkers(); WORKER_ASSET in src/web/workers/pool.ts
   'workers/capture-worker.cjs': 'build/.tmp/capture-worker.cjs', // built by bundleWorkers(); CAPTURE_WORKER_ASSET in src/engine/capture/capture-pool.ts
+  'program/confvault-full.cjs': 'build/.tmp/confvault-full.cjs', // `confvault serve`: PROGRAM_ASSET in src/runtime/shipped-program.ts
+  'program/confvault-full.cache': 'build/.tmp/confvault-full.cache', // its V8 code cache, made by shipProgram()
 };
 // Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]
 const ASSET_FOLDERS = [
@@ -85,21 +87,41 @@ const absentNative = {
 // mode) and keeps its value, so the right-hand side still sees the SEA's require. Absolute paths resolve from any base.
 const REQUIRE_SHIM = "var require = require('node:module').createRequire(process.execPath);";
 
-async function bundle(version, outfile) {
+// The executable carries two bundles of our code. Its main script (src/exe-main.ts) runs every command but `serve`, and
+// holds no web interface, API or docs code: a CLI run reads about a third less code. `serve` runs the whole program
+// (src/main.ts), shipped as an asset with its own V8 code cache (src/runtime/shipped-program.ts).
+async function bundle(version, outfile, entry, plugins = []) {
   const result = await esbuild.build({
-    entryPoints: [path.join(ROOT, 'src/main.ts')],
+    entryPoints: [path.join(ROOT, entry)],
     ...NODE_BUNDLE,
     write: false,
+    metafile: true,
     outfile,
     define: { __CONFVAULT_VERSION__: JSON.stringify(version) },
-    plugins: [absentNative],
+    plugins: [absentNative, ...plugins],
   });
   if (result.warnings.length) step(`esbuild: ${result.warnings.length} warning(s) above`);
   // The shim goes after esbuild's "use strict" directive, not before it as a banner would: a directive
   // that is not the first statement is ignored and the whole bundle would run in sloppy mode.
   const code = result.outputFiles[0].text;
   const directive = /^"use strict";\n/.exec(code)?.[0] ?? '';
-  writeFileSync(outfile, `${directive}// confvault ${version}\n${REQUIRE_SHIM}\n${code.slice(directive.length)}`);
+  const text = `${directive}// confvault ${version}\n${REQUIRE_SHIM}\n${code.slice(directive.length)}`;
+  writeFileSync(outfile, text);
+  step(`bundled ${entry} -> ${rel(outfile)} (${(statSync(outfile).size / 1e6).toFixed(1)} MB)`);
+  return { text, inputs: Object.keys(result.metafile.inputs) };
+}
+
+/**
+ * The whole program as a CommonJS function expression, as src/runtime/shipped-program.ts compiles it, and its V8 code
+ * cache, made by the pinned node that will run it (a cache from another V8 would be rejected).
+ */
+function shipProgram(nodeBin, text, file, cacheFile) {
+  writeFileSync(file, `(function (exports, require, module, __filename, __dirname) {${text}\n})`);
+  const make = `const fs = require('node:fs'), vm = require('node:vm');
+const s = new vm.Script(fs.readFileSync(process.argv[1], 'utf8'), { filename: 'program/confvault-full.cjs' });
+fs.writeFileSync(process.argv[2], s.createCachedData());`;
+  execFileSync(nodeBin, ['-e', make, file, cacheFile], { stdio: ['ignore', 'ignore', 'inherit'] });
+  step(`code cache of the shipped program: ${(statSync(cacheFile).size / 1e6).toFixed(1)} MB`);
 }
 
 /** Each worker pool's entry (src/runtime/worker-pool.ts) and the asset file its bundle becomes. */
@@ -154,8 +176,11 @@ async function main() {
   mkdirSync(path.dirname(EXE), { recursive: true });
 
   const bundleFile = path.join(TMP, 'confvault.cjs');
-  await bundle(version, bundleFile);
-  step(`bundled src/main.ts -> ${rel(bundleFile)} (${(statSync(bundleFile).size / 1e6).toFixed(1)} MB)`);
+  const cli = await bundle(version, bundleFile, 'src/exe-main.ts', [serveStub]);
+  const leaked = cli.inputs.filter((i) => NOT_IN_CLI.test(i));
+  if (leaked.length) throw new Error(`the CLI bundle must not contain serve's code, but has: ${leaked.join(', ')}`);
+  const full = await bundle(version, path.join(TMP, 'confvault-full.raw.cjs'), 'src/main.ts');
+  shipProgram(node.bin, full.text, path.join(TMP, 'confvault-full.cjs'), path.join(TMP, 'confvault-full.cache'));
 
   await bundleWorkers();
 

@@ -14,3 +14,22 @@ export const NODE_BUNDLE = {
   legalComments: 'none',
   logLevel: 'warning', // prints warnings (e.g. import.meta in CJS output, with the file that uses it)
 };
+
+// The executable's main script (src/exe-main.ts) runs every command but `serve`, and holds no web interface, API or docs
+// code; `serve` runs the whole program, shipped beside it (build/build.mjs, src/runtime/shipped-program.ts).
+const SERVE_STUB = 'serve-stub';
+/** In the main script, `./cli/serve` is only a name and a summary for --help: exe-main.ts runs the program for `serve`. */
+export const serveStub = {
+  name: SERVE_STUB,
+  setup(b) {
+    b.onResolve({ filter: /^\.\/cli\/serve$/ }, (a) => ({ path: a.path, namespace: SERVE_STUB, pluginData: a.resolveDir }));
+    b.onLoad({ filter: /.*/, namespace: SERVE_STUB }, (a) => ({
+      contents: `import { SERVE_SUMMARY } from './cli/serve-summary';
+export const serveCommand = { name: 'serve', summary: SERVE_SUMMARY, help: '', run: async () => { throw new Error('serve runs from the shipped program'); } };`,
+      resolveDir: a.pluginData,
+      loader: 'ts',
+    }));
+  },
+};
+/** What the main script must not contain (checked on esbuild's list of its inputs). */
+export const NOT_IN_CLI = /^src\/(web\/|app\/(app|api-v1|server)\.ts$|features\/[^/]+\/[^/]+\.routes\.ts$)|(^|\/)node_modules\/@scalar\//;

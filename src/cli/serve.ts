@@ -19,10 +19,11 @@ import { runNotificationDiffs } from '../web/workers/notification-diffs';
 import { startEventBackups } from '../events/start';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
+import { SERVE_SUMMARY } from './serve-summary';
 
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'Run the appliance: API, web interface and backup schedule',
+  summary: SERVE_SUMMARY,
   help: `Usage: confvault serve [--listen HOST:PORT]
 
 Starts the appliance. On first start it creates the database and the user "admin" and prints

@@ -47,7 +47,7 @@ export async function runCliRoundBench(say: (line: string) => void, o: { devices
       await stopChild(seeder);
     }
     const bundle = path.join(REPO_ROOT, 'build/.tmp/bench-cli.cjs');
-    execFileSync(process.execPath, [path.join(REPO_ROOT, 'build/cli-bundle.mjs'), bundle], { cwd: REPO_ROOT });
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'build/cli-bundle.mjs'), bundle, '--cli-only'], { cwd: REPO_ROOT });
     const env = { CONFVAULT_BACKUP_CONCURRENCY: String(o.concurrency), CONFVAULT_LOG_LEVEL: 'warn' };
     const data = ['--data-dir', path.join(dir, 'data')];
     say(`  simulator ready: ${o.devices} cisco-ios devices; running the CLI`);

@@ -33,6 +33,12 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
     const v = run(['--version']);
     assert.equal(v.status, 0, v.stderr);
     assert.equal(v.stdout.trim(), `confvault ${VERSION} (Node.js v${RUNTIME})`, 'the executable embeds the pinned runtime');
+    // `serve` is listed from the CLI bundle, and its own help comes from the shipped whole program (src/exe-main.ts).
+    const help = run(['--help']);
+    assert.match(help.stdout, /^ {2}serve +Run the appliance: API, web interface and backup schedule$/m);
+    const serveHelp = run(['serve', '--help']);
+    assert.equal(serveHelp.status, 0, serveHelp.stderr);
+    assert.match(serveHelp.stdout, /^Usage: confvault serve \[--listen HOST:PORT\]/);
 
     const init = run(['init', '--data-dir', data]);
     assert.equal(init.status, 0, init.stderr);
