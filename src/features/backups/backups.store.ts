@@ -248,3 +248,8 @@ export function previousSuccessfulBackupId(db: DB, deviceId: number, startedAt: 
     .pluck()
     .get(deviceId, startedAt, startedAt, id) as string | undefined;
 }
+
+/** Whether the device has a backup started at `startedAt` with this snapshot (an imported version already there). */
+export function backupExistsAt(db: DB, deviceId: number, startedAt: number, hash: string): boolean {
+  return prepareCached(db, 'SELECT 1 FROM backups WHERE device_id = ? AND started_at = ? AND config_snapshot_hash = ?').get(deviceId, startedAt, hash) !== undefined;
+}
