@@ -13,7 +13,8 @@ import { storageHealth } from '../features/maintenance/storage-health';
 import { checkDatabaseAnswers } from '../features/maintenance/maintenance.service';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
-  const root = new Hono<AppEnv>({ router: new RememberingRouter() });
+  // [performance] router_memo off: Hono's own router (SmartRouter), as `new Hono()` builds it.
+  const root = new Hono<AppEnv>(app.config.performance.router_memo ? { router: new RememberingRouter() } : {});
   const api = createApiV1(app);
   const methods = new MethodTable();
   // One middleware step for every request: the envelope also reports each finished request to the metrics.

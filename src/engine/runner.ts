@@ -208,7 +208,7 @@ export class BackupRunner {
       while (next < queue.length && !signal?.aborted) {
         const id = queue[next++];
         if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), signal);
-        if (this.loopLag.late) await this.loopLag.settle(signal);
+        if (this.deps.config.performance.loop_lag_hold && this.loopLag.late) await this.loopLag.settle(signal);
         taken++;
         this.waiting--;
         if (opts.beforeStart && !opts.beforeStart(id)) continue;
