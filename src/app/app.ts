@@ -6,15 +6,13 @@ import type { AppEnv, AppServices } from '../http/context';
 import { errorResponse, toApiError } from '../http/errors';
 import { MethodTable } from '../http/methods';
 import { requestEnvelope } from '../http/middleware';
-import { RememberingRouter } from '../http/router';
 import { createWeb } from '../web/web';
 import { registerMetricsRoute, requestObserver } from './metrics.routes';
 import { storageHealth } from '../features/maintenance/storage-health';
 import { checkDatabaseAnswers } from '../features/maintenance/maintenance.service';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
-  // [performance] router_memo off: Hono's own router (SmartRouter), as `new Hono()` builds it.
-  const root = new Hono<AppEnv>(app.config.performance.router_memo ? { router: new RememberingRouter() } : {});
+  const root = new Hono<AppEnv>();
   const api = createApiV1(app);
   const methods = new MethodTable();
   // One middleware step for every request: the envelope also reports each finished request to the metrics.

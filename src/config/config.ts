@@ -124,7 +124,6 @@ export const configSchema = z
     // Speed-ups of this appliance's own (docs/performance.md: what each buys, measured, and the test that guards it).
     performance: z
       .object({
-        router_memo: z.boolean().default(true),
         history_page_cache: z.boolean().default(true),
         statement_cache: z.boolean().default(true),
         engine_sync_normal: z.boolean().default(true),
@@ -156,7 +155,6 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_BACKUP_CONCURRENCY: ['backup', 'concurrency', 'int'],
   CONFVAULT_LOG_LEVEL: ['log', 'level', 'string'],
   CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: ['notifications', 'allowed_destinations', 'list'],
-  CONFVAULT_PERFORMANCE_ROUTER_MEMO: ['performance', 'router_memo', 'bool'],
   CONFVAULT_PERFORMANCE_HISTORY_PAGE_CACHE: ['performance', 'history_page_cache', 'bool'],
   CONFVAULT_PERFORMANCE_STATEMENT_CACHE: ['performance', 'statement_cache', 'bool'],
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: ['performance', 'engine_sync_normal', 'bool'],

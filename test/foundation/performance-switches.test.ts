@@ -7,7 +7,6 @@ import { tuningOf } from '../../src/db/tuning';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
 const OFF = {
-  CONFVAULT_PERFORMANCE_ROUTER_MEMO: '0',
   CONFVAULT_PERFORMANCE_HISTORY_PAGE_CACHE: '0',
   CONFVAULT_PERFORMANCE_STATEMENT_CACHE: '0',
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: '0',
@@ -28,7 +27,6 @@ const engineSync = (t: TestAppliance) => withEngineSync(t.services.db, () => t.s
 
 test('the defaults: every speed-up on', () => {
   assert.deepEqual(on.services.config.performance, {
-    router_memo: true,
     history_page_cache: true,
     statement_cache: true,
     engine_sync_normal: true,
@@ -40,7 +38,7 @@ test('the defaults: every speed-up on', () => {
 });
 
 test('switched off by CONFVAULT_PERFORMANCE_*: statements prepared per use, engine commits with FULL, the database tuned so', () => {
-  assert.deepEqual(Object.values(off.services.config.performance), [false, false, false, false, false]);
+  assert.deepEqual(Object.values(off.services.config.performance), [false, false, false, false]);
   assert.deepEqual(tuningOf(off.services.db), { statementCache: false, engineSyncNormal: false, historyPageCache: false });
   assert.notEqual(prepareCached(off.services.db, 'SELECT 1'), prepareCached(off.services.db, 'SELECT 1'));
   assert.equal(engineSync(off), 2);
