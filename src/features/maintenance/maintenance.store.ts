@@ -63,10 +63,7 @@ export function deleteBackupsPastRetention(db: DB, keepMin: number, before: numb
 
 /** Snapshot rows no backup record names. */
 export function unnamedSnapshotRowHashes(db: DB): string[] {
-  return db
-    .prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)')
-    .pluck()
-    .all() as string[];
+  return db.prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)').pluck().all() as string[];
 }
 
 /** Whether a backup record of any state names the hash. */
@@ -80,10 +77,7 @@ export function deleteSnapshotRow(db: DB, hash: string): void {
 
 /** The hashes of stored versions (successful backups). */
 export function storedVersionHashes(db: DB): string[] {
-  return db
-    .prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL AND success = 1')
-    .pluck()
-    .all() as string[];
+  return db.prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL AND success = 1').pluck().all() as string[];
 }
 
 export function runningBackupCount(db: DB): number {
