@@ -4,6 +4,7 @@
 //                   │
 //        cli / app / web ─► routes ─► services ─► stores ─► db
 //                               engine ─► services        (never stores, routes, web, db; types only from db)
+//                     events ─► engine, services        (the same; only the CLI, serve, imports events)
 //   features, engine, web ─► templates ─► lib             (the template library imports nothing else)
 //   http (generic plumbing) ─► lib, errors, config, identity   (types only from db and store)
 //   nothing imports app except cli and main; no cycles.
@@ -23,7 +24,7 @@ module.exports = {
         'A feature (routes, services, stores) never imports the engine, the web interface, the composition root or the CLI; the template library is shared through src/templates.',
       severity: 'error',
       from: { path: '^src/features/' },
-      to: { path: '^src/(engine|web|app|cli)/' },
+      to: { path: '^src/(engine|events|web|app|cli)/' },
     },
     {
       name: 'http-is-plumbing',
@@ -51,6 +52,27 @@ module.exports = {
       severity: 'error',
       from: { path: '^src/engine/' },
       to: { path: '^src/db/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'events-through-services',
+      comment: 'The syslog receiver and event backups reach data through services and back up through the engine: no store, route, web, app or HTTP code.',
+      severity: 'error',
+      from: { path: '^src/events/' },
+      to: { path: '\\.(store|routes)\\.tsx?$|^src/(web|app|cli)/|^src/http/(?!context\\.ts$)' },
+    },
+    {
+      name: 'events-types-only-from-db',
+      comment: 'Events pass the database handle on to services; they never use it themselves.',
+      severity: 'error',
+      from: { path: '^src/events/' },
+      to: { path: '^src/db/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'only-cli-imports-events',
+      comment: 'Event backups are started by serve: nothing but the CLI imports src/events (features, engine, web and HTTP never do).',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(events|cli)/' },
+      to: { path: '^src/events/' },
     },
     {
       name: 'templates-import-nothing',
@@ -93,7 +115,7 @@ module.exports = {
       comment: 'Stores import the database and their own kind only: never a service, route, web page or the engine.',
       severity: 'error',
       from: { path: '\\.store\\.ts$' },
-      to: { path: '\\.(service|routes)\\.tsx?$|^src/(web|engine|app|cli|http)/' },
+      to: { path: '\\.(service|routes)\\.tsx?$|^src/(web|engine|events|app|cli|http)/' },
     },
   ],
   options: {

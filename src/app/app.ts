@@ -6,22 +6,21 @@ import type { AppEnv, AppServices } from '../http/context';
 import { errorResponse, toApiError } from '../http/errors';
 import { MethodTable } from '../http/methods';
 import { requestEnvelope } from '../http/middleware';
-import { RememberingRouter } from '../http/router';
 import { createWeb } from '../web/web';
 import { registerMetricsRoute, requestObserver } from './metrics.routes';
 import { storageHealth } from '../features/maintenance/storage-health';
+import { checkDatabaseAnswers } from '../features/maintenance/maintenance.service';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
-  const root = new Hono<AppEnv>({ router: new RememberingRouter() });
+  const root = new Hono<AppEnv>();
   const api = createApiV1(app);
   const methods = new MethodTable();
   // One middleware step for every request: the envelope also reports each finished request to the metrics.
   root.use('*', requestEnvelope(app, { prefix: API_PREFIX, gate: api.gate, methods }, requestObserver(app)));
 
-  const ping = app.db.prepare('SELECT 1');
   // 503 with what is wrong when storage is in trouble, so a load balancer or watchdog can act; reads keep working.
   root.get('/healthz', (c) => {
-    ping.get();
+    checkDatabaseAnswers(app.db);
     const storage = storageHealth(app.db, app.dataDir, app.config.storage.min_free_mb);
     if (storage.ok) return c.json({ status: 'ok' });
     return c.json({ status: 'storage_trouble', storage }, 503);

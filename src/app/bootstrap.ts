@@ -5,6 +5,7 @@ import type { AppConfig, ConfigFlags } from '../config/config';
 import { loadConfig } from '../config/config';
 import { migrate, type MigrateResult } from '../db/migrate';
 import { openDatabase, type DB } from '../db/open';
+import { tuneDatabase } from '../db/tuning';
 import type { SecretBox } from '../identity/secrets';
 import { openSecretBox } from '../features/credentials/master-key.service';
 import { prepareNativeAddons } from '../runtime/native';
@@ -37,6 +38,8 @@ export function openAppliance(flags: ConfigFlags, config: Readonly<AppConfig> = 
   prepareNativeAddons(dataDir, runtimeEnv().nativeDir);
   const dbFile = path.join(dataDir, DB_FILE_NAME);
   const db = openDatabase(dbFile);
+  const p = config.performance;
+  tuneDatabase(db, { statementCache: p.statement_cache, engineSyncNormal: p.engine_sync_normal, historyPageCache: p.history_page_cache });
   // Device secrets are encrypted, but configuration metadata is still nobody else's business.
   for (const f of [dbFile, `${dbFile}-wal`, `${dbFile}-shm`]) {
     try {

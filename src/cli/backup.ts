@@ -1,9 +1,9 @@
 // `confvault backup ...`: run backups now (waiting, or queued for the server), list, cancel and resume jobs, import a configuration file or a git history.
 import { readFileSync } from 'node:fs';
 import { importBackup, importGitHistory } from '../features/backups/import.service';
-import { closeInterruptedBackups, selectDeviceIds } from '../features/backups/backup-jobs.service';
+import { closeInterruptedBackups, selectDeviceIds } from '../features/backups/backup-engine.service';
 import { BackupRunner, type DeviceRunResult } from '../engine/runner';
-import { jobExecutorFor } from '../engine/jobs';
+import { JobExecutor } from '../engine/jobs';
 import { parseLocalTimestamp } from '../lib/time';
 import {
   cancelBackupJob,
@@ -113,7 +113,7 @@ function serverRunning(dataDir: string): boolean {
 async function runAndWait(a: Appliance, start: (owner: string) => { id: string; total: number }): Promise<number> {
   const actor = consoleActor();
   const runner = new BackupRunner({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config: a.config });
-  const executor = jobExecutorFor(a.db, runner);
+  const executor = new JobExecutor(a.db, runner);
   const job = start(executor.owner);
   const total = job.total;
   const bar = new ProgressBar(total, 'backing up');

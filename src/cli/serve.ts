@@ -6,14 +6,14 @@ import { ensureFirstAdmin } from '../features/users/users.service';
 import { createApp } from '../app/app';
 import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
-import { closeInterruptedBackups } from '../features/backups/backup-jobs.service';
+import { closeInterruptedBackups } from '../features/backups/backup-engine.service';
 import { startRetention } from '../features/maintenance/retention.service';
 import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { warmCaptureWorkers } from '../engine/capture/capture-pool';
-import { jobExecutorFor, startJobPickup } from '../engine/jobs';
+import { startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { runNotificationDiffs } from '../web/workers/notification-diffs';
 import { startEventBackups } from '../events/start';
@@ -112,7 +112,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     warmCaptureWorkers();
     const scheduler = startScheduler(services, runner);
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
-    const jobs = startJobPickup(jobExecutorFor(a.db, runner, log), a.db, log);
+    const jobs = startJobPickup(services.jobs, a.db, log);
     const retention = startRetention(a.db, a.snapshots, a.dataDir, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, diffs: runNotificationDiffs, log });
     const events = await startEventBackups(services, runner);

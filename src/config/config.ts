@@ -121,6 +121,16 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    // Speed-ups of this appliance's own (docs/performance.md: what each buys, measured, and the test that guards it).
+    performance: z
+      .object({
+        history_page_cache: z.boolean().default(true),
+        statement_cache: z.boolean().default(true),
+        engine_sync_normal: z.boolean().default(true),
+        loop_lag_hold: z.boolean().default(true),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -145,6 +155,10 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_BACKUP_CONCURRENCY: ['backup', 'concurrency', 'int'],
   CONFVAULT_LOG_LEVEL: ['log', 'level', 'string'],
   CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: ['notifications', 'allowed_destinations', 'list'],
+  CONFVAULT_PERFORMANCE_HISTORY_PAGE_CACHE: ['performance', 'history_page_cache', 'bool'],
+  CONFVAULT_PERFORMANCE_STATEMENT_CACHE: ['performance', 'statement_cache', 'bool'],
+  CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: ['performance', 'engine_sync_normal', 'bool'],
+  CONFVAULT_PERFORMANCE_LOOP_LAG_HOLD: ['performance', 'loop_lag_hold', 'bool'],
 };
 
 export interface ConfigFlags {

@@ -2,6 +2,7 @@
 import Database from 'better-sqlite3';
 import { nameKey } from '../lib/names';
 import { sqliteNativeBinding } from '../runtime/native';
+import { tuningOf } from './tuning';
 
 export type DB = Database.Database;
 
@@ -38,7 +39,7 @@ export function openDatabase(file: string, opts: { readonly?: boolean } = {}): D
  * setting inside a transaction, so within one (an import's) `fn` runs with the setting it has.
  */
 export function withEngineSync<T>(db: DB, fn: () => T): T {
-  if (db.inTransaction) return fn();
+  if (db.inTransaction || !tuningOf(db).engineSyncNormal) return fn();
   db.pragma('synchronous = NORMAL');
   try {
     return fn();

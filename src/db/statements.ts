@@ -1,6 +1,7 @@
 // A per-handle cache of prepared statements, for queries on a request's hot path.
 import type Database from 'better-sqlite3';
 import type { DB } from './open';
+import { tuningOf } from './tuning';
 
 const caches = new WeakMap<DB, Map<string, Database.Statement>>();
 /** Statements kept per handle, at most: the SQL texts are fixed fragments (a few hundred); this only guards a mistake. */
@@ -12,6 +13,7 @@ const MAX_CACHED_STATEMENTS = 2_000;
  * `.raw()` on the result: those modes stick to the shared statement and would change it for every caller.
  */
 export function prepareCached(db: DB, sql: string): Database.Statement {
+  if (!tuningOf(db).statementCache) return db.prepare(sql);
   let cache = caches.get(db);
   if (!cache) {
     cache = new Map();
@@ -24,6 +26,20 @@ export function prepareCached(db: DB, sql: string): Database.Statement {
     cache.set(sql, stmt);
   }
   return stmt;
+}
+
+/**
+ * A store's set of prepared statements, made once per handle (a closed handle's set goes with it): `prepare` builds
+ * the set. With [performance] statement_cache off, a new set is prepared at each use.
+ */
+export function statementSet<S>(prepare: (db: DB) => S): (db: DB) => S {
+  const sets = new WeakMap<DB, S>();
+  return (db) => {
+    if (!tuningOf(db).statementCache) return prepare(db);
+    let s = sets.get(db);
+    if (!s) sets.set(db, (s = prepare(db)));
+    return s;
+  };
 }
 
 // `never[]`: any function taking the handle first fits (parameters are checked contravariantly).

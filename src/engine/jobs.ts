@@ -3,18 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { DB } from '../db/open';
-import {
-  beatJobs,
-  claimJob,
-  closeDeadJobs,
-  endJob,
-  finishJobItem,
-  jobWork,
-  listQueuedJobs,
-  retryJobItem,
-  startJobItem,
-} from '../features/backups/backup-jobs-items.service';
-import { interruptedJobsToOffer } from '../features/backups/jobs.service';
+import { beatJobs, claimJob, endJob, finishJobItem, jobWork, listQueuedJobs, retryJobItem, startJobItem } from '../features/backups/job-execution.service';
+import { closeDeadJobs, interruptedJobsToOffer } from '../features/backups/jobs.service';
 import type { BackupRunner, DeviceRunResult, RunOptions } from './runner';
 
 /** How often a process renews its jobs' heartbeat and looks for cancel requests (and `serve` for queued jobs). */
@@ -25,7 +15,7 @@ export interface JobRunHooks {
   onProgress?: RunOptions['onProgress'];
 }
 
-/** One per runner (so per process): runs the jobs this process owns. */
+/** One per process, over its runner (built by the composition root, or by the CLI's `backup run --wait`): runs the jobs this process owns. */
 export class JobExecutor {
   /** Names this process in backup_jobs.owner while it runs a job. */
   readonly owner = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
@@ -114,18 +104,6 @@ export class JobExecutor {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }
-}
-
-const executors = new WeakMap<object, JobExecutor>();
-
-/** The process's executor for this runner: web requests, the server's pick-up and the CLI share it. */
-export function jobExecutorFor(db: DB, runner: Pick<BackupRunner, 'run'>, log: Logger | null = null): JobExecutor {
-  let e = executors.get(runner);
-  if (!e) {
-    e = new JobExecutor(db, runner, log);
-    executors.set(runner, e);
-  }
-  return e;
 }
 
 /**

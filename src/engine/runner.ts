@@ -8,7 +8,7 @@ import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
 import { closeWhenWritable } from '../features/backups/unclosed-backups';
 import { noteWriteError, noteWriteOk } from '../features/maintenance/storage-health';
 import { captureBudget, collectForStorage, type StorageCollectResult } from './capture/capture-pool';
-import { isBackupRunning, loadBackupJob, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-jobs.service';
+import { isBackupRunning, loadBackupPlan, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-engine.service';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type FailureType } from './types';
 
 export interface RunnerDeps {
@@ -52,6 +52,11 @@ export interface RunOptions {
   beforeStart?: (deviceId: number) => boolean;
   /** A signal that cancels this one device's backup (a cancelled job item), on top of `signal`. */
   deviceSignal?: (deviceId: number) => AbortSignal | undefined;
+}
+
+/** Who listens to every backup the runner makes, whoever asked for it (the appliance's metrics, src/app/services.ts). */
+export interface RunObserver {
+  backupFinished(r: DeviceRunResult, trigger: BackupTrigger): void;
 }
 
 /** How a run retries a transient failure: how many more attempts, and the wait before attempt n+1 (n from 1). */
@@ -170,8 +175,13 @@ export class BackupRunner {
   private readonly active = new Set<number>();
   private readonly limits: CollectLimits;
   private readonly loopLag = new LoopLag();
+  /** Devices of pending runs no worker has taken yet: the queue depth of /metrics. */
+  private waiting = 0;
 
-  constructor(private readonly deps: RunnerDeps) {
+  constructor(
+    private readonly deps: RunnerDeps,
+    private readonly observer: RunObserver | null = null,
+  ) {
     this.limits = limitsFromConfig(deps.config);
   }
 
@@ -179,13 +189,17 @@ export class BackupRunner {
     return this.active.has(deviceId);
   }
 
-  /** Called once for each device the pool takes off a run's queue (started or left out): the queue-depth hook. */
-  protected dequeued(_opts: RunOptions): void {}
+  /** Devices waiting in this runner's pool for a free worker. */
+  queued(): number {
+    return this.waiting;
+  }
 
   /** Back up the given devices with the configured concurrency; resolves when all are done. */
   async run(deviceIds: readonly number[], opts: RunOptions): Promise<DeviceRunResult[]> {
     const queue = [...new Set(deviceIds)];
     const results: DeviceRunResult[] = [];
+    let taken = 0;
+    this.waiting += queue.length;
     const workers = Math.max(1, Math.min(this.deps.config.backup.concurrency, queue.length));
     let next = 0;
     const worker = async () => {
@@ -194,8 +208,9 @@ export class BackupRunner {
       while (next < queue.length && !signal?.aborted) {
         const id = queue[next++];
         if (opts.jitterMs) await sleep(Math.floor(Math.random() * opts.jitterMs), signal);
-        if (this.loopLag.late) await this.loopLag.settle(signal);
-        this.dequeued(opts);
+        if (this.deps.config.performance.loop_lag_hold && this.loopLag.late) await this.loopLag.settle(signal);
+        taken++;
+        this.waiting--;
         if (opts.beforeStart && !opts.beforeStart(id)) continue;
         const r = await this.backupDevice(id, mine);
         results.push(r);
@@ -210,17 +225,25 @@ export class BackupRunner {
       await Promise.all(Array.from({ length: workers }, worker));
     } finally {
       this.loopLag.stop();
+      // An aborted run leaves devices never taken: they leave the queue too.
+      this.waiting -= queue.length - taken;
     }
     return results;
   }
 
   /** One device, with retries for transient failures. Never throws; a failure is a recorded result. */
   async backupDevice(deviceId: number, opts: RunOptions): Promise<DeviceRunResult> {
+    const r = await this.backupDeviceNow(deviceId, opts);
+    this.observer?.backupFinished(r, opts.trigger);
+    return r;
+  }
+
+  private async backupDeviceNow(deviceId: number, opts: RunOptions): Promise<DeviceRunResult> {
     const { db, secrets, snapshots, config, log } = this.deps;
     const begun = Date.now();
-    const job = loadBackupJob(db, secrets, deviceId);
-    const base = { deviceId, deviceName: job?.deviceName ?? String(deviceId), backupId: null, changed: false, first: false, attempts: 0 };
-    if (!job) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
+    const plan = loadBackupPlan(db, secrets, deviceId);
+    const base = { deviceId, deviceName: plan?.deviceName ?? String(deviceId), backupId: null, changed: false, first: false, attempts: 0 };
+    if (!plan) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
     if (this.active.has(deviceId) || isBackupRunning(db, deviceId)) {
       return { ...base, success: false, failure: 'SKIPPED', message: 'A backup of this device is already running.', durationMs: 0 };
     }
@@ -229,20 +252,20 @@ export class BackupRunner {
     const signal = own && opts.signal ? AbortSignal.any([opts.signal, own]) : (own ?? opts.signal);
     let started: StartedBackup | null = null;
     try {
-      started = startEngineBackup(db, deviceId, job.templateId, opts.trigger, opts.changedBy ?? null);
+      started = startEngineBackup(db, deviceId, plan.templateId, opts.trigger, opts.changedBy ?? null);
       let result: StorageCollectResult;
       let attempts = 0;
-      const plan = retryPlan(opts.trigger, config);
+      const retry = retryPlan(opts.trigger, config);
       for (;;) {
         attempts++;
-        result = await collectForStorage(job.target, job.template, this.limits, {
+        result = await collectForStorage(plan.target, plan.template, this.limits, {
           redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
           signal,
           compress: snapshots.compresses,
           budget: captureBudget(config.backup.capture_memory_mb),
         });
-        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > plan.retries || signal?.aborted) break;
-        const wait = plan.waitMs(attempts);
+        if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > retry.retries || signal?.aborted) break;
+        const wait = retry.waitMs(attempts);
         log?.warn({ device_id: deviceId, failure: result.failure, attempt: attempts, retry_in_ms: wait }, 'backup attempt failed, retrying');
         const words = failureWords(result.failure);
         opts.onRetry?.(deviceId, attempts, words);
@@ -251,7 +274,7 @@ export class BackupRunner {
       }
       const reachability = result.ok || result.reachable ? 'reachable' : UNREACHABLE_FAILURES.has(result.failure) ? 'unreachable' : null;
       const backupId = started.id;
-      recordDeviceContact(db, job, {
+      recordDeviceContact(db, plan, {
         reachability,
         error: result.ok ? null : result.message,
         hostKey: result.host_key,

@@ -1,6 +1,6 @@
 // The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
 import { Cron } from 'croner';
-import { effectiveSchedules, listProbeTargets, recordReachability } from '../features/backups/backup-jobs.service';
+import { effectiveSchedules, listProbeTargets, recordReachability } from '../features/backups/backup-engine.service';
 import { workerSignal, type BackupRunner, type RunnerDeps } from './runner';
 import { connectTcp } from './transports/tcp';
 import { CollectError } from './types';

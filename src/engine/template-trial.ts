@@ -4,7 +4,7 @@ import type { DB } from '../db/open';
 import { ApiError } from '../errors';
 import type { Actor } from '../identity/actor';
 import type { SecretBox } from '../identity/secrets';
-import { loadBackupJob } from '../features/backups/backup-jobs.service';
+import { loadBackupPlan } from '../features/backups/backup-engine.service';
 import { getDevice } from '../features/devices/devices.service';
 import { authorizeTemplateTrial, recordTemplateTrial } from '../features/templates/templates.service';
 import { validateTemplate } from '../templates/index';
@@ -44,12 +44,12 @@ export async function tryTemplateOnDevice(
   const problems = validateTemplate(spec);
   if (problems.length) throw ApiError.validation(problems, 'Template validation failed');
   authorizeTemplateTrial(db, actor, templateId, spec);
-  const job = loadBackupJob(db, secrets, device.id);
-  if (!job) throw ApiError.validation([{ field: 'device_id', message: 'this device has no usable credential' }]);
+  const plan = loadBackupPlan(db, secrets, device.id);
+  if (!plan) throw ApiError.validation([{ field: 'device_id', message: 'this device has no usable credential' }]);
 
   // The same limits and redaction as a real backup, but nothing is recorded: no backup row, no host key, no reachability.
   const redact_key = config.backup.redact_secrets ? secrets.redactionKey : null;
-  const collected = await collectConfig(job.target, spec, limitsFromConfig(config), { redact_key });
+  const collected = await collectConfig(plan.target, spec, limitsFromConfig(config), { redact_key });
   // The raw output is shown redacted too when redaction is on: otherwise Try would show what no stored version holds.
   const redact = redaction(spec, redact_key);
   const result =

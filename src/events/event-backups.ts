@@ -7,8 +7,7 @@ import type { DB } from '../db/open';
 import type { DeviceRunResult, RunOptions } from '../engine/runner';
 import { isBuiltinPattern } from '../templates/index';
 import { getTemplateSpec } from '../features/templates/templates.service';
-import { databaseGeneration } from '../db/generation';
-import { eventDeviceEnabled, eventInventoryVersion, listEventDevices } from './events.store';
+import { eventDeviceEnabled, eventInventoryVersion, inventoryGeneration, listEventDevices } from '../features/devices/event-devices.service';
 import { compileChangeEvents, parseSyslog, type ChangeMatcher } from './syslog';
 
 /** What the event side needs of the backup runner (the same runner as the schedule, so one backup per device). */
@@ -149,7 +148,7 @@ export class EventBackups {
    * Hostnames not resolved yet are resolved in the background.
    */
   private followInventory(): void {
-    const generation = databaseGeneration(this.deps.db);
+    const generation = inventoryGeneration(this.deps.db);
     if (generation === null || generation === this.inventoryGeneration) return;
     this.inventoryGeneration = generation;
     if (eventInventoryVersion(this.deps.db) === this.inventory) return;

@@ -1,4 +1,4 @@
-// What every request handler can reach (database, settings, logger, secret box, snapshots, the backup runner's interface)
+// What every request handler can reach (database, settings, logger, secret box, snapshots, the backup jobs it runs)
 // and the per-request variables; the composition root (src/app/services.ts) builds it.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
@@ -16,24 +16,17 @@ export interface AppServices {
   /** Absolute data directory (database, master key, snapshots). */
   dataDir: string;
   snapshots: SnapshotStore;
-  /** The process's one backup runner, built by the composition root (src/app/services.ts): manual backups share its one-backup-per-device guard. */
-  runner: BackupJobRunner;
+  /** Runs the backup jobs this process starts (Back up now, the Jobs page) with its one runner, built by the composition root (src/app/services.ts). */
+  jobs: ProcessJobs;
 }
 
-/** What a request handler sees of one device's backup run (src/engine/runner.ts DeviceRunResult has these fields). */
-export interface RunSummary {
-  backupId: string | null;
-  success: boolean;
-  changed: boolean;
-  failure: string | null;
-  message: string | null;
-  attempts: number;
-}
-
-/** The backup runner as request handlers use it: start one device's backup now, and ask whether one is running. */
-export interface BackupJobRunner {
-  isRunning(deviceId: number): boolean;
-  backupDevice(deviceId: number, opts: { trigger: 'manual'; onProgress?: (deviceId: number, text: string) => void }): Promise<RunSummary>;
+/**
+ * This process's runner of backup jobs (src/engine/jobs.ts JobExecutor, built by the composition root): the owner it
+ * writes on the jobs it runs at once, and running one of them now.
+ */
+export interface ProcessJobs {
+  readonly owner: string;
+  execute(jobId: string): Promise<unknown>;
 }
 
 export interface AppEnv {

@@ -1,33 +1,23 @@
 // Backup jobs from the web (device page, device list, Jobs page): requested through the jobs service, run at once by this server's runner.
-import { jobExecutorFor, type JobExecutor } from '../engine/jobs';
-import { BackupRunner } from '../engine/runner';
 import { getBackupJob, requestBackupJob, resumeBackupJob, type JobSelection, type RequestedJob } from '../features/backups/jobs.service';
 import type { AppServices } from '../http/context';
 import type { Actor } from '../identity/actor';
 import type { Principal } from '../identity/principal';
-
-function executorOf(app: AppServices): JobExecutor {
-  // The composition root (src/app/services.ts) builds the process's one BackupRunner; a job needs its pool.
-  if (!(app.runner instanceof BackupRunner)) throw new Error('This server has no backup runner able to run jobs');
-  return jobExecutorFor(app.db, app.runner, app.log);
-}
 
 /**
  * Start a job now: the service checks permission and scope, writes the job, its items and the audit row; this
  * process runs it (the Jobs page and the device page follow it through the database).
  */
 export function startBackupJob(app: AppServices, actor: Actor, selection: JobSelection): RequestedJob {
-  const executor = executorOf(app);
-  const job = requestBackupJob(app.db, actor, selection, executor.owner);
-  void executor.execute(job.id);
+  const job = requestBackupJob(app.db, actor, selection, app.jobs.owner);
+  void app.jobs.execute(job.id);
   return job;
 }
 
 /** Resume an interrupted job now (the service checks permission and scope, requeues, audits); this process runs it. */
 export function resumeBackupJobHere(app: AppServices, actor: Actor, id: string): { resumed: number; label: string } {
-  const executor = executorOf(app);
-  const r = resumeBackupJob(app.db, actor, id, executor.owner);
-  void executor.execute(id);
+  const r = resumeBackupJob(app.db, actor, id, app.jobs.owner);
+  void app.jobs.execute(id);
   return r;
 }
 

@@ -1,6 +1,7 @@
 // A user not entitled to a credential may create or re-point a device (spec 4.6), but its secret is held until an entitled user approves.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { JobExecutor } from '../../src/engine/jobs';
 import { BackupRunner } from '../../src/engine/runner';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createDevice } from '../../src/features/devices/devices.service';
@@ -73,7 +74,7 @@ async function approveForm(w: WebClient, deviceId: number): Promise<Record<strin
 before(async () => {
   t = await startTestAppliance();
   // "Back up now" uses the process's runner: one without retries keeps a refused connection quick.
-  t.services.runner = fastRunner();
+  t.services.jobs = new JobExecutor(t.services.db, fastRunner());
   trap = await startPasswordTrap();
   const { db, secrets } = t.services;
   id.g1 = seedGroup(db, 'g1');

@@ -4,7 +4,6 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import type { MeteredBackupRunner } from '../../src/app/services';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 interface Sample {
@@ -157,7 +156,7 @@ test('families are present and typed; a backup moves the counters; labels carry 
   assert.equal(value(before, 'confvault_backup_queue', { state: 'running' }), 0);
   assert.ok(value(before, 'confvault_database_bytes', { kind: 'file' }) > 0);
 
-  const results = await (t.services.runner as MeteredBackupRunner).run([good, bad], { trigger: 'event' });
+  const results = await t.services.runner.run([good, bad], { trigger: 'event' });
   assert.equal(results.length, 2);
   const ok = await t.services.runner.backupDevice(good, { trigger: 'manual' });
   assert.equal(ok.success, true, ok.message ?? '');
@@ -185,7 +184,7 @@ test('families are present and typed; a backup moves the counters; labels carry 
     credential_id: seedCredential(db, secrets, { name: 'c3', username: 'x', password: 'y' }),
     template_id: tpl,
   });
-  const runner = t.services.runner as MeteredBackupRunner;
+  const runner = t.services.runner;
   const pending = runner.run([good, bad, third], { trigger: 'manual' });
   assert.equal(runner.queued(), 1);
   await pending;

@@ -6,7 +6,7 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { migrate } from '../../src/db/migrate';
 import { openDatabase, type DB } from '../../src/db/open';
-import { effectiveSchedules } from '../../src/features/backups/backup-jobs.service';
+import { effectiveSchedules } from '../../src/features/backups/backup-engine.service';
 import { createGroup, updateGroup } from '../../src/features/groups/groups.service';
 import { updateDevice } from '../../src/features/devices/devices.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';

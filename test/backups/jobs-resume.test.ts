@@ -9,7 +9,7 @@ import { ApiError } from '../../src/errors';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
-import { closeDeadJobs, getBackupJob, requestBackupJob, resumeBackupJob, JOB_STALE_MS } from '../../src/features/backups/jobs.service';
+import { closeDeadJobs, getBackupJob, listBackupJobs, requestBackupJob, resumeBackupJob, JOB_STALE_MS } from '../../src/features/backups/jobs.service';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
 import { REPO_ROOT, runCliAsync, spawnServe, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
@@ -33,7 +33,7 @@ after(async () => {
   await t.close();
 });
 
-/** A job a process started and then died in: no heartbeat for longer than JOB_STALE_MS, closed as interrupted by the next reader. */
+/** A job a process started and then died in: no heartbeat for longer than JOB_STALE_MS, closed as interrupted by the sweep. */
 function interruptedJob(deviceIds: number[] = ids): string {
   const { db } = t.services;
   const job = requestBackupJob(db, SYSTEM_ACTOR, { deviceIds }, 'a-process-that-died', Date.now() - JOB_STALE_MS - 5_000);
@@ -43,6 +43,28 @@ function interruptedJob(deviceIds: number[] = ids): string {
   assert.equal(view.progress.interrupted, deviceIds.length);
   return job.id;
 }
+
+test('reading a dead job writes nothing: it reads as interrupted, as the sweep then stores it', () => {
+  const { db } = t.services;
+  const job = requestBackupJob(db, SYSTEM_ACTOR, { deviceIds: ids }, 'a-process-that-died', Date.now() - JOB_STALE_MS - 5_000);
+  const stored = () => db.prepare('SELECT state FROM backup_jobs WHERE id = ?').pluck().get(job.id);
+  const read = () => {
+    const listed = listBackupJobs(db, SYSTEM_ACTOR.principal).find((j) => j.id === job.id);
+    const one = getBackupJob(db, SYSTEM_ACTOR.principal, job.id);
+    return { listed: [listed?.state, listed?.progress.interrupted], one: [one.state, one.can_resume, one.items.map((i) => i.state)] };
+  };
+  const before = read();
+  assert.equal(stored(), 'running', 'the reads left the job as stored');
+  assert.equal(
+    listBackupJobs(db, SYSTEM_ACTOR.principal, { openOnly: true }).find((j) => j.id === job.id),
+    undefined,
+    'not listed as open',
+  );
+  assert.equal(closeDeadJobs(db), 1);
+  assert.equal(stored(), 'interrupted');
+  assert.deepEqual(before, read(), 'the sweep stored what the readers were shown');
+  assert.deepEqual(before.listed, ['interrupted', ids.length]);
+});
 
 const jobOf = (id: string) => getBackupJob(t.services.db, SYSTEM_ACTOR.principal, id);
 async function waitFinished(id: string): Promise<ReturnType<typeof jobOf>> {

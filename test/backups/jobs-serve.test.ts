@@ -173,7 +173,7 @@ test('a CLI run killed mid-job leaves its items interrupted, never running forev
   const { child, jobId } = await cliStuckOnStall();
   child.kill('SIGKILL');
   await new Promise((r) => child.once('exit', r));
-  // Right after the kill the heartbeat is fresh: still running. Once it is older than JOB_STALE_MS, any reader closes it.
+  // Right after the kill the heartbeat is fresh: still running. Once it is older than JOB_STALE_MS, the sweep closes it.
   assert.equal((await jobs()).find((j) => j.id === jobId)?.state, 'running');
   assert.equal(closeDeadJobs(t.services.db, Date.now() + JOB_STALE_MS + 1000), 1);
   const j = (await jobs()).find((x) => x.id === jobId)!;

@@ -8,7 +8,7 @@ import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { BackupRunner, limitsFromConfig } from '../../src/engine/runner';
 import { collectConfig } from '../../src/engine/collect';
-import { loadBackupJob } from '../../src/features/backups/backup-jobs.service';
+import { loadBackupPlan } from '../../src/features/backups/backup-engine.service';
 import { getBackupRow, readBackupText } from '../../src/features/backups/backups.service';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, reportFatal, sendToParent } from './common';
@@ -157,13 +157,13 @@ async function run(job: EngineJob): Promise<EngineResult> {
     const probe = job.sessionProbe;
     const probeIndex = probe ? job.sim.devices.findIndex((d) => d.template === probe.template) : -1;
     if (probe && probeIndex >= 0) {
-      const deviceJob = loadBackupJob(db, secrets, ids[probeIndex])!;
+      const devicePlan = loadBackupPlan(db, secrets, ids[probeIndex])!;
       for (let i = 0; i < probe.times; i++) {
         const t0 = performance.now();
-        const r = await collectConfig(deviceJob.target, deviceJob.template, limitsFromConfig(config), {
+        const r = await collectConfig(devicePlan.target, devicePlan.template, limitsFromConfig(config), {
           redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
         });
-        if (!r.ok) throw new Error(`session probe of ${deviceJob.deviceName}: ${r.failure} ${r.message}`);
+        if (!r.ok) throw new Error(`session probe of ${devicePlan.deviceName}: ${r.failure} ${r.message}`);
         sessionProbe.push(performance.now() - t0);
       }
     }

@@ -6,7 +6,7 @@ import path from 'node:path';
 import { mkdtempSync } from 'node:fs';
 import { migrate } from '../../src/db/migrate';
 import { openDatabase, type DB } from '../../src/db/open';
-import { effectiveSchedules } from '../../src/features/backups/backup-jobs.service';
+import { effectiveSchedules } from '../../src/features/backups/backup-engine.service';
 import { ms, num, percentile, row, type Section } from './common';
 
 const GLOBAL = '0 2 * * *';
@@ -74,7 +74,7 @@ export function runSchedulerBench(say: (line: string) => void, opts: { devices: 
         }),
       ],
       notes: [
-        "Each cron firing and each minute's re-read of `serve` computes every enabled device's effective schedule (src/features/backups/backup-jobs.service.ts) on the main thread.",
+        "Each cron firing and each minute's re-read of `serve` computes every enabled device's effective schedule (src/features/backups/backup-engine.service.ts) on the main thread.",
       ],
     };
   } finally {

@@ -13,7 +13,6 @@ import { createRole } from '../../src/features/roles/roles.service';
 import { createUser, ensureFirstAdmin } from '../../src/features/users/users.service';
 import { createApp } from '../../src/app/app';
 import { buildServices } from '../../src/app/services';
-import type { AppServices } from '../../src/http/context';
 import { startServer, type RunningServer } from '../../src/app/server';
 import type { Permission } from '../../src/identity/permissions';
 import { repoRoot } from '../../src/runtime/assets';
@@ -41,7 +40,8 @@ export function tempDir(prefix = 'confvault-test-'): string {
 export interface TestAppliance {
   dir: string;
   appliance: Appliance;
-  services: AppServices;
+  /** The shared services, with the process's runner and job executor (a test may put a faster one in: `jobs`). */
+  services: ReturnType<typeof buildServices>;
   server: RunningServer;
   url: string;
   /** Create a user with exactly these permissions (a fresh role) and scope, and return an API key for it. */
@@ -63,7 +63,7 @@ export async function startTestAppliance(
   const config = loadConfig({ dataDir: opts.dataDir ?? path.join(dir, 'data'), listen: '127.0.0.1:0' }, { CONFVAULT_LOG_LEVEL: 'silent', ...overrides });
   const appliance = openAppliance({}, config);
   await ensureFirstAdmin(appliance.db, 'admin-password-1');
-  const services: AppServices = buildServices({
+  const services = buildServices({
     db: appliance.db,
     config,
     log: opts.log ? createLogger(config.log.level, opts.log) : createLogger(config.log.level),

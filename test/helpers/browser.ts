@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { Page } from 'playwright-core';
 import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
-import { recordReachability } from '../../src/features/backups/backup-jobs.service';
+import { recordReachability } from '../../src/features/backups/backup-engine.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createGroup } from '../../src/features/groups/groups.service';

@@ -7,6 +7,7 @@ import path from 'node:path';
 import { recordAudit } from '../../src/features/audit/audit.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
+import { JobExecutor } from '../../src/engine/jobs';
 import { BackupRunner } from '../../src/engine/runner';
 import { SYSTEM_ACTOR, cliActor, type Actor } from '../../src/identity/actor';
 import { SCOPE_ALL } from '../../src/identity/principal';
@@ -55,7 +56,10 @@ before(async () => {
   deadPort = await closedPort();
   // Manual runs fail at once against the closed port instead of retrying for a minute.
   const config = t.services.config;
-  t.services.runner = new BackupRunner({ ...t.services, config: { ...config, backup: { ...config.backup, retries: 0, device_timeout: 5 } } });
+  t.services.jobs = new JobExecutor(
+    t.services.db,
+    new BackupRunner({ ...t.services, config: { ...config, backup: { ...config.backup, retries: 0, device_timeout: 5 } } }),
+  );
   const A = seedGroup(db, 'aud-A');
   const B = seedGroup(db, 'aud-B');
   const cred = seedCredential(db, t.services.secrets, { name: 'aud-c', username: 'u', password: 'p' });

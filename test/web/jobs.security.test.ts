@@ -5,6 +5,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
 import { requestBackupJob } from '../../src/features/backups/jobs.service';
+import { updateDevice } from '../../src/features/devices/devices.service';
 import type { Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
@@ -15,6 +16,8 @@ let groupA = 0;
 let groupB = 0;
 let deviceA = 0;
 let deviceB = 0;
+let tpl = 0;
+let cred = 0;
 /** A queued job (no server picks it up here) holding one device of each group, requested by the console. */
 let mixedJob = '';
 const web: Record<string, WebClient> = {};
@@ -22,8 +25,8 @@ const web: Record<string, WebClient> = {};
 before(async () => {
   t = await startTestAppliance();
   const { db, secrets } = t.services;
-  const tpl = seedBuiltinTemplate(db, 'frr');
-  const cred = seedCredential(db, secrets, { name: 'sec-cred', username: 'u', password: 'p-12345678' });
+  tpl = seedBuiltinTemplate(db, 'frr');
+  cred = seedCredential(db, secrets, { name: 'sec-cred', username: 'u', password: 'p-12345678' });
   groupA = seedGroup(db, 'sec-A');
   groupB = seedGroup(db, 'sec-B');
   // Port 9 on loopback: nothing listens, so a job that does start ends quickly.
@@ -83,6 +86,21 @@ describe('reading jobs', () => {
     assert.equal(job.progress.total, 1);
     const page = await web.scopedB.get(`/jobs/${mixedJob}`);
     assert.doesNotMatch(page.html, /sec-a/);
+  });
+
+  test('a job on a device moved into the scope since: listed, with only the items in scope counted', async () => {
+    const { db } = t.services;
+    const moved = seedDevice(db, { name: 'sec-moved', port: 9, credential_id: cred, template_id: tpl });
+    const job = requestBackupJob(db, { ...SYSTEM_ACTOR, door: { kind: 'cli', osUser: 'root' } }, { deviceIds: [deviceA, moved] }, null).id;
+    updateDevice(db, SYSTEM_ACTOR, moved, { group_id: groupB });
+    const list = (await (await web.scopedB.fetch('/api/jobs')).json()) as { items: { id: string; progress: { total: number } }[] };
+    assert.equal(list.items.find((j) => j.id === job)?.progress.total, 1, 'the job touching their device is listed, counted over it alone');
+    assert.match((await web.scopedB.get('/jobs')).html, new RegExp(`href="/jobs/${job}"`));
+    const seen = (await (await web.scopedB.fetch(`/api/jobs/${job}`)).json()) as { items: { device_id: number }[] };
+    assert.deepEqual(
+      seen.items.map((i) => i.device_id),
+      [moved],
+    );
   });
 });
 

@@ -1,6 +1,7 @@
 // Queries for API keys: stored as SHA-256 digests only, looked up by that digest.
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
+import { statementSet } from '../../db/statements';
 
 export interface ApiKeyRow {
   id: number;
@@ -51,13 +52,7 @@ function prepareAuthStatements(db: DB) {
   };
 }
 
-// A closed handle's entry goes with it.
-const authStatementCache = new WeakMap<DB, ReturnType<typeof prepareAuthStatements>>();
-function authStatements(db: DB) {
-  let s = authStatementCache.get(db);
-  if (!s) authStatementCache.set(db, (s = prepareAuthStatements(db)));
-  return s;
-}
+const authStatements = statementSet(prepareAuthStatements);
 
 export function findKeyForAuth(db: DB, hash: Buffer): KeyAuthRow | undefined {
   return authStatements(db).findKey.get(hash) as KeyAuthRow | undefined;

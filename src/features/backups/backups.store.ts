@@ -2,7 +2,7 @@
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
 import type { SourceEncoding } from '../../lib/decode';
-import { boundLimit, explainQueryPlan, prepareCached } from '../../db/statements';
+import { boundLimit, explainQueryPlan, prepareCached, statementSet } from '../../db/statements';
 
 /** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api' | 'event';
@@ -46,13 +46,7 @@ function prepareReadStatements(db: DB) {
   };
 }
 
-// A closed handle's entry goes with it.
-const readStatementCache = new WeakMap<DB, ReturnType<typeof prepareReadStatements>>();
-function readStatements(db: DB) {
-  let s = readStatementCache.get(db);
-  if (!s) readStatementCache.set(db, (s = prepareReadStatements(db)));
-  return s;
-}
+const readStatements = statementSet(prepareReadStatements);
 
 /** The query plan of one of the read statements above, run with `args` (for the query-plan tests). */
 export function explainReadStatement(db: DB, name: keyof ReturnType<typeof prepareReadStatements>, ...args: unknown[]): string[] {
@@ -247,4 +241,11 @@ export function previousSuccessfulBackupId(db: DB, deviceId: number, startedAt: 
   )
     .pluck()
     .get(deviceId, startedAt, startedAt, id) as string | undefined;
+}
+
+/** Whether the device has a backup started at `startedAt` with this snapshot (an imported version already there). */
+export function backupExistsAt(db: DB, deviceId: number, startedAt: number, hash: string): boolean {
+  return (
+    prepareCached(db, 'SELECT 1 FROM backups WHERE device_id = ? AND started_at = ? AND config_snapshot_hash = ?').get(deviceId, startedAt, hash) !== undefined
+  );
 }

@@ -1,5 +1,6 @@
 // Rendered pages of the public backup history: the JSON body of a page, reused while its device's history version stands.
 import type { DB } from '../../db/open';
+import { tuningOf } from '../../db/tuning';
 import { pagination, toJsonText, type JsonText } from '../../http/openapi';
 import type { Scope } from '../../identity/principal';
 import { toBackupRecordDto, type BackupHistoryPage } from './backups.schemas';
@@ -55,15 +56,15 @@ const caches = new WeakMap<DB, RenderedPageCache>();
  */
 export function renderHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, limit: number, tz: string): JsonText<BackupHistoryPage> {
   let cache = caches.get(db);
-  if (!cache) caches.set(db, (cache = new RenderedPageCache()));
+  if (!cache && tuningOf(db).historyPageCache) caches.set(db, (cache = new RenderedPageCache()));
   const key = `${deviceId}/${page}/${limit}/${tz}`;
   const head = checkDeviceHistory(db, scope, deviceId);
   if (head.version !== null) {
-    const body = cache.get(key, head.version);
+    const body = cache?.get(key, head.version);
     if (body !== undefined) return body;
   }
   const read = listDeviceBackups(db, scope, deviceId, page, limit);
   const body = toJsonText<BackupHistoryPage>({ items: read.items.map((r) => toBackupRecordDto(r, tz)), pagination: pagination(page, limit, read.total) });
-  if (read.version !== null) cache.set(key, read.version, body);
+  if (read.version !== null) cache?.set(key, read.version, body);
   return body;
 }

@@ -1,6 +1,7 @@
 // Imports configurations as successful backups (audited): one file, or the whole history of an Oxidized or RANCID git repository.
 import type { DB } from '../../db/open';
-import { getDeviceRow } from '../devices/devices.store';
+import { deviceNameRows, getDeviceRow } from '../devices/devices.store';
+import { backupExistsAt } from './backups.store';
 import { getTemplateSpec } from '../templates/templates.service';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -153,7 +154,7 @@ export function importGitHistory(
   authorize(actor, 'backups.run');
   const git = openGitRepository(repoPath, { trustOwner: opts.trustOwner });
   const devices = new Map<string, number>();
-  for (const r of db.prepare('SELECT id, name FROM devices').all() as { id: number; name: string }[]) devices.set(r.name.toLowerCase(), r.id);
+  for (const r of deviceNameRows(db)) devices.set(r.name.toLowerCase(), r.id);
   const log = git.run(['log', ...SAFE_LOG_FLAGS, '--reverse', '--format=%x00%H %ct', '--name-only', '--no-renames', '--diff-filter=AM', 'HEAD']);
   const commits = log
     .split('\0')
@@ -163,7 +164,6 @@ export function importGitHistory(
       const [hash, ct] = head.split(' ');
       return { hash, at: Number(ct) * 1000, files };
     });
-  const exists = db.prepare('SELECT 1 FROM backups WHERE device_id = ? AND started_at = ? AND config_snapshot_hash = ?');
   const unmatched = new Set<string>();
   const progress: GitImportProgress = { commitsDone: 0, commitsTotal: commits.length, imported: 0, skipped: 0 };
   for (const c of commits) {
@@ -178,7 +178,7 @@ export function importGitHistory(
       // cat-file prints the stored blob as it is: no textconv, filters or pager.
       const device = loadDevice(db, deviceId);
       const { clean: text, encoding } = importedForm(device, git.runBytes(['cat-file', 'blob', `${c.hash}:${file}`]), opts.redact_key);
-      if (text === '' || exists.get(deviceId, c.at, sha256Hex(text))) {
+      if (text === '' || backupExistsAt(db, deviceId, c.at, sha256Hex(text))) {
         progress.skipped++;
         continue;
       }

@@ -8,7 +8,7 @@ import { inScope, type Principal, type Scope } from '../../identity/principal';
 import { recordAudit } from '../audit/audit.service';
 import { getDevice } from '../devices/devices.service';
 import { getGroup } from '../groups/groups.service';
-import { selectDeviceIdRows } from './backup-jobs.store';
+import { selectDeviceIdRows } from './backup-engine.store';
 import {
   OPEN_ITEM_STATES,
   closeOpenItems,
@@ -185,7 +185,26 @@ function mayCancel(reader: Reader, job: JobRow): boolean {
   return job.user_id === reader.userId || reader.permissions.has(CANCEL_OTHERS_PERMISSION);
 }
 
-function jobView(reader: Reader, job: JobRow, counts: JobCounts | undefined): JobView {
+/** What a job's process left when it died: its open items end as interrupted, with this message (closeDeadJobs). */
+const DEAD_MESSAGE = 'The process running this job stopped before it finished.';
+
+/** Whether a job's process died: running, without a heartbeat for JOB_STALE_MS (the sweep closes it on its next turn). */
+function isDead(job: JobRow, now: number): boolean {
+  return job.state === 'running' && (job.heartbeat_at ?? 0) < now - JOB_STALE_MS;
+}
+
+/**
+ * A job as the sweep will leave it: a reader never writes, so a dead job not yet swept (no server runs the sweep, or
+ * it has not come round) reads as interrupted, its open items counted interrupted, as it will be stored.
+ */
+function settled(job: JobRow, counts: JobCounts | undefined, now: number): { job: JobRow; counts: JobCounts | undefined } {
+  if (!isDead(job, now)) return { job, counts };
+  const c = counts && { ...counts, interrupted: counts.interrupted + counts.queued + counts.running + counts.retrying, queued: 0, running: 0, retrying: 0 };
+  return { job: { ...job, state: 'interrupted', owner: null, finished_at: job.heartbeat_at }, counts: c };
+}
+
+function jobView(reader: Reader, row: JobRow, rowCounts: JobCounts | undefined, now: number): JobView {
+  const { job, counts } = settled(row, rowCounts, now);
   const progress = progressOf(counts);
   const open = job.state === 'queued' || job.state === 'running';
   return {
@@ -224,14 +243,15 @@ export function itemView(i: ItemRow): JobItemView {
 
 /**
  * Close jobs whose process died (no heartbeat for JOB_STALE_MS): the job and its open items become interrupted,
- * never "running" forever. Cheap (a partial index); every reader of jobs calls it first. Returns how many.
+ * never "running" forever. Cheap (a partial index). `serve` sweeps every JOB_BEAT_MS (src/engine/jobs.ts), a resume
+ * first; readers only show a dead job as the sweep will leave it. Returns how many.
  */
 export function closeDeadJobs(db: DB, now = Date.now()): number {
   const stale = staleJobIds(db, now - JOB_STALE_MS);
   if (stale.length === 0) return 0;
   db.transaction(() => {
     for (const id of stale) {
-      closeOpenItems(db, id, OPEN_ITEM_STATES, 'interrupted', 'The process running this job stopped before it finished.', now);
+      closeOpenItems(db, id, OPEN_ITEM_STATES, 'interrupted', DEAD_MESSAGE, now);
       finishJobRow(db, id, 'interrupted', now);
     }
   }).immediate();
@@ -241,7 +261,7 @@ export function closeDeadJobs(db: DB, now = Date.now()): number {
 /** Recent jobs the reader may see (needs backups.view; scoped readers see jobs with devices of their groups, counted over those). */
 export function listBackupJobs(db: DB, reader: Reader, opts: { openOnly?: boolean; mine?: boolean; limit?: number } = {}): JobView[] {
   if (!reader.permissions.has('backups.view')) throw denied('This operation needs the permission backups.view', { permission: 'backups.view' });
-  closeDeadJobs(db);
+  const now = Date.now();
   const groups = scopeGroups(reader.scope);
   const rows = listJobRows(db, {
     groupIds: groups,
@@ -256,7 +276,8 @@ export function listBackupJobs(db: DB, reader: Reader, opts: { openOnly?: boolea
       groups,
     ).map((c) => [c.job_id, c]),
   );
-  return rows.map((r) => jobView(reader, r, counts.get(r.id)));
+  const views = rows.map((r) => jobView(reader, r, counts.get(r.id), now));
+  return opts.openOnly ? views.filter((j) => j.state === 'queued' || j.state === 'running') : views;
 }
 
 /**
@@ -264,7 +285,7 @@ export function listBackupJobs(db: DB, reader: Reader, opts: { openOnly?: boolea
  * 403. The requester always sees their own job; anyone else needs backups.view.
  */
 export function getBackupJob(db: DB, reader: Reader, id: string): JobView & { items: JobItemView[] } {
-  closeDeadJobs(db);
+  const now = Date.now();
   const job = getJobRow(db, id);
   if (!job) throw ApiError.notFound(`backup job ${id}`);
   if (job.user_id !== reader.userId && !reader.permissions.has('backups.view')) {
@@ -273,7 +294,11 @@ export function getBackupJob(db: DB, reader: Reader, id: string): JobView & { it
   const groups = scopeGroups(reader.scope);
   if (!jobHasItemInScope(db, id, groups)) throw denied(`Backup job ${id} holds no device of your device-group scope`);
   const counts = jobCountRows(db, [id], groups)[0];
-  return { ...jobView(reader, job, counts), items: listItemRows(db, id, groups).map(itemView) };
+  const items = listItemRows(db, id, groups);
+  const dead = isDead(job, now);
+  const open = (i: ItemRow) => OPEN_ITEM_STATES.includes(i.state);
+  const shown = dead ? items.map((i) => (open(i) ? { ...i, state: 'interrupted' as const, message: DEAD_MESSAGE, finished_at: job.heartbeat_at } : i)) : items;
+  return { ...jobView(reader, job, counts, now), items: shown.map(itemView) };
 }
 
 /** A job to act on: 404 when missing, 403 when none of its devices is in the scope; with the scope's group filter. */

@@ -63,7 +63,13 @@ export function groupFilter(groupIds: readonly number[] | null): GroupFilter {
   return groupIds === null ? null : JSON.stringify(groupIds);
 }
 
-const ITEM_IN_SCOPE = `(@groups IS NULL OR i.group_id IN (SELECT value FROM json_each(@groups)))`;
+/**
+ * An item is in the reader's scope when its device's group is: the device's group now (a device moved into the reader's
+ * groups since the job brings its items along; one moved out takes them away), or, for a device deleted since, the
+ * group it had when the job was requested.
+ */
+const ITEM_GROUP = `(SELECT CASE WHEN count(*) = 0 THEN i.group_id ELSE max(d.group_id) END FROM devices d WHERE d.id = i.device_id)`;
+const ITEM_IN_SCOPE = `(@groups IS NULL OR ${ITEM_GROUP} IN (SELECT value FROM json_each(@groups)))`;
 
 export function insertJob(db: DB, j: Omit<JobRow, 'finished_at' | 'cancelled_by'>): void {
   prepareCached(

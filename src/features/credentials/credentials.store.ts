@@ -1,6 +1,6 @@
 // Queries for credentials. The public columns (with usage counts) and the encrypted secret columns are read apart.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, statementSet } from '../../db/statements';
 
 /** What may leave the appliance: secrets appear only as "is set" flags. */
 export interface CredentialRow {
@@ -100,12 +100,7 @@ function prepareStatements(db: DB) {
 }
 
 // Prepared once per database handle; a closed handle's entry goes with it.
-const cache = new WeakMap<DB, ReturnType<typeof prepareStatements>>();
-function stmts(db: DB) {
-  let s = cache.get(db);
-  if (!s) cache.set(db, (s = prepareStatements(db)));
-  return s;
-}
+const stmts = statementSet(prepareStatements);
 
 export interface CredentialFilter {
   /** Lower-cased name substring, or null for all. */

@@ -2,7 +2,7 @@
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Scope } from '../../identity/principal';
-import { effectiveSchedules } from '../backups/backup-jobs.service';
+import { effectiveSchedules } from '../backups/backup-engine.service';
 import { devicesToCsv, type RawDevice } from './devices-csv';
 import { loadInventoryRefs, type InventoryRefs } from './devices-import-refs';
 import { getDeviceIdByName } from './devices-import.store';

@@ -314,3 +314,8 @@ export function deviceScheduleSourceRow(db: DB, deviceId: number): { schedule: s
      SELECT schedule, depth, group_name FROM chain WHERE schedule IS NOT NULL ORDER BY depth LIMIT 1`,
   ).get(deviceId) as { schedule: string; depth: number; group_name: string | null } | undefined;
 }
+
+/** Every device's id and name (the git history import matches file names against them). */
+export function deviceNameRows(db: DB): { id: number; name: string }[] {
+  return db.prepare('SELECT id, name FROM devices').all() as { id: number; name: string }[];
+}

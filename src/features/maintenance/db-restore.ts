@@ -9,6 +9,7 @@ import { openDatabase, type DB } from '../../db/open';
 import { MASTER_KEY_FILE } from '../../identity/secrets';
 import { openSecretBox } from '../credentials/master-key.service';
 import { checkDatabase } from './maintenance.service';
+import { beginExclusive, checkpointWal, probeSqliteFile, rollback, schemaVersionRow, tableNameRows, useRollbackJournal } from './maintenance.store';
 import { placeSweepHold } from './sweep-hold';
 
 /**
@@ -34,8 +35,8 @@ export function holdServeLock(dataDir: string): ServeLock {
   const nativeBinding = sqliteNativeBinding();
   const db = new Database(file, { timeout: 0, ...(nativeBinding ? { nativeBinding: nativeBinding as unknown as string } : {}) });
   try {
-    db.pragma('journal_mode = DELETE');
-    db.exec('BEGIN EXCLUSIVE');
+    useRollbackJournal(db);
+    beginExclusive(db);
   } catch (err) {
     db.close();
     if ((err as { code?: string }).code?.startsWith('SQLITE_BUSY')) {
@@ -46,7 +47,7 @@ export function holdServeLock(dataDir: string): ServeLock {
   return {
     release() {
       if (!db.open) return;
-      db.exec('ROLLBACK');
+      rollback(db);
       db.close();
     },
   };
@@ -79,7 +80,7 @@ function fsyncDir(dir: string): void {
 }
 
 function hasTables(db: DB, names: string[]): boolean {
-  const found = db.prepare("SELECT name FROM sqlite_master WHERE type = 'table'").pluck().all() as string[];
+  const found = tableNameRows(db);
   return names.every((n) => found.includes(n));
 }
 
@@ -91,7 +92,7 @@ function checkCopy(staged: string, dataDir: string, source: string): { schemaVer
     if (!report.ok) throw new RestoreError(`${source} failed its integrity check (${report.lines.join('; ')}); nothing was changed`);
     if (!hasTables(db, ['schema_migrations', 'devices', 'backups', 'users']))
       throw new RestoreError(`${source} is an SQLite database but not a confvault database; nothing was changed`);
-    const schemaVersion = (db.prepare('SELECT ifnull(max(version), 0) FROM schema_migrations').pluck().get() as number) ?? 0;
+    const schemaVersion = schemaVersionRow(db);
     const knownVersion = loadMigrations().at(-1)?.version ?? 0;
     if (schemaVersion > knownVersion) {
       throw new RestoreError(
@@ -106,7 +107,7 @@ function checkCopy(staged: string, dataDir: string, source: string): { schemaVer
       }
     }
     // A self-contained file: no -wal or -shm beside it once installed.
-    db.pragma('journal_mode = DELETE');
+    useRollbackJournal(db);
     return { schemaVersion, knownVersion };
   } finally {
     db.close();
@@ -117,8 +118,8 @@ function checkCopy(staged: string, dataDir: string, source: string): { schemaVer
 function settle(dbFile: string): void {
   const db = openDatabase(dbFile);
   try {
-    db.pragma('wal_checkpoint(TRUNCATE)');
-    db.pragma('journal_mode = DELETE');
+    checkpointWal(db);
+    useRollbackJournal(db);
   } finally {
     db.close();
   }
@@ -141,7 +142,7 @@ export async function restoreDatabase(dataDir: string, dbFileName: string, sourc
     let from: DB;
     try {
       from = openDatabase(src, { readonly: true });
-      from.prepare('SELECT count(*) FROM sqlite_master').get();
+      probeSqliteFile(from);
     } catch (err) {
       throw new RestoreError(`${src} is not an SQLite database (${(err as Error).message}); nothing was changed`);
     }

@@ -5,6 +5,7 @@ import type { DB } from '../../db/open';
 import { openDatabase } from '../../db/open';
 import { patternProblems } from '../../templates/index';
 import { listTemplates } from '../templates/templates.service';
+import { foreignKeyViolationRows, integrityCheckRows, pingDatabase, useRollbackJournal } from './maintenance.store';
 
 export interface CheckReport {
   ok: boolean;
@@ -14,9 +15,14 @@ export interface CheckReport {
 /** A further check run by `db check` (the snapshot store registers one). */
 export type ExtraCheck = (db: DB, dataDir: string) => Promise<CheckReport> | CheckReport;
 
+/** The database answers a query (/healthz); throws when it cannot. */
+export function checkDatabaseAnswers(db: DB): void {
+  pingDatabase(db);
+}
+
 export function checkDatabase(db: DB): CheckReport {
   const integrity = integrityProblems(db);
-  const fk = db.pragma('foreign_key_check') as unknown[];
+  const fk = foreignKeyViolationRows(db);
   const lines: string[] = [];
   const ok = integrity.length === 0 && fk.length === 0;
   if (integrity.length === 0) lines.push('database integrity: ok');
@@ -28,7 +34,7 @@ export function checkDatabase(db: DB): CheckReport {
 /** integrity_check's findings, none when it says "ok". Damage that stops the check itself (SQLITE_CORRUPT) is a finding too. */
 function integrityProblems(db: DB): string[] {
   try {
-    const rows = (db.pragma('integrity_check') as { integrity_check: string }[]).map((r) => r.integrity_check);
+    const rows = integrityCheckRows(db);
     return rows.length === 1 && rows[0] === 'ok' ? [] : rows;
   } catch (e) {
     if (String((e as { code?: unknown }).code).startsWith('SQLITE_CORRUPT')) return [`the check stopped: ${(e as Error).message}`];
@@ -75,7 +81,7 @@ export async function backupDatabase(db: DB, dest: string): Promise<{ file: stri
   // no -wal/-shm files beside it and opens read-only anywhere it is restored from.
   const copy = openDatabase(file);
   try {
-    copy.pragma('journal_mode = DELETE');
+    useRollbackJournal(copy);
     const report = checkDatabase(copy);
     if (!report.ok) throw new Error(`the copy failed its integrity check: ${report.lines.join('; ')}`);
   } finally {

@@ -7,6 +7,7 @@ import type { SnapshotStore } from '../../store/snapshots';
 import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
 import { pruneAudit, recordAudit } from '../audit/audit.service';
 import { liftSweepHold, readSweepHold } from './sweep-hold';
+import { deleteBackupsPastRetention, deleteSnapshotRow, snapshotIsNamed, unnamedSnapshotRowHashes } from './maintenance.store';
 
 export interface PruneResult {
   records: number;
@@ -51,15 +52,7 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, dataDir
   const { keepDays, keepMin } = policy;
   if (keepDays > 0) {
     audit = pruneAudit(db, now - keepDays * 86_400_000);
-    records = db
-      .prepare(
-        `DELETE FROM backups WHERE id IN (
-           SELECT id FROM (
-             SELECT id, started_at, row_number() OVER (PARTITION BY device_id ORDER BY started_at DESC, id DESC) AS rn
-               FROM backups WHERE finished_at IS NOT NULL)
-            WHERE rn > ? AND started_at < ?)`,
-      )
-      .run(keepMin, now - keepDays * 86_400_000).changes;
+    records = deleteBackupsPastRetention(db, keepMin, now - keepDays * 86_400_000);
   }
   if (policy.liftHold) liftSweepHold(dataDir);
   const hold = readSweepHold(dataDir);
@@ -80,21 +73,16 @@ export function pruneBackups(db: DB, actor: Actor, store: SnapshotStore, dataDir
  * `before` (null: no file goes). Leftover temporary files older than `before` go too.
  */
 function sweepOrphans(db: DB, store: SnapshotStore, before: number | null): { removed: number; kept: number } {
-  const rows = db
-    .prepare('SELECT hash FROM snapshots s WHERE NOT EXISTS (SELECT 1 FROM backups b WHERE b.config_snapshot_hash = s.hash)')
-    .pluck()
-    .all() as string[];
+  const rows = unnamedSnapshotRowHashes(db);
   const files = findOrphanFiles(db, store);
   const candidates = [...new Set([...rows, ...files.unreferenced])];
-  const named = db.prepare('SELECT 1 FROM backups WHERE config_snapshot_hash = ? LIMIT 1');
-  const delRow = db.prepare('DELETE FROM snapshots WHERE hash = ?');
   let removed = 0;
   let kept = 0;
   for (let i = 0; i < candidates.length; i += SWEEP_BATCH) {
     db.transaction(() => {
       for (const hash of candidates.slice(i, i + SWEEP_BATCH)) {
-        if (named.get(hash)) continue;
-        delRow.run(hash);
+        if (snapshotIsNamed(db, hash)) continue;
+        deleteSnapshotRow(db, hash);
         if (before !== null && store.removeIfUntouchedSince(hash, before)) removed++;
         else if (store.locate(hash)) kept++;
       }
@@ -103,7 +91,7 @@ function sweepOrphans(db: DB, store: SnapshotStore, before: number | null): { re
   if (before === null || files.temporary.length === 0) return { removed, kept };
   // A temporary file is named after the hash its writer reserved first: while that record names it, it is being written.
   db.transaction(() => {
-    for (const tmp of files.temporary) if (!named.get(temporaryHash(tmp))) store.removeTemporaryOlderThan(tmp, before);
+    for (const tmp of files.temporary) if (!snapshotIsNamed(db, temporaryHash(tmp))) store.removeTemporaryOlderThan(tmp, before);
   }).immediate();
   return { removed, kept };
 }
@@ -115,8 +103,7 @@ function temporaryHash(file: string): string {
 
 export function findOrphanFiles(db: DB, store: SnapshotStore): { unreferenced: string[]; temporary: string[] } {
   const { hashes, temporary } = store.scan();
-  const known = db.prepare('SELECT 1 FROM backups WHERE config_snapshot_hash = ? LIMIT 1');
-  return { unreferenced: hashes.filter((h) => !known.get(h)), temporary };
+  return { unreferenced: hashes.filter((h) => !snapshotIsNamed(db, h)), temporary };
 }
 
 /**

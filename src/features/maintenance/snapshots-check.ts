@@ -3,13 +3,11 @@ import type { DB } from '../../db/open';
 import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import type { CheckReport } from './maintenance.service';
 import { findOrphanFiles } from './retention.service';
+import { runningBackupCount, storedVersionHashes } from './maintenance.store';
 
 export function checkSnapshots(db: DB, store: SnapshotStore): CheckReport {
   // Stored versions only: a running backup names its snapshot before the file is written (docs/snapshot-lifecycle.md).
-  const referenced = db
-    .prepare('SELECT DISTINCT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL AND success = 1')
-    .pluck()
-    .all() as string[];
+  const referenced = storedVersionHashes(db);
   const missing: string[] = [];
   const corrupt: string[] = [];
   for (const hash of referenced) {
@@ -21,7 +19,7 @@ export function checkSnapshots(db: DB, store: SnapshotStore): CheckReport {
     }
   }
   const orphans = findOrphanFiles(db, store);
-  const running = db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NULL').pluck().get() as number;
+  const running = runningBackupCount(db);
   const lines = [
     `snapshots referenced: ${referenced.length}`,
     missing.length ? `snapshots missing: ${missing.length} (${missing.slice(0, 5).join(', ')}${missing.length > 5 ? ', …' : ''})` : 'snapshots missing: 0',

@@ -1,5 +1,6 @@
 // Queries behind the /metrics gauges: counts by state read at scrape time (index or counter-table reads, no scan of backups per row).
 import type { DB } from '../../db/open';
+import { statementSet } from '../../db/statements';
 
 export interface DeviceStateCounts {
   reachable: number;
@@ -46,12 +47,7 @@ function prepareStatements(db: DB) {
 }
 
 // Prepared once per database handle; a closed handle's entry goes with it.
-const cache = new WeakMap<DB, ReturnType<typeof prepareStatements>>();
-function stmts(db: DB) {
-  let s = cache.get(db);
-  if (!s) cache.set(db, (s = prepareStatements(db)));
-  return s;
-}
+const stmts = statementSet(prepareStatements);
 
 export function countDevicesByState(db: DB): DeviceStateCounts {
   return stmts(db).devices.get() as DeviceStateCounts;

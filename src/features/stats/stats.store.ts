@@ -1,6 +1,6 @@
 // Queries behind the statistics endpoint: counters kept by triggers (0001, 0002) and index-only counts, never a scan of backups.
 import type { DB } from '../../db/open';
-import { boundLimit, explainQueryPlan } from '../../db/statements';
+import { boundLimit, explainQueryPlan, statementSet } from '../../db/statements';
 
 /** Width of the started_at buckets of backup_outcome_buckets (schema 0002). */
 export const OUTCOME_BUCKET_MS = 600_000;
@@ -56,12 +56,7 @@ function prepareStatements(db: DB) {
 }
 
 // Prepared once per database handle; a closed handle's entry goes with it.
-const cache = new WeakMap<DB, ReturnType<typeof prepareStatements>>();
-function stmts(db: DB) {
-  let s = cache.get(db);
-  if (!s) cache.set(db, (s = prepareStatements(db)));
-  return s;
-}
+const stmts = statementSet(prepareStatements);
 
 /** The query plan of one of the statements above, run with `args` (for the query-plan tests). */
 export function explainStatsStatement(db: DB, name: keyof ReturnType<typeof prepareStatements>, ...args: unknown[]): string[] {

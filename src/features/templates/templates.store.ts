@@ -1,6 +1,6 @@
 // Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
 import type { DB } from '../../db/open';
-import { boundLimit, prepareCached } from '../../db/statements';
+import { boundLimit, prepareCached, statementSet } from '../../db/statements';
 import { sessionSettings } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 
@@ -128,12 +128,7 @@ function prepareStatements(db: DB) {
 }
 
 // Prepared once per database handle; a closed handle's entry goes with it.
-const cache = new WeakMap<DB, ReturnType<typeof prepareStatements>>();
-function stmts(db: DB) {
-  let s = cache.get(db);
-  if (!s) cache.set(db, (s = prepareStatements(db)));
-  return s;
-}
+const stmts = statementSet(prepareStatements);
 
 export interface TemplateFilter {
   vendor: string | null;

@@ -1,4 +1,4 @@
-// The engine's door to backup jobs (src/engine/jobs.ts): claim queued jobs, mark items as they run, retry and end, heartbeats, cancel requests.
+// The engine's side of backup jobs (src/engine/jobs.ts JobExecutor): claim queued jobs, mark items as they run, retry and end, heartbeats, cancel requests.
 import { withEngineSync, type DB } from '../../db/open';
 import {
   OPEN_ITEM_STATES,
@@ -16,8 +16,6 @@ import {
   touchJobRows,
   type ItemRow,
 } from './jobs.store';
-
-export { closeDeadJobs } from './jobs.service';
 
 /** How one device's backup in a job ended, as the runner reports it. */
 export interface ItemResult {

@@ -1,4 +1,4 @@
-// The backup engine's data, through services: each device's job (address, decrypted credential, template), due devices
+// The backup engine's data, through services: each device's backup plan (address, decrypted credential, template), due devices
 // and schedules, what a backup learns about the device, running and interrupted backups.
 import { withEngineSync, type DB } from '../../db/open';
 import { credentialCoversGroup } from '../credentials/credential-usage.store';
@@ -13,12 +13,13 @@ import type { TemplateSpec } from '../../templates/types';
 import type { CollectTarget, FailureType } from './failure-types';
 import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice, type BackupTrigger } from './backups.store';
 import { startBackup, type StartedBackup } from './backups.service';
-import { enabledDeviceSchedules, groupScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-jobs.store';
+import { enabledDeviceSchedules, groupScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-engine.store';
 
 export type { BackupTrigger } from './backups.store';
-export type { ProbeTargetRow } from './backup-jobs.store';
+export type { ProbeTargetRow } from './backup-engine.store';
 
-export interface BackupJob {
+/** What one device's backup needs: its address with the credential (or why none is sent), and its template. */
+export interface BackupPlan {
   deviceId: number;
   deviceName: string;
   enabled: boolean;
@@ -28,22 +29,22 @@ export interface BackupJob {
 }
 
 /**
- * The job of one device, or undefined when the device or its template is gone. The credential is decrypted
+ * The backup plan of one device, or undefined when the device or its template is gone. The credential is decrypted
  * only when its usage scope covers the device's group; when it does not, or the master key cannot open it,
  * the target carries no secret and a `refused` failure, so the backup fails as data and nothing is sent. The same
  * for a held device (its address or credential chosen by a user not entitled to the credential, not yet approved).
  */
-export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): BackupJob | undefined {
+export function loadBackupPlan(db: DB, secrets: SecretBox, deviceId: number): BackupPlan | undefined {
   const device = getDeviceRow(db, deviceId);
   if (!device) return undefined;
   const template = getTemplateSpec(db, device.template_id);
   if (!template) return undefined;
   const address = { host: device.hostname, port: device.port, protocol: device.protocol };
-  const job = { deviceId: device.id, deviceName: device.name, enabled: device.enabled === 1, templateId: device.template_id, template };
+  const plan = { deviceId: device.id, deviceName: device.name, enabled: device.enabled === 1, templateId: device.template_id, template };
   if (!credentialCoversGroup(db, device.credential_id, device.group_id)) {
     const where = device.group_id === null ? 'ungrouped devices' : `devices in group ${device.group_id}`;
     return {
-      ...job,
+      ...plan,
       target: {
         ...address,
         username: '',
@@ -55,19 +56,19 @@ export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): Bac
   if (hold) {
     const name = hold.credential_name ?? String(device.credential_id);
     const message = `held: address or credential changed by ${hold.held_by}, not yet approved by a user entitled to credential ${name}; no login was attempted.`;
-    return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message } } };
+    return { ...plan, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_NOT_PERMITTED', message } } };
   }
   let credential: DecryptedCredential | undefined;
   try {
     credential = getDecryptedCredential(db, secrets, device.credential_id);
   } catch {
     const message = `Credential ${device.credential_id} cannot be decrypted with this appliance's master key (was master.key replaced?); no login was attempted.`;
-    return { ...job, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_UNREADABLE', message } } };
+    return { ...plan, target: { ...address, username: '', refused: { failure: 'CREDENTIAL_UNREADABLE', message } } };
   }
   if (!credential) return undefined;
   const offer = getHostKeyOffer(db, device.id);
   return {
-    ...job,
+    ...plan,
     target: {
       ...address,
       ...credential,
@@ -84,29 +85,29 @@ export function loadBackupJob(db: DB, secrets: SecretBox, deviceId: number): Bac
  */
 export function recordDeviceContact(
   db: DB,
-  job: Pick<BackupJob, 'deviceId' | 'target'>,
+  plan: Pick<BackupPlan, 'deviceId' | 'target'>,
   c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
   at = Date.now(),
 ): void {
   // An engine record: committed without an fsync on the event loop (see withEngineSync).
-  withEngineSync(db, () => recordDeviceContactNow(db, job, c, at));
+  withEngineSync(db, () => recordDeviceContactNow(db, plan, c, at));
 }
 
 function recordDeviceContactNow(
   db: DB,
-  job: Pick<BackupJob, 'deviceId' | 'target'>,
+  plan: Pick<BackupPlan, 'deviceId' | 'target'>,
   c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
   at: number,
 ): void {
   db.transaction(() => {
-    if (c.reachability) recordReachability(db, job.deviceId, c.reachability, c.error, at);
-    const known = job.target.known_host_key;
+    if (c.reachability) recordReachability(db, plan.deviceId, c.reachability, c.error, at);
+    const known = plan.target.known_host_key;
     if (!c.hostKey || c.hostKey === known) return;
-    if (!known || c.hostKey === job.target.accepted_host_key) {
-      setDeviceHostKey(db, job.deviceId, c.hostKey);
-      deleteHostKeyOffer(db, job.deviceId);
+    if (!known || c.hostKey === plan.target.accepted_host_key) {
+      setDeviceHostKey(db, plan.deviceId, c.hostKey);
+      deleteHostKeyOffer(db, plan.deviceId);
     } else if (c.failure === 'HOST_KEY_CHANGED') {
-      putHostKeyOffer(db, job.deviceId, c.hostKey, c.backupId ?? null, at);
+      putHostKeyOffer(db, plan.deviceId, c.hostKey, c.backupId ?? null, at);
     }
   }).immediate();
 }
