@@ -27,12 +27,14 @@ const ASSET_FILES = {
   'src/templates/defaults.yaml': 'src/templates/defaults.yaml', // the engine's session defaults (src/templates/defaults.ts)
   'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorkers(); WORKER_ASSET in src/web/workers/pool.ts
   'workers/capture-worker.cjs': 'build/.tmp/capture-worker.cjs', // built by bundleWorkers(); CAPTURE_WORKER_ASSET in src/engine/capture/capture-pool.ts
+  'workers/compliance-worker.cjs': 'build/.tmp/compliance-worker.cjs', // built by bundleWorkers(); COMPLIANCE_WORKER_ASSET in src/features/compliance/compliance-pool.ts
 };
 // Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]
 const ASSET_FOLDERS = [
   ['schema', true],
   ['src/web/static', false], // the web interface's CSS/JS, once it exists
   ['src/templates/builtin', true], // the built-in templates, one YAML file each
+  ['src/features/compliance/packs', true], // the baseline compliance packs, one YAML file each
 ];
 // ---------------------------------------------------------------------------------------------
 
@@ -106,6 +108,7 @@ async function bundle(version, outfile) {
 const WORKERS = [
   ['src/web/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
   ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing
+  ['src/features/compliance/compliance-worker.ts', 'compliance-worker.cjs'], // compliance judgements
 ];
 
 /**

@@ -1,15 +1,11 @@
 // Judging one configuration against compiled rules: pure, no database, run in a compliance worker (or in-line by `rule test`).
 import type { ComplianceRule, RuleStatus } from './compliance-rule.schemas';
-import { descendants, modeFor, parseHierarchy, relativeText, type ConfigNode, type Hierarchy, type HierarchyMode } from './hierarchy';
-import { LineIndex, compileRulePattern, type RulePattern } from './line-index';
-import { compileGolden, judgeGolden, type CompiledGolden } from './golden';
+import { descendants, relativeText, type ConfigNode, type HierarchyMode } from './hierarchy';
+import { compileRulePattern, type RulePattern } from './line-index';
+import { JudgedConfig, type DeviceContext, type FailingLine } from './judged-config';
 
-/** A line the rule objects to (1-based line number; null for something missing). */
-export interface FailingLine {
-  line: number | null;
-  text: string;
-  message: string;
-}
+export type { DeviceContext, FailingLine };
+import { compileGolden, judgeGolden, type CompiledGolden } from './golden';
 
 export interface RuleResult {
   rule_id: string;
@@ -17,16 +13,6 @@ export interface RuleResult {
   failing: FailingLine[];
   /** The rule's remediation text, followed by generated commands for golden rules. */
   remediation: string;
-}
-
-/** What a configuration is judged with besides its text: the device, its group and template. */
-export interface DeviceContext {
-  name: string;
-  hostname: string;
-  template: string | null;
-  /** "dc/core": the device's group and its ancestors, top first; "" for an ungrouped device. */
-  group_path: string;
-  custom: Record<string, string>;
 }
 
 type CompiledCheck =
@@ -74,26 +60,6 @@ export function ruleApplies(rule: ComplianceRule, ctx: Pick<DeviceContext, 'temp
     const want = g.replace(/^\/+|\/+$/g, '').toLowerCase();
     return p === want || p.startsWith(`${want}/`);
   });
-}
-
-/** One configuration being judged: its lines indexed once, its hierarchy parsed on first use. */
-export class JudgedConfig {
-  readonly index: LineIndex;
-  readonly mode: HierarchyMode;
-  private tree: Hierarchy | null = null;
-
-  constructor(
-    readonly text: string,
-    readonly ctx: DeviceContext,
-  ) {
-    this.index = new LineIndex(text);
-    this.mode = modeFor(ctx.template, text);
-  }
-
-  get hierarchy(): Hierarchy {
-    this.tree ??= parseHierarchy(this.text, this.mode);
-    return this.tree;
-  }
 }
 
 const at = (cfg: JudgedConfig, i: number, message: string): FailingLine => ({ line: i + 1, text: cfg.index.lines[i].trim(), message });

@@ -1,6 +1,6 @@
 // Golden snippets: the snippet's lines must be present under their parent section; missing and extra lines, remediation commands generated from the hierarchy, and those commands applied to a text.
 import type { ComplianceRule } from './compliance-rule.schemas';
-import type { FailingLine, JudgedConfig, DeviceContext } from './evaluate';
+import type { FailingLine, JudgedConfig, DeviceContext } from './judged-config';
 import { ancestorsOf, parseHierarchy, splitLines, type ConfigNode, type HierarchyMode } from './hierarchy';
 import { compileRulePattern, type RulePattern } from './line-index';
 
