@@ -113,7 +113,6 @@ export function complianceRuleJsonSchema(): Record<string, unknown> {
   const { $schema, ...rule } = one as Record<string, unknown>;
   return {
     $schema,
-    $id: 'https://confvault.invalid/schema/compliance-rule.schema.json',
     title: 'confvault compliance rule file',
     description: 'One compliance rule, or a list of rules (docs/compliance.md).',
     $defs: { rule },
