@@ -20,8 +20,21 @@ export interface JudgeTask {
   items: JudgeItem[];
 }
 
+/** A result as it is saved: the failing lines already as JSON, the remediation only for a failure (made here, not on the event loop). */
+export interface SavedResult {
+  rule_id: string;
+  status: 'pass' | 'fail';
+  failing: string;
+  remediation: string;
+}
+
 /** Per version: the results of the rules that apply (not applicable ones left out), or why it could not be judged. */
-export type JudgeAnswerItem = { backup_id: string; results: RuleResult[]; error: null } | { backup_id: string; results: null; error: string };
+export type JudgeAnswerItem = { backup_id: string; results: SavedResult[]; error: null } | { backup_id: string; results: null; error: string };
+
+function saved(r: RuleResult): SavedResult {
+  const fail = r.status === 'fail';
+  return { rule_id: r.rule_id, status: fail ? 'fail' : 'pass', failing: fail ? JSON.stringify(r.failing) : '[]', remediation: fail ? r.remediation : '' };
+}
 
 /** Compiled rule sets by digest; a few at most (the one in force, and the one before a change while it is re-judged). */
 const compiled = new Map<string, CompiledRule[]>();
@@ -44,7 +57,9 @@ export function runJudgeTask(task: JudgeTask): JudgeAnswerItem[] {
     try {
       const text = item.text ?? (item.hash ? store.read(item.hash) : null);
       if (text === null) return { backup_id: item.backup_id, results: null, error: 'the stored version is missing' };
-      const results = judgeConfig(rules, text, item.ctx).filter((r) => r.status !== 'not_applicable');
+      const results = judgeConfig(rules, text, item.ctx)
+        .filter((r) => r.status !== 'not_applicable')
+        .map(saved);
       return { backup_id: item.backup_id, results, error: null };
     } catch (err) {
       return { backup_id: item.backup_id, results: null, error: err instanceof Error ? err.message : String(err) };

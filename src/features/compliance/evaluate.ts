@@ -1,7 +1,7 @@
 // Judging one configuration against compiled rules: pure, no database, run in a compliance worker (or in-line by `rule test`).
 import type { ComplianceRule, RuleStatus } from './compliance-rule.schemas';
-import { descendants, relativeText, type ConfigNode, type HierarchyMode } from './hierarchy';
-import { compileRulePattern, type RulePattern } from './line-index';
+import type { ConfigNode, HierarchyMode } from './hierarchy';
+import { compileRulePattern, patternMatches, type RulePattern } from './line-index';
 import { JudgedConfig, type DeviceContext, type FailingLine } from './judged-config';
 
 export type { DeviceContext, FailingLine };
@@ -111,14 +111,14 @@ function judgeSections(c: Extract<CompiledCheck, { kind: 'sections' }>, cfg: Jud
   const failing: FailingLine[] = [];
   let matched = 0;
   for (const n of nodes) {
-    if (!isSection(n, mode) || !c.match.re.test(mode === 'indent' || mode === 'fortios' ? n.text : n.path)) continue;
+    if (!isSection(n, mode) || !patternMatches(c.match, mode === 'indent' || mode === 'fortios' ? n.text : n.path, cfg.headerWord(n))) continue;
     matched++;
-    const inside = descendants(n).map((d) => ({ d, text: relativeText(d, n, mode) }));
+    const inside = cfg.inside(n);
     for (const p of c.must) {
-      if (!inside.some((x) => p.re.test(x.text))) failing.push({ line: n.line, text: n.path, message: `section lacks a statement matching ${p.source}` });
+      if (!inside.some((x) => patternMatches(p, x.text, x.word))) failing.push({ line: n.line, text: n.path, message: `section lacks a statement matching ${p.source}` });
     }
     for (const p of c.mustNot) {
-      for (const x of inside) if (p.re.test(x.text)) failing.push({ line: x.d.line, text: x.text, message: `not allowed in ${n.path}` });
+      for (const x of inside) if (patternMatches(p, x.text, x.word)) failing.push({ line: x.node.line, text: x.text, message: `not allowed in ${n.path}` });
     }
   }
   if (c.require && matched === 0) failing.push(missing(c.match.source, 'no section matches'));
@@ -126,16 +126,15 @@ function judgeSections(c: Extract<CompiledCheck, { kind: 'sections' }>, cfg: Jud
 }
 
 function judgeValue(c: Extract<CompiledCheck, { kind: 'value' }>, cfg: JudgedConfig): FailingLine[] {
-  const lines = cfg.index.matching(c.capture);
+  const found = cfg.index.captures(c.capture);
   const failing: FailingLine[] = [];
   const { count_min, count_max, min, max, not_in, equals } = c.c;
-  if (count_min !== undefined && lines.length < count_min)
-    failing.push(missing(c.capture.source, `${lines.length} line${lines.length === 1 ? '' : 's'} match, at least ${count_min} required`));
-  if (count_max !== undefined && lines.length > count_max) {
-    for (const i of lines.slice(count_max)) failing.push(at(cfg, i, `more than ${count_max} lines match`));
+  if (count_min !== undefined && found.length < count_min)
+    failing.push(missing(c.capture.source, `${found.length} line${found.length === 1 ? '' : 's'} match, at least ${count_min} required`));
+  if (count_max !== undefined && found.length > count_max) {
+    for (const f of found.slice(count_max)) failing.push(at(cfg, f.i, `more than ${count_max} lines match`));
   }
-  for (const i of lines) {
-    const v = cfg.index.capture(c.capture, i);
+  for (const { i, value: v } of found) {
     if (v === null) continue;
     const n = Number(v);
     if ((min !== undefined || max !== undefined) && (v.trim() === '' || !Number.isFinite(n))) failing.push(at(cfg, i, `"${v}" is not a number`));

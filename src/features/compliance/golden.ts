@@ -1,16 +1,25 @@
 // Golden snippets: the snippet's lines must be present under their parent section; missing and extra lines, remediation commands generated from the hierarchy, and those commands applied to a text.
 import type { ComplianceRule } from './compliance-rule.schemas';
 import type { FailingLine, JudgedConfig, DeviceContext } from './judged-config';
-import { ancestorsOf, parseHierarchy, splitLines, type ConfigNode, type HierarchyMode } from './hierarchy';
-import { compileRulePattern, type RulePattern } from './line-index';
+import { ancestorsOf, nodeKey, parseHierarchy, splitLines, type ConfigNode, type Hierarchy, type HierarchyMode } from './hierarchy';
+import { compileRulePattern, patternMatches, type RulePattern } from './line-index';
 
 export interface CompiledGolden {
   snippet: string;
   extra: RulePattern | null;
+  /** The last snippet parsed, by its filled-in text and mode: devices of a fleet mostly fill it in alike. */
+  parsed: { key: string; tree: Hierarchy } | null;
 }
 
 export function compileGolden(c: Extract<ComplianceRule['check'], { kind: 'golden' }>): CompiledGolden {
-  return { snippet: c.snippet, extra: c.extra_match ? compileRulePattern(c.extra_match) : null };
+  return { snippet: c.snippet, extra: c.extra_match ? compileRulePattern(c.extra_match) : null, parsed: null };
+}
+
+function snippetTree(g: CompiledGolden, ctx: DeviceContext, mode: HierarchyMode): Hierarchy {
+  const text = fillVariables(g.snippet, ctx);
+  const key = `${mode}\0${text}`;
+  if (g.parsed?.key !== key) g.parsed = { key, tree: parseHierarchy(text, mode) };
+  return g.parsed.tree;
 }
 
 /** The snippet with the device's variables filled in; an unknown variable is left as written (it then shows as missing). */
@@ -27,7 +36,19 @@ export function fillVariables(snippet: string, ctx: DeviceContext): string {
 const norm = (s: string) => s.replace(/\s+/g, ' ').trim();
 
 /** A statement's key among its siblings: its text (line-based modes) or its word (path modes), spaces collapsed. */
-const keyOf = (n: ConfigNode) => norm(n.text);
+const keyOf = nodeKey;
+
+/** Statements by key, built once per list of siblings of a configuration (every golden rule reads the same lists). */
+const siblingIndex = new WeakMap<ConfigNode[], Map<string, ConfigNode>>();
+function indexOf(list: ConfigNode[]): Map<string, ConfigNode> {
+  let m = siblingIndex.get(list);
+  if (!m) {
+    m = new Map();
+    for (const n of list) if (!m.has(keyOf(n))) m.set(keyOf(n), n);
+    siblingIndex.set(list, m);
+  }
+  return m;
+}
 
 /** The command removing a statement, where the platform has one. */
 function negation(mode: HierarchyMode, n: ConfigNode): string | null {
@@ -51,7 +72,7 @@ interface Change {
 /** The snippet compared with the configuration: failing lines and the commands that fix them. */
 export function judgeGolden(g: CompiledGolden, cfg: JudgedConfig): { failing: FailingLine[]; commands: string } {
   const mode = cfg.mode;
-  const snippet = parseHierarchy(fillVariables(g.snippet, cfg.ctx), mode);
+  const snippet = snippetTree(g, cfg.ctx, mode);
   const config = cfg.hierarchy;
   const changes: Change[] = [];
   const pathMode = mode === 'set' || mode === 'braces';
@@ -61,16 +82,15 @@ export function judgeGolden(g: CompiledGolden, cfg: JudgedConfig): { failing: Fa
     for (const n of snippet.nodes) if (n.children.length === 0 && !have.has(norm(n.path))) changes.push({ kind: 'missing', node: n, parents: [] });
   } else {
     const walk = (want: ConfigNode[], got: ConfigNode[] | null, parents: ConfigNode[], section: boolean) => {
-      const byKey = new Map<string, ConfigNode>();
-      for (const n of got ?? []) if (!byKey.has(keyOf(n))) byKey.set(keyOf(n), n);
+      const byKey = got ? indexOf(got) : null;
       for (const w of want) {
-        const found = byKey.get(keyOf(w)) ?? null;
+        const found = byKey?.get(keyOf(w)) ?? null;
         if (!found) changes.push({ kind: 'missing', node: w, parents });
         walk(w.children, found ? found.children : null, [...parents, w], true);
       }
       // Inside a section the snippet defines, the configuration may hold nothing else.
       if (section && got && want.length) {
-        const wanted = new Set(want.map(keyOf));
+        const wanted = indexOf(want);
         for (const n of got) if (!wanted.has(keyOf(n))) changes.push({ kind: 'extra', node: n, parents: ancestorsOf(n) });
       }
     };
@@ -81,7 +101,7 @@ export function judgeGolden(g: CompiledGolden, cfg: JudgedConfig): { failing: Fa
     const tops = pathMode ? config.nodes.filter((n) => n.children.length === 0) : config.roots;
     for (const n of tops) {
       const text = pathMode ? n.path : n.text;
-      if (g.extra.re.test(pathMode ? cfg.index.lines[n.line - 1] : text) && !wanted.has(norm(text))) changes.push({ kind: 'extra', node: n, parents: [] });
+      if (patternMatches(g.extra, pathMode ? cfg.index.lines[n.line - 1] : text) && !wanted.has(norm(text))) changes.push({ kind: 'extra', node: n, parents: [] });
     }
   }
   const failing = changes.map<FailingLine>((c) =>

@@ -12,6 +12,14 @@ export interface ConfigNode {
   children: ConfigNode[];
   /** braces and set modes: the statement's full path ("system services ssh"); otherwise its text. */
   path: string;
+  /** The text with runs of spaces made one (how golden snippets compare statements), computed on first use. */
+  key?: string;
+}
+
+/** A statement's text as golden snippets compare it: runs of whitespace made one space, trimmed. */
+export function nodeKey(n: ConfigNode): string {
+  n.key ??= n.text.replace(/\s+/g, ' ').trim();
+  return n.key;
 }
 
 export interface Hierarchy {

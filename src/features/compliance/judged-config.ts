@@ -1,6 +1,6 @@
 // A configuration as the checks see it: its text indexed by line, its hierarchy parsed on first use, the device it belongs to.
-import { modeFor, parseHierarchy, type Hierarchy, type HierarchyMode } from './hierarchy';
-import { LineIndex } from './line-index';
+import { descendants, modeFor, parseHierarchy, relativeText, type ConfigNode, type Hierarchy, type HierarchyMode } from './hierarchy';
+import { LineIndex, firstWord } from './line-index';
 
 /** A line the rule objects to (1-based line number; null for something missing). */
 export interface FailingLine {
@@ -19,11 +19,20 @@ export interface DeviceContext {
   custom: Record<string, string>;
 }
 
+/** A statement inside a section: its text relative to the section and that text's first word. */
+export interface Inside {
+  node: ConfigNode;
+  text: string;
+  word: string;
+}
+
 /** One configuration being judged: its lines indexed once, its hierarchy parsed on first use. */
 export class JudgedConfig {
   readonly index: LineIndex;
   readonly mode: HierarchyMode;
   private tree: Hierarchy | null = null;
+  private readonly within = new Map<ConfigNode, Inside[]>();
+  private readonly words = new Map<ConfigNode, string>();
 
   constructor(
     readonly text: string,
@@ -36,6 +45,29 @@ export class JudgedConfig {
   get hierarchy(): Hierarchy {
     this.tree ??= parseHierarchy(this.text, this.mode);
     return this.tree;
+  }
+
+  /** The statements inside a section with their text relative to it, computed once per section (many rules read them). */
+  inside(section: ConfigNode): Inside[] {
+    let list = this.within.get(section);
+    if (!list) {
+      list = descendants(section).map((node) => {
+        const text = relativeText(node, section, this.mode);
+        return { node, text, word: firstWord(text) };
+      });
+      this.within.set(section, list);
+    }
+    return list;
+  }
+
+  /** The first word of a statement's header text (indent and FortiOS) or path (braces, set), computed once. */
+  headerWord(node: ConfigNode): string {
+    let w = this.words.get(node);
+    if (w === undefined) {
+      w = firstWord(this.mode === 'indent' || this.mode === 'fortios' ? node.text : node.path);
+      this.words.set(node, w);
+    }
+    return w;
   }
 }
 

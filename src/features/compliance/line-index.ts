@@ -11,6 +11,38 @@ export interface RulePattern {
   literal: string | null;
   /** `literal` is the whole first word (a space or the end follows it in the pattern). */
   wholeWord: boolean;
+  /**
+   * Answers by line text, bounded (cleared when full): a fleet's configurations repeat most of their lines, and a map
+   * lookup costs a small part of running the pattern. Per worker; gone with the compiled rule set.
+   */
+  seen: Map<string, boolean>;
+  /** The same for captures: the first group's value, null when the group did not take part, false for no match. */
+  captured: Map<string, string | null | false>;
+}
+
+/** Lines remembered per pattern: ~100 bytes each, so 100 rules hold at most a few tens of MB per worker. */
+const SEEN_MAX = 2048;
+
+function remember<V>(map: Map<string, V>, key: string, compute: () => V): V {
+  const hit = map.get(key);
+  if (hit !== undefined) return hit;
+  const v = compute();
+  if (map.size >= SEEN_MAX) map.clear();
+  map.set(key, v);
+  return v;
+}
+
+/** Whether `p` matches `line` (remembered by line text). */
+export function testLine(p: RulePattern, line: string): boolean {
+  return remember(p.seen, line, () => p.re.test(line));
+}
+
+/** The first capture group of `p` in `line`: its value, null when the group did not take part, false for no match. */
+export function captureLine(p: RulePattern, line: string): string | null | false {
+  return remember(p.captured, line, () => {
+    const m = p.re.matcher(line);
+    return m.find() ? m.group(1) : false;
+  });
 }
 
 /**
@@ -33,7 +65,23 @@ export function literalStart(source: string): { literal: string | null; wholeWor
 }
 
 export function compileRulePattern(source: string): RulePattern {
-  return { source, re: compileRe2(source), ...literalStart(source) };
+  return { source, re: compileRe2(source), ...literalStart(source), seen: new Map(), captured: new Map() };
+}
+
+/** The first word of a line, indentation left out. */
+export function firstWord(line: string): string {
+  const t = line.trimStart();
+  const sp = t.search(/\s/);
+  return sp < 0 ? t : t.slice(0, sp);
+}
+
+/** Whether `p` matches `text`; a text whose first word cannot start a match is answered without running the pattern. */
+export function patternMatches(p: RulePattern, text: string, word?: string): boolean {
+  if (p.literal !== null) {
+    const w = word ?? firstWord(text);
+    if (p.wholeWord ? w !== p.literal : !w.startsWith(p.literal)) return false;
+  }
+  return testLine(p, text);
 }
 
 /** A configuration's lines and where each first word occurs (built once per configuration judged). */
@@ -45,10 +93,8 @@ export class LineIndex {
   constructor(text: string) {
     this.lines = splitLines(text);
     this.lines.forEach((line, i) => {
-      const t = line.trimStart();
-      if (!t) return;
-      const sp = t.search(/\s/);
-      const word = sp < 0 ? t : t.slice(0, sp);
+      const word = firstWord(line);
+      if (!word) return;
       let list = this.byWord.get(word);
       if (!list) this.byWord.set(word, (list = []));
       list.push(i);
@@ -74,16 +120,23 @@ export class LineIndex {
     const out: number[] = [];
     const c = this.candidates(p);
     if (c) {
-      for (const i of c) if (p.re.test(this.lines[i])) out.push(i);
+      for (const i of c) if (testLine(p, this.lines[i])) out.push(i);
     } else {
-      for (let i = 0; i < this.lines.length; i++) if (p.re.test(this.lines[i])) out.push(i);
+      for (let i = 0; i < this.lines.length; i++) if (testLine(p, this.lines[i])) out.push(i);
     }
     return out;
   }
 
-  /** The first capture group of `p` in line `i` (null when it did not take part). */
-  capture(p: RulePattern, i: number): string | null {
-    const m = p.re.matcher(this.lines[i]);
-    return m.find() ? m.group(1) : null;
+  /** Each line matching `p` with its first capture group (null when the group did not take part): one pass of the matcher per line. */
+  captures(p: RulePattern): { i: number; value: string | null }[] {
+    const out: { i: number; value: string | null }[] = [];
+    const c = this.candidates(p);
+    const visit = (i: number) => {
+      const value = captureLine(p, this.lines[i]);
+      if (value !== false) out.push({ i, value });
+    };
+    if (c) c.forEach(visit);
+    else for (let i = 0; i < this.lines.length; i++) visit(i);
+    return out;
   }
 }
