@@ -39,4 +39,3 @@ export function readInputFile(file: string): string {
     throw new Error(`cannot read ${file}: ${(e as Error).message}`);
   }
 }
-

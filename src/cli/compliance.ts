@@ -83,7 +83,9 @@ export const complianceCommand: Command = {
                 for (const f of r.failing) out([d.device_name, r.rule_id, r.severity, f.line ?? '-', f.text, f.message].join('\t'));
           }
           const judged = devices.filter((d) => d.results.length).length;
-          err(`${devices.length} device${devices.length === 1 ? '' : 's'} checked (${judged} with rules that apply), ${violations} violation${violations === 1 ? '' : 's'}`);
+          err(
+            `${devices.length} device${devices.length === 1 ? '' : 's'} checked (${judged} with rules that apply), ${violations} violation${violations === 1 ? '' : 's'}`,
+          );
           return violations ? 1 : 0;
         });
       }
@@ -105,7 +107,8 @@ export const complianceCommand: Command = {
       case 'waiver': {
         if (rest[0] !== 'add' || rest.length > 1) throw new UsageError('compliance waiver: the subcommand is "add"');
         const { device, rule, reason, owner, expires } = values;
-        if (!device || !rule || !reason || !owner || !expires) throw new UsageError('compliance waiver add: --device, --rule, --reason, --owner and --expires are required');
+        if (!device || !rule || !reason || !owner || !expires)
+          throw new UsageError('compliance waiver add: --device, --rule, --reason, --owner and --expires are required');
         return withAppliance(flags, (a) => {
           const at = parseLocalTimestamp(expires, a.config.server.timezone);
           if (at === null) throw new UsageError('compliance waiver add: --expires takes "YYYY-MM-DD HH:MM:SS"');

@@ -21,10 +21,21 @@ export function benchConfig(i: number): string {
   lines.push(`logging host 10.${i % 250}.0.1`, 'ntp server 10.0.0.1', ...(i % 4 ? ['ntp server 10.0.0.2'] : []));
   lines.push(`snmp-server community ${i % 5 ? `c${i}` : 'public'} RO`);
   for (let p = 0; p < 24; p++) {
-    lines.push(`interface GigabitEthernet0/${p}`, ...(p % 5 ? [` description port ${p} of ${i}`] : []), ' switchport mode access', ` switchport access vlan ${10 + (p % 4)}`);
+    lines.push(
+      `interface GigabitEthernet0/${p}`,
+      ...(p % 5 ? [` description port ${p} of ${i}`] : []),
+      ' switchport mode access',
+      ` switchport access vlan ${10 + (p % 4)}`,
+    );
     lines.push(p % 7 ? ' no shutdown' : ' shutdown', ' spanning-tree portfast', '!');
   }
-  lines.push('line con 0', ` exec-timeout ${i % 6 ? 5 : 30} 0`, 'line vty 0 4', ' exec-timeout 10 0', i % 9 ? ' transport input ssh' : ' transport input ssh telnet');
+  lines.push(
+    'line con 0',
+    ` exec-timeout ${i % 6 ? 5 : 30} 0`,
+    'line vty 0 4',
+    ' exec-timeout 10 0',
+    i % 9 ? ' transport input ssh' : ' transport input ssh telnet',
+  );
   lines.push('banner motd ^CAuthorised access only^C', 'end');
   return lines.join('\n') + '\n';
 }
@@ -34,7 +45,8 @@ export function benchRules(): string {
   const must = ['^ip ssh version 2$', '^logging host ', '^aaa new-model$', '^service password-encryption$', '^banner motd ', '^hostname sw'];
   const mustNot = ['^ip http server$', '^snmp-server community public ', '^service finger$', '^ip source-route$'];
   const out: string[] = [];
-  const add = (id: string, check: string) => out.push(`- id: ${id}\n  title: ${id}\n  severity: medium\n  applies_to: {templates: [cisco-ios]}\n  check: ${check}`);
+  const add = (id: string, check: string) =>
+    out.push(`- id: ${id}\n  title: ${id}\n  severity: medium\n  applies_to: {templates: [cisco-ios]}\n  check: ${check}`);
   for (let i = 0; i < 30; i++) add(`exist-${i}`, `{kind: must_exist, line: '${must[i % must.length]}'}`);
   for (let i = 0; i < 20; i++) add(`absent-${i}`, `{kind: must_not_exist, line: '${mustNot[i % mustNot.length]}'}`);
   for (let i = 0; i < 20; i++) {
@@ -54,7 +66,10 @@ export function benchRules(): string {
     add(`section-${i}`, checks[i % checks.length]);
   }
   for (let i = 0; i < 10; i++) {
-    add(`golden-${i}`, `{kind: golden, extra_match: '^ntp server ', snippet: "hostname {{device.name}}\\nntp server 10.0.0.1\\nntp server 10.0.0.2\\nline vty 0 4\\n exec-timeout 10 0\\n transport input ssh\\n"}`);
+    add(
+      `golden-${i}`,
+      `{kind: golden, extra_match: '^ntp server ', snippet: "hostname {{device.name}}\\nntp server 10.0.0.1\\nntp server 10.0.0.2\\nline vty 0 4\\n exec-timeout 10 0\\n transport input ssh\\n"}`,
+    );
   }
   return out.join('\n') + '\n';
 }
@@ -104,7 +119,9 @@ export async function runComplianceBench(say: (line: string) => void, opts: { de
     const p99 = loop.percentile(99) / 1e6;
     say(`  event loop busy ${(elu * 100).toFixed(1)} % of the re-judge (saving results); max delay ${ms(loop.max / 1e6)}`);
     const results = a.db.prepare('SELECT count(*) FROM compliance_results').pluck().get() as number;
-    say(`  fleet re-judge: ${num(end.done)} versions x ${opts.rules} rules in ${(fleetMs / 1000).toFixed(2)} s, event-loop p99 ${ms(p99)}, ${num(results)} results`);
+    say(
+      `  fleet re-judge: ${num(end.done)} versions x ${opts.rules} rules in ${(fleetMs / 1000).toFixed(2)} s, event-loop p99 ${ms(p99)}, ${num(results)} results`,
+    );
 
     const single: number[] = [];
     for (let i = 0; i < 20; i++) {
@@ -118,9 +135,14 @@ export async function runComplianceBench(say: (line: string) => void, opts: { de
     return {
       title: `Compliance (${num(opts.devices)} devices x ${opts.rules} rules, compliance workers)`,
       rows: [
-        row(`fleet re-judge, ${num(opts.devices)} x ${opts.rules} rules`, `${(fleetMs / 1000).toFixed(2)} s`, '<= 10 s', fleetMs <= 10_000, { results, state: end.state }),
+        row(`fleet re-judge, ${num(opts.devices)} x ${opts.rules} rules`, `${(fleetMs / 1000).toFixed(2)} s`, '<= 10 s', fleetMs <= 10_000, {
+          results,
+          state: end.state,
+        }),
         row('event loop p99 during the re-judge', ms(p99), '< 50 ms', p99 < 50, { busy_percent: Number((elu * 100).toFixed(1)) }),
-        row('one new version judged (import, record, judge, results saved)', ms(median), '<= 50 ms', median <= 50, { samples_ms: single.map((v) => Number(v.toFixed(1))) }),
+        row('one new version judged (import, record, judge, results saved)', ms(median), '<= 50 ms', median <= 50, {
+          samples_ms: single.map((v) => Number(v.toFixed(1))),
+        }),
       ],
       notes: [`synthetic IOS-style configurations of ~170 lines; 30 must-exist, 20 must-not-exist, 20 value, 20 section and 10 golden rules.`],
     };

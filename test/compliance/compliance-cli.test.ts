@@ -58,7 +58,10 @@ describe('confvault compliance', () => {
     assert.equal(none.status, 2, none.stderr);
     const unknown = await cli('compliance', 'check', '--device', 'no-such-device');
     assert.equal(unknown.status, 2, unknown.stderr);
-    assert.equal((await cli('backup', 'import', '--device', String(deviceId), '--file', file('good.cfg', GOOD), '--started-at', '2026-01-01 10:00:00')).status, 0);
+    assert.equal(
+      (await cli('backup', 'import', '--device', String(deviceId), '--file', file('good.cfg', GOOD), '--started-at', '2026-01-01 10:00:00')).status,
+      0,
+    );
     const ok = await cli('compliance', 'check', '--all', '--json');
     assert.equal(ok.status, 0, ok.stderr);
     const json = JSON.parse(ok.stdout) as { device_name: string; results: { rule_id: string; status: string }[] }[];
@@ -66,7 +69,10 @@ describe('confvault compliance', () => {
       json[0].results.map((r) => `${r.rule_id}:${r.status}`),
       ['ntp-two:pass', 'vty-ssh-only:pass'],
     );
-    assert.equal((await cli('backup', 'import', '--device', String(deviceId), '--file', file('broken.cfg', BROKEN), '--started-at', '2026-01-02 10:00:00')).status, 0);
+    assert.equal(
+      (await cli('backup', 'import', '--device', String(deviceId), '--file', file('broken.cfg', BROKEN), '--started-at', '2026-01-02 10:00:00')).status,
+      0,
+    );
     const bad = await cli('compliance', 'check', '--device', 'sw1');
     assert.equal(bad.status, 1, bad.stderr);
     assert.deepEqual(bad.stdout.trim().split('\n'), [
@@ -101,7 +107,13 @@ describe('confvault compliance', () => {
         .trim()
         .split('\n')
         .map((l) => l.split('\t').slice(0, 3).join(' ').replace(/ \d+ /, ' ')),
-      ['arista-eos-baseline disabled', 'cisco-ios-baseline disabled', 'cisco-nxos-baseline disabled', 'fortinet-fortios-baseline disabled', 'juniper-junos-baseline disabled'],
+      [
+        'arista-eos-baseline disabled',
+        'cisco-ios-baseline disabled',
+        'cisco-nxos-baseline disabled',
+        'fortinet-fortios-baseline disabled',
+        'juniper-junos-baseline disabled',
+      ],
     );
   });
 });

@@ -148,7 +148,8 @@ describe('compliance as versions are stored', () => {
 
   test("a golden snippet's remediation, applied to the configuration text, makes the device compliant", async () => {
     const id = device('edge2', core);
-    const drifted = 'hostname old-name\nip ssh version 2\nntp server 10.0.0.1\nntp server 10.0.0.2\nline vty 0 4\n exec-timeout 30 0\n transport input ssh\n logging synchronous\nend\n';
+    const drifted =
+      'hostname old-name\nip ssh version 2\nntp server 10.0.0.1\nntp server 10.0.0.2\nline vty 0 4\n exec-timeout 30 0\n transport input ssh\n logging synchronous\nend\n';
     await store(id, drifted, Date.now() - 1000);
     const [d] = await checkCompliance(t.services.db, t.services.snapshots, SYSTEM_ACTOR, { device: 'edge2' });
     const golden = d.results.find((r) => r.rule_id === 'golden-vty')!;
@@ -187,9 +188,13 @@ describe('compliance as versions are stored', () => {
 describe('compliance permissions and scope', () => {
   test('results need compliance.view; waivers need compliance.manage', async () => {
     const noView = actor(PERMISSIONS.filter((p) => p !== 'compliance.view'));
-    await assert.rejects(checkCompliance(t.services.db, t.services.snapshots, noView, {}), (e: unknown) => e instanceof ApiError && e.code === 'PERMISSION_DENIED');
+    await assert.rejects(
+      checkCompliance(t.services.db, t.services.snapshots, noView, {}),
+      (e: unknown) => e instanceof ApiError && e.code === 'PERMISSION_DENIED',
+    );
     assert.throws(
-      () => addWaiver(t.services.db, actor(['compliance.view']), { device: 'edge1', rule_id: 'ntp-two', reason: 'x', owner: 'o', expires_at: Date.now() + 1000 }),
+      () =>
+        addWaiver(t.services.db, actor(['compliance.view']), { device: 'edge1', rule_id: 'ntp-two', reason: 'x', owner: 'o', expires_at: Date.now() + 1000 }),
       (e: unknown) => e instanceof ApiError && e.code === 'PERMISSION_DENIED',
     );
   });
@@ -201,6 +206,9 @@ describe('compliance permissions and scope', () => {
       all.map((d) => d.device_name),
       ['branch1'],
     );
-    await assert.rejects(checkCompliance(t.services.db, t.services.snapshots, scoped, { device: 'edge1' }), (e: unknown) => e instanceof ApiError && e.code === 'PERMISSION_DENIED');
+    await assert.rejects(
+      checkCompliance(t.services.db, t.services.snapshots, scoped, { device: 'edge1' }),
+      (e: unknown) => e instanceof ApiError && e.code === 'PERMISSION_DENIED',
+    );
   });
 });

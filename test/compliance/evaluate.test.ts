@@ -138,7 +138,14 @@ describe('golden snippets', () => {
     const r = judge(golden);
     assert.equal(r.status, 'fail');
     const texts = r.failing.map((f) => `${f.line ?? '-'} ${f.text}`);
-    assert.deepEqual(texts, ['- ntp server 10.0.0.2', '- exec-timeout 5 0', '- transport input ssh', '18 exec-timeout 30 0', '19 transport input ssh telnet', '- banner-text dc/core']);
+    assert.deepEqual(texts, [
+      '- ntp server 10.0.0.2',
+      '- exec-timeout 5 0',
+      '- transport input ssh',
+      '18 exec-timeout 30 0',
+      '19 transport input ssh telnet',
+      '- banner-text dc/core',
+    ]);
     assert.match(r.remediation, /^line vty 0 4\n exec-timeout 5 0\n transport input ssh\n no exec-timeout 30 0\n no transport input ssh telnet$/m);
     const fixed = applyRemediation(IOS, r.remediation, 'indent');
     assert.equal(judge(golden, fixed).status, 'pass');
@@ -160,11 +167,15 @@ describe('golden snippets', () => {
   });
 
   test('FortiOS blocks: a missing setting is written inside config/end, an extra one unset', () => {
-    const forti = 'config system global\n    set hostname fw1\n    set admin-telnet enable\nend\nconfig system interface\n    edit "port1"\n        set allowaccess ping https ssh telnet\n    next\nend';
+    const forti =
+      'config system global\n    set hostname fw1\n    set admin-telnet enable\nend\nconfig system interface\n    edit "port1"\n        set allowaccess ping https ssh telnet\n    next\nend';
     const c = ctx({ template: 'fortinet-fortios' });
     const y = `${head('f')}check:\n  kind: golden\n  snippet: |\n    config system global\n        set hostname fw1\n        set admintimeout 5\n    end\n`;
     const r = judge(y, forti, c);
-    assert.deepEqual(r.failing.map((f) => f.text), ['set admintimeout 5', 'set admin-telnet enable']);
+    assert.deepEqual(
+      r.failing.map((f) => f.text),
+      ['set admintimeout 5', 'set admin-telnet enable'],
+    );
     assert.match(r.remediation, /config system global\n {4}set admintimeout 5\n {4}unset admin-telnet\nend/);
     assert.equal(judge(y, applyRemediation(forti, r.remediation, 'fortios'), c).status, 'pass');
     const s = judge(`${head('t')}check: {kind: sections, match: '^edit ', must_not_contain: ['^set allowaccess .*\\btelnet\\b']}`, forti, c);

@@ -2,7 +2,19 @@
 import { stringify } from 'csv-stringify/sync';
 import type { DeviceCompliance } from './compliance.service';
 
-export const REPORT_COLUMNS = ['device', 'group', 'template', 'backup_id', 'rule', 'severity', 'status', 'failing_lines', 'first_failing', 'waiver_owner', 'waiver_expires_at'] as const;
+export const REPORT_COLUMNS = [
+  'device',
+  'group',
+  'template',
+  'backup_id',
+  'rule',
+  'severity',
+  'status',
+  'failing_lines',
+  'first_failing',
+  'waiver_owner',
+  'waiver_expires_at',
+] as const;
 
 export type ReportRow = Record<(typeof REPORT_COLUMNS)[number], string | number | null>;
 

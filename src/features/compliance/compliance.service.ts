@@ -68,11 +68,7 @@ async function judgeVersions(db: DB, store: SnapshotStore, rows: readonly Versio
             failed++;
             continue;
           }
-          saveJudgement(
-            db,
-            { backup_id: a.backup_id, device_id: row.device_id, ruleset: ruleset.digest, judged_at: now },
-            a.results,
-          );
+          saveJudgement(db, { backup_id: a.backup_id, device_id: row.device_id, ruleset: ruleset.digest, judged_at: now }, a.results);
         }
       }).immediate();
       done += b.length;
@@ -257,7 +253,12 @@ export function addWaiver(db: DB, actor: Actor, input: WaiverInput, now = Date.n
  * Re-judges every device's newest version with the rule set now in force (after a rule change), in the background:
  * `done` settles when it ends; the run's row (getComplianceRun) shows its progress meanwhile.
  */
-export function rejudgeFleet(db: DB, store: SnapshotStore, reason: string, onProgress?: (done: number, total: number) => void): { id: string; total: number; done: Promise<RunRow> } {
+export function rejudgeFleet(
+  db: DB,
+  store: SnapshotStore,
+  reason: string,
+  onProgress?: (done: number, total: number) => void,
+): { id: string; total: number; done: Promise<RunRow> } {
   const rows = listLatestVersionRows(db, null);
   const ruleset = loadRuleset(db, dataDirOf(store));
   const id = randomUUID();

@@ -15,7 +15,7 @@ export function listRuleRows(db: DB): RuleRow[] {
 
 /** A value that changes whenever a database rule is added, changed or removed. */
 export function ruleRowsStamp(db: DB): string {
-  const r = prepareCached(db, 'SELECT count(*) AS n, ifnull(max(updated_at), 0) AS at, ifnull(group_concat(id), \'\') AS ids FROM compliance_rules').get() as {
+  const r = prepareCached(db, "SELECT count(*) AS n, ifnull(max(updated_at), 0) AS at, ifnull(group_concat(id), '') AS ids FROM compliance_rules").get() as {
     n: number;
     at: number;
     ids: string;
@@ -159,15 +159,10 @@ export interface WaiverRow {
 
 export function insertWaiver(db: DB, w: Omit<WaiverRow, 'id'>): number {
   return Number(
-    prepareCached(db, 'INSERT INTO compliance_waivers (device_id, rule_id, reason, owner, expires_at, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)').run(
-      w.device_id,
-      w.rule_id,
-      w.reason,
-      w.owner,
-      w.expires_at,
-      w.created_by,
-      w.created_at,
-    ).lastInsertRowid,
+    prepareCached(
+      db,
+      'INSERT INTO compliance_waivers (device_id, rule_id, reason, owner, expires_at, created_by, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    ).run(w.device_id, w.rule_id, w.reason, w.owner, w.expires_at, w.created_by, w.created_at).lastInsertRowid,
   );
 }
 

@@ -115,7 +115,8 @@ function judgeSections(c: Extract<CompiledCheck, { kind: 'sections' }>, cfg: Jud
     matched++;
     const inside = cfg.inside(n);
     for (const p of c.must) {
-      if (!inside.some((x) => patternMatches(p, x.text, x.word))) failing.push({ line: n.line, text: n.path, message: `section lacks a statement matching ${p.source}` });
+      if (!inside.some((x) => patternMatches(p, x.text, x.word)))
+        failing.push({ line: n.line, text: n.path, message: `section lacks a statement matching ${p.source}` });
     }
     for (const p of c.mustNot) {
       for (const x of inside) if (patternMatches(p, x.text, x.word)) failing.push({ line: x.node.line, text: x.text, message: `not allowed in ${n.path}` });

@@ -101,12 +101,17 @@ export function judgeGolden(g: CompiledGolden, cfg: JudgedConfig): { failing: Fa
     const tops = pathMode ? config.nodes.filter((n) => n.children.length === 0) : config.roots;
     for (const n of tops) {
       const text = pathMode ? n.path : n.text;
-      if (patternMatches(g.extra, pathMode ? cfg.index.lines[n.line - 1] : text) && !wanted.has(norm(text))) changes.push({ kind: 'extra', node: n, parents: [] });
+      if (patternMatches(g.extra, pathMode ? cfg.index.lines[n.line - 1] : text) && !wanted.has(norm(text)))
+        changes.push({ kind: 'extra', node: n, parents: [] });
     }
   }
   const failing = changes.map<FailingLine>((c) =>
     c.kind === 'missing'
-      ? { line: null, text: pathMode ? c.node.path : c.node.text, message: `missing${c.parents.length ? ` under ${c.parents.map((p) => p.text).join(' > ')}` : ''}` }
+      ? {
+          line: null,
+          text: pathMode ? c.node.path : c.node.text,
+          message: `missing${c.parents.length ? ` under ${c.parents.map((p) => p.text).join(' > ')}` : ''}`,
+        }
       : { line: c.node.line, text: pathMode ? c.node.path : c.node.text, message: 'not in the golden configuration' },
   );
   return { failing, commands: remediationCommands(changes, mode) };
@@ -119,7 +124,7 @@ function remediationCommands(changes: readonly Change[], mode: HierarchyMode): s
     for (const c of changes) out.push(c.kind === 'missing' ? `set ${c.node.path}` : (negation(mode, c.node) as string));
     return out.join('\n');
   }
-  let open: string[] = [];
+  const open: string[] = [];
   const close = (depth: number) => {
     while (open.length > depth) {
       const header = open.pop() as string;

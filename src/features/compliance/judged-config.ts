@@ -70,4 +70,3 @@ export class JudgedConfig {
     return w;
   }
 }
-
