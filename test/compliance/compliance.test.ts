@@ -8,7 +8,9 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR, type Actor } from '../../src/identity/actor';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { addWaiver, checkCompliance, complianceIdle, rejudgeFleet, type DeviceCompliance } from '../../src/features/compliance/compliance.service';
-import { enablePack, importRules } from '../../src/features/compliance/compliance-rules.service';
+import { enablePack, importRules, listRules, loadRuleset } from '../../src/features/compliance/compliance-rules.service';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
 import { applyRemediation } from '../../src/features/compliance/golden';
 import { ApiError } from '../../src/errors';
 
@@ -182,6 +184,29 @@ describe('compliance as versions are stored', () => {
     assert.equal(statusOf(d, 'ios-ssh-version-2'), 'pass');
     const [edge] = await checkCompliance(t.services.db, t.services.snapshots, SYSTEM_ACTOR, { device: 'edge1' });
     assert.equal(statusOf(edge, 'ios-aaa-new-model'), 'not_applicable', 'the pack is not enabled for dc');
+  });
+});
+
+describe('rule files in <data_dir>/compliance', () => {
+  test('a file rule is in force as written; an edit in place is read again; a broken file is left out with its problems', async () => {
+    const dir = path.join(t.services.dataDir, 'compliance');
+    mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, 'banner.yaml');
+    const rule = (line: string) => `id: banner\ntitle: Banner\nseverity: low\ncheck: {kind: must_exist, line: '${line}'}\n`;
+    writeFileSync(file, rule('^hostname '));
+    let [d] = await checkCompliance(t.services.db, t.services.snapshots, SYSTEM_ACTOR, { device: 'edge1' });
+    assert.equal(statusOf(d, 'banner'), 'pass');
+    assert.equal(listRules(t.services.db, SYSTEM_ACTOR, t.services.dataDir).find((r) => r.rule.id === 'banner')?.origin, 'file');
+    writeFileSync(file, rule('^banner motd '));
+    [d] = await checkCompliance(t.services.db, t.services.snapshots, SYSTEM_ACTOR, { device: 'edge1' });
+    assert.equal(statusOf(d, 'banner'), 'fail', 'the edited file was read again and the version re-judged');
+    writeFileSync(path.join(dir, 'broken.yaml'), 'id: Broken\n');
+    const set = loadRuleset(t.services.db, t.services.dataDir);
+    assert.deepEqual(
+      set.problems.map((p) => path.basename(p.path)),
+      ['broken.yaml'],
+    );
+    assert.ok(set.info.has('banner'));
   });
 });
 

@@ -1,6 +1,7 @@
 // The rules in force: database rules, <data_dir>/compliance/*.yaml files and the packs enabled per group, merged into one rule set with a digest; importing rules and enabling packs.
 import { createHash } from 'node:crypto';
-import { statSync } from 'node:fs';
+import { readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
 import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
@@ -69,12 +70,25 @@ function narrowed(rule: ComplianceRule, enabled: readonly PackGroupRow[], paths:
 
 const cache = new WeakMap<DB, { key: string; set: Ruleset }>();
 
+/** The rule files' names, sizes and modification times: an edit in place changes a file's time, not the folder's. */
 function folderStamp(dir: string): string {
+  let names: string[];
   try {
-    return String(statSync(dir).mtimeMs);
+    names = readdirSync(dir).filter((n) => /\.ya?ml$/i.test(n) && !n.startsWith('.'));
   } catch {
     return 'none';
   }
+  return names
+    .sort()
+    .map((n) => {
+      try {
+        const st = statSync(path.join(dir, n));
+        return `${n}:${st.size}:${st.mtimeMs}`;
+      } catch {
+        return `${n}:gone`;
+      }
+    })
+    .join('|');
 }
 
 /**
