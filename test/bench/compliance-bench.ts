@@ -2,7 +2,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { monitorEventLoopDelay } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';

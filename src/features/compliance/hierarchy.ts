@@ -65,9 +65,9 @@ export function parseHierarchy(text: string, mode: HierarchyMode): Hierarchy {
   const lines = splitLines(text);
   const h: Hierarchy = { mode, roots: [], nodes: [] };
   if (mode === 'indent') parseIndent(lines, h);
-  else if (mode === 'braces') parseBraces(lines, h);
+  else if (mode === 'braces') parseBlocks(lines, h, COMMENT.braces, BRACES);
   else if (mode === 'set') parseSet(lines, h);
-  else parseFortios(lines, h);
+  else parseBlocks(lines, h, COMMENT.fortios, FORTIOS);
   return h;
 }
 
@@ -89,20 +89,43 @@ function parseIndent(lines: string[], h: Hierarchy): void {
   });
 }
 
-function parseBraces(lines: string[], h: Hierarchy): void {
+/** How a block-structured mode reads one trimmed line: whether it closes the open block, opens one, and its text. */
+interface BlockSyntax {
+  closes(t: string): boolean;
+  opens(t: string): boolean;
+  text(t: string): string;
+  /** The statement's path includes its parents' (braces); otherwise it is its text (FortiOS). */
+  paths: boolean;
+}
+
+const BRACES: BlockSyntax = {
+  closes: (t) => t === '}' || t === '};',
+  opens: (t) => t.endsWith('{'),
+  text: (t) => t.replace(/\s*[{;]\s*$/, '').replace(/;\s*(#.*)?$/, ''),
+  paths: true,
+};
+
+/** FortiOS: `config X` and `edit N` open a block, `end` and `next` close it, `set`/`unset` are its statements. */
+const FORTIOS: BlockSyntax = {
+  closes: (t) => t === 'end' || t === 'next',
+  opens: (t) => /^(config|edit)\s/.test(t),
+  text: (t) => t,
+  paths: false,
+};
+
+function parseBlocks(lines: string[], h: Hierarchy, comment: RegExp, syntax: BlockSyntax): void {
   const stack: ConfigNode[] = [];
   lines.forEach((raw, i) => {
-    if (COMMENT.braces.test(raw)) return;
-    let t = raw.trim();
-    if (t === '}' || t === '};') {
+    if (comment.test(raw)) return;
+    const t = raw.trim();
+    if (syntax.closes(t)) {
       stack.pop();
       return;
     }
-    const opens = t.endsWith('{');
-    t = t.replace(/\s*[{;]\s*$/, '').replace(/;\s*(#.*)?$/, '');
+    const text = syntax.text(t);
     const parent = stack.length ? stack[stack.length - 1] : null;
-    const node = add(h, parent, t, i + 1, parent ? `${parent.path} ${t}` : t);
-    if (opens) stack.push(node);
+    const node = add(h, parent, text, i + 1, syntax.paths && parent ? `${parent.path} ${text}` : text);
+    if (syntax.opens(t)) stack.push(node);
   });
 }
 
@@ -126,21 +149,6 @@ function parseSet(lines: string[], h: Hierarchy): void {
       }
       parent = node;
     }
-  });
-}
-
-/** FortiOS: `config X` and `edit N` open a block, `end` and `next` close it, `set`/`unset` are its statements. */
-function parseFortios(lines: string[], h: Hierarchy): void {
-  const stack: ConfigNode[] = [];
-  lines.forEach((raw, i) => {
-    if (COMMENT.fortios.test(raw)) return;
-    const t = raw.trim();
-    if (t === 'end' || t === 'next') {
-      stack.pop();
-      return;
-    }
-    const node = add(h, stack.length ? stack[stack.length - 1] : null, t, i + 1);
-    if (/^(config|edit)\s/.test(t)) stack.push(node);
   });
 }
 
