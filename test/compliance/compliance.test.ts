@@ -13,6 +13,7 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { applyRemediation } from '../../src/features/compliance/golden';
 import { ApiError } from '../../src/errors';
+import { createApplianceMetrics } from '../../src/features/metrics/metrics.service';
 
 let t: TestAppliance;
 let core: number;
@@ -184,6 +185,16 @@ describe('compliance as versions are stored', () => {
     assert.equal(statusOf(d, 'ios-ssh-version-2'), 'pass');
     const [edge] = await checkCompliance(t.services.db, t.services.snapshots, SYSTEM_ACTOR, { device: 'edge1' });
     assert.equal(statusOf(edge, 'ios-aaa-new-model'), 'not_applicable', 'the pack is not enabled for dc');
+  });
+});
+
+describe('compliance metrics', () => {
+  test('/metrics counts failing rules of the newest versions by rule and severity, waived ones left out', async () => {
+    const m = createApplianceMetrics({ db: t.services.db, dbFile: path.join(t.services.dataDir, 'confvault.db'), staleAfterHours: 24, queued: () => 0 });
+    const text = await m.registry.getSingleMetricAsString('confvault_compliance_violations');
+    assert.match(text, /^confvault_compliance_violations\{rule="vty-ssh-only",severity="critical"\} 1$/m);
+    assert.match(text, /^confvault_compliance_violations\{rule="ios-aaa-new-model",severity="high"\} 1$/m);
+    assert.doesNotMatch(text, /rule="ntp-two"/, 'the waiver in force takes it out');
   });
 });
 

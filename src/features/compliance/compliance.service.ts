@@ -27,6 +27,7 @@ import {
   type VersionRow,
   type WaiverRow,
   findDeviceIdByName,
+  countViolationsByRule,
 } from './compliance.store';
 
 /**
@@ -284,4 +285,16 @@ export function getComplianceRun(db: DB, actor: Actor, id: string): RunRow {
   const r = getRunRow(db, id);
   if (!r) throw ApiError.notFound(`compliance run ${id}`);
   return r;
+}
+
+/**
+ * Violations on the devices' newest versions (waived ones left out) by rule and severity, for /metrics: the rules in
+ * force only (a removed rule's old results are not counted). The whole fleet, as the other gauges.
+ */
+export function countViolations(db: DB, dataDir: string, now = Date.now()): { rule_id: string; severity: Severity; n: number }[] {
+  const ruleset = loadRuleset(db, dataDir);
+  return countViolationsByRule(db, now).flatMap((r) => {
+    const info = ruleset.info.get(r.rule_id);
+    return info ? [{ rule_id: r.rule_id, severity: info.rule.severity, n: r.n }] : [];
+  });
 }

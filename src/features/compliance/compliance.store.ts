@@ -193,3 +193,17 @@ export function updateRun(db: DB, id: string, done: number, end: { state: 'finis
 export function getRunRow(db: DB, id: string): RunRow | undefined {
   return prepareCached(db, 'SELECT * FROM compliance_runs WHERE id = ?').get(id) as RunRow | undefined;
 }
+
+/** Failing rules of each device's newest stored version, without those under a waiver in force: count by rule. */
+export function countViolationsByRule(db: DB, now: number): { rule_id: string; n: number }[] {
+  return prepareCached(
+    db,
+    `SELECT r.rule_id, count(*) AS n
+       FROM compliance_judged j
+       JOIN compliance_results r ON r.backup_id = j.backup_id AND r.status = 'fail'
+      WHERE j.backup_id = (SELECT b.id FROM backups b WHERE b.device_id = j.device_id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
+                            ORDER BY b.started_at DESC, b.id DESC LIMIT 1)
+        AND NOT EXISTS (SELECT 1 FROM compliance_waivers w WHERE w.device_id = j.device_id AND w.rule_id = r.rule_id AND w.expires_at > ?)
+      GROUP BY r.rule_id`,
+  ).all(now) as { rule_id: string; n: number }[];
+}
