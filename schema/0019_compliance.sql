@@ -18,24 +18,26 @@ CREATE TABLE compliance_pack_groups (
 ) STRICT;
 CREATE UNIQUE INDEX compliance_pack_groups_unique ON compliance_pack_groups (pack, ifnull(group_id, 0));
 
--- One stored version judged: with which rules (a digest of the rule set) and when. A version is judged once per
--- rule set; a rule change re-judges each device's newest version.
+-- One stored version judged: with which rules (a digest of the rule set) and when, and the rules it passed (a JSON
+-- list: a fleet passes most rules, and a row per pass would be most of the writes). A version is judged once per rule
+-- set; a rule change re-judges each device's newest version.
 CREATE TABLE compliance_judged (
-  backup_id   TEXT PRIMARY KEY REFERENCES backups(id) ON DELETE CASCADE,
-  device_id   INTEGER NOT NULL,
-  ruleset     TEXT NOT NULL,
-  judged_at   INTEGER NOT NULL,
-  passed      INTEGER NOT NULL,
-  failed      INTEGER NOT NULL
+  backup_id    TEXT PRIMARY KEY REFERENCES backups(id) ON DELETE CASCADE,
+  device_id    INTEGER NOT NULL,
+  ruleset      TEXT NOT NULL,
+  judged_at    INTEGER NOT NULL,
+  passed_rules TEXT NOT NULL DEFAULT '[]' CHECK (json_valid(passed_rules)),
+  failed       INTEGER NOT NULL
 ) STRICT;
 CREATE INDEX compliance_judged_device ON compliance_judged (device_id, judged_at);
 
--- The result of each rule that applies to a judged version (not applicable: no row). Waivers are applied when the
--- results are read, so a waiver silences a failure at once and stops at its expiry without a new judgement.
+-- Each rule a judged version fails, with its failing lines (a rule that passes is in passed_rules above; one that
+-- does not apply is in neither). Waivers are applied when the results are read, so a waiver silences a failure at
+-- once and stops at its expiry without a new judgement.
 CREATE TABLE compliance_results (
   backup_id   TEXT NOT NULL REFERENCES compliance_judged(backup_id) ON DELETE CASCADE,
   rule_id     TEXT NOT NULL,
-  status      TEXT NOT NULL CHECK (status IN ('pass', 'fail')),
+  status      TEXT NOT NULL CHECK (status = 'fail'),
   failing     TEXT NOT NULL DEFAULT '[]', -- JSON: [{line, text, message}]
   remediation TEXT NOT NULL DEFAULT '',
   PRIMARY KEY (backup_id, rule_id)

@@ -14,6 +14,8 @@ import path from 'node:path';
 import { applyRemediation } from '../../src/features/compliance/golden';
 import { ApiError } from '../../src/errors';
 import { createApplianceMetrics } from '../../src/features/metrics/metrics.service';
+import { createChannel, createRule } from '../../src/features/notifications/notifications.service';
+import { DestinationPolicy } from '../../src/lib/destinations';
 
 let t: TestAppliance;
 let core: number;
@@ -195,6 +197,37 @@ describe('compliance metrics', () => {
     assert.match(text, /^confvault_compliance_violations\{rule="vty-ssh-only",severity="critical"\} 1$/m);
     assert.match(text, /^confvault_compliance_violations\{rule="ios-aaa-new-model",severity="high"\} 1$/m);
     assert.doesNotMatch(text, /rule="ntp-two"/, 'the waiver in force takes it out');
+  });
+});
+
+describe('compliance notifications', () => {
+  test('compliance_failed when a version starts failing a rule, compliance_recovered when it passes again, nothing when unchanged', async () => {
+    await createChannel(t.services.db, SYSTEM_ACTOR, t.appliance.secrets, new DestinationPolicy(['127.0.0.1']), {
+      name: 'noc-hook',
+      type: 'webhook',
+      url: 'http://127.0.0.1:9/hook',
+    });
+    createRule(t.services.db, SYSTEM_ACTOR, { name: 'compliance', events: ['compliance_failed', 'compliance_recovered'], channels: ['noc-hook'] });
+    const events = () =>
+      (t.services.db.prepare("SELECT event, item FROM notification_outbox WHERE event LIKE 'compliance_%' ORDER BY id").all() as { event: string; item: string }[]).map(
+        (r) => ({ event: r.event, summary: (JSON.parse(r.item) as { item: { summary: string } }).item.summary }),
+      );
+    const id = device('edge3', core);
+    const good = GOOD.replace('{NAME}', 'edge3');
+    await store(id, good, Date.now() - 3000);
+    assert.deepEqual(events(), []);
+    await store(id, good.replace(' transport input ssh', ' transport input telnet'), Date.now() - 2000);
+    const failed = events();
+    assert.equal(failed.length, 1);
+    assert.equal(failed[0].event, 'compliance_failed');
+    assert.match(failed[0].summary, /^edge3: 2 compliance rule\(s\) now failing: golden-vty \(high\): .*; vty-ssh-only \(critical\): line 5 line vty 0 4/);
+    await store(id, good, Date.now() - 1000);
+    await store(id, good, Date.now());
+    assert.deepEqual(
+      events().map((e) => e.event),
+      ['compliance_failed', 'compliance_recovered'],
+    );
+    assert.match(events()[1].summary, /^edge3: compliant again with golden-vty, vty-ssh-only$/);
   });
 });
 

@@ -1,7 +1,7 @@
 // Judging stored versions (each as it is stored, the fleet after a rule change), reading results with waivers applied, in the actor's scope.
 import { randomUUID } from 'node:crypto';
 import path from 'node:path';
-import type { DB } from '../../db/open';
+import { withEngineSync, type DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
@@ -11,8 +11,9 @@ import { getDevice, listDeviceIds } from '../devices/devices.service';
 import type { Severity } from './compliance-rule.schemas';
 import type { FailingLine } from './evaluate';
 import { judgeOffThread } from './compliance-pool';
-import type { JudgeItem } from './compliance-task';
+import type { JudgeAnswerItem, JudgeItem } from './compliance-task';
 import { groupPaths, loadRuleset, type Ruleset } from './compliance-rules.service';
+import { announceChanges, eventsWanted, previousFailures } from './compliance-events.service';
 import {
   getRunRow,
   getVersionRow,
@@ -62,20 +63,31 @@ async function judgeVersions(db: DB, store: SnapshotStore, rows: readonly Versio
     for (let b = batches.shift(); b; b = batches.shift()) {
       const answers = await judgeOffThread({ ruleset: ruleset.digest, rules: ruleset.rules, data_dir: dataDirOf(store), items: b });
       const now = Date.now();
-      db.transaction(() => {
+      // Results are derived data (judged again whenever missing): their commits need no fsync on the event loop.
+      withEngineSync(db, () => saveBatch(answers, now));
+      done += b.length;
+      progress?.(done);
+    }
+  };
+  const saveBatch = (answers: JudgeAnswerItem[], now: number) =>
+    db
+      .transaction(() => {
+        const announce = eventsWanted(db);
         for (const a of answers) {
           const row = byBackup.get(a.backup_id) as VersionRow;
           if (!a.results) {
             failed++;
             continue;
           }
-          saveJudgement(db, { backup_id: a.backup_id, device_id: row.device_id, ruleset: ruleset.digest, judged_at: now }, a.results);
+          if (announce) announceChanges(db, ruleset, row, previousFailures(db, row.device_id), a.results, now);
+          saveJudgement(
+            db,
+            { backup_id: a.backup_id, device_id: row.device_id, ruleset: ruleset.digest, judged_at: now, replace: row.ruleset !== null },
+            a.results,
+          );
         }
-      }).immediate();
-      done += b.length;
-      progress?.(done);
-    }
-  };
+      })
+      .immediate();
   await Promise.all([work(), work(), work(), work()]);
   return failed;
 }
@@ -200,6 +212,15 @@ function readCompliance(db: DB, rows: readonly VersionRow[], ruleset: Ruleset, n
       waiver: w ? { reason: w.reason, owner: w.owner, expires_at: w.expires_at } : null,
     });
     results.set(r.backup_id, list);
+  }
+  for (const row of byBackup.values()) {
+    const list = results.get(row.backup_id) ?? [];
+    for (const id of JSON.parse(row.passed_rules ?? '[]') as string[]) {
+      const info = ruleset.info.get(id);
+      if (info) list.push({ rule_id: id, title: info.rule.title, severity: info.rule.severity, status: 'pass', failing: [], remediation: '', waiver: null });
+    }
+    list.sort((a, b) => a.rule_id.localeCompare(b.rule_id));
+    results.set(row.backup_id, list);
   }
   return rows.map((r) => ({
     device_id: r.device_id,

@@ -76,10 +76,12 @@ export interface VersionRow {
   config_snapshot_hash: string;
   started_at: number;
   ruleset: string | null;
+  /** JSON list of the rules the version passed (null: not judged). */
+  passed_rules: string | null;
 }
 
 const VERSION_COLUMNS = `d.id AS device_id, d.name AS device_name, d.hostname, d.group_id, t.name AS template,
-  b.id AS backup_id, b.config_snapshot_hash, b.started_at, j.ruleset`;
+  b.id AS backup_id, b.config_snapshot_hash, b.started_at, j.ruleset, j.passed_rules`;
 
 export function getVersionRow(db: DB, backupId: string): VersionRow | undefined {
   return prepareCached(
@@ -116,26 +118,31 @@ export interface ResultInput {
   remediation: string;
 }
 
-/** A version's judgement, replacing an earlier one (after a rule change). Inside the caller's transaction. */
-export function saveJudgement(db: DB, j: { backup_id: string; device_id: number; ruleset: string; judged_at: number }, results: readonly ResultInput[]): void {
-  prepareCached(db, 'DELETE FROM compliance_judged WHERE backup_id = ?').run(j.backup_id);
-  const failed = results.filter((r) => r.status === 'fail').length;
-  prepareCached(db, 'INSERT INTO compliance_judged (backup_id, device_id, ruleset, judged_at, passed, failed) VALUES (?, ?, ?, ?, ?, ?)').run(
+/** A version's judgement, replacing an earlier one (after a rule change): the passed rules as a list, a row per failure. Inside the caller's transaction. */
+export function saveJudgement(
+  db: DB,
+  j: { backup_id: string; device_id: number; ruleset: string; judged_at: number; replace: boolean },
+  results: readonly ResultInput[],
+): void {
+  if (j.replace) prepareCached(db, 'DELETE FROM compliance_judged WHERE backup_id = ?').run(j.backup_id);
+  const failures = results.filter((r) => r.status === 'fail');
+  const passed = results.filter((r) => r.status === 'pass').map((r) => r.rule_id);
+  prepareCached(db, 'INSERT INTO compliance_judged (backup_id, device_id, ruleset, judged_at, passed_rules, failed) VALUES (?, ?, ?, ?, ?, ?)').run(
     j.backup_id,
     j.device_id,
     j.ruleset,
     j.judged_at,
-    results.length - failed,
-    failed,
+    JSON.stringify(passed),
+    failures.length,
   );
-  const insert = prepareCached(db, 'INSERT INTO compliance_results (backup_id, rule_id, status, failing, remediation) VALUES (?, ?, ?, ?, ?)');
-  for (const r of results) insert.run(j.backup_id, r.rule_id, r.status, r.failing, r.remediation);
+  const insert = prepareCached(db, "INSERT INTO compliance_results (backup_id, rule_id, status, failing, remediation) VALUES (?, ?, 'fail', ?, ?)");
+  for (const r of failures) insert.run(j.backup_id, r.rule_id, r.failing, r.remediation);
 }
 
 export interface ResultRow {
   backup_id: string;
   rule_id: string;
-  status: 'pass' | 'fail';
+  status: 'fail';
   failing: string;
   remediation: string;
 }
@@ -200,10 +207,25 @@ export function countViolationsByRule(db: DB, now: number): { rule_id: string; n
     db,
     `SELECT r.rule_id, count(*) AS n
        FROM compliance_judged j
-       JOIN compliance_results r ON r.backup_id = j.backup_id AND r.status = 'fail'
+       JOIN compliance_results r ON r.backup_id = j.backup_id
       WHERE j.backup_id = (SELECT b.id FROM backups b WHERE b.device_id = j.device_id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
                             ORDER BY b.started_at DESC, b.id DESC LIMIT 1)
         AND NOT EXISTS (SELECT 1 FROM compliance_waivers w WHERE w.device_id = j.device_id AND w.rule_id = r.rule_id AND w.expires_at > ?)
       GROUP BY r.rule_id`,
   ).all(now) as { rule_id: string; n: number }[];
+}
+
+/** The failures of a device's most recently judged version (the state a new judgement is compared with). */
+export function latestJudgedFailures(db: DB, deviceId: number): string[] {
+  return prepareCached(
+    db,
+    `SELECT rule_id FROM compliance_results
+      WHERE backup_id = (SELECT backup_id FROM compliance_judged WHERE device_id = ? ORDER BY judged_at DESC, rowid DESC LIMIT 1)`,
+  )
+    .pluck()
+    .all(deviceId) as string[];
+}
+
+export function listDeviceWaiverRules(db: DB, deviceId: number, now: number): string[] {
+  return prepareCached(db, 'SELECT rule_id FROM compliance_waivers WHERE device_id = ? AND expires_at > ?').pluck().all(deviceId, now) as string[];
 }
