@@ -209,9 +209,12 @@ describe('compliance notifications', () => {
     });
     createRule(t.services.db, SYSTEM_ACTOR, { name: 'compliance', events: ['compliance_failed', 'compliance_recovered'], channels: ['noc-hook'] });
     const events = () =>
-      (t.services.db.prepare("SELECT event, item FROM notification_outbox WHERE event LIKE 'compliance_%' ORDER BY id").all() as { event: string; item: string }[]).map(
-        (r) => ({ event: r.event, summary: (JSON.parse(r.item) as { item: { summary: string } }).item.summary }),
-      );
+      (
+        t.services.db.prepare("SELECT event, item FROM notification_outbox WHERE event LIKE 'compliance_%' ORDER BY id").all() as {
+          event: string;
+          item: string;
+        }[]
+      ).map((r) => ({ event: r.event, summary: (JSON.parse(r.item) as { item: { summary: string } }).item.summary }));
     const id = device('edge3', core);
     const good = GOOD.replace('{NAME}', 'edge3');
     await store(id, good, Date.now() - 3000);

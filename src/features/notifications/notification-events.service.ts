@@ -169,13 +169,7 @@ export function complianceEventsWanted(db: DB): boolean {
  * the rules and their first failing lines in the summary (lines of the stored text, redacted as it was stored). Call
  * inside the transaction that saves the judgement.
  */
-export function enqueueComplianceChange(
-  db: DB,
-  backupId: string,
-  event: 'compliance_failed' | 'compliance_recovered',
-  summary: string,
-  at = Date.now(),
-): void {
+export function enqueueComplianceChange(db: DB, backupId: string, event: 'compliance_failed' | 'compliance_recovered', summary: string, at = Date.now()): void {
   const b = getFinishedBackupFacts(db, backupId);
   const device = b && getDeviceFacts(db, b.device_id);
   if (!b || !device) return;
