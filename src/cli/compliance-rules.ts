@@ -26,7 +26,7 @@ async function ruleToTest(ref: string, flags: ConfigFlags): Promise<ComplianceRu
     if (errors.length) throw new Error(problemLines(ref, errors).join('\n'));
     return rules[0];
   }
-  return withAppliance(flags, (a) => getRule(a.db, consoleActor(), a.dataDir, ref).rule);
+  return withAppliance(flags, (a) => getRule(a.db, consoleActor(), a.dataDir, ref).written);
 }
 
 export async function runRuleCommand(rest: string[], values: ComplianceValues, flags: ConfigFlags): Promise<number> {
@@ -44,14 +44,14 @@ export async function runRuleCommand(rest: string[], values: ComplianceValues, f
       return withAppliance(flags, (a) => {
         const r = getRule(a.db, consoleActor(), a.dataDir, id);
         out(`# ${r.origin}${r.from ? ` ${r.from}` : ''}`);
-        process.stdout.write(stringify(r.rule, { lineWidth: 0 }));
+        process.stdout.write(stringify(r.written, { lineWidth: 0 }));
         return 0;
       });
     }
     case 'export': {
       if (more.length > 1) throw new UsageError(`compliance ${sub}: unexpected argument "${more[1]}"`);
       return withAppliance(flags, (a) => {
-        const yaml = rulesToYaml(listRules(a.db, consoleActor(), a.dataDir).map((r) => r.rule));
+        const yaml = rulesToYaml(listRules(a.db, consoleActor(), a.dataDir).map((r) => r.written));
         if (!more[0] || more[0] === '-') process.stdout.write(yaml);
         else {
           const tmp = path.join(path.dirname(more[0]), `.${path.basename(more[0])}.${process.pid}.tmp`);

@@ -24,7 +24,10 @@ import type { CompliancePack } from './compliance-rule.schemas';
 export type RuleOrigin = 'database' | 'file' | 'pack';
 
 export interface RuleInForce {
+  /** The rule as judged (a pack rule limited to the groups its pack is enabled for). */
   rule: ComplianceRule;
+  /** The rule as written (what `rule export` and `rule show` print). */
+  written: ComplianceRule;
   origin: RuleOrigin;
   /** The file of a file rule, the pack of a pack rule. */
   from: string | null;
@@ -102,14 +105,18 @@ export function loadRuleset(db: DB, dataDir: string): Ruleset {
   const hit = cache.get(db);
   if (hit && hit.key === key) return hit.set;
   const info = new Map<string, RuleInForce>();
-  for (const row of listRuleRows(db)) info.set(row.id, { rule: JSON.parse(row.definition) as ComplianceRule, origin: 'database', from: null });
+  for (const row of listRuleRows(db)) {
+    const rule = JSON.parse(row.definition) as ComplianceRule;
+    info.set(row.id, { rule, written: rule, origin: 'database', from: null });
+  }
   const folder = loadRuleFolder(dir);
-  for (const { file, ...rule } of folder.rules) if (!info.has(rule.id)) info.set(rule.id, { rule, origin: 'file', from: file });
+  for (const { file, ...rule } of folder.rules) if (!info.has(rule.id)) info.set(rule.id, { rule, written: rule, origin: 'file', from: file });
   const paths = groupPaths(db);
   for (const pack of enabled.length ? shippedPacks() : []) {
     const groups = enabled.filter((e) => e.pack === pack.pack);
     if (!groups.length) continue;
-    for (const rule of pack.rules) if (!info.has(rule.id)) info.set(rule.id, { rule: narrowed(rule, groups, paths), origin: 'pack', from: pack.pack });
+    for (const rule of pack.rules)
+      if (!info.has(rule.id)) info.set(rule.id, { rule: narrowed(rule, groups, paths), written: rule, origin: 'pack', from: pack.pack });
   }
   const rules = [...info.values()].map((r) => r.rule).sort((a, b) => a.id.localeCompare(b.id));
   const digest = createHash('sha256').update(JSON.stringify(rules)).digest('hex').slice(0, 32);
@@ -130,7 +137,7 @@ export function getRule(db: DB, actor: Actor, dataDir: string, id: string): Rule
   if (r) return r;
   for (const pack of shippedPacks()) {
     const rule = pack.rules.find((x) => x.id === id);
-    if (rule) return { rule, origin: 'pack', from: pack.pack };
+    if (rule) return { rule, written: rule, origin: 'pack', from: pack.pack };
   }
   throw ApiError.notFound(`compliance rule ${id}`);
 }
