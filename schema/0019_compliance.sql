@@ -22,7 +22,8 @@ CREATE UNIQUE INDEX compliance_pack_groups_unique ON compliance_pack_groups (pac
 -- list: a fleet passes most rules, and a row per pass would be most of the writes). A version is judged once per rule
 -- set; a rule change re-judges each device's newest version.
 CREATE TABLE compliance_judged (
-  backup_id    TEXT PRIMARY KEY REFERENCES backups(id) ON DELETE CASCADE,
+  id           INTEGER PRIMARY KEY,
+  backup_id    TEXT NOT NULL UNIQUE REFERENCES backups(id) ON DELETE CASCADE,
   device_id    INTEGER NOT NULL,
   ruleset      TEXT NOT NULL,
   judged_at    INTEGER NOT NULL,
@@ -32,17 +33,18 @@ CREATE TABLE compliance_judged (
 CREATE INDEX compliance_judged_device ON compliance_judged (device_id, judged_at);
 
 -- Each rule a judged version fails, with its failing lines (a rule that passes is in passed_rules above; one that
--- does not apply is in neither). Waivers are applied when the results are read, so a waiver silences a failure at
--- once and stops at its expiry without a new judgement.
+-- does not apply is in neither). Keyed by the judgement's integer id, so a fleet's results are appended rather than
+-- scattered by backup UUID. `remediation` holds generated commands (golden rules) only; the rule's own text is read
+-- from the rule. Waivers are applied when the results are read, so a waiver silences a failure at once and stops at
+-- its expiry without a new judgement.
 CREATE TABLE compliance_results (
-  backup_id   TEXT NOT NULL REFERENCES compliance_judged(backup_id) ON DELETE CASCADE,
+  judged_id   INTEGER NOT NULL REFERENCES compliance_judged(id) ON DELETE CASCADE,
   rule_id     TEXT NOT NULL,
-  status      TEXT NOT NULL CHECK (status = 'fail'),
   failing     TEXT NOT NULL DEFAULT '[]', -- JSON: [{line, text, message}]
   remediation TEXT NOT NULL DEFAULT '',
-  PRIMARY KEY (backup_id, rule_id)
+  PRIMARY KEY (judged_id, rule_id)
 ) STRICT, WITHOUT ROWID;
-CREATE INDEX compliance_results_rule ON compliance_results (rule_id, status);
+CREATE INDEX compliance_results_rule ON compliance_results (rule_id, judged_id);
 
 CREATE TABLE compliance_waivers (
   id          INTEGER PRIMARY KEY AUTOINCREMENT,

@@ -20,7 +20,7 @@ export interface JudgeTask {
   items: JudgeItem[];
 }
 
-/** A result as it is saved: the failing lines already as JSON, the remediation only for a failure (made here, not on the event loop). */
+/** A result as it is saved: the failing lines already as JSON (made here, not on the event loop), generated remediation commands only. */
 export interface SavedResult {
   rule_id: string;
   status: 'pass' | 'fail';
@@ -33,7 +33,7 @@ export type JudgeAnswerItem = { backup_id: string; results: SavedResult[]; error
 
 function saved(r: RuleResult): SavedResult {
   const fail = r.status === 'fail';
-  return { rule_id: r.rule_id, status: fail ? 'fail' : 'pass', failing: fail ? JSON.stringify(r.failing) : '[]', remediation: fail ? r.remediation : '' };
+  return { rule_id: r.rule_id, status: fail ? 'fail' : 'pass', failing: fail ? JSON.stringify(r.failing) : '[]', remediation: fail ? r.commands : '' };
 }
 
 /** Compiled rule sets by digest; a few at most (the one in force, and the one before a change while it is re-judged). */

@@ -200,15 +200,15 @@ function readCompliance(db: DB, rows: readonly VersionRow[], ruleset: Ruleset, n
     const info = ruleset.info.get(r.rule_id);
     if (!info) continue;
     const row = byBackup.get(r.backup_id) as VersionRow;
-    const w = r.status === 'fail' ? waivers.get(`${row.device_id}\0${r.rule_id}`) : undefined;
+    const w = waivers.get(`${row.device_id}\0${r.rule_id}`);
     const list = results.get(r.backup_id) ?? [];
     list.push({
       rule_id: r.rule_id,
       title: info.rule.title,
       severity: info.rule.severity,
-      status: w ? 'waived' : r.status,
+      status: w ? 'waived' : 'fail',
       failing: JSON.parse(r.failing) as FailingLine[],
-      remediation: r.remediation,
+      remediation: [info.rule.remediation.trim(), r.remediation].filter(Boolean).join('\n\n'),
       waiver: w ? { reason: w.reason, owner: w.owner, expires_at: w.expires_at } : null,
     });
     results.set(r.backup_id, list);

@@ -127,29 +127,31 @@ export function saveJudgement(
   if (j.replace) prepareCached(db, 'DELETE FROM compliance_judged WHERE backup_id = ?').run(j.backup_id);
   const failures = results.filter((r) => r.status === 'fail');
   const passed = results.filter((r) => r.status === 'pass').map((r) => r.rule_id);
-  prepareCached(db, 'INSERT INTO compliance_judged (backup_id, device_id, ruleset, judged_at, passed_rules, failed) VALUES (?, ?, ?, ?, ?, ?)').run(
+  const id = prepareCached(db, 'INSERT INTO compliance_judged (backup_id, device_id, ruleset, judged_at, passed_rules, failed) VALUES (?, ?, ?, ?, ?, ?)').run(
     j.backup_id,
     j.device_id,
     j.ruleset,
     j.judged_at,
     JSON.stringify(passed),
     failures.length,
-  );
-  const insert = prepareCached(db, "INSERT INTO compliance_results (backup_id, rule_id, status, failing, remediation) VALUES (?, ?, 'fail', ?, ?)");
-  for (const r of failures) insert.run(j.backup_id, r.rule_id, r.failing, r.remediation);
+  ).lastInsertRowid;
+  const insert = prepareCached(db, 'INSERT INTO compliance_results (judged_id, rule_id, failing, remediation) VALUES (?, ?, ?, ?)');
+  for (const r of failures) insert.run(id, r.rule_id, r.failing, r.remediation);
 }
 
 export interface ResultRow {
   backup_id: string;
   rule_id: string;
-  status: 'fail';
   failing: string;
   remediation: string;
 }
 
 export function listResultRows(db: DB, backupIds: readonly string[]): ResultRow[] {
   return db
-    .prepare('SELECT * FROM compliance_results WHERE backup_id IN (SELECT value FROM json_each(?)) ORDER BY backup_id, rule_id')
+    .prepare(
+      `SELECT j.backup_id, r.rule_id, r.failing, r.remediation FROM compliance_judged j JOIN compliance_results r ON r.judged_id = j.id
+        WHERE j.backup_id IN (SELECT value FROM json_each(?)) ORDER BY j.backup_id, r.rule_id`,
+    )
     .all(JSON.stringify(backupIds)) as ResultRow[];
 }
 
@@ -207,7 +209,7 @@ export function countViolationsByRule(db: DB, now: number): { rule_id: string; n
     db,
     `SELECT r.rule_id, count(*) AS n
        FROM compliance_judged j
-       JOIN compliance_results r ON r.backup_id = j.backup_id
+       JOIN compliance_results r ON r.judged_id = j.id
       WHERE j.backup_id = (SELECT b.id FROM backups b WHERE b.device_id = j.device_id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
                             ORDER BY b.started_at DESC, b.id DESC LIMIT 1)
         AND NOT EXISTS (SELECT 1 FROM compliance_waivers w WHERE w.device_id = j.device_id AND w.rule_id = r.rule_id AND w.expires_at > ?)
@@ -220,7 +222,7 @@ export function latestJudgedFailures(db: DB, deviceId: number): string[] {
   return prepareCached(
     db,
     `SELECT rule_id FROM compliance_results
-      WHERE backup_id = (SELECT backup_id FROM compliance_judged WHERE device_id = ? ORDER BY judged_at DESC, rowid DESC LIMIT 1)`,
+      WHERE judged_id = (SELECT id FROM compliance_judged WHERE device_id = ? ORDER BY judged_at DESC, id DESC LIMIT 1)`,
   )
     .pluck()
     .all(deviceId) as string[];

@@ -13,6 +13,8 @@ export interface RuleResult {
   failing: FailingLine[];
   /** The rule's remediation text, followed by generated commands for golden rules. */
   remediation: string;
+  /** The generated commands alone ('' for rules that generate none). */
+  commands: string;
 }
 
 type CompiledCheck =
@@ -73,7 +75,7 @@ export function judgeConfig(rules: readonly CompiledRule[], text: string, ctx: D
 
 export function judgeRule(r: CompiledRule, cfg: JudgedConfig): RuleResult {
   const base = { rule_id: r.rule.id, remediation: r.rule.remediation };
-  if (!ruleApplies(r.rule, cfg.ctx)) return { ...base, status: 'not_applicable', failing: [] };
+  if (!ruleApplies(r.rule, cfg.ctx)) return { ...base, status: 'not_applicable', failing: [], commands: '' };
   let failing: FailingLine[];
   let commands = '';
   const c = r.check;
@@ -98,7 +100,7 @@ export function judgeRule(r: CompiledRule, cfg: JudgedConfig): RuleResult {
     }
   }
   const remediation = [r.rule.remediation.trim(), commands].filter(Boolean).join('\n\n');
-  return { ...base, status: failing.length ? 'fail' : 'pass', failing, remediation: failing.length ? remediation : r.rule.remediation };
+  return { ...base, status: failing.length ? 'fail' : 'pass', failing, remediation: failing.length ? remediation : r.rule.remediation, commands };
 }
 
 /** Sections are the statements that open a block; in the indent and FortiOS modes a top-level statement is one too. */
