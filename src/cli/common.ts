@@ -5,7 +5,7 @@ import { openAppliance, type Appliance } from '../app/bootstrap';
 import { loadConfig, type ConfigFlags } from '../config/config';
 import { formatTimestamp } from '../lib/time';
 import { cliActor, type Actor } from '../identity/actor';
-import { complianceIdle } from '../features/compliance/compliance.service';
+import { complianceIdle } from '../features/compliance/compliance-pending';
 
 export class UsageError extends Error {}
 

@@ -14,6 +14,9 @@ import { judgeOffThread } from './compliance-pool';
 import type { JudgeAnswerItem, JudgeItem } from './compliance-task';
 import { groupPaths, loadRuleset, type Ruleset } from './compliance-rules.service';
 import { announceChanges, eventsWanted, previousFailures } from './compliance-events.service';
+import { complianceIdle, pendingFor } from './compliance-pending';
+
+export { complianceIdle };
 import {
   getRunRow,
   getVersionRow,
@@ -92,21 +95,13 @@ async function judgeVersions(db: DB, store: SnapshotStore, rows: readonly Versio
   return failed;
 }
 
-interface Pending {
-  ids: Set<string>;
-  running: Promise<void> | null;
-  lastError: string | null;
-}
-const pending = new WeakMap<DB, Pending>();
-
 /**
  * The hook of every stored version (backups.service finishBackup, imports): queued and judged in the background, after
  * the version's record has committed. Never throws and never waits: a judgement that fails leaves the version
  * unjudged (`compliance check` judges it then).
  */
 export function judgeStoredVersion(db: DB, store: SnapshotStore, backupId: string): void {
-  let p = pending.get(db);
-  if (!p) pending.set(db, (p = { ids: new Set(), running: null, lastError: null }));
+  const p = pendingFor(db);
   p.ids.add(backupId);
   if (p.running) return;
   const q = p;
@@ -126,11 +121,6 @@ export function judgeStoredVersion(db: DB, store: SnapshotStore, backupId: strin
   })().finally(() => {
     q.running = null;
   });
-}
-
-/** Resolves once every version handed to judgeStoredVersion is judged (the CLI waits for it before it closes the database). */
-export async function complianceIdle(db: DB): Promise<void> {
-  for (let p = pending.get(db); p?.running; p = pending.get(db)) await p.running;
 }
 
 export type ShownStatus = 'pass' | 'fail' | 'waived' | 'not_applicable';
