@@ -6,7 +6,7 @@ import { ApiError, type FieldError } from '../errors';
 import type { ConfigFlags } from '../config/config';
 import { checkRuleText, rulesToYaml } from '../features/compliance/rule-files';
 import { compileRule, judgeConfig } from '../features/compliance/evaluate';
-import { disablePack, enablePack, getRule, importRules, listPacks, listRules } from '../features/compliance/compliance-rules.service';
+import { deleteRule, disablePack, enablePack, getRule, importRules, listPacks, listRules } from '../features/compliance/compliance-rules.service';
 import type { ComplianceRule } from '../features/compliance/compliance-rule.schemas';
 import { UsageError, consoleActor, err, out, withAppliance } from './common';
 import { readInputFile, rejudgeWithProgress, type ComplianceValues } from './compliance-common';
@@ -88,6 +88,15 @@ export async function runRuleCommand(rest: string[], values: ComplianceValues, f
         return 0;
       });
     }
+    case 'delete': {
+      const [id] = args(sub, more, 1, 'ID');
+      return withAppliance(flags, async (a) => {
+        deleteRule(a.db, consoleActor(), id);
+        err(`rule ${id} deleted`);
+        await rejudgeWithProgress(a, `rule ${id} deleted`);
+        return 0;
+      });
+    }
     case 'test': {
       const [ref] = args(sub, more, 1, 'RULE');
       if (!values.config) throw new UsageError('compliance rule test: --config FILE (the configuration to judge) is required');
@@ -102,7 +111,7 @@ export async function runRuleCommand(rest: string[], values: ComplianceValues, f
       return r.status === 'fail' ? 1 : 0;
     }
     default:
-      throw new UsageError(what ? `unknown subcommand "rule ${what}"` : 'rule: missing subcommand (list, show, import, export, validate, test)');
+      throw new UsageError(what ? `unknown subcommand "rule ${what}"` : 'rule: missing subcommand (list, show, import, export, validate, test, delete)');
   }
 }
 

@@ -18,6 +18,7 @@ const HELP = `Usage:
   confvault compliance rule export [FILE]
   confvault compliance rule validate FILE
   confvault compliance rule test RULE --config FILE [--template NAME]
+  confvault compliance rule delete ID
   confvault compliance pack list
   confvault compliance pack enable PACK [--group G]
   confvault compliance pack disable PACK [--group G]
@@ -35,6 +36,7 @@ rule      list: id, severity, origin (database, file, pack), file or pack, title
           show: the rule as YAML. import: stores a rule file's rules in the database (same id:
           replaced) and re-judges the fleet. export: the rules in force as one YAML file.
           validate: checks a rule file without touching the appliance ("FILE: FIELD: MESSAGE", exit 1).
+          delete: removes a rule kept in the database and re-judges the fleet.
           test: judges one rule (an id, or a rule file's first rule) on a configuration file and
           prints the result; --template names the platform (it sets how the hierarchy is read).
           Here --config is the configuration to judge: give the appliance's with CONFVAULT_CONFIG.

@@ -94,12 +94,22 @@ describe('confvault compliance', () => {
     assert.equal((await cli('compliance', 'report', '--format', 'xml')).status, 2);
   });
 
-  test('rule test judges one rule on a configuration file; pack list shows the shipped packs disabled', async () => {
+  test('rule test judges one rule on a configuration file; rule delete removes a database rule; pack list shows the shipped packs disabled', async () => {
     const fail = await cli('compliance', 'rule', 'test', 'vty-ssh-only', '--config', path.join(scratch, 'broken.cfg'), '--template', 'cisco-ios');
     assert.equal(fail.status, 1, fail.stderr);
     assert.match(fail.stdout, /^vty-ssh-only: fail\n {2}4: line vty 0 4 .*\n {2}5: transport input ssh telnet/);
     const pass = await cli('compliance', 'rule', 'test', path.join(scratch, 'rules.yaml'), '--config', path.join(scratch, 'good.cfg'));
     assert.equal(pass.status, 0, pass.stdout + pass.stderr);
+    const del = await cli('compliance', 'rule', 'delete', 'ntp-two');
+    assert.equal(del.status, 0, del.stderr);
+    assert.equal((await cli('compliance', 'rule', 'delete', 'ntp-two')).status, 1, 'gone');
+    assert.deepEqual(
+      (await cli('compliance', 'rule', 'list')).stdout
+        .trim()
+        .split('\n')
+        .map((l) => l.split('\t')[0]),
+      ['vty-ssh-only'],
+    );
     const packs = await cli('compliance', 'pack', 'list');
     assert.equal(packs.status, 0, packs.stderr);
     assert.deepEqual(

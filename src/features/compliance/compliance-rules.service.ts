@@ -11,6 +11,7 @@ import type { ComplianceRule } from './compliance-rule.schemas';
 import { checkRuleText, loadPacks, loadRuleFolder, ruleFolder } from './rule-files';
 import {
   deletePackGroups,
+  deleteRuleRow,
   insertPackGroup,
   listGroupRows,
   listPackGroupRows,
@@ -154,6 +155,15 @@ export function importRules(db: DB, actor: Actor, text: string, file: string): {
     recordAudit(db, actor, { action: 'compliance.rules_import', target: file, details: out });
   }).immediate();
   return out;
+}
+
+/** Removes a rule kept in the database (file and pack rules are changed where they live). Audited. */
+export function deleteRule(db: DB, actor: Actor, id: string): void {
+  authorize(actor, 'compliance.manage');
+  db.transaction(() => {
+    if (!deleteRuleRow(db, id)) throw ApiError.notFound(`compliance rule ${id} in the database`);
+    recordAudit(db, actor, { action: 'compliance.rule_delete', target: `rule ${id}`, details: {} });
+  }).immediate();
 }
 
 export function listPacks(db: DB, actor: Actor): { pack: CompliancePack; groups: (string | null)[] }[] {

@@ -33,6 +33,10 @@ export function upsertRuleRow(db: DB, id: string, definition: string, now: numbe
   return existed ? 'updated' : 'created';
 }
 
+export function deleteRuleRow(db: DB, id: string): boolean {
+  return prepareCached(db, 'DELETE FROM compliance_rules WHERE id = ?').run(id).changes > 0;
+}
+
 export interface PackGroupRow {
   pack: string;
   group_id: number | null;
