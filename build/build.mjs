@@ -29,12 +29,14 @@ const ASSET_FILES = {
   'workers/capture-worker.cjs': 'build/.tmp/capture-worker.cjs', // built by bundleWorkers(); CAPTURE_WORKER_ASSET in src/engine/capture/capture-pool.ts
   'program/confvault-full.cjs': 'build/.tmp/confvault-full.cjs', // `confvault serve`: PROGRAM_ASSET in src/runtime/shipped-program.ts
   'program/confvault-full.cache': 'build/.tmp/confvault-full.cache', // its V8 code cache, made by shipProgram()
+  'workers/compliance-worker.cjs': 'build/.tmp/compliance-worker.cjs', // built by bundleWorkers(); COMPLIANCE_WORKER_ASSET in src/features/compliance/compliance-pool.ts
 };
 // Folders shipped whole, each file keyed by its repo-relative path. [folder, required?]
 const ASSET_FOLDERS = [
   ['schema', true],
   ['src/web/static', false], // the web interface's CSS/JS, once it exists
   ['src/templates/builtin', true], // the built-in templates, one YAML file each
+  ['src/features/compliance/packs', true], // the baseline compliance packs, one YAML file each
 ];
 // ---------------------------------------------------------------------------------------------
 
@@ -128,6 +130,7 @@ fs.writeFileSync(process.argv[2], s.createCachedData());`;
 const WORKERS = [
   ['src/web/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
   ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing
+  ['src/features/compliance/compliance-worker.ts', 'compliance-worker.cjs'], // compliance judgements
 ];
 
 /**

@@ -5,6 +5,7 @@ import { openAppliance, type Appliance } from '../app/bootstrap';
 import { loadConfig, type ConfigFlags } from '../config/config';
 import { formatTimestamp } from '../lib/time';
 import { cliActor, type Actor } from '../identity/actor';
+import { complianceIdle } from '../features/compliance/compliance-pending';
 
 export class UsageError extends Error {}
 
@@ -62,6 +63,8 @@ export async function withAppliance<T>(flags: ConfigFlags, fn: (a: Appliance) =>
   try {
     return await fn(a);
   } finally {
+    // Versions stored by this command are judged in the background: finish before the database closes.
+    await complianceIdle(a.db).catch(() => undefined);
     a.close();
   }
 }

@@ -64,7 +64,8 @@ channel add   webhook: --url is where the JSON is POSTed; --secret-stdin reads t
               now and at every send); loopback and link-local need an entry naming them (exit 1).
 channel test  Sends a test message now; exit code 1 when the receiver did not take it, with the failure
               class (refused, timed out, TLS error, HTTP status ...), never what the receiver said.
-rule add      Events: config_changed, backup_failed, device_unreachable, device_recovered, backup_stale.
+rule add      Events: config_changed, backup_failed, device_unreachable, device_recovered, backup_stale,
+              compliance_failed, compliance_recovered.
               --groups limits the rule to devices in these groups and their subgroups (default: all).
               --include-diff adds the configuration diff (redacted as the template redacts) to
               config_changed; off by default, since configurations are sensitive.

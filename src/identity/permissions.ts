@@ -34,6 +34,8 @@ export const PERMISSIONS = [
   'settings.view',
   'settings.update',
   'audit.view',
+  'compliance.view',
+  'compliance.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

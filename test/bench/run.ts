@@ -14,13 +14,14 @@ import { runBigCaptureBench } from './big-captures-bench';
 import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { runSchedulerBench } from './scheduler-bench';
 import { runRuntimeBench } from './runtime-bench';
+import { runComplianceBench } from './compliance-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime'];
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime'];
 
 const HELP = `Usage: npm run bench [-- options]
 
@@ -139,6 +140,12 @@ async function main(): Promise<number> {
     say('');
     say('-- scheduler tick (100,000 devices)');
     sections.push(runSchedulerBench(say, { devices: 100_000, rounds: values.quick ? 5 : 20 }));
+  }
+
+  if (!values.only || values.only === 'compliance') {
+    say('');
+    say('-- compliance (every device judged after a rule change; one version judged as it is stored)');
+    sections.push(await runComplianceBench(say, { devices: values.quick ? 1000 : 10_000, rules: 100 }));
   }
 
   if (!values.only || values.only === 'fleet') {

@@ -8,6 +8,7 @@ import { changeFingerprint, importFingerprint, lenientFingerprint, sameConfigura
 import { SnapshotIntegrityError, type PreparedSnapshot, type SnapshotInfo, type SnapshotStore } from '../../store/snapshots';
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
+import { judgeStoredVersion } from '../compliance/compliance.service';
 import { inScope, type Scope } from '../../identity/principal';
 import { listAudit } from '../audit/audit.service';
 import type { SourceEncoding } from '../../lib/decode';
@@ -130,7 +131,10 @@ export async function finishBackup(
     'prepared' in outcome
       ? { fingerprint: outcome.prepared.fingerprint, snap: await store.putPrepared(outcome.prepared.snapshot, reserve) }
       : { fingerprint: changeFingerprint(outcome.text, outcome.ignorePatterns), snap: await store.putAsync(outcome.text, reserve) };
-  return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
+  const finished = withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
+  // Committed: the version is judged in the background (compliance workers); the backup does not wait for it.
+  judgeStoredVersion(db, store, finished.id);
+  return finished;
 }
 
 /**

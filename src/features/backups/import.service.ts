@@ -15,6 +15,7 @@ import { storedText } from '../../templates/stored-text';
 import { markersRestored, understoodLines } from './import-tools';
 import type { TemplateSpec } from '../../templates/types';
 import { decodeConfigBytes, type SourceEncoding } from '../../lib/decode';
+import { judgeStoredVersion } from '../compliance/compliance.service';
 
 interface DeviceForImport {
   id: number;
@@ -99,7 +100,7 @@ export function importBackup(
   opts: ImportOptions = {},
 ) {
   authorize(actor, 'backups.run');
-  return db
+  const r = db
     .transaction(() => {
       const device = loadDevice(db, deviceId);
       const { clean, encoding } = importedForm(device, content, opts.redact_key);
@@ -113,6 +114,9 @@ export function importBackup(
       return r;
     })
     .immediate();
+  // Committed with its audit row: judged in the background (complianceIdle waits for it).
+  judgeStoredVersion(db, store, r.id);
+  return r;
 }
 
 export type GitLayout = 'oxidized' | 'rancid';
@@ -182,7 +186,7 @@ export function importGitHistory(
         progress.skipped++;
         continue;
       }
-      storeImported(db, store, device, text, c.at, encoding);
+      judgeStoredVersion(db, store, storeImported(db, store, device, text, c.at, encoding).id);
       progress.imported++;
     }
     progress.commitsDone++;

@@ -5,6 +5,7 @@ import { statSync } from 'node:fs';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 import type { DB } from '../../db/open';
 import { createRequestMetrics } from './request-metrics';
+import { countViolations } from '../compliance/compliance.service';
 import { countDeliveriesByStatus, countDevicesByState, countRunningBackups, countStaleDevices, readStorageCounts } from './metrics.store';
 
 /** What the metrics need to know of a finished device backup (the runner's result has these fields). */
@@ -122,6 +123,16 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     registers,
     collect() {
       for (const [status, n] of Object.entries(countDeliveriesByStatus(src.db))) this.set({ status }, n);
+    },
+  });
+  new Gauge({
+    name: 'confvault_compliance_violations',
+    help: "Failing compliance rules on the devices' newest versions (waived ones left out), by rule and severity",
+    labelNames: ['rule', 'severity'] as const,
+    registers,
+    collect() {
+      this.reset();
+      for (const v of countViolations(src.db, path.dirname(src.dbFile))) this.set({ rule: v.rule_id, severity: v.severity }, v.n);
     },
   });
   new Gauge({

@@ -154,6 +154,29 @@ export function enqueueFinishedBackup(db: DB, backupId: string, at = Date.now())
   });
 }
 
+/** Whether any notification rule wants compliance events (judging skips comparing with the previous results otherwise). */
+export function complianceEventsWanted(db: DB): boolean {
+  return (
+    anyRule(db) &&
+    listRuleRows(db)
+      .map(toRuleInfo)
+      .some((r) => r.events.includes('compliance_failed') || r.events.includes('compliance_recovered'))
+  );
+}
+
+/**
+ * compliance_failed (rules that started failing with this version) or compliance_recovered (rules passing again), with
+ * the rules and their first failing lines in the summary (lines of the stored text, redacted as it was stored). Call
+ * inside the transaction that saves the judgement.
+ */
+export function enqueueComplianceChange(db: DB, backupId: string, event: 'compliance_failed' | 'compliance_recovered', summary: string, at = Date.now()): void {
+  const b = getFinishedBackupFacts(db, backupId);
+  const device = b && getDeviceFacts(db, b.device_id);
+  if (!b || !device) return;
+  const part: BackupPart = { id: b.id, trigger: b.trigger, changed_by: backupChangedBy(db, b.id), success: b.success === 1, failure_type: b.failure_type };
+  enqueue(db, event, device, { backup: part, summary: `${device.name}: ${summary}`.slice(0, 2000) }, at, null);
+}
+
 /** Record a device's reachability and, in the same transaction, the unreachable / recovered notification of a change. */
 export function recordReachability(db: DB, deviceId: number, status: Reachability, error: string | null, at = Date.now()): void {
   db.transaction(() => {

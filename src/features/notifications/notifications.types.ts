@@ -1,5 +1,13 @@
 // Notification events, channel settings and the webhook payload shape (docs/webhook-payload.schema.json).
-export const NOTIFICATION_EVENTS = ['config_changed', 'backup_failed', 'device_unreachable', 'device_recovered', 'backup_stale'] as const;
+export const NOTIFICATION_EVENTS = [
+  'config_changed',
+  'backup_failed',
+  'device_unreachable',
+  'device_recovered',
+  'backup_stale',
+  'compliance_failed',
+  'compliance_recovered',
+] as const;
 export type NotificationEvent = (typeof NOTIFICATION_EVENTS)[number];
 export const CHANNEL_TYPES = ['webhook', 'slack', 'teams', 'email', 'syslog'] as const;
 
