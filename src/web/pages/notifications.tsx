@@ -305,7 +305,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
             <fieldset>
               <legend>Events</legend>
               {NOTIFICATION_EVENTS.map((e) => (
-                <label>
+                <label class="check">
                   <input type="checkbox" name={`event_${e}`} checked={v[`event_${e}`] === 'on'} /> {e}
                 </label>
               ))}
@@ -314,7 +314,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
             <fieldset>
               <legend>Channels</legend>
               {channels.map((ch) => (
-                <label>
+                <label class="check">
                   <input type="checkbox" name={`channel_${ch.name}`} checked={v[`channel_${ch.name}`] === 'on'} /> {ch.name}
                 </label>
               ))}
@@ -324,7 +324,7 @@ function notificationsPage(c: WebContext, s: PageState, status = 200) {
               Device groups (ids, comma-separated, subgroups included; empty: all devices) <input name="groups" value={v.groups ?? ''} />
               <FieldError errors={s.ruleErrors} name="groups" />
             </label>
-            <label>
+            <label class="check">
               <input type="checkbox" name="include_diff" checked={v.include_diff === 'on'} /> Include the configuration diff (redacted as the template redacts;
               configurations are sensitive)
             </label>
