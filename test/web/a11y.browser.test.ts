@@ -123,15 +123,9 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
     if (skip) return ctx.skip(skip);
     const page = pages.get(1280)!;
     await page.goto(`${t.url}/devices/${seed.devices.core}/diff?a=${seed.backups.first}&b=${seed.backups.second}&view=split`);
-    const mark = await page
-      .locator('#diff td.add')
-      .first()
-      .evaluate((el) => getComputedStyle(el, '::before').content);
-    assert.match(mark, /\+/);
-    const del = await page
-      .locator('#diff td.del')
-      .first()
-      .evaluate((el) => getComputedStyle(el, '::before').content);
-    assert.match(del, /−|-/);
+    const mark = await page.locator('#diff td.add .sign').first().textContent();
+    assert.match(mark ?? '', /\+/);
+    const del = await page.locator('#diff td.del .sign').first().textContent();
+    assert.match(del ?? '', /−|-/);
   });
 });

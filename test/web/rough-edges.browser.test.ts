@@ -18,12 +18,12 @@ interface CheckboxBox {
 /** Every checkbox inside a label on the page: its own box and the box of the first line of its label's words (inline code: no named helpers in the page). */
 function checkboxBoxes(page: Page): Promise<CheckboxBox[]> {
   return page.evaluate(() =>
-    [...document.querySelectorAll<HTMLInputElement>('label input[type="checkbox"]')].map((input) => {
+    Array.from(document.querySelectorAll<HTMLInputElement>('label input[type="checkbox"]')).map((input) => {
       const label = input.closest('label')!;
-      const text = [...label.childNodes].find((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== '');
+      const text = Array.from(label.childNodes).find((n) => n.nodeType === Node.TEXT_NODE && n.textContent!.trim() !== '');
       const range = document.createRange();
       if (text) range.selectNodeContents(text);
-      const first = text ? [...range.getClientRects()].find((r) => r.width > 0) : undefined;
+      const first = text ? Array.from(range.getClientRects()).find((r) => r.width > 0) : undefined;
       const b = input.getBoundingClientRect();
       return {
         name: input.name,
@@ -89,7 +89,7 @@ describe('rough edges of the web interface (Chromium)', () => {
     const config = await (await page.request.get(`${t.url}/devices/${seed.devices.core}/backups/${seed.backups.second}/download`)).text();
     const seen = await page.evaluate(() => {
       const pre = document.getElementById('config-text')!;
-      const lines = [...pre.querySelectorAll('.line')].map((l) => l.getBoundingClientRect());
+      const lines = Array.from(pre.querySelectorAll('.line')).map((l) => l.getBoundingClientRect());
       return { inner: pre.innerText, text: pre.textContent, step: lines[1].top - lines[0].top, height: lines[0].height };
     });
     assert.equal(seen.text, config, 'the text content is the configuration');

@@ -26,6 +26,8 @@ const split = (v: string | undefined) =>
 
 export function registerNotifications(web: Hono<WebEnv>): void {
   web.get(BASE, need('settings.view'), (c) => notificationsPage(c, {}));
+  // The menu says "Notifications": the short address a person types leads to the page (which checks permission).
+  web.get('/notifications', (c) => c.redirect(BASE, 301));
 
   web.post(`${BASE}/channels`, need('settings.update'), async (c) => {
     const f = await formFields(c);
