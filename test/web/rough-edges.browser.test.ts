@@ -111,4 +111,17 @@ describe('rough edges of the web interface (Chromium)', () => {
     );
     assert.deepEqual(shown, ['+ ', '− ']);
   });
+
+  test('the Add channel form shows only the fields of the chosen type', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = pages.get(1280)!;
+    await page.goto(`${t.url}/settings/notifications`);
+    const shown = () => Promise.all(['smtp_host', 'url', 'secret'].map((n) => page.locator(`#add-channel [name="${n}"]`).isVisible()));
+    await page.locator('#channel-type').selectOption('webhook');
+    assert.deepEqual(await shown(), [false, true, true], 'webhook: URL and secret, no SMTP');
+    await page.locator('#channel-type').selectOption('email');
+    assert.deepEqual(await shown(), [true, false, true], 'e-mail: SMTP and secret, no URL');
+    await page.locator('#channel-type').selectOption('slack');
+    assert.deepEqual(await shown(), [false, true, false], 'Slack: the URL only');
+  });
 });

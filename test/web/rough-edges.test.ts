@@ -6,6 +6,7 @@ import net from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { createUser } from '../../src/features/users/users.service';
+import { createChannel, destinationPolicy } from '../../src/features/notifications/notifications.service';
 import type { JobView } from '../../src/features/backups/jobs.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
@@ -147,5 +148,27 @@ describe('pages and messages', () => {
     const r = await w.get('/devices/new');
     const schedule = t.appliance.config.backup.schedule;
     assert.match(r.html, new RegExp(`<input name="schedule" value="" placeholder="${schedule.replace(/\*/g, '\\*')}"`));
+  });
+
+  test('notification rules pick device groups by name; the channel form groups each type’s fields under a legend naming the types', async () => {
+    await createChannel(t.services.db, SYSTEM_ACTOR, t.services.secrets, destinationPolicy(t.appliance.config), {
+      name: 'hook',
+      type: 'webhook',
+      url: 'http://192.0.2.1/hook',
+    });
+    const page = await w.get('/settings/notifications');
+    assert.match(page.html, new RegExp(`<label class="check"><input type="checkbox" name="group_${g.dead}"/> dead</label>`));
+    assert.doesNotMatch(page.html, /ids, comma-separated/);
+    assert.match(page.html, /<fieldset class="channel-fields" data-types="email"><legend>For e-mail<\/legend>[\s\S]*?name="smtp_host"/);
+    assert.match(page.html, /<fieldset class="channel-fields" data-types="webhook slack teams syslog"><legend>[^<]*<\/legend>[\s\S]*?name="url"/);
+    const r = await postPairs(w, '/settings/notifications/rules', [
+      ['name', 'dead-only'],
+      ['event_backup_failed', 'on'],
+      ['channel_hook', 'on'],
+      [`group_${g.dead}`, 'on'],
+    ]);
+    assert.equal(r.res.status, 303);
+    const rules = await w.get('/settings/notifications');
+    assert.match(rules.html, /<tr data-rule="dead-only">[\s\S]*?<td>dead \(with subgroups\)<\/td>/);
   });
 });
