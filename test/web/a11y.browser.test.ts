@@ -3,7 +3,16 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { CHROMIUM, CHROMIUM_ARGS, applicationPages, ensureChromium, loginInBrowser, seedShowcase, seriousViolations, type Showcase } from '../helpers/browser';
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  adminPagesAtWidths,
+  applicationPages,
+  ensureChromium,
+  seedShowcase,
+  seriousViolations,
+  type Showcase,
+} from '../helpers/browser';
 
 const WIDTHS = [1280, 390] as const;
 
@@ -12,7 +21,7 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
   let t: TestAppliance;
   let seed: Showcase;
   let browser: Browser | undefined;
-  const pages = new Map<number, Page>();
+  let pages = new Map<number, Page>();
 
   before(async () => {
     skip = ensureChromium();
@@ -20,14 +29,8 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
     t = await startTestAppliance();
     seed = await seedShowcase(t);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    for (const width of WIDTHS) {
-      // axe is injected as a script of its own: the appliance's CSP would (rightly) refuse it.
-      const ctx = await browser.newContext({ viewport: { width, height: width > 600 ? 900 : 844 }, bypassCSP: true });
-      const page = await ctx.newPage();
-      page.on('dialog', (d) => void d.accept());
-      await loginInBrowser(page, t.url, 'admin', 'admin-password-1');
-      pages.set(width, page);
-    }
+    // axe is injected as a script of its own: the appliance's CSP would (rightly) refuse it.
+    pages = await adminPagesAtWidths(browser, t.url, WIDTHS, { bypassCSP: true });
   });
   after(async () => {
     await browser?.close();

@@ -5,7 +5,7 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { createChannel, destinationPolicy } from '../../src/features/notifications/notifications.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { CHROMIUM, CHROMIUM_ARGS, ensureChromium, loginInBrowser, seedShowcase, type Showcase } from '../helpers/browser';
+import { CHROMIUM, CHROMIUM_ARGS, adminPagesAtWidths, ensureChromium, seedShowcase, type Showcase } from '../helpers/browser';
 
 const WIDTHS = [1280, 390] as const;
 
@@ -39,7 +39,7 @@ describe('rough edges of the web interface (Chromium)', () => {
   let t: TestAppliance;
   let seed: Showcase;
   let browser: Browser | undefined;
-  const pages = new Map<number, Page>();
+  let pages = new Map<number, Page>();
 
   before(async () => {
     skip = ensureChromium();
@@ -49,11 +49,7 @@ describe('rough edges of the web interface (Chromium)', () => {
     const policy = destinationPolicy(t.appliance.config);
     await createChannel(t.services.db, SYSTEM_ACTOR, t.services.secrets, policy, { name: 'ops-hook', type: 'webhook', url: 'http://192.0.2.1/hook' });
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    for (const width of WIDTHS) {
-      const page = await (await browser.newContext({ viewport: { width, height: width > 600 ? 900 : 844 } })).newPage();
-      await loginInBrowser(page, t.url, 'admin', 'admin-password-1');
-      pages.set(width, page);
-    }
+    pages = await adminPagesAtWidths(browser, t.url, WIDTHS);
   });
   after(async () => {
     await browser?.close();
