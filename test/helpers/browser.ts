@@ -5,14 +5,14 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Browser, Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
 import { recordReachability } from '../../src/features/backups/backup-jobs.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import type { TestAppliance } from './appliance';
+import { startTestAppliance, type TestAppliance } from './appliance';
 import { createTestDevice, seedBuiltinTemplate } from './seed';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -177,6 +177,17 @@ export async function adminPagesAtWidths(
     pages.set(width, page);
   }
   return pages;
+}
+
+/** A test appliance with the showcase seed, and Chromium on it as the admin at each width: what page-by-page browser tests share. */
+export async function showcaseInBrowser(
+  widths: readonly number[],
+  opts: { bypassCSP?: boolean } = {},
+): Promise<{ t: TestAppliance; seed: Showcase; browser: Browser; pages: Map<number, Page> }> {
+  const t = await startTestAppliance();
+  const seed = await seedShowcase(t);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return { t, seed, browser, pages: await adminPagesAtWidths(browser, t.url, widths, opts) };
 }
 
 export interface AxeFinding {

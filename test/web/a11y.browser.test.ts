@@ -1,18 +1,9 @@
 // Accessibility and phone width in headless Chromium: axe-core over every application page at 1280 and 390 px, the skip link, the collapsed menu, tables and diffs on a phone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import {
-  CHROMIUM,
-  CHROMIUM_ARGS,
-  adminPagesAtWidths,
-  applicationPages,
-  ensureChromium,
-  seedShowcase,
-  seriousViolations,
-  type Showcase,
-} from '../helpers/browser';
+import type { Browser, Page } from 'playwright-core';
+import type { TestAppliance } from '../helpers/appliance';
+import { applicationPages, ensureChromium, seriousViolations, type Showcase, showcaseInBrowser } from '../helpers/browser';
 
 const WIDTHS = [1280, 390] as const;
 
@@ -26,11 +17,8 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
   before(async () => {
     skip = ensureChromium();
     if (skip) return;
-    t = await startTestAppliance();
-    seed = await seedShowcase(t);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
     // axe is injected as a script of its own: the appliance's CSP would (rightly) refuse it.
-    pages = await adminPagesAtWidths(browser, t.url, WIDTHS, { bypassCSP: true });
+    ({ t, seed, browser, pages } = await showcaseInBrowser(WIDTHS, { bypassCSP: true }));
   });
   after(async () => {
     await browser?.close();

@@ -1,11 +1,11 @@
 // In headless Chromium (issue #25): checkboxes drawn next to their words, the configuration viewer single-spaced and copied as it is, one sign per changed diff line.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { createChannel, destinationPolicy } from '../../src/features/notifications/notifications.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { CHROMIUM, CHROMIUM_ARGS, adminPagesAtWidths, ensureChromium, seedShowcase, type Showcase } from '../helpers/browser';
+import type { TestAppliance } from '../helpers/appliance';
+import { ensureChromium, type Showcase, showcaseInBrowser } from '../helpers/browser';
 
 const WIDTHS = [1280, 390] as const;
 
@@ -44,12 +44,9 @@ describe('rough edges of the web interface (Chromium)', () => {
   before(async () => {
     skip = ensureChromium();
     if (skip) return;
-    t = await startTestAppliance();
-    seed = await seedShowcase(t);
+    ({ t, seed, browser, pages } = await showcaseInBrowser(WIDTHS));
     const policy = destinationPolicy(t.appliance.config);
     await createChannel(t.services.db, SYSTEM_ACTOR, t.services.secrets, policy, { name: 'ops-hook', type: 'webhook', url: 'http://192.0.2.1/hook' });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    pages = await adminPagesAtWidths(browser, t.url, WIDTHS);
   });
   after(async () => {
     await browser?.close();
