@@ -277,10 +277,12 @@ function jobPage(c: WebContext, id: string) {
       </div>
       <Live open={open}>
         {/* In the live part, so Cancel goes (and Resume comes) when the job ends without a reload. */}
-        <div class="actions" id="job-actions">
-          <CancelButton c={c} job={job} />
-          <ResumeButton c={c} job={job} />
-        </div>
+        {job.can_cancel || job.can_resume ? (
+          <div class="actions" id="job-actions">
+            <CancelButton c={c} job={job} />
+            <ResumeButton c={c} job={job} />
+          </div>
+        ) : null}
         <p>
           <JobState job={job} id="job-state" /> Requested by {job.requested_by} ({job.door}) at {formatTime(job.created_at, tz)}
           {job.finished_at ? `, ended ${formatTime(job.finished_at, tz)}` : ''}
