@@ -22,9 +22,10 @@ export class PatternError extends Error {
 const MAX_PROGRAM_SIZE = 20_000;
 
 /** RE2's messages, made readable: "error parsing regexp: invalid escape sequence: `\1`" -> a hint on what to write. */
-function describe(err: unknown): string {
+function describe(err: unknown, caseInsensitive: boolean): string {
   const raw = err instanceof Error ? err.message : String(err);
-  const msg = raw.replace(/^error parsing regexp: /, '');
+  // RE2JS compiles a case-insensitive pattern as "(?i)" + pattern and quotes that: show what the user wrote.
+  const msg = raw.replace(/^error parsing regexp: /, '').replace(caseInsensitive ? /`\(\?i\)/ : /^$/, '`');
   if (/invalid or unsupported Perl syntax: `\(\?[=!]/.test(msg) || /invalid named capture: `\(\?<[=!]/.test(msg)) {
     return `${msg} (lookahead and lookbehind are not supported: RE2 syntax guarantees linear-time matching)`;
   }
@@ -38,7 +39,7 @@ export function compileRe2(source: string, options: { caseInsensitive?: boolean 
   try {
     re = RE2JS.compile(source, options.caseInsensitive ? RE2JS.CASE_INSENSITIVE : 0);
   } catch (err) {
-    throw new PatternError(source, describe(err));
+    throw new PatternError(source, describe(err, options.caseInsensitive === true));
   }
   if (re.programSize() > MAX_PROGRAM_SIZE)
     throw new PatternError(source, `too large once compiled (${re.programSize()} instructions, at most ${MAX_PROGRAM_SIZE}); use smaller repeat counts`);

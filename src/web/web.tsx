@@ -45,6 +45,10 @@ function isForeignPath(path: string): boolean {
 }
 
 const isApi = (c: WebContext) => c.req.path.startsWith('/api/');
+
+/** Registered last: a page nobody answers is a 404 in the layout (title, language, menu, a link home); API paths go on to the API's own 404. */
+const notFoundPage: MiddlewareHandler<WebEnv> = (c, next) =>
+  isApi(c) || isForeignPath(c.req.path) ? next() : Promise.reject(new ApiError('RESOURCE_NOT_FOUND', `There is no page at ${c.req.path.slice(0, 200)}`));
 const UNSAFE = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
 export function createWeb(app: AppServices): Hono<WebEnv> {
@@ -92,9 +96,9 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       c.req.path === '/favicon.ico'
     )
       return next();
-    // A path no page answers is a plain 404 for everyone (not a detour through the login page).
-    if (!matchedRoutes(c).some((r) => r.method !== 'ALL')) return next();
     const session = resolveSession(app.db, getCookie(c, SESSION_COOKIE));
+    // A path no page answers (only notFoundPage's '*' matches) is a 404 for everyone (not a detour through the login page).
+    if (!session && !matchedRoutes(c).some((r) => r.method !== 'ALL' && r.path !== '/*')) return next();
     if (!session) {
       if (getCookie(c, SESSION_COOKIE)) deleteCookie(c, SESSION_COOKIE, { path: '/' });
       if (isApi(c)) throw new ApiError('UNAUTHORIZED', 'Not logged in, or the session has expired');
@@ -145,6 +149,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerNotifications(web);
   registerJobs(web);
   registerInternalApi(web);
+  web.get('*', notFoundPage);
 
   web.onError((err, c) => {
     const e = toApiError(c as never, err);

@@ -5,14 +5,14 @@ import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { Page } from 'playwright-core';
+import { chromium, type Browser, type Page } from 'playwright-core';
 import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
 import { recordReachability } from '../../src/features/backups/backup-engine.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import type { TestAppliance } from './appliance';
+import { startTestAppliance, type TestAppliance } from './appliance';
 import { createTestDevice, seedBuiltinTemplate } from './seed';
 
 export const CHROMIUM = '/usr/bin/chromium';
@@ -159,6 +159,35 @@ export async function loginInBrowser(page: Page, base: string, user: string, pas
   await page.getByLabel('Password').fill(password);
   await page.getByRole('button', { name: 'Log in' }).click();
   await page.waitForURL((u) => !u.pathname.startsWith('/login'));
+}
+
+/** One page per width, each in a context of its own (a phone's height under 600 px wide), logged in as the test appliance's admin; dialogs accepted. */
+export async function adminPagesAtWidths(
+  browser: Browser,
+  base: string,
+  widths: readonly number[],
+  opts: { bypassCSP?: boolean } = {},
+): Promise<Map<number, Page>> {
+  const pages = new Map<number, Page>();
+  for (const width of widths) {
+    const ctx = await browser.newContext({ viewport: { width, height: width > 600 ? 900 : 844 }, bypassCSP: opts.bypassCSP });
+    const page = await ctx.newPage();
+    page.on('dialog', (d) => void d.accept());
+    await loginInBrowser(page, base, 'admin', 'admin-password-1');
+    pages.set(width, page);
+  }
+  return pages;
+}
+
+/** A test appliance with the showcase seed, and Chromium on it as the admin at each width: what page-by-page browser tests share. */
+export async function showcaseInBrowser(
+  widths: readonly number[],
+  opts: { bypassCSP?: boolean } = {},
+): Promise<{ t: TestAppliance; seed: Showcase; browser: Browser; pages: Map<number, Page> }> {
+  const t = await startTestAppliance();
+  const seed = await seedShowcase(t);
+  const browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  return { t, seed, browser, pages: await adminPagesAtWidths(browser, t.url, widths, opts) };
 }
 
 export interface AxeFinding {

@@ -58,7 +58,7 @@ const esc = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
 
 /** Messages of a schema-level refusal: a valid request by the document must never get one. */
 const SCHEMA_REFUSAL =
-  /^(Too big|Too small|Invalid input|Invalid option|Unrecognized key)|at most \d+ characters|must be \d+-\d+ characters|at most 2\^53-1|unknown field/;
+  /^(Too big|Too small|Invalid input|Invalid option|Unrecognized key)|at most \d+ characters|must be \d+-\d+ characters|at most 2\^53-1|unknown field|must be between \d+ and \d+/;
 
 function operations(doc: Schema): Operation[] {
   const out: Operation[] = [];

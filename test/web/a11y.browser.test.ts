@@ -1,9 +1,9 @@
 // Accessibility and phone width in headless Chromium: axe-core over every application page at 1280 and 390 px, the skip link, the collapsed menu, tables and diffs on a phone.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { chromium, type Browser, type Page } from 'playwright-core';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { CHROMIUM, CHROMIUM_ARGS, applicationPages, ensureChromium, loginInBrowser, seedShowcase, seriousViolations, type Showcase } from '../helpers/browser';
+import type { Browser, Page } from 'playwright-core';
+import type { TestAppliance } from '../helpers/appliance';
+import { applicationPages, ensureChromium, seriousViolations, type Showcase, showcaseInBrowser } from '../helpers/browser';
 
 const WIDTHS = [1280, 390] as const;
 
@@ -12,22 +12,13 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
   let t: TestAppliance;
   let seed: Showcase;
   let browser: Browser | undefined;
-  const pages = new Map<number, Page>();
+  let pages = new Map<number, Page>();
 
   before(async () => {
     skip = ensureChromium();
     if (skip) return;
-    t = await startTestAppliance();
-    seed = await seedShowcase(t);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
-    for (const width of WIDTHS) {
-      // axe is injected as a script of its own: the appliance's CSP would (rightly) refuse it.
-      const ctx = await browser.newContext({ viewport: { width, height: width > 600 ? 900 : 844 }, bypassCSP: true });
-      const page = await ctx.newPage();
-      page.on('dialog', (d) => void d.accept());
-      await loginInBrowser(page, t.url, 'admin', 'admin-password-1');
-      pages.set(width, page);
-    }
+    // axe is injected as a script of its own: the appliance's CSP would (rightly) refuse it.
+    ({ t, seed, browser, pages } = await showcaseInBrowser(WIDTHS, { bypassCSP: true }));
   });
   after(async () => {
     await browser?.close();
@@ -123,15 +114,9 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
     if (skip) return ctx.skip(skip);
     const page = pages.get(1280)!;
     await page.goto(`${t.url}/devices/${seed.devices.core}/diff?a=${seed.backups.first}&b=${seed.backups.second}&view=split`);
-    const mark = await page
-      .locator('#diff td.add')
-      .first()
-      .evaluate((el) => getComputedStyle(el, '::before').content);
-    assert.match(mark, /\+/);
-    const del = await page
-      .locator('#diff td.del')
-      .first()
-      .evaluate((el) => getComputedStyle(el, '::before').content);
-    assert.match(del, /−|-/);
+    const mark = await page.locator('#diff td.add .sign').first().textContent();
+    assert.match(mark ?? '', /\+/);
+    const del = await page.locator('#diff td.del .sign').first().textContent();
+    assert.match(del ?? '', /−|-/);
   });
 });

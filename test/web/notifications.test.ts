@@ -92,11 +92,11 @@ describe('web Notifications page', () => {
     let r = await rule('everything', {});
     assert.equal(r.res.status, 422);
     assert.match(r.html, /needs device-group scope &quot;all&quot;|needs device-group scope "all"/);
-    r = await rule('other-group', { groups: String(b) });
+    r = await rule('other-group', { [`group_${b}`]: 'on' });
     assert.match(r.html, /outside your device-group scope/);
-    r = await rule('with-diff', { groups: String(a), include_diff: 'on' });
+    r = await rule('with-diff', { [`group_${a}`]: 'on', include_diff: 'on' });
     assert.match(r.html, /backups\.view/);
-    r = await rule('mine', { groups: String(a) });
+    r = await rule('mine', { [`group_${a}`]: 'on' });
     assert.equal(r.res.status, 303);
     const names = db.prepare('SELECT name FROM notification_rules').pluck().all();
     assert.ok(names.includes('mine') && !names.includes('everything') && !names.includes('other-group') && !names.includes('with-diff'));

@@ -97,11 +97,18 @@ export function toDeviceDto(d: Device, tz: string): DeviceDto {
 
 export const DevicePageSchema = pagedSchema(DeviceSchema, 'DevicePage');
 
+const PORT_RANGE = 'Port must be between 1 and 65535';
+
 /** Body fields, shared by create (with defaults) and update (all optional, no defaults). */
 const fields = {
   name: NameSchema.openapi({ description: `Unique across all devices, 1-128 characters. ${NAME_RULES}`, example: 'core1-ber' }),
   hostname: HostnameSchema,
-  port: z.number().int().min(1).max(65535).openapi({ description: 'TCP port; default 22 for ssh, 23 for telnet', example: 22 }),
+  port: z
+    .number()
+    .int(PORT_RANGE)
+    .min(1, PORT_RANGE)
+    .max(65535, PORT_RANGE)
+    .openapi({ description: 'TCP port; default 22 for ssh, 23 for telnet', example: 22 }),
   protocol: ProtocolSchema,
   group_id: RefIdSchema.nullable().openapi({ description: 'Group (must exist); null: ungrouped', example: 3 }),
   credential_id: RefIdSchema.openapi({ description: 'Credential used to log in (must exist)', example: 1 }),

@@ -150,7 +150,7 @@ function passwordPage(c: WebContext, errors: Record<string, string> | null, stat
     <section class="card narrow">
       <h1>Change password</h1>
       {forced ? (
-        <p class="flash error" role="alert">
+        <p class="flash info" role="status">
           This is your first login with a generated password: choose your own password to continue.
         </p>
       ) : null}

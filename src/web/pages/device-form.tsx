@@ -50,6 +50,8 @@ export interface DeviceFormProps {
   device?: Device;
   values?: Record<string, string>;
   errors?: Record<string, string> | null;
+  /** The appliance's schedule ([backup] schedule): what applies when neither the device nor its groups set one. */
+  defaultSchedule: string;
 }
 
 export function DeviceForm(props: DeviceFormProps) {
@@ -127,8 +129,8 @@ export function DeviceForm(props: DeviceFormProps) {
         <FieldError errors={e} name="template_id" />
       </label>
       <label>
-        Schedule (cron, empty: inherit)
-        <input name="schedule" value={v('schedule', d?.schedule ?? '')} placeholder="30 4 * * *" />
+        Schedule (cron; empty: the group’s schedule, else the appliance’s {props.defaultSchedule})
+        <input name="schedule" value={v('schedule', d?.schedule ?? '')} placeholder={props.defaultSchedule} />
         <FieldError errors={e} name="schedule" />
       </label>
       <label class="full">

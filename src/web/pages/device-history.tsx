@@ -36,15 +36,9 @@ function devicePage(c: WebContext) {
   const id = intParam(c, 'id');
   const app = c.get('app');
   const p = c.get('principal');
-  const tz = c.get('timezone');
   const device = getDevice(app.db, p.scope, id);
   const page = intQuery(c, 'page', 1, 1_000_000);
   const history = can(c, 'backups.view') ? listDeviceHistory(app.db, p.scope, id, page, HISTORY_PAGE) : null;
-  const jv = jobOnPage(c, id);
-  const group = device.group_id ? groupPaths(groupOptions(app.db, p.scope)).get(device.group_id) : null;
-  const csrf = c.get('session').csrfToken;
-  const successes = history?.items.filter((b) => b.success) ?? [];
-  const previous = history ? previousVersions(app.db, p.scope, id, history.items) : new Map<string, string>();
   return render(
     c,
     { title: device.name, active: '/devices' },
@@ -52,146 +46,189 @@ function devicePage(c: WebContext) {
       <p class="crumbs">
         <a href="/devices">Devices</a> / {device.name}
       </p>
-      <div class="title-row">
-        <h1>{device.name}</h1>
-        <div class="actions">
-          {can(c, 'backups.run') ? (
-            <form method="post" action={`/devices/${id}/backup`} class="inline" data-backup-now={String(id)}>
-              <Csrf token={csrf} />
-              <button type="submit" class="primary">
-                Back up now
-              </button>
-            </form>
-          ) : null}
-          {can(c, 'devices.update') ? (
-            <a class="button" href={`/devices/${id}/edit`}>
-              Edit
-            </a>
-          ) : null}
-        </div>
-      </div>
-      <div id="backup-status" class={`job ${jv ? jv.state : 'idle'}`} aria-live="polite" data-job={jv?.state === 'running' ? jv.id : undefined}>
-        {jv ? <JobMessage job={jv} /> : null}
-        {jv && can(c, 'backups.view') ? (
-          <>
-            {' '}
-            <a href={`/jobs/${jv.id}`}>Job details</a>
-          </>
-        ) : null}
-      </div>
+      <DeviceTitle c={c} device={device} />
+      <BackupStatus c={c} deviceId={id} />
       <HostKeyChange c={c} deviceId={id} />
       <DeviceHold c={c} deviceId={id} />
-      <dl class="facts">
-        <dt>Address</dt>
-        <dd class="mono">{`${device.protocol}://${device.hostname}:${device.port}`}</dd>
-        <dt>Group</dt>
-        <dd>{group ?? '(ungrouped)'}</dd>
-        <dt>Reachability</dt>
-        <dd>
-          <span class={`badge ${device.reachability.status}`}>{device.reachability.status}</span>{' '}
-          {device.reachability.checked_at ? `checked ${formatTime(device.reachability.checked_at, tz)}` : ''}
-          {device.reachability.error ? <div class="muted">{device.reachability.error}</div> : null}
-        </dd>
-        <dt>State</dt>
-        <dd>{device.enabled ? 'enabled' : 'disabled'}</dd>
-        <DeviceFacts c={c} device={device} />
-        {device.description ? (
-          <>
-            <dt>Description</dt>
-            <dd>{device.description}</dd>
-          </>
-        ) : null}
-      </dl>
-      {history ? (
-        <section>
-          <h2>Backup history</h2>
-          {history.items.length === 0 ? (
-            <p class="empty">No backups yet.</p>
-          ) : (
-            <form method="get" action={`/devices/${id}/diff`} id="history-form">
-              <input type="hidden" name="ignore" value="0" />
-              <div class="table-wrap">
-                <table class="list" id="history">
-                  <thead>
-                    <tr>
-                      <th title="Compare from">A</th>
-                      <th title="Compare to">B</th>
-                      <th>Started</th>
-                      <th>Result</th>
-                      <th>Trigger</th>
-                      <th>Size</th>
-                      <ActionsHeader />
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {history.items.map((b) => (
-                      <tr class={b.success ? undefined : 'failed-row'}>
-                        <td>{b.success ? <input type="radio" name="a" value={b.id} aria-label="compare from" checked={b.id === successes[1]?.id} /> : null}</td>
-                        <td>{b.success ? <input type="radio" name="b" value={b.id} aria-label="compare to" checked={b.id === successes[0]?.id} /> : null}</td>
-                        <td>{formatTime(b.started_at, tz)}</td>
-                        <td>
-                          {b.finished_at === null ? (
-                            <span class="badge unknown">running</span>
-                          ) : b.success ? (
-                            <>
-                              <span class="badge ok">ok</span> {b.changed ? <span class="badge changed">changed</span> : null}
-                            </>
-                          ) : (
-                            <>
-                              <span class="badge failed">{b.failure_type ?? 'failed'}</span> <span class="muted">{b.error_message}</span>
-                            </>
-                          )}
-                        </td>
-                        <td>
-                          {b.trigger}
-                          {b.changed_by ? <span class="muted"> · changed by {b.changed_by}</span> : null}
-                        </td>
-                        <td>{b.config_size !== null ? `${b.config_size} B` : '—'}</td>
-                        <td>
-                          {b.success ? (
-                            <>
-                              <a href={`/devices/${id}/backups/${b.id}`}>View</a>
-                              {previous.has(b.id) ? (
-                                <>
-                                  {' · '}
-                                  <a href={`/devices/${id}/diff?a=${previous.get(b.id)}&b=${b.id}`} class="compare-previous">
-                                    Compare with previous
-                                  </a>
-                                </>
-                              ) : null}
-                            </>
-                          ) : b.finished_at !== null ? (
-                            <a href={`/devices/${id}/backups/${b.id}`} class="failure-details">
-                              Details
-                            </a>
-                          ) : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
-              {successes.length >= 2 || history.total > history.items.length ? (
-                <div class="actions">
-                  <button type="submit" name="view" value="split">
-                    Compare A → B
-                  </button>
-                  <label class="check">
-                    <input type="checkbox" name="ignore" value="1" /> hide lines the template ignores
-                  </label>
-                </div>
-              ) : null}
-            </form>
-          )}
-          <Pager base={`/devices/${id}`} params={{}} page={page} limit={HISTORY_PAGE} total={history.total} />
-          {successes.length > 0 ? (
-            <p>
-              <a href={`/compare?da=${id}`}>Compare with another device…</a>
-            </p>
-          ) : null}
-        </section>
-      ) : null}
+      <FactsList c={c} device={device} />
+      {history ? <HistorySection c={c} deviceId={id} history={history} page={page} /> : null}
     </>,
+  );
+}
+
+/** The device's name with "Back up now" and "Edit", for those who may. */
+function DeviceTitle({ c, device }: { c: WebContext; device: Device }) {
+  const id = device.id;
+  return (
+    <div class="title-row">
+      <h1>{device.name}</h1>
+      <div class="actions">
+        {can(c, 'backups.run') ? (
+          <form method="post" action={`/devices/${id}/backup`} class="inline" data-backup-now={String(id)}>
+            <Csrf token={c.get('session').csrfToken} />
+            <button type="submit" class="primary">
+              Back up now
+            </button>
+          </form>
+        ) : null}
+        {can(c, 'devices.update') ? (
+          <a class="button" href={`/devices/${id}/edit`}>
+            Edit
+          </a>
+        ) : null}
+      </div>
+    </div>
+  );
+}
+
+/** The state of the backup job named by ?job= (app.js follows a running one). */
+function BackupStatus({ c, deviceId }: { c: WebContext; deviceId: number }) {
+  const jv = jobOnPage(c, deviceId);
+  return (
+    <div id="backup-status" class={`job ${jv ? jv.state : 'idle'}`} aria-live="polite" data-job={jv?.state === 'running' ? jv.id : undefined}>
+      {jv ? <JobMessage job={jv} /> : null}
+      {jv && can(c, 'backups.view') ? (
+        <>
+          {' '}
+          <a href={`/jobs/${jv.id}`}>Job details</a>
+        </>
+      ) : null}
+    </div>
+  );
+}
+
+function FactsList({ c, device }: { c: WebContext; device: Device }) {
+  const app = c.get('app');
+  const tz = c.get('timezone');
+  const group = device.group_id ? groupPaths(groupOptions(app.db, c.get('principal').scope)).get(device.group_id) : null;
+  return (
+    <dl class="facts">
+      <dt>Address</dt>
+      <dd class="mono">{`${device.protocol}://${device.hostname}:${device.port}`}</dd>
+      <dt>Group</dt>
+      <dd>{group ?? '(ungrouped)'}</dd>
+      <dt>Reachability</dt>
+      <dd>
+        <span class={`badge ${device.reachability.status}`}>{device.reachability.status}</span>{' '}
+        {device.reachability.checked_at ? `checked ${formatTime(device.reachability.checked_at, tz)}` : ''}
+        {device.reachability.error ? <div class="muted">{device.reachability.error}</div> : null}
+      </dd>
+      <dt>State</dt>
+      <dd>{device.enabled ? 'enabled' : 'disabled'}</dd>
+      <DeviceFacts c={c} device={device} />
+      {device.description ? (
+        <>
+          <dt>Description</dt>
+          <dd>{device.description}</dd>
+        </>
+      ) : null}
+    </dl>
+  );
+}
+
+type History = ReturnType<typeof listDeviceHistory>;
+type HistoryItem = History['items'][number];
+
+/** The backup history: a table whose radio buttons pick two versions to compare, a pager, a link to compare with another device. */
+function HistorySection({ c, deviceId: id, history, page }: { c: WebContext; deviceId: number; history: History; page: number }) {
+  const successes = history.items.filter((b) => b.success);
+  const previous = previousVersions(c.get('app').db, c.get('principal').scope, id, history.items);
+  return (
+    <section>
+      <h2>Backup history</h2>
+      {history.items.length === 0 ? (
+        <p class="empty">No backups yet.</p>
+      ) : (
+        <form method="get" action={`/devices/${id}/diff`} id="history-form">
+          <input type="hidden" name="ignore" value="0" />
+          <div class="table-wrap">
+            <table class="list" id="history">
+              <thead>
+                <tr>
+                  <th title="Compare from">A</th>
+                  <th title="Compare to">B</th>
+                  <th>Started</th>
+                  <th>Result</th>
+                  <th>Trigger</th>
+                  <th>Size</th>
+                  <ActionsHeader />
+                </tr>
+              </thead>
+              <tbody>
+                {history.items.map((b) => (
+                  <HistoryRow c={c} deviceId={id} b={b} from={successes[1]?.id} to={successes[0]?.id} previous={previous.get(b.id)} />
+                ))}
+              </tbody>
+            </table>
+          </div>
+          {successes.length >= 2 || history.total > history.items.length ? (
+            <div class="actions">
+              <button type="submit" name="view" value="split">
+                Compare A → B
+              </button>
+              <label class="check">
+                <input type="checkbox" name="ignore" value="1" /> hide lines the template ignores
+              </label>
+            </div>
+          ) : null}
+        </form>
+      )}
+      <Pager base={`/devices/${id}`} params={{}} page={page} limit={HISTORY_PAGE} total={history.total} />
+      {successes.length > 0 ? (
+        <p>
+          <a href={`/compare?da=${id}`}>Compare with another device…</a>
+        </p>
+      ) : null}
+    </section>
+  );
+}
+
+/** One backup: radio buttons A/B (ticked for `from` and `to`), when, result, trigger, size, links. */
+function HistoryRow(props: { c: WebContext; deviceId: number; b: HistoryItem; from?: string; to?: string; previous?: string }) {
+  const { b, deviceId: id } = props;
+  return (
+    <tr class={b.success ? undefined : 'failed-row'}>
+      <td>{b.success ? <input type="radio" name="a" value={b.id} aria-label="compare from" checked={b.id === props.from} /> : null}</td>
+      <td>{b.success ? <input type="radio" name="b" value={b.id} aria-label="compare to" checked={b.id === props.to} /> : null}</td>
+      <td>{formatTime(b.started_at, props.c.get('timezone'))}</td>
+      <td>
+        {b.finished_at === null ? (
+          <span class="badge unknown">running</span>
+        ) : b.success ? (
+          <>
+            <span class="badge ok">ok</span> {b.changed ? <span class="badge changed">changed</span> : null}
+          </>
+        ) : (
+          <>
+            <span class="badge failed">{b.failure_type ?? 'failed'}</span> <span class="muted">{b.error_message}</span>
+          </>
+        )}
+      </td>
+      <td>
+        {b.trigger}
+        {b.changed_by ? <span class="muted"> · changed by {b.changed_by}</span> : null}
+      </td>
+      <td>{b.config_size !== null ? `${b.config_size} B` : '—'}</td>
+      <td>
+        {b.success ? (
+          <>
+            <a href={`/devices/${id}/backups/${b.id}`}>View</a>
+            {props.previous ? (
+              <>
+                {' · '}
+                <a href={`/devices/${id}/diff?a=${props.previous}&b=${b.id}`} class="compare-previous">
+                  Compare with previous
+                </a>
+              </>
+            ) : null}
+          </>
+        ) : b.finished_at !== null ? (
+          <a href={`/devices/${id}/backups/${b.id}`} class="failure-details">
+            Details
+          </a>
+        ) : null}
+      </td>
+    </tr>
   );
 }
 

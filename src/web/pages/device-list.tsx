@@ -93,10 +93,10 @@ export function listPage(c: WebContext) {
         </label>
         <GroupPlatformFilters groups={groups} platforms={platforms} groupId={groupId} templateId={templateId} />
         <FilterSelect label="Reachability" name="reachability" any="Any" choices={REACH.map((r) => ({ value: r, label: r }))} selected={reach} />
-        <label>
+        <label class="check">
           <input type="checkbox" name="stale" value="1" checked={staleOnly} /> Stale only (no good backup for {staleHours} h)
         </label>
-        <label>
+        <label class="check">
           <input type="checkbox" name="failed" value="1" checked={failedOnly} /> Last backup failed
         </label>
         {order.sort !== 'name' || order.desc ? (

@@ -151,7 +151,7 @@ function formPage(c: WebContext, form: ImportForm, error?: string) {
             <input name="fields" value={form.fields} />
             <span class="muted">The order of a line’s fields, as Oxidized’s source map: name, ip, model, group, username, password, enable.</span>
           </label>
-          <label>
+          <label class="check">
             <input type="checkbox" name="update" checked={form.update} /> Update existing devices: a row naming a device sets its non-empty cells (needs
             devices.update); otherwise such a row is an error
           </label>

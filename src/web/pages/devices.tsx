@@ -119,6 +119,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           device={device}
           values={values}
           errors={errors}
+          defaultSchedule={c.get('app').config.backup.schedule}
         />
       </section>
       {device ? <DeviceHold c={c} deviceId={device.id} /> : null}

@@ -105,6 +105,21 @@ const STATE_BADGE: Record<string, string> = {
   interrupted: 'failed',
 };
 
+/** A job's state as a badge: a finished job where backups failed says so, red when none succeeded. */
+function JobState({ job, id, extra }: { job: JobView; id?: string; extra?: string }) {
+  const p = job.progress;
+  const worked = p.first + p.changed + p.unchanged;
+  const failedAll = job.state === 'finished' && p.failed > 0 && worked === 0;
+  const failedSome = job.state === 'finished' && p.failed > 0 && worked > 0;
+  const tone = failedAll ? 'failed' : failedSome ? 'expired' : (STATE_BADGE[job.state] ?? 'unknown');
+  const text = failedAll ? 'finished: every backup failed' : failedSome ? `finished, ${p.failed} failed` : job.state;
+  return (
+    <span class={`badge ${tone}${extra ? ` ${extra}` : ''}`} id={id}>
+      {text}
+    </span>
+  );
+}
+
 function Progress({ job }: { job: JobView }) {
   const p = job.progress;
   const parts = [
@@ -200,7 +215,7 @@ function listPage(c: WebContext) {
                       <a href={`/jobs/${j.id}`}>{j.label}</a>
                     </td>
                     <td>
-                      <span class={`badge ${STATE_BADGE[j.state] ?? 'unknown'} job-state`}>{j.state}</span>
+                      <JobState job={j} extra="job-state" />
                     </td>
                     <td>
                       <Progress job={j} />
@@ -256,20 +271,20 @@ function jobPage(c: WebContext, id: string) {
       </p>
       <div class="title-row">
         <h1>Backup of {job.label}</h1>
-        <div class="actions">
-          <CancelButton c={c} job={job} />
-          <ResumeButton c={c} job={job} />
-          <a class="button" href={`/jobs/${job.id}`}>
-            Refresh
-          </a>
-        </div>
+        <a class="button" href={`/jobs/${job.id}`}>
+          Refresh
+        </a>
       </div>
       <Live open={open}>
+        {/* In the live part, so Cancel goes (and Resume comes) when the job ends without a reload. */}
+        {job.can_cancel || job.can_resume ? (
+          <div class="actions" id="job-actions">
+            <CancelButton c={c} job={job} />
+            <ResumeButton c={c} job={job} />
+          </div>
+        ) : null}
         <p>
-          <span class={`badge ${STATE_BADGE[job.state] ?? 'unknown'}`} id="job-state">
-            {job.state}
-          </span>{' '}
-          Requested by {job.requested_by} ({job.door}) at {formatTime(job.created_at, tz)}
+          <JobState job={job} id="job-state" /> Requested by {job.requested_by} ({job.door}) at {formatTime(job.created_at, tz)}
           {job.finished_at ? `, ended ${formatTime(job.finished_at, tz)}` : ''}
           {job.cancelled_by ? `; cancelled by ${job.cancelled_by}` : ''}.
         </p>

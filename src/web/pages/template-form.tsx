@@ -112,12 +112,72 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
   const v = s.values ?? (t ? specValues(t) : { mode: 'shell', redact: 'on' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
-  const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
-  const picker = canTry ? tryDevices(c, t?.id ?? null) : { own: [], others: [] };
-  const devices = [...picker.own, ...picker.others];
   const base = t ? `/templates/${t.id}` : '/templates/new';
   const title = t ? `Template ${t.name}` : 'New template';
-  const area = (name: string, label: string, hint: string) => (
+  return render(
+    c,
+    { title, active: '/templates', status: e ? 422 : 200 },
+    <>
+      <h1>
+        {title} {t ? <SourceBadge t={t} /> : null}
+      </h1>
+      {t ? <TemplateNotices c={c} t={t} readOnly={readOnly} /> : null}
+      <section class="card">
+        <form method="post" action={t ? `${base}/edit` : '/templates'} class="grid-form" novalidate>
+          <Csrf token={csrf} />
+          <FormError errors={e} full />
+          <TemplateFields t={t} v={v} e={e} readOnly={readOnly} />
+          {readOnly ? null : (
+            <div class="full actions">
+              <button type="submit" class="primary">
+                {t ? 'Save template' : 'Create template'}
+              </button>
+              <a href="/templates">Cancel</a>
+            </div>
+          )}
+          <TryControls c={c} templateId={t?.id ?? null} base={base} deviceId={s.deviceId} e={e} />
+        </form>
+      </section>
+      {t && t.source === 'custom' && can(c, 'templates.delete') ? (
+        <form method="post" action={`${base}/delete`} class="inline" data-confirm={`Delete template ${t.name}?`}>
+          <Csrf token={csrf} />
+          <button type="submit" class="danger">
+            Delete template
+          </button>
+        </form>
+      ) : null}
+      {s.trial ? <TrialView trial={s.trial} /> : null}
+    </>,
+  );
+}
+
+/** What the page says above the form about where a template is managed, its actions, and what a limited scope may change. */
+function TemplateNotices({ c, t, readOnly }: { c: WebContext; t: Template; readOnly: boolean }) {
+  return (
+    <>
+      {t.builtin ? <p class="advice">Built-in templates are read-only; clone this one into a custom template to change these settings.</p> : null}
+      {t.source === 'file' ? (
+        <p class="advice" id="file-managed">
+          Managed by file <code>{t.source_file}</code>: edit the file and reload (<code>confvault template reload</code>, or SIGHUP to confvault serve).
+        </p>
+      ) : null}
+      <TemplateActions c={c} t={t} />
+      {!readOnly && !c.get('principal').scope.all ? (
+        <p class="advice">
+          Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command) needs scope all, and a template
+          used by a device outside your scope cannot be changed or deleted.
+        </p>
+      ) : null}
+    </>
+  );
+}
+
+type Values = Record<string, string>;
+type Errors = Record<string, string> | null | undefined;
+
+/** A one-per-line list of the spec as a textarea. */
+function Area({ name, label, hint, v, e, readOnly }: { name: string; label: string; hint: string; v: Values; e: Errors; readOnly: boolean }) {
+  return (
     <label class="full">
       {label} <span class="muted small">{hint}</span>
       <textarea name={name} rows={4} class="mono" readonly={readOnly}>
@@ -126,8 +186,88 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       <FieldError errors={e} name={name} />
     </label>
   );
-  const option = (d: Device) => <option value={String(d.id)} selected={s.deviceId === d.id}>{`${d.name} (${d.hostname})`}</option>;
-  const tryControls = canTry ? (
+}
+
+/** The spec's fields: one-line settings, then the lists. */
+function TemplateFields({ t, v, e, readOnly }: { t: Template | null; v: Values; e: Errors; readOnly: boolean }) {
+  const area = (name: string, label: string, hint: string) => <Area name={name} label={label} hint={hint} v={v} e={e} readOnly={readOnly} />;
+  return (
+    <>
+      <SettingFields v={v} e={e} readOnly={readOnly} />
+      {t !== null && !t.redact ? (
+        <p class="redaction-off" id="redaction-off">
+          Redaction is off: the secrets of the devices using this template are stored in clear.
+        </p>
+      ) : null}
+      <label class="full">
+        Description <input name="description" value={v.description ?? ''} readonly={readOnly} />
+        <FieldError errors={e} name="description" />
+      </label>
+      {area('pre_commands', 'Pre-commands', 'one per line; output discarded')}
+      {area('commands', 'Commands', 'one per line; their output is the configuration')}
+      {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
+      {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
+      {area(
+        'redact_patterns',
+        'Redact rules',
+        `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement; ending in${WITHIN}<regex of a section's opening line>, only inside such sections`,
+      )}
+      {area(
+        'change_events',
+        'Change events',
+        'one regex per line; a syslog message from the device matching one queues a backup (named group "user": who changed it)',
+      )}
+    </>
+  );
+}
+
+/** Name, vendor, mode, prompt, exit command and the redact switch. */
+function SettingFields({ v, e, readOnly }: { v: Values; e: Errors; readOnly: boolean }) {
+  return (
+    <>
+      <label>
+        Name <input name="name" required value={v.name ?? ''} readonly={readOnly} />
+        <FieldError errors={e} name="name" />
+      </label>
+      <label>
+        Vendor <input name="vendor" required value={v.vendor ?? ''} readonly={readOnly} />
+        <FieldError errors={e} name="vendor" />
+      </label>
+      <label>
+        Mode
+        <select name="mode" disabled={readOnly}>
+          <option value="shell" selected={v.mode !== 'exec'}>
+            shell (interactive, prompt-driven)
+          </option>
+          <option value="exec" selected={v.mode === 'exec'}>
+            exec (one SSH exec per command)
+          </option>
+        </select>
+        <FieldError errors={e} name="mode" />
+      </label>
+      <label>
+        Prompt <input name="prompt" class="mono" placeholder="detected after login" value={v.prompt ?? ''} readonly={readOnly} />
+        <FieldError errors={e} name="prompt" />
+      </label>
+      <label>
+        Exit command <input name="exit_command" class="mono" value={v.exit_command ?? ''} readonly={readOnly} />
+        <FieldError errors={e} name="exit_command" />
+      </label>
+      <label class="check">
+        <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets (when the appliance's redact_secrets is on)
+      </label>
+    </>
+  );
+}
+
+/** "Try on device": a device picker (this template's devices first) and the button, for whoever may run and read backups. */
+function TryControls({ c, templateId, base, deviceId, e }: { c: WebContext; templateId: number | null; base: string; deviceId?: number; e: Errors }) {
+  const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
+  if (!canTry) return null;
+  const picker = tryDevices(c, templateId);
+  const devices = [...picker.own, ...picker.others];
+  const option = (d: Device) => <option value={String(d.id)} selected={deviceId === d.id}>{`${d.name} (${d.hostname})`}</option>;
+  return (
     <div class="full row" id="try">
       <label>
         Device
@@ -153,106 +293,6 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
       </button>
       <span class="muted small">Runs the template as shown here; nothing is stored.</span>
     </div>
-  ) : null;
-  return render(
-    c,
-    { title, active: '/templates', status: e ? 422 : 200 },
-    <>
-      <h1>
-        {title} {t ? <SourceBadge t={t} /> : null}
-      </h1>
-      {t?.builtin ? <p class="advice">Built-in templates are read-only; clone this one into a custom template to change these settings.</p> : null}
-      {t?.source === 'file' ? (
-        <p class="advice" id="file-managed">
-          Managed by file <code>{t.source_file}</code>: edit the file and reload (<code>confvault template reload</code>, or SIGHUP to confvault serve).
-        </p>
-      ) : null}
-      {t ? <TemplateActions c={c} t={t} /> : null}
-      {t && !readOnly && !c.get('principal').scope.all ? (
-        <p class="advice">
-          Your device-group scope is limited: changing what this template sends (commands, pre-commands, enable or exit command) needs scope all, and a template
-          used by a device outside your scope cannot be changed or deleted.
-        </p>
-      ) : null}
-      <section class="card">
-        <form method="post" action={t ? `${base}/edit` : '/templates'} class="grid-form" novalidate>
-          <Csrf token={csrf} />
-          <FormError errors={e} full />
-          <label>
-            Name <input name="name" required value={v.name ?? ''} readonly={readOnly} />
-            <FieldError errors={e} name="name" />
-          </label>
-          <label>
-            Vendor <input name="vendor" required value={v.vendor ?? ''} readonly={readOnly} />
-            <FieldError errors={e} name="vendor" />
-          </label>
-          <label>
-            Mode
-            <select name="mode" disabled={readOnly}>
-              <option value="shell" selected={v.mode !== 'exec'}>
-                shell (interactive, prompt-driven)
-              </option>
-              <option value="exec" selected={v.mode === 'exec'}>
-                exec (one SSH exec per command)
-              </option>
-            </select>
-            <FieldError errors={e} name="mode" />
-          </label>
-          <label>
-            Prompt <input name="prompt" class="mono" placeholder="detected after login" value={v.prompt ?? ''} readonly={readOnly} />
-            <FieldError errors={e} name="prompt" />
-          </label>
-          <label>
-            Exit command <input name="exit_command" class="mono" value={v.exit_command ?? ''} readonly={readOnly} />
-            <FieldError errors={e} name="exit_command" />
-          </label>
-          <label class="check">
-            <input type="checkbox" name="redact" checked={v.redact === 'on'} disabled={readOnly} /> Redact secrets (when the appliance's redact_secrets is on)
-          </label>
-          {t !== null && !t.redact ? (
-            <p class="redaction-off" id="redaction-off">
-              Redaction is off: the secrets of the devices using this template are stored in clear.
-            </p>
-          ) : null}
-          <label class="full">
-            Description <input name="description" value={v.description ?? ''} readonly={readOnly} />
-            <FieldError errors={e} name="description" />
-          </label>
-          {area('pre_commands', 'Pre-commands', 'one per line; output discarded')}
-          {area('commands', 'Commands', 'one per line; their output is the configuration')}
-          {area('strip_patterns', 'Strip patterns', 'one regex per line; matching lines are dropped')}
-          {area('ignore_patterns', 'Ignore patterns', 'one regex per line; kept but not counted as a change')}
-          {area(
-            'redact_patterns',
-            'Redact rules',
-            `one per line: a pattern naming the secret (?<secret>...), stored as a keyed token; or pattern${ARROW}replacement; ending in${WITHIN}<regex of a section's opening line>, only inside such sections`,
-          )}
-          {area(
-            'change_events',
-            'Change events',
-            'one regex per line; a syslog message from the device matching one queues a backup (named group "user": who changed it)',
-          )}
-          {readOnly ? null : (
-            <div class="full actions">
-              <button type="submit" class="primary">
-                {t ? 'Save template' : 'Create template'}
-              </button>
-              <a href="/templates">Cancel</a>
-            </div>
-          )}
-          {tryControls}
-        </form>
-      </section>
-      {t && t.source === 'custom' && can(c, 'templates.delete') ? (
-        <form method="post" action={`${base}/delete`} class="inline" data-confirm={`Delete template ${t.name}?`}>
-          <Csrf token={csrf} />
-          <button type="submit" class="danger">
-            Delete template
-          </button>
-        </form>
-      ) : null}
-      {s.trial ? <TrialView trial={s.trial} /> : null}
-    </>,
   );
 }
 

@@ -65,6 +65,21 @@
     }
   });
 
+  // The Add channel form: only the fieldsets of the chosen channel type (data-types) show and post; without script all show, each labelled.
+  var channelType = document.getElementById('channel-type');
+  function showChannelFields() {
+    var sets = channelType.form.querySelectorAll('fieldset.channel-fields');
+    for (var i = 0; i < sets.length; i++) {
+      var off = sets[i].getAttribute('data-types').split(' ').indexOf(channelType.value) < 0;
+      sets[i].hidden = off;
+      sets[i].disabled = off;
+    }
+  }
+  if (channelType) {
+    channelType.addEventListener('change', showChannelFields);
+    showChannelFields();
+  }
+
   // Pages with a live part (data-refresh="seconds", the Jobs pages): fetch the page again and swap that part while
   // it asks for it; without script the page's Refresh link (or a reload) does the same.
   var live = document.getElementById('jobs-live');
