@@ -1,4 +1,4 @@
-// schema/template.schema.json: every built-in file passes it, broken files fail it and the appliance's own checks alike, and it lists exactly the TemplateSpec fields with parseTemplateYaml's defaults.
+// schema/template.schema.json: generated from src/templates/schema.ts and committed as generated; every built-in file passes it, broken files fail it and the appliance's own checks alike, and it lists exactly the TemplateSpec fields with parseTemplateYaml's defaults.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { REPO_ROOT } from '../helpers/appliance';
 import { TEMPLATE_FIELDS, parseTemplateYaml } from '../../src/templates/files';
 import { checkTemplateText } from '../../src/templates/file-check';
+import { templateJsonSchemaText } from '../../src/templates/json-schema';
 
 const schema = JSON.parse(readFileSync(path.join(REPO_ROOT, 'schema/template.schema.json'), 'utf8')) as {
   properties: Record<string, { default?: unknown }>;
@@ -38,6 +39,10 @@ const BROKEN: Record<string, { text: string; field: string }> = {
 };
 
 describe('template JSON Schema', () => {
+  test('the committed file is what the one template schema generates (npm run gen:schema)', () => {
+    assert.equal(readFileSync(path.join(REPO_ROOT, 'schema/template.schema.json'), 'utf8'), templateJsonSchemaText());
+  });
+
   test('every built-in YAML file is valid under the schema and passes the appliance checks', () => {
     const files = readdirSync(BUILTIN_DIR).filter((f) => f.endsWith('.yaml'));
     assert.ok(files.length >= 14);

@@ -1,6 +1,6 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { builtinTemplates, isBuiltinTemplateName, sessionSettings, validateTemplate } from '../../templates/index';
+import { builtinTemplates, isBuiltinTemplateName, optionalSettings, validateTemplate } from '../../templates/index';
 import { builtinFilesDigest } from '../../templates/files';
 import { VERSION } from '../../version';
 import type { TemplateSpec } from '../../templates/types';
@@ -324,7 +324,7 @@ export function specFields(t: TemplateSpec): TemplateSpec & { change_events: str
     redact: t.redact,
     exit_command: t.exit_command,
     change_events: t.change_events ?? [],
-    ...sessionSettings(t),
+    ...optionalSettings(t),
   };
 }
 
