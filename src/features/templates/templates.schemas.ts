@@ -19,12 +19,9 @@ export const TemplateCreateSchema = TemplateFileSchema.extend(named).openapi('Te
   description: 'A new custom template. Only name, vendor and commands are required. Unknown fields are refused (422).',
 });
 
-export const TemplateUpdateSchema = TemplateSpecSchema.extend(named)
-  .partial()
-  .strict()
-  .openapi('TemplateUpdate', {
-    description: 'Fields to change; omitted fields keep their value and the result is validated as a whole. Built-in templates cannot be updated (409).',
-  });
+export const TemplateUpdateSchema = TemplateSpecSchema.extend(named).partial().strict().openapi('TemplateUpdate', {
+  description: 'Fields to change; omitted fields keep their value and the result is validated as a whole. Built-in templates cannot be updated (409).',
+});
 
 const timestamp = (what: string) =>
   z.string().openapi({ description: `${what}, "YYYY-MM-DD HH:MM:SS" in the request time zone`, example: '2025-03-01 14:05:09' });

@@ -295,6 +295,21 @@ function planSync(rows: TemplateSyncRow[]) {
   return { insert, update, conflicts, changed: insert.length + update.length > 0 };
 }
 
+/**
+ * The names other backup tools give platforms (a router.db line's Oxidized model or RANCID type), each to the template
+ * whose `aliases` lists it: built-ins first, then the others by id, the first claim winning. Read from the database,
+ * so file and custom templates may add names.
+ */
+export function templateAliases(db: DB): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  const rows = listTemplateSyncRows(db).sort((a, b) => b.builtin - a.builtin || a.id - b.id);
+  for (const row of rows) {
+    const aliases = toTemplateSpec(row).aliases;
+    for (const alias of [...(aliases?.oxidized ?? []), ...(aliases?.rancid ?? [])]) if (!out.has(alias)) out.set(alias, row.name);
+  }
+  return out;
+}
+
 /** Validation errors first (422), then the name rule (400). `previousName` is null for a new template. */
 function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   const errors = validateTemplate(spec);
