@@ -3,7 +3,7 @@ import { characters } from '../lib/names';
 import { re2LinePattern, re2Problem } from '../lib/re2';
 import { SESSION_PATTERN_LISTS, engineDefaults, trustedPattern } from './defaults';
 import { loadBuiltinTemplates } from './files';
-import { TEMPLATE_LIMITS, templateShapeErrors, type TemplateFieldError } from './schema';
+import { TEMPLATE_FIELDS, TEMPLATE_LIMITS, templateShapeErrors, type TemplateFieldError } from './schema';
 import type { OutputRule, TemplateSpec } from './types';
 
 export { TEMPLATE_LIMITS, TEMPLATE_NAME_RE, type TemplateFieldError } from './schema';
@@ -177,6 +177,13 @@ const SAMPLE_LINES = ['', 'hostname core-sw1', ' ip address 10.0.0.1 255.255.255
 function matchesEveryLine(source: string): boolean {
   const re = runnable(source);
   return SAMPLE_LINES.every((line) => re.test(line));
+}
+
+/** Only the template's own fields (a stored template carries its id, source and counts besides), in the schema's order. */
+export function templateFieldsOf(t: TemplateSpec): TemplateSpec {
+  const out: Partial<Record<keyof TemplateSpec, unknown>> = {};
+  for (const field of TEMPLATE_FIELDS) if (t[field] !== undefined) out[field] = t[field];
+  return out as TemplateSpec;
 }
 
 /** The optional parts of a template (session, command_output, aliases). */

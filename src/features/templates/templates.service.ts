@@ -1,6 +1,6 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { builtinTemplates, isBuiltinTemplateName, optionalSettings, validateTemplate } from '../../templates/index';
+import { builtinTemplates, isBuiltinTemplateName, optionalSettings, templateFieldsOf, validateTemplate } from '../../templates/index';
 import { builtinFilesDigest } from '../../templates/files';
 import { VERSION } from '../../version';
 import type { TemplateSpec } from '../../templates/types';
@@ -322,25 +322,10 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   }
 }
 
-/** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts). */
+/** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts); optional parts normalised. */
 export function specFields(t: TemplateSpec): TemplateSpec & { change_events: string[] } {
-  return {
-    name: t.name,
-    vendor: t.vendor,
-    description: t.description,
-    mode: t.mode,
-    prompt: t.prompt,
-    pre_commands: t.pre_commands,
-    commands: t.commands,
-    enable: t.enable,
-    strip_patterns: t.strip_patterns,
-    ignore_patterns: t.ignore_patterns,
-    redact_patterns: t.redact_patterns,
-    redact: t.redact,
-    exit_command: t.exit_command,
-    change_events: t.change_events ?? [],
-    ...optionalSettings(t),
-  };
+  const { session, command_output, aliases, ...fields } = templateFieldsOf(t);
+  return { ...fields, change_events: t.change_events ?? [], ...optionalSettings({ session, command_output, aliases }) };
 }
 
 function definedOnly(patch: TemplatePatch): TemplatePatch {
