@@ -32,6 +32,8 @@ const BROKEN: Record<string, { text: string; field: string }> = {
   'enable without its password prompt': { text: `${GOOD}enable:\n  command: enable\n  prompt: null\n`, field: 'enable.password_prompt' },
   'a command with no text': { text: `${GOOD}pre_commands:\n  - '  '\n`, field: 'pre_commands.0' },
   'a session field that does not exist': { text: `${GOOD}session:\n  pager: '--More--'\n`, field: 'session.pager' },
+  'an alias in capitals': { text: `${GOOD}aliases:\n  oxidized: [IOS]\n`, field: 'aliases.oxidized.0' },
+  'aliases of an unknown tool': { text: `${GOOD}aliases:\n  netbox: [ios]\n`, field: 'aliases.netbox' },
   'a negative line count': {
     text: `${GOOD}command_output:\n  show running-config:\n    drop_first: -1\n`,
     field: 'command_output.show running-config.drop_first',
