@@ -278,6 +278,21 @@ const TYPE_NAMES: Record<string, string> = {
   int: 'must be a whole number',
 };
 
+/** Whether the field at `path` may be null (prompt, enable, exit_command, enable.prompt). */
+function nullableAt(path: readonly string[]): boolean {
+  let node: z.ZodType = TemplateSpecSchema;
+  for (const key of path) {
+    while (node instanceof z.ZodOptional || node instanceof z.ZodNullable) node = node.unwrap() as z.ZodType;
+    if (node instanceof z.ZodObject) node = (node.shape as Record<string, z.ZodType>)[key];
+    else if (node instanceof z.ZodArray) node = node.element as z.ZodType;
+    else if (node instanceof z.ZodRecord) node = node.valueType as z.ZodType;
+    else return false;
+    if (!node) return false;
+  }
+  while (node instanceof z.ZodOptional) node = node.unwrap() as z.ZodType;
+  return node instanceof z.ZodNullable;
+}
+
 /** The schema's problems with a template, one per field, each message naming what the field must be. */
 export function templateShapeErrors(value: unknown): TemplateFieldError[] {
   const r = TemplateSpecSchema.safeParse(value, { reportInput: true });
@@ -291,8 +306,10 @@ export function templateShapeErrors(value: unknown): TemplateFieldError[] {
       continue;
     }
     const field = at.join('.') || 'template';
-    if (i.code === 'invalid_type') add(field, i.input === undefined ? 'is required' : (TYPE_NAMES[i.expected] ?? `must be a ${i.expected}`));
-    else add(field, i.message);
+    if (i.code === 'invalid_type') {
+      const must = TYPE_NAMES[i.expected] ?? `must be a ${i.expected}`;
+      add(field, i.input === undefined ? 'is required' : nullableAt(at) ? `${must} or null` : must);
+    } else add(field, i.message);
   }
   return out;
 }

@@ -72,6 +72,21 @@ describe('template JSON Schema', () => {
     });
   }
 
+  test('each message says what the field must be', () => {
+    const text = 'name: lab\nprompt: 5\ncommands: show run\nstrip_pattern: []\nsession:\n  pagers: [{ pattern: More, answer: " ", quiet: "yes" }]\n';
+    assert.deepEqual(checkTemplateText(text, 'x.yaml').errors, [
+      { field: 'vendor', message: 'is required' },
+      { field: 'prompt', message: 'must be a string or null' },
+      { field: 'commands', message: 'must be a list' },
+      { field: 'session.pagers.0.quiet', message: 'must be true or false' },
+      {
+        field: 'strip_pattern',
+        message:
+          'is not a template field (known fields: name, vendor, description, aliases, mode, prompt, pre_commands, commands, enable, strip_patterns, ignore_patterns, redact_patterns, change_events, session, command_output, redact, exit_command)',
+      },
+    ]);
+  });
+
   test('not YAML at all: one error on the file', () => {
     const { errors } = checkTemplateText('name: [unclosed\n', 'x.yaml');
     assert.equal(errors.length, 1);
