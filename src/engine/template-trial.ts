@@ -7,7 +7,7 @@ import type { SecretBox } from '../identity/secrets';
 import { loadBackupPlan } from '../features/backups/backup-engine.service';
 import { getDevice } from '../features/devices/devices.service';
 import { authorizeTemplateTrial, recordTemplateTrial } from '../features/templates/templates.service';
-import { validateTemplate } from '../templates/index';
+import { templateFieldsOf, validateTemplate } from '../templates/index';
 import type { TemplateSpec } from '../templates/types';
 import { collectConfig, redaction } from './collect';
 import { applyTemplate } from './normalise';
@@ -41,7 +41,7 @@ export async function tryTemplateOnDevice(
 ): Promise<TemplateTrial> {
   const { db, secrets, config } = deps;
   const device = getDevice(db, actor.principal.scope, deviceId);
-  const problems = validateTemplate(spec);
+  const problems = validateTemplate(templateFieldsOf(spec));
   if (problems.length) throw ApiError.validation(problems, 'Template validation failed');
   authorizeTemplateTrial(db, actor, templateId, spec);
   const plan = loadBackupPlan(db, secrets, device.id);

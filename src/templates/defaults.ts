@@ -1,6 +1,7 @@
 // The engine defaults (src/templates/defaults.yaml): the prompts, pagers and refusal lines every template gets after its own.
 import { parse } from 'yaml';
 import { readAsset } from '../runtime/assets';
+import { SessionSchema } from './schema';
 import type { PagerRule, SessionKnowledge } from './types';
 
 export const DEFAULTS_ASSET = 'src/templates/defaults.yaml';
@@ -16,15 +17,8 @@ export interface EngineDefaults {
   press_enter: string[];
 }
 
-/** The session fields a template may set, in the order the validator reports them. */
-export const SESSION_FIELDS = [
-  'pagers',
-  'username_prompt',
-  'password_prompt',
-  'enable_refused',
-  'command_errors',
-  'press_enter',
-] as const satisfies readonly (keyof SessionKnowledge)[];
+/** The session fields a template may set (the template schema's). */
+const SESSION_FIELDS = Object.keys(SessionSchema.shape);
 
 /** The session fields that hold a list of line patterns. */
 export const SESSION_PATTERN_LISTS = ['enable_refused', 'command_errors', 'press_enter'] as const satisfies readonly (keyof SessionKnowledge)[];

@@ -4,38 +4,16 @@ import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse, stringify } from 'yaml';
 import { listAssets, readAsset } from '../runtime/assets';
+import { TEMPLATE_FIELDS, templateDefaults } from './schema';
 import type { TemplateSpec } from './types';
+
+export { TEMPLATE_FIELDS } from './schema';
 
 export const BUILTIN_FOLDER = 'src/templates/builtin';
 
 /** Where the JSON Schema of a template file is served by the web interface (and shipped: schema/template.schema.json). */
 export const TEMPLATE_SCHEMA_URL_PATH = '/schema/template.schema.json';
 export const TEMPLATE_SCHEMA_ASSET = 'schema/template.schema.json';
-
-/**
- * Every field of a template file, in the order an exported file lists them. `satisfies` keeps the list equal to
- * TemplateSpec: a field added to the type and not here (or the reverse) does not compile.
- */
-const FIELD_ORDER = {
-  name: 0,
-  vendor: 1,
-  description: 2,
-  mode: 3,
-  prompt: 4,
-  pre_commands: 5,
-  commands: 6,
-  enable: 7,
-  strip_patterns: 8,
-  ignore_patterns: 9,
-  redact_patterns: 10,
-  change_events: 11,
-  session: 12,
-  command_output: 13,
-  redact: 14,
-  exit_command: 15,
-} as const satisfies Record<keyof TemplateSpec, number>;
-
-export const TEMPLATE_FIELDS: readonly (keyof TemplateSpec)[] = Object.keys(FIELD_ORDER) as (keyof TemplateSpec)[];
 
 /** A template file that is not YAML or not a mapping; field-level problems are validateTemplate's. */
 export class TemplateFileError extends Error {
@@ -66,20 +44,7 @@ export function parseTemplateYaml(text: string, file: string): TemplateSpec {
 
 /** A template with the optional fields a file may leave out filled in as the schema's defaults say. */
 export function templateWithDefaults(fields: Pick<TemplateSpec, 'name' | 'vendor' | 'commands'> & Partial<TemplateSpec>): TemplateSpec {
-  return {
-    mode: 'shell',
-    description: '',
-    prompt: null,
-    pre_commands: [],
-    enable: null,
-    strip_patterns: [],
-    ignore_patterns: [],
-    redact_patterns: [],
-    change_events: [],
-    redact: true,
-    exit_command: null,
-    ...fields,
-  };
+  return { ...templateDefaults(), ...fields } as TemplateSpec;
 }
 
 const builtinFiles = () => listAssets(BUILTIN_FOLDER).filter((n) => n.endsWith('.yaml'));

@@ -1,6 +1,7 @@
 // Template session knowledge and output cuts over the API (issue #13): stored and returned, refused with 422 when wrong, guarded like commands.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { TEMPLATE_FIELDS } from '../../src/templates/files';
 import { getTemplateSpec } from '../../src/features/templates/templates.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError, type CallInit } from '../helpers/api';
@@ -68,6 +69,9 @@ describe('session and command_output over the API', () => {
     assert.ok(create.properties?.session && create.properties.command_output);
     assert.ok(!create.required?.includes('session') && !create.required?.includes('command_output'));
     assert.ok(doc.components.schemas.TemplateSession?.properties?.press_enter);
+    // One schema: the API's template fields are the template file's, in both request bodies.
+    assert.deepEqual(Object.keys(create.properties ?? {}), TEMPLATE_FIELDS);
+    assert.deepEqual(Object.keys(doc.components.schemas.TemplateUpdate.properties ?? {}), TEMPLATE_FIELDS);
   });
 });
 

@@ -79,10 +79,10 @@ describe('templates', () => {
       builtinTemplates().map((b) => b.name),
     );
     for (const item of page.items) {
-      // session and command_output are optional: present only on templates that set them
+      // session, command_output and aliases are optional: present only on templates that set them
       assert.deepEqual(
         Object.keys(item)
-          .filter((k) => k !== 'session' && k !== 'command_output')
+          .filter((k) => k !== 'session' && k !== 'command_output' && k !== 'aliases')
           .sort(),
         FIELDS,
       );

@@ -7,7 +7,7 @@ import { Ajv2020 } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { parse } from 'yaml';
 import { REPO_ROOT } from '../helpers/appliance';
-import { complianceSchemaText } from '../../build/compliance-schema';
+import { complianceSchemaText } from '../../build/gen-schemas';
 import { checkRuleText, loadPacks, RULE_SCHEMA_FILE } from '../../src/features/compliance/rule-files';
 
 const committed = readFileSync(path.join(REPO_ROOT, RULE_SCHEMA_FILE), 'utf8');
@@ -34,7 +34,7 @@ const BROKEN: Record<string, string> = {
 };
 
 describe('compliance rule JSON Schema', () => {
-  test('the committed file is what build/compliance-schema.ts generates (npm run schema:compliance)', () => {
+  test('the committed file is what build/gen-schemas.ts generates (npm run gen:schema)', () => {
     assert.equal(committed, complianceSchemaText());
   });
 

@@ -8,7 +8,7 @@ import { cutOutput } from '../../src/engine/normalise';
 import { defaultVocabulary, sessionVocabulary } from '../../src/engine/prompts';
 import { re2Problem } from '../../src/lib/re2';
 import { DEFAULTS_ASSET, engineDefaults, parseEngineDefaults, trustedPattern } from '../../src/templates/defaults';
-import { TEMPLATE_LIMITS, patternProblems, sessionSettings, validateTemplate } from '../../src/templates/index';
+import { TEMPLATE_LIMITS, patternProblems, optionalSettings, validateTemplate } from '../../src/templates/index';
 import type { TemplateSpec } from '../../src/templates/types';
 import { REPO_ROOT } from '../helpers/appliance';
 import { templateWithDefaults } from '../../src/templates/files';
@@ -166,8 +166,8 @@ describe('validateTemplate: session and command_output', () => {
     );
   });
 
-  test('sessionSettings: fixed key order, empty parts left out (equal settings, equal stored text)', () => {
-    const a = sessionSettings({
+  test('optionalSettings: fixed key order, empty parts left out (equal settings, equal stored text)', () => {
+    const a = optionalSettings({
       session: { press_enter: ['x'], pagers: [{ quiet: false, answer: ' ', pattern: 'M' }], command_errors: [] },
       command_output: { show: { drop_last: 1, start_after: 'a' } },
     });
@@ -175,7 +175,7 @@ describe('validateTemplate: session and command_output', () => {
       JSON.stringify(a),
       '{"session":{"pagers":[{"pattern":"M","answer":" "}],"press_enter":["x"]},"command_output":{"show":{"start_after":"a","drop_last":1}}}',
     );
-    assert.deepEqual(sessionSettings({ session: { pagers: [] }, command_output: {} }), {});
+    assert.deepEqual(optionalSettings({ session: { pagers: [] }, command_output: {} }), {});
   });
 });
 

@@ -1,4 +1,4 @@
-// schema/template.schema.json: every built-in file passes it, broken files fail it and the appliance's own checks alike, and it lists exactly the TemplateSpec fields with parseTemplateYaml's defaults.
+// schema/template.schema.json: generated from src/templates/schema.ts and committed as generated; every built-in file passes it, broken files fail it and the appliance's own checks alike, and it lists exactly the TemplateSpec fields with parseTemplateYaml's defaults.
 import { describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, readdirSync } from 'node:fs';
@@ -8,6 +8,7 @@ import { parse } from 'yaml';
 import { REPO_ROOT } from '../helpers/appliance';
 import { TEMPLATE_FIELDS, parseTemplateYaml } from '../../src/templates/files';
 import { checkTemplateText } from '../../src/templates/file-check';
+import { templateJsonSchemaText } from '../../src/templates/json-schema';
 
 const schema = JSON.parse(readFileSync(path.join(REPO_ROOT, 'schema/template.schema.json'), 'utf8')) as {
   properties: Record<string, { default?: unknown }>;
@@ -31,6 +32,8 @@ const BROKEN: Record<string, { text: string; field: string }> = {
   'enable without its password prompt': { text: `${GOOD}enable:\n  command: enable\n  prompt: null\n`, field: 'enable.password_prompt' },
   'a command with no text': { text: `${GOOD}pre_commands:\n  - '  '\n`, field: 'pre_commands.0' },
   'a session field that does not exist': { text: `${GOOD}session:\n  pager: '--More--'\n`, field: 'session.pager' },
+  'an alias in capitals': { text: `${GOOD}aliases:\n  oxidized: [IOS]\n`, field: 'aliases.oxidized.0' },
+  'aliases of an unknown tool': { text: `${GOOD}aliases:\n  netbox: [ios]\n`, field: 'aliases.netbox' },
   'a negative line count': {
     text: `${GOOD}command_output:\n  show running-config:\n    drop_first: -1\n`,
     field: 'command_output.show running-config.drop_first',
@@ -38,6 +41,10 @@ const BROKEN: Record<string, { text: string; field: string }> = {
 };
 
 describe('template JSON Schema', () => {
+  test('the committed file is what the one template schema generates (npm run gen:schema)', () => {
+    assert.equal(readFileSync(path.join(REPO_ROOT, 'schema/template.schema.json'), 'utf8'), templateJsonSchemaText());
+  });
+
   test('every built-in YAML file is valid under the schema and passes the appliance checks', () => {
     const files = readdirSync(BUILTIN_DIR).filter((f) => f.endsWith('.yaml'));
     assert.ok(files.length >= 14);
@@ -64,6 +71,21 @@ describe('template JSON Schema', () => {
       );
     });
   }
+
+  test('each message says what the field must be', () => {
+    const text = 'name: lab\nprompt: 5\ncommands: show run\nstrip_pattern: []\nsession:\n  pagers: [{ pattern: More, answer: " ", quiet: "yes" }]\n';
+    assert.deepEqual(checkTemplateText(text, 'x.yaml').errors, [
+      { field: 'vendor', message: 'is required' },
+      { field: 'prompt', message: 'must be a string or null' },
+      { field: 'commands', message: 'must be a list' },
+      { field: 'session.pagers.0.quiet', message: 'must be true or false' },
+      {
+        field: 'strip_pattern',
+        message:
+          'is not a template field (known fields: name, vendor, description, aliases, mode, prompt, pre_commands, commands, enable, strip_patterns, ignore_patterns, redact_patterns, change_events, session, command_output, redact, exit_command)',
+      },
+    ]);
+  });
 
   test('not YAML at all: one error on the file', () => {
     const { errors } = checkTemplateText('name: [unclosed\n', 'x.yaml');

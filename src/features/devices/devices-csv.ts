@@ -1,4 +1,4 @@
-// Device inventory files without the database: the CSV columns (import and export), Oxidized router.db lines, the model map.
+// Device inventory files without the database: the CSV columns (import and export), Oxidized router.db lines (models map to templates by the templates' aliases).
 import { parse } from 'csv-parse/sync';
 import { stringify } from 'csv-stringify/sync';
 import { ApiError } from '../../errors';
@@ -180,71 +180,6 @@ export function parseRouterDb(text: string, layout: readonly RouterDbField[], op
   checkRowCount(out.length);
   return out;
 }
-
-/**
- * Oxidized model names and the built-in template each becomes. A model whose template this appliance lacks is
- * a row error naming both; a template name given as the model is taken as it is.
- */
-export const OXIDIZED_MODELS: Readonly<Record<string, string>> = {
-  ios: 'cisco-ios',
-  iosxe: 'cisco-ios',
-  nxos: 'cisco-nxos',
-  iosxr: 'cisco-iosxr',
-  asa: 'cisco-asa',
-  eos: 'arista-eos',
-  junos: 'juniper-junos',
-  routeros: 'mikrotik-routeros',
-  vrp: 'huawei-vrp',
-  comware: 'hpe-comware',
-  procurve: 'aruba-procurve',
-  aoscx: 'aruba-aoscx',
-  fortios: 'fortinet-fortios',
-  panos: 'paloalto-panos',
-  linuxgeneric: 'linux',
-  frr: 'frr',
-  acos: 'a10-acos',
-  adtran: 'adtran-aos',
-  aireos: 'cisco-aireos',
-  aosw: 'aruba-os',
-  arubainstant: 'aruba-instant',
-  awplus: 'alliedtelesis-awplus',
-  ciscosmb: 'cisco-sb',
-  cumulus: 'nvidia-cumulus',
-  dnos: 'dell-os6',
-  enterprisesonic: 'enterprise-sonic', // Dell Enterprise SONiC's sonic-cli: not shipped (the sonic template reads community SONiC's config_db), so such lines are row errors naming the template
-  edgeos: 'ubiquiti-edgeos',
-  edgeswitch: 'ubiquiti-edgeswitch',
-  fastiron: 'ruckus-fastiron',
-  fireware: 'watchguard-fireware',
-  ftos: 'dell-os9',
-  fxos: 'cisco-fxos',
-  gaiaos: 'checkpoint-gaia',
-  netscaler: 'citrix-adc',
-  opnsense: 'opnsense',
-  pfsense: 'pfsense',
-  saos: 'ciena-saos',
-  screenos: 'juniper-screenos',
-  sonicos: 'sonicwall-sonicos',
-  sros: 'nokia-sros',
-  srosmd: 'nokia-sros-md',
-  tmos: 'f5-tmos',
-  tplink: 'tplink-jetstream',
-  voss: 'extreme-voss',
-  vyatta: 'vyos',
-  vyos: 'vyos',
-  xos: 'extreme-exos',
-  zynos: 'zyxel',
-  // RANCID device types (router.db's second field)
-  cisco: 'cisco-ios',
-  'cisco-nx': 'cisco-nxos',
-  'cisco-xr': 'cisco-iosxr',
-  juniper: 'juniper-junos',
-  arista: 'arista-eos',
-  fortigate: 'fortinet-fortios',
-  foundry: 'ruckus-fastiron',
-  hp: 'aruba-procurve',
-  mikrotik: 'mikrotik-routeros',
-};
 
 /**
  * A spreadsheet runs a cell starting with = + - @ (or a tab or CR) as a formula: export writes such a value with a

@@ -1,6 +1,7 @@
 // Groups, credentials and templates as inventory files name them: resolving a name (or path, or id) to an id, and back.
 import type { DB } from '../../db/open';
 import { nameKey } from '../../lib/names';
+import { templateAliases } from '../templates/templates.service';
 import { listCredentialRefs, listGroupRefs, listTemplateRefs, type GroupRefRow, type RefRow } from './devices-import.store';
 
 export type Resolved = { id: number } | { error: string };
@@ -13,6 +14,8 @@ export interface InventoryRefs {
   groupLabel(id: number): string;
   credentialName(id: number): string;
   templateName(id: number): string;
+  /** Oxidized models and RANCID types to template names, from the templates' aliases (read on first use). */
+  modelAliases(): ReadonlyMap<string, string>;
 }
 
 /**
@@ -73,6 +76,7 @@ export function loadInventoryRefs(db: DB): InventoryRefs {
   const templates = listTemplateRefs(db);
   const credentialNames = new Map(credentials.map((r) => [r.id, r.name]));
   const templateNames = new Map(templates.map((r) => [r.id, r.name]));
+  let aliases: ReadonlyMap<string, string> | undefined;
   return {
     group: groups.resolve,
     credential: byName('credential', credentials),
@@ -80,5 +84,6 @@ export function loadInventoryRefs(db: DB): InventoryRefs {
     groupLabel: groups.label,
     credentialName: (id) => credentialNames.get(id) ?? String(id),
     templateName: (id) => templateNames.get(id) ?? String(id),
+    modelAliases: () => (aliases ??= templateAliases(db)),
   };
 }

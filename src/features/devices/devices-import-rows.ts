@@ -1,7 +1,7 @@
 // One inventory row's cells as the input of device creation or update, checked by the API's own body schemas; errors named by the file's columns.
 import type { z } from '@hono/zod-openapi';
 import type { ApiError, FieldError } from '../../errors';
-import { CSV_COLUMNS, OXIDIZED_MODELS, type CsvColumn, type RawDevice, type RawRow } from './devices-csv';
+import { CSV_COLUMNS, type CsvColumn, type RawDevice, type RawRow } from './devices-csv';
 import type { InventoryRefs, Resolved } from './devices-import-refs';
 import { DeviceCreateSchema, DeviceUpdateSchema } from './devices.schemas';
 import type { DeviceInput, DevicePatch } from './devices.service';
@@ -20,16 +20,15 @@ const COLUMN_OF: Record<string, string> = { group_id: 'group', credential_id: 'c
 const TRUE = new Set(['true', 'yes', 'y', '1', 'on', 'enabled']);
 const FALSE = new Set(['false', 'no', 'n', '0', 'off', 'disabled']);
 
-/** Oxidized model → template id, for the models whose template this appliance has; template names map to themselves. */
+/** Oxidized model (or RANCID type) → template id, by the templates' aliases; template names map to themselves. */
 export function modelTemplates(refs: InventoryRefs): (model: string) => Resolved {
   return (model) => {
     const m = model.trim().toLowerCase();
     if (m === '') return { error: 'the line has no model' };
-    const mapped = OXIDIZED_MODELS[m];
-    const found = refs.template(mapped ?? m);
+    const aliases = refs.modelAliases();
+    const found = refs.template(aliases.get(m) ?? m);
     if ('id' in found) return found;
-    if (mapped) return { error: `model "${model}" maps to template ${mapped}, which this appliance does not have` };
-    return { error: `model "${model}" is not one this import knows (${Object.keys(OXIDIZED_MODELS).join(', ')}) nor a template name` };
+    return { error: `model "${model}" is not one this import knows (${[...aliases.keys()].join(', ')}) nor a template name` };
   };
 }
 

@@ -1,6 +1,6 @@
 // Backup templates: read-only built-ins kept in step with the code, custom templates validated, policy-checked and audited.
 import type { DB } from '../../db/open';
-import { builtinTemplates, isBuiltinTemplateName, sessionSettings, validateTemplate } from '../../templates/index';
+import { builtinTemplates, isBuiltinTemplateName, optionalSettings, templateFieldsOf, validateTemplate } from '../../templates/index';
 import { builtinFilesDigest } from '../../templates/files';
 import { VERSION } from '../../version';
 import type { TemplateSpec } from '../../templates/types';
@@ -295,6 +295,21 @@ function planSync(rows: TemplateSyncRow[]) {
   return { insert, update, conflicts, changed: insert.length + update.length > 0 };
 }
 
+/**
+ * The names other backup tools give platforms (a router.db line's Oxidized model or RANCID type), each to the template
+ * whose `aliases` lists it: built-ins first, then the others by id, the first claim winning. Read from the database,
+ * so file and custom templates may add names.
+ */
+export function templateAliases(db: DB): ReadonlyMap<string, string> {
+  const out = new Map<string, string>();
+  const rows = listTemplateSyncRows(db).sort((a, b) => b.builtin - a.builtin || a.id - b.id);
+  for (const row of rows) {
+    const aliases = toTemplateSpec(row).aliases;
+    for (const alias of [...(aliases?.oxidized ?? []), ...(aliases?.rancid ?? [])]) if (!out.has(alias)) out.set(alias, row.name);
+  }
+  return out;
+}
+
 /** Validation errors first (422), then the name rule (400). `previousName` is null for a new template. */
 function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   const errors = validateTemplate(spec);
@@ -307,25 +322,10 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   }
 }
 
-/** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts). */
+/** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts); optional parts normalised. */
 export function specFields(t: TemplateSpec): TemplateSpec & { change_events: string[] } {
-  return {
-    name: t.name,
-    vendor: t.vendor,
-    description: t.description,
-    mode: t.mode,
-    prompt: t.prompt,
-    pre_commands: t.pre_commands,
-    commands: t.commands,
-    enable: t.enable,
-    strip_patterns: t.strip_patterns,
-    ignore_patterns: t.ignore_patterns,
-    redact_patterns: t.redact_patterns,
-    redact: t.redact,
-    exit_command: t.exit_command,
-    change_events: t.change_events ?? [],
-    ...sessionSettings(t),
-  };
+  const { session, command_output, aliases, ...fields } = templateFieldsOf(t);
+  return { ...fields, change_events: t.change_events ?? [], ...optionalSettings({ session, command_output, aliases }) };
 }
 
 function definedOnly(patch: TemplatePatch): TemplatePatch {

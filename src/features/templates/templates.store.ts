@@ -1,7 +1,7 @@
 // Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
 import type { DB } from '../../db/open';
 import { boundLimit, prepareCached, statementSet } from '../../db/statements';
-import { sessionSettings } from '../../templates/index';
+import { optionalSettings } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 
 export interface TemplateRow {
@@ -74,7 +74,7 @@ export function settingsJson(spec: TemplateSpec): string {
     // Written only when set, so templates without change events keep their stored text.
     ...(spec.change_events?.length ? { change_events: spec.change_events } : {}),
     // The same for session knowledge and output cuts (absent or empty: not written).
-    ...sessionSettings(spec),
+    ...optionalSettings(spec),
   };
   return JSON.stringify(s);
 }

@@ -2,7 +2,8 @@
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { exportDevicesCsv } from '../../features/devices/devices-csv.service';
-import { CSV_COLUMN_DOCS, DEFAULT_ROUTER_DB_FIELDS, IMPORT_LIMITS, OXIDIZED_MODELS } from '../../features/devices/devices-csv';
+import { CSV_COLUMN_DOCS, DEFAULT_ROUTER_DB_FIELDS, IMPORT_LIMITS } from '../../features/devices/devices-csv';
+import { templateAliases } from '../../features/templates/templates.service';
 import { applyDeviceImport, previewDeviceImport, type ImportMode, type ImportReport, type ImportSource } from '../../features/devices/devices-import.service';
 import { listCredentials } from '../../features/credentials/credentials.service';
 import { usageInside } from '../../features/credentials/credentials.policy';
@@ -160,12 +161,13 @@ function formPage(c: WebContext, form: ImportForm, error?: string) {
           </button>
         </form>
       </section>
-      <ImportHelp />
+      <ImportHelp aliases={templateAliases(c.get('app').db)} />
     </>,
   );
 }
 
-function ImportHelp() {
+/** `aliases`: Oxidized models and RANCID types to the templates whose aliases name them. */
+function ImportHelp({ aliases }: { aliases: ReadonlyMap<string, string> }) {
   return (
     <section class="card" id="import-help">
       <h2>CSV columns</h2>
@@ -194,11 +196,8 @@ function ImportHelp() {
       </table>
       <h2>Oxidized router.db</h2>
       <p>
-        One device a line, fields separated by colons; blank lines and # comments are skipped. Models become templates:{' '}
-        {Object.entries(OXIDIZED_MODELS)
-          .map(([m, t]) => `${m} → ${t}`)
-          .join(', ')}
-        . The group must exist.
+        One device a line, fields separated by colons; blank lines and # comments are skipped. Models become templates by the templates' aliases:{' '}
+        {[...aliases].map(([m, t]) => `${m} → ${t}`).join(', ')}. The group must exist.
       </p>
     </section>
   );

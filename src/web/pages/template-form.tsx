@@ -23,7 +23,7 @@ function lines(v: string | undefined): string[] {
 
 /**
  * A form's fields as a whole TemplateSpec, checked with the API's request schema (the engine's own checks follow in the
- * service). `enable` is not on the form: it keeps the stored value. Field errors are keyed by the top-level field.
+ * service). `enable`, `session`, `command_output` and `aliases` are not on the form: they keep the stored values. Field errors are keyed by the top-level field.
  */
 export function parseTemplateForm(
   f: Record<string, string>,
@@ -50,6 +50,7 @@ export function parseTemplateForm(
     // Not on the form either: kept from the stored template, so "try on device" runs with them too.
     ...(base?.session ? { session: base.session } : {}),
     ...(base?.command_output ? { command_output: base.command_output } : {}),
+    ...(base?.aliases ? { aliases: base.aliases } : {}),
     strip_patterns: lines(f.strip_patterns),
     ignore_patterns: lines(f.ignore_patterns),
     redact_patterns,
