@@ -6,6 +6,7 @@ import { createGroup, type GroupInput } from '../../src/features/groups/groups.s
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedCredential, seedTemplate } from '../helpers/seed';
 import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
@@ -39,12 +40,9 @@ before(async () => {
   t = await startTestAppliance();
   key = await t.keyFor({ permissions: 'all' });
   const db = t.services.db;
-  const now = Date.now();
   refs = {
-    credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(
-      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
-    ),
+    credential_id: seedCredential(db, null, { name: 'c', username: 'u' }),
+    template_id: seedTemplate(db, 't', 'x'),
   };
 });
 after(() => t.close());
