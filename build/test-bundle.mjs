@@ -6,7 +6,9 @@
 // found next to it. Names are kept (keepNames, as tsx does), so `constructor.name` and friends read as in src/.
 // Usage: node build/test-bundle.mjs OUTDIR FILE.test.ts...   (OUTDIR inside the repository, so that node_modules resolves)
 //        prints the bundled files, one a line, in the order given.
+import { existsSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
+import { isBuiltin } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import * as esbuild from 'esbuild';
@@ -34,6 +36,32 @@ const sourceMeta = {
   },
 };
 
+/**
+ * Packages stay in node_modules, loaded by Node as usual. A deep import without its file extension (`ajv/dist/2020`),
+ * which tsx resolves and Node's ESM loader does not, is written as the file it resolves to.
+ */
+function nodeResolves(specifier) {
+  try {
+    const url = import.meta.resolve(specifier); // not checked to exist: a deep import without extension passes
+    return !url.startsWith('file:') || existsSync(fileURLToPath(url));
+  } catch {
+    return false;
+  }
+}
+
+const packagesOutside = {
+  name: 'packages-outside',
+  setup(build) {
+    build.onResolve({ filter: /^[^./]/ }, async (args) => {
+      if (args.pluginData === 'inner' || isBuiltin(args.path)) return undefined;
+      if (nodeResolves(args.path)) return { path: args.path, external: true };
+      const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: 'inner' });
+      if (r.errors.length > 0) return { errors: r.errors };
+      return { path: r.path, external: true };
+    });
+  },
+};
+
 const outName = (file) => path.relative(ROOT, path.resolve(file)).replace(/\.ts$/, '');
 await rm(outdir, { recursive: true, force: true });
 await esbuild.build({
@@ -44,14 +72,13 @@ await esbuild.build({
   format: 'esm',
   platform: 'node',
   target: 'node24',
-  packages: 'external',
   keepNames: true,
   sourcemap: 'linked',
   tsconfig: path.join(ROOT, 'tsconfig.json'),
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'none',
-  plugins: [sourceMeta],
+  plugins: [packagesOutside, sourceMeta],
   logLevel: 'warning',
 });
 for (const f of files) console.log(path.relative(process.cwd(), path.join(outdir, `${outName(f)}.mjs`)));
