@@ -4,7 +4,7 @@ import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
   {
-    ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'test/sim/transcripts/', 'test/lab/artifacts/', '**/*.cjs'],
+    ignores: ['node_modules/', 'dist/', 'data/', 'coverage/', 'test/.artifacts/', 'test/sim/transcripts/', 'test/lab/artifacts/', '**/*.cjs'],
   },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,

@@ -2,7 +2,8 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { insertCredential, insertDevice, insertGroup, insertTemplate, seedInventory } from './backups.seed';
+import { seedInventory, seedInventoryDevice } from './backups.seed';
+import { seedCredential, seedGroup, seedTemplate } from '../helpers/seed';
 import { SPEC_ENDPOINTS } from './openapi.endpoints';
 
 interface AuditRecord {
@@ -29,10 +30,10 @@ describe('audit trail of the public API', () => {
     const { db } = t.services;
     const inv = seedInventory(db);
     doomed = {
-      device_id: insertDevice(db, { name: 'audit-doomed-device', credentialId: inv.credentialId, templateId: inv.templateId, groupId: inv.groups.A }),
-      group_id: insertGroup(db, 'audit-doomed-group'),
-      credential_id: insertCredential(db, 'audit-doomed-credential'),
-      template_id: insertTemplate(db, 'audit-doomed-template'),
+      device_id: seedInventoryDevice(db, { name: 'audit-doomed-device', credentialId: inv.credentialId, templateId: inv.templateId, groupId: inv.groups.A }),
+      group_id: seedGroup(db, 'audit-doomed-group'),
+      credential_id: seedCredential(db, null, { name: 'audit-doomed-credential' }),
+      template_id: seedTemplate(db, 'audit-doomed-template'),
     };
     ids = { device_id: inv.devices.dA, group_id: inv.groups.B, credential_id: inv.credentialId, template_id: inv.templateId };
     key = await t.keyFor({ permissions: 'all', username: 'auditor-key-owner' });

@@ -13,7 +13,7 @@ import { createRole } from '../../src/features/roles/roles.service';
 import { createUser, ensureFirstAdmin } from '../../src/features/users/users.service';
 import { sha256Hex } from '../../src/store/snapshots';
 import { runCliAsync, spawnServe, tempDir } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import type { Json } from '../helpers/api';
 
 describe('history pages of a running server', () => {
@@ -96,7 +96,12 @@ describe('history pages of a running server', () => {
     assert.equal(failed.error_message, 'Timed out waiting for the prompt');
     assert.notEqual(failed.finished_at, null);
 
-    a.db.prepare('DELETE FROM backups WHERE id = ?').run(started.id);
+    rawState(
+      a.db,
+      'a record removed by another process (retention in the server, say): the page must see it gone',
+      'DELETE FROM backups WHERE id = ?',
+      started.id,
+    );
     const after = await history(readerA);
     assert.equal(after.body.pagination.total, before);
     assert.ok(!after.body.items.some((r: Json) => r.id === started.id));
@@ -119,7 +124,7 @@ describe('history pages of a running server', () => {
     assert.equal((await history(readerB)).status, 200);
 
     // ...and back by another process.
-    a.db.prepare('UPDATE devices SET group_id = ? WHERE id = ?').run(groupA, dA);
+    rawState(a.db, 'a write by another process, seen by the server only through the database', 'UPDATE devices SET group_id = ? WHERE id = ?', groupA, dA);
     assert.equal((await history(readerA)).status, 200);
     assert.equal((await history(readerB)).status, 403);
   });

@@ -1,6 +1,9 @@
 // Backup history and content: permission (backups.view) and the device-group scope matrix, authentication, request ids on errors.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { updateDevice } from '../../src/features/devices/devices.service';
+import { setUserDisabled } from '../../src/features/users/users.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { PERMISSIONS } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
@@ -76,11 +79,11 @@ describe('backup endpoints: permissions and scope', () => {
     const key = await t.keyFor({ permissions: ['backups.view'], groups: [inv.groups.B] });
     const path = `/api/v1/backups/${backupOf.dB}/content`;
     assert.equal((await t.api(path, { key })).status, 200);
-    t.services.db.prepare('UPDATE devices SET group_id = ? WHERE id = ?').run(inv.groups.A, inv.devices.dB);
+    updateDevice(t.services.db, SYSTEM_ACTOR, inv.devices.dB, { group_id: inv.groups.A });
     try {
       await expectErrorResponse(await t.api(path, { key }), 403, 'BACKUP_DEVICE_FORBIDDEN');
     } finally {
-      t.services.db.prepare('UPDATE devices SET group_id = ? WHERE id = ?').run(inv.groups.B, inv.devices.dB);
+      updateDevice(t.services.db, SYSTEM_ACTOR, inv.devices.dB, { group_id: inv.groups.B });
     }
   });
 
@@ -98,7 +101,7 @@ describe('backup endpoints: permissions and scope', () => {
       await expectErrorResponse(await t.api(`${e.path}?api_key=${key}`), 401, 'UNAUTHORIZED');
       await expectErrorResponse(await t.api(`${e.path}?api_key=${key}`, { key }), 401, 'UNAUTHORIZED');
     }
-    t.services.db.prepare('UPDATE users SET disabled = 1 WHERE username = ?').run(`revokable_${process.pid}`);
+    setUserDisabled(t.services.db, SYSTEM_ACTOR, `revokable_${process.pid}`, true);
     await expectErrorResponse(await t.api(endpoints('dA')[0].path, { key }), 401, 'UNAUTHORIZED');
   });
 

@@ -1,8 +1,10 @@
-// Seeding for the backup, statistics, docs and permission tests: inventory rows by plain SQL (the device API is another module), backups through the service.
+// Seeding for the backup, statistics, docs and permission tests: an inventory and backups through the services; bulk backup rows for the scale tests.
 import { randomBytes } from 'node:crypto';
 import type { DB } from '../../src/db/open';
 import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
 import type { AppServices } from '../../src/http/context';
+import { recordReachability } from '../../src/features/backups/backup-engine.service';
+import { rawState, seedCredential, seedDevice, seedGroup, seedTemplate } from '../helpers/seed';
 
 export interface Inventory {
   credentialId: number;
@@ -15,56 +17,31 @@ export interface Inventory {
 
 let seq = 0;
 
-export function insertGroup(db: DB, name: string, parentId: number | null = null): number {
-  const now = Date.now();
-  return Number(
-    db.prepare('INSERT INTO device_groups (name, parent_id, created_at, updated_at) VALUES (?, ?, ?, ?)').run(name, parentId, now, now).lastInsertRowid,
-  );
-}
-
-export function insertCredential(db: DB, name = `cred-${process.pid}-${++seq}`): number {
-  const now = Date.now();
-  return Number(db.prepare("INSERT INTO credentials (name, username, created_at, updated_at) VALUES (?, 'backup', ?, ?)").run(name, now, now).lastInsertRowid);
-}
-
-export function insertTemplate(db: DB, name = `tpl-${process.pid}-${++seq}`): number {
-  const now = Date.now();
-  const spec = JSON.stringify({ mode: 'shell', prompt: null, commands: ['show running-config'] });
-  return Number(
-    db.prepare("INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES (?, 'Test', ?, ?, ?)").run(name, spec, now, now).lastInsertRowid,
-  );
-}
-
-export function insertDevice(
+/** A device made by the service; `reachability` as the reachability probe records it. */
+export function seedInventoryDevice(
   db: DB,
-  d: {
-    name: string;
-    credentialId: number;
-    templateId: number;
-    groupId?: number | null;
-    enabled?: boolean;
-    reachability?: 'reachable' | 'unreachable' | 'unknown';
-  },
+  d: { name: string; credentialId: number; templateId: number; groupId?: number | null; enabled?: boolean; reachability?: 'reachable' | 'unreachable' },
 ): number {
-  const now = Date.now();
-  return Number(
-    db
-      .prepare(
-        `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, enabled, reachability, created_at, updated_at)
-         VALUES (?, '192.0.2.1', 22, 'ssh', ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(d.name, d.groupId ?? null, d.credentialId, d.templateId, d.enabled === false ? 0 : 1, d.reachability ?? 'unknown', now, now).lastInsertRowid,
-  );
+  const id = seedDevice(db, {
+    name: d.name,
+    hostname: '192.0.2.1',
+    credential_id: d.credentialId,
+    template_id: d.templateId,
+    group_id: d.groupId,
+    enabled: d.enabled,
+  });
+  if (d.reachability) recordReachability(db, id, d.reachability, null);
+  return id;
 }
 
 /** Groups A > A1 and B, one device in each and one in no group. */
 export function seedInventory(db: DB): Inventory {
-  const credentialId = insertCredential(db);
-  const templateId = insertTemplate(db);
-  const A = insertGroup(db, `A-${++seq}`);
-  const A1 = insertGroup(db, `A1-${seq}`, A);
-  const B = insertGroup(db, `B-${seq}`);
-  const dev = (name: string, groupId: number | null) => insertDevice(db, { name: `${name}-${seq}`, credentialId, templateId, groupId });
+  const credentialId = seedCredential(db, null, {});
+  const templateId = seedTemplate(db);
+  const A = seedGroup(db, `A-${++seq}`);
+  const A1 = seedGroup(db, `A1-${seq}`, A);
+  const B = seedGroup(db, `B-${seq}`);
+  const dev = (name: string, groupId: number | null) => seedInventoryDevice(db, { name: `${name}-${seq}`, credentialId, templateId, groupId });
   return { credentialId, templateId, groups: { A, A1, B }, devices: { dA: dev('dA', A), dA1: dev('dA1', A1), dB: dev('dB', B), dNone: dev('dNone', null) } };
 }
 
@@ -92,7 +69,9 @@ export function bulkInsertBackups(
   db: DB,
   o: { deviceIds: number[]; perDevice: number; newest: number; stepMs: number; failEvery?: number; hash?: string | null; size?: number },
 ): void {
-  db.prepare(
+  rawState(
+    db,
+    'scale: thousands of backup records in one statement (the service writes a snapshot file for each)',
     `WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i + 1 < @count),
           d(device_id, k) AS (SELECT value, key FROM json_each(@ids))
      INSERT INTO backups (id, device_id, trigger, started_at, finished_at, success, error_message, config_snapshot_hash, config_size, duration_ms)
@@ -103,17 +82,18 @@ export function bulkInsertBackups(
                     @newest - n.i * @step - d.k AS started_at,
                     CASE WHEN @fail > 0 AND (n.i * @devs + d.k) % @fail = 0 THEN 0 ELSE 1 END AS ok
                FROM n CROSS JOIN d)`, // CROSS JOIN keeps the counter the outer loop: rows arrive in id order
-  ).run({
-    count: o.perDevice,
-    ids: JSON.stringify(o.deviceIds),
-    prefix: randomBytes(4).toString('hex'),
-    newest: o.newest,
-    step: o.stepMs,
-    fail: o.failEvery ?? 0,
-    devs: o.deviceIds.length,
-    hash: o.hash ?? null,
-    size: o.size ?? 1000,
-  });
+    {
+      count: o.perDevice,
+      ids: JSON.stringify(o.deviceIds),
+      prefix: randomBytes(4).toString('hex'),
+      newest: o.newest,
+      step: o.stepMs,
+      fail: o.failEvery ?? 0,
+      devs: o.deviceIds.length,
+      hash: o.hash ?? null,
+      size: o.size ?? 1000,
+    },
+  );
 }
 
 /**

@@ -11,7 +11,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, type Json } from '../helpers/api-security';
 import { startPasswordTrap, type PasswordTrap } from '../helpers/password-trap';
-import { seedBuiltinTemplate, seedDevice, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedGroup } from '../helpers/seed';
 import { WebClient } from '../web/web-client';
 
 const SECRET_CORE = 'core-Secret-9f2k';
@@ -202,7 +202,21 @@ describe('a credential is only sent where someone entitled to it put it', () => 
   test('backup time: held devices fail as CREDENTIAL_NOT_PERMITTED, by the runner, "Back up now" and the CLI', { timeout: 120_000 }, async () => {
     const { db } = t.services;
     // Written past the services, as an older version or a group move could have left it: refused as before.
-    id.smuggled = seedDevice(db, { name: 'smuggled', hostname: '127.0.0.1', port: trap.port, credential_id: id.g2only, template_id: id.tpl, group_id: id.g1 });
+    const now = Date.now();
+    id.smuggled = Number(
+      rawState(
+        db,
+        'a device whose credential does not cover its group: every service refuses it',
+        `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, enabled, created_at, updated_at)
+         VALUES ('smuggled', '127.0.0.1', ?, 'ssh', ?, ?, ?, 1, ?, ?)`,
+        trap.port,
+        id.g1,
+        id.g2only,
+        id.tpl,
+        now,
+        now,
+      ).lastInsertRowid,
+    );
     const held = [id.evil, id.evilNoView, id.ownDevice, id.coreDevice, id.webEvil];
     const results = await fastRunner().run([id.smuggled, ...held], { trigger: 'schedule' });
     for (const r of results) {

@@ -6,7 +6,7 @@ import { createDevice } from '../../src/features/devices/devices.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi } from '../helpers/api-security';
-import { seedBuiltinTemplate, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedGroup } from '../helpers/seed';
 
 let t: TestAppliance;
 let admin: string;
@@ -39,7 +39,11 @@ describe('credential group_ids', () => {
     assert.equal(theirs.status, 201);
     // The user's own group, not a copy of its subtree: g.a1 is covered through g.a (test/api/api-edges.test.ts).
     assert.deepEqual(theirs.body.group_ids, [g.a]);
-    const legacy = t.services.db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('u-legacy', 0, 0)").run().lastInsertRowid;
+    const legacy = rawState(
+      t.services.db,
+      'a credential from before usage scopes: no usage rows at all',
+      "INSERT INTO credentials (name, created_at, updated_at) VALUES ('u-legacy', 0, 0)",
+    ).lastInsertRowid;
     assert.equal((await callApi(t, admin, 'GET', `/credentials/${legacy}`)).body.group_ids, null);
   });
 

@@ -3,6 +3,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedDevice, seedGroup } from '../helpers/seed';
 import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
@@ -53,15 +54,11 @@ describe('credentials security', () => {
 
   test('scope does not apply: a user limited to one device group sees, reads and changes every credential', async () => {
     const db = t.services.db;
-    const now = Date.now();
-    const groupA = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('sec-a', ?, ?)").run(now, now).lastInsertRowid);
-    const groupB = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('sec-b', ?, ?)").run(now, now).lastInsertRowid);
+    const groupA = seedGroup(db, 'sec-a');
+    const groupB = seedGroup(db, 'sec-b');
     const used = fresh();
     const templateId = db.prepare('SELECT id FROM templates ORDER BY id LIMIT 1').pluck().get() as number;
-    db.prepare(
-      `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, created_at, updated_at)
-       VALUES ('sec-dev-b', '192.0.2.9', 22, 'ssh', ?, ?, ?, ?, ?)`,
-    ).run(groupB, used, templateId, now, now);
+    seedDevice(db, { name: 'sec-dev-b', hostname: '192.0.2.9', group_id: groupB, credential_id: used, template_id: templateId });
 
     const scoped = await t.keyFor({ permissions: ['credentials.view', 'credentials.update'], groups: [groupA] });
     const list = await t.api('/api/v1/credentials?limit=100', { key: scoped });

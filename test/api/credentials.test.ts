@@ -3,7 +3,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createCredential, getDecryptedCredential } from '../../src/features/credentials/credentials.service';
 import { formatTimestamp } from '../../src/lib/time';
+import { deleteDevice } from '../../src/features/devices/devices.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedDevice } from '../helpers/seed';
 import { apiCall, expectError, type ApiResult, type CallInit, type Json } from '../helpers/api';
 import { ed25519KeyPair } from '../helpers/keys';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
@@ -54,14 +56,10 @@ async function call(path: string, init: Omit<CallInit, 'key'> & { k?: string } =
 }
 
 let deviceSeq = 0;
-function insertDevice(credentialId: number): void {
+function seedCredentialDevice(credentialId: number): number {
   const db = t.services.db;
   const templateId = db.prepare('SELECT id FROM templates ORDER BY id LIMIT 1').pluck().get() as number;
-  const now = Date.now();
-  db.prepare(
-    `INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at)
-     VALUES (?, '192.0.2.1', 22, 'ssh', ?, ?, ?, ?)`,
-  ).run(`cred-dev-${++deviceSeq}`, credentialId, templateId, now, now);
+  return seedDevice(db, { name: `cred-dev-${++deviceSeq}`, hostname: '192.0.2.1', credential_id: credentialId, template_id: templateId });
 }
 
 before(async () => {
@@ -218,8 +216,7 @@ describe('credentials', () => {
 
   test('device_count and delete: in use → 400 RESOURCE_CREDENTIAL_IN_USE; free → 200 success, then 404', async () => {
     const c = createCredential(t.services.db, SYSTEM_ACTOR, t.services.secrets, { name: 'in-use', password: 'pw-Zt8q1' });
-    insertDevice(c.id);
-    insertDevice(c.id);
+    const devices = [seedCredentialDevice(c.id), seedCredentialDevice(c.id)];
     assert.equal((await call(`/credentials/${c.id}`)).body.device_count, 2);
     const list = await call('/credentials?q=in-use');
     assert.equal((list.body.items as Json[])[0].device_count, 2);
@@ -227,7 +224,7 @@ describe('credentials', () => {
     expectError(refused, 400, 'RESOURCE_CREDENTIAL_IN_USE');
     assert.equal((refused.body.error!.details as { device_count?: number }).device_count, 2);
 
-    t.services.db.prepare('DELETE FROM devices WHERE credential_id = ?').run(c.id);
+    for (const id of devices) deleteDevice(t.services.db, SYSTEM_ACTOR, id);
     const ok = await call(`/credentials/${c.id}`, { method: 'DELETE' });
     assert.equal(ok.status, 200);
     assert.deepEqual(ok.body, { status: 'success' });

@@ -3,6 +3,8 @@ import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { deleteDevice } from '../../src/features/devices/devices.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { seedCredential, seedGroup } from '../helpers/seed';
 
@@ -140,7 +142,7 @@ test('device export writes the CSV the import reads back', async () => {
   );
   const stdout = await cli(['device', 'export']);
   assert.equal(stdout.stdout, csv);
-  db().prepare("DELETE FROM devices WHERE name IN ('i1', 'sw1')").run();
+  for (const id of db().prepare("SELECT id FROM devices WHERE name IN ('i1', 'sw1')").pluck().all() as number[]) deleteDevice(db(), SYSTEM_ACTOR, id);
   const back = await cli(['device', 'import', '-', '--mode', 'valid'], csv);
   assert.equal(back.status, 1);
   assert.match(back.stderr, /2 device\(s\) created, 0 updated, 2 invalid row\(s\) left out/);

@@ -7,7 +7,7 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall } from '../helpers/api';
-import { createTestDevice } from '../helpers/seed';
+import { createTestDevice, seedCredential, seedTemplate } from '../helpers/seed';
 
 let t: TestAppliance;
 let key: string;
@@ -24,12 +24,9 @@ before(async () => {
   t = await startTestAppliance();
   key = await t.keyFor({ permissions: 'all' });
   const db = t.services.db;
-  const now = Date.now();
   refs = {
-    credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(
-      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
-    ),
+    credential_id: seedCredential(db, null, { name: 'c', username: 'u' }),
+    template_id: seedTemplate(db, 't', 'x'),
   };
   const g = (name: string, parent: string | null) =>
     (groups[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? groups[parent] : null, description: '', schedule: null }).id);

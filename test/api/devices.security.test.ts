@@ -8,7 +8,7 @@ import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
-import { createTestDevice } from '../helpers/seed';
+import { createTestDevice, seedCredential, seedTemplate } from '../helpers/seed';
 
 let t: TestAppliance;
 let refs: { credential_id: number; template_id: number };
@@ -32,10 +32,8 @@ before(async () => {
   const db = t.services.db;
   const now = Date.now();
   refs = {
-    credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(
-      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
-    ),
+    credential_id: seedCredential(db, null, { name: 'c', username: 'u' }),
+    template_id: seedTemplate(db, 't', 'x'),
   };
   const group = (name: string, parent: string | null) =>
     (g[name] = createGroup(db, SYSTEM_ACTOR, { name, parent_id: parent ? g[parent] : null, description: '', schedule: null }).id);

@@ -8,7 +8,7 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError, type CallInit } from '../helpers/api';
-import { createTestDevice } from '../helpers/seed';
+import { createTestDevice, seedCredential, seedTemplate } from '../helpers/seed';
 
 const DEVICE_FIELDS = [
   'id',
@@ -37,16 +37,11 @@ let refs: { credential_id: number; template_id: number };
 
 const call = (path: string, init: Omit<CallInit, 'key'> & { k?: string } = {}) => apiCall(t, path, { ...init, key: init.k ?? key });
 
-/** Credentials and templates belong to another feature: one row of each through plain SQL. */
+/** A credential and a template for the devices, made by their services. */
 function seedRefs(): { credential_id: number; template_id: number } {
   const db = t.services.db;
-  const now = Date.now();
-  const credential_id = Number(
-    db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('dev-cred', 'u', ?, ?)`).run(now, now).lastInsertRowid,
-  );
-  const template_id = Number(
-    db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('dev-tpl', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
-  );
+  const credential_id = seedCredential(db, null, { name: 'dev-cred', username: 'u' });
+  const template_id = seedTemplate(db, 'dev-tpl', 'x');
   return { credential_id, template_id };
 }
 

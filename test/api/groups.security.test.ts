@@ -6,6 +6,7 @@ import { createGroup } from '../../src/features/groups/groups.service';
 import { type Permission } from '../../src/identity/permissions';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedCredential, seedTemplate } from '../helpers/seed';
 import { callApi, permissionMatrix, type Json } from '../helpers/api-security';
 
 let t: TestAppliance;
@@ -20,13 +21,8 @@ const group = (name: string, parent: number | null = null) =>
 before(async () => {
   t = await startTestAppliance();
   const db = t.services.db;
-  const now = Date.now();
-  const credential_id = Number(
-    db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid,
-  );
-  const template_id = Number(
-    db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
-  );
+  const credential_id = seedCredential(db, null, { name: 'c', username: 'u' });
+  const template_id = seedTemplate(db, 't', 'x');
   g.A = group('A');
   g.A1 = group('A1', g.A);
   g.B = group('B');

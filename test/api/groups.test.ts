@@ -6,6 +6,7 @@ import { createGroup, type GroupInput } from '../../src/features/groups/groups.s
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { rawState, seedCredential, seedTemplate } from '../helpers/seed';
 import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
@@ -39,12 +40,9 @@ before(async () => {
   t = await startTestAppliance();
   key = await t.keyFor({ permissions: 'all' });
   const db = t.services.db;
-  const now = Date.now();
   refs = {
-    credential_id: Number(db.prepare(`INSERT INTO credentials (name, username, created_at, updated_at) VALUES ('c', 'u', ?, ?)`).run(now, now).lastInsertRowid),
-    template_id: Number(
-      db.prepare(`INSERT INTO templates (name, vendor, spec, created_at, updated_at) VALUES ('t', 'x', '{}', ?, ?)`).run(now, now).lastInsertRowid,
-    ),
+    credential_id: seedCredential(db, null, { name: 'c', username: 'u' }),
+    template_id: seedTemplate(db, 't', 'x'),
   };
 });
 after(() => t.close());
@@ -177,9 +175,15 @@ describe('GET /groups, /groups/{group_id}, /groups/tree', () => {
 
   test('time zones: header, user preference, unknown zone → 422', async () => {
     const gr = group('tz-group');
-    t.services.db
-      .prepare('UPDATE device_groups SET created_at = ?, updated_at = ? WHERE id = ?')
-      .run(Date.UTC(2024, 0, 31, 23, 30), Date.UTC(2024, 0, 31, 23, 30), gr.id);
+    const at = Date.UTC(2024, 0, 31, 23, 30);
+    rawState(
+      t.services.db,
+      'a group made at a given past instant: only the clock makes it',
+      'UPDATE device_groups SET created_at = ?, updated_at = ? WHERE id = ?',
+      at,
+      at,
+      gr.id,
+    );
     const tokyo = await t.keyFor({ permissions: ['groups.view'], timezone: 'Asia/Tokyo' });
     assert.equal((await call(`/groups/${gr.id}`)).body.created_at, '2024-01-31 23:30:00');
     assert.equal((await call(`/groups/${gr.id}`, { k: tokyo })).body.created_at, '2024-02-01 08:30:00');

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 interface Sample {
   name: string;
@@ -131,7 +131,7 @@ test('families are present and typed; a backup moves the counters; labels carry 
   });
 
   // Created long ago and never backed up: stale until its first successful backup.
-  db.prepare('UPDATE devices SET created_at = ? WHERE id = ?').run(Date.now() - 100 * 3_600_000, good);
+  rawState(db, 'a device created 100 hours ago: only the clock makes it', 'UPDATE devices SET created_at = ? WHERE id = ?', Date.now() - 100 * 3_600_000, good);
   const before = await scrape();
   assert.equal(value(before, 'confvault_devices_stale'), 1);
   const expected: Record<string, string> = {

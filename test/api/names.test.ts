@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import path from 'node:path';
 import { nameKey } from '../../src/lib/names';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { rawState } from '../helpers/seed';
 import { apiCall, expectError as expectApiError, type ApiResult } from '../helpers/api';
 
 let t: TestAppliance;
@@ -55,7 +56,12 @@ describe('name uniqueness folds case beyond ASCII and ignores the Unicode compos
 
   test('the database holds the rule too, whatever door writes', () => {
     assert.throws(
-      () => t.services.db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('ÄRGER-STRASSE', 0, 0)").run(),
+      () =>
+        rawState(
+          t.services.db,
+          'a write below every service: the database keeps the rule itself',
+          "INSERT INTO credentials (name, created_at, updated_at) VALUES ('ÄRGER-STRASSE', 0, 0)",
+        ),
       (err: unknown) => (err as { code?: string }).code === 'SQLITE_CONSTRAINT_UNIQUE',
     );
     assert.equal(nameKey('ẞ'), nameKey('ss'));

@@ -3,7 +3,8 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { insertCredential, insertDevice, insertGroup, insertTemplate, recordBackup, seedInventory } from './backups.seed';
+import { recordBackup, seedInventory, seedInventoryDevice } from './backups.seed';
+import { seedCredential, seedGroup, seedTemplate } from '../helpers/seed';
 import { SPEC_ENDPOINTS, type SpecEndpoint } from './openapi.endpoints';
 import type { Json } from '../helpers/api';
 
@@ -60,10 +61,10 @@ describe('permission matrix over the 25 endpoints of spec section 4', () => {
     const { db } = t.services;
     const inv = seedInventory(db);
     const deletable = {
-      device_id: insertDevice(db, { name: 'matrix-doomed-device', credentialId: inv.credentialId, templateId: inv.templateId, groupId: inv.groups.A }),
-      group_id: insertGroup(db, 'matrix-doomed-group'),
-      credential_id: insertCredential(db, 'matrix-doomed-credential'),
-      template_id: insertTemplate(db, 'matrix-doomed-template'),
+      device_id: seedInventoryDevice(db, { name: 'matrix-doomed-device', credentialId: inv.credentialId, templateId: inv.templateId, groupId: inv.groups.A }),
+      group_id: seedGroup(db, 'matrix-doomed-group'),
+      credential_id: seedCredential(db, null, { name: 'matrix-doomed-credential' }),
+      template_id: seedTemplate(db, 'matrix-doomed-template'),
     };
     ids = {
       device_id: inv.devices.dA,

@@ -2,6 +2,7 @@
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createChannel, createRule } from '../../src/features/notifications/notifications.service';
+import { deleteDevice } from '../../src/features/devices/devices.service';
 import { createTemplate, getTemplate } from '../../src/features/templates/templates.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import type { Permission } from '../../src/identity/permissions';
@@ -119,7 +120,9 @@ describe('templates × (holds, lacks, used outside the scope) × (api, web)', ()
       for (const outside of [false, true]) {
         test(`${door}: ${who} deletes a template ${outside ? 'still used by a device in B' : 'no longer used'}`, async () => {
           const id = template(outside);
-          t.appliance.db.prepare('DELETE FROM devices WHERE template_id = ? AND group_id = ?').run(id, groupA);
+          const db = t.appliance.db;
+          for (const d of db.prepare('SELECT id FROM devices WHERE template_id = ? AND group_id = ?').pluck().all(id, groupA) as number[])
+            deleteDevice(db, SYSTEM_ACTOR, d);
           const status =
             door === 'api'
               ? (await callApi(t, doors[who].key, 'DELETE', `/templates/${id}`)).status

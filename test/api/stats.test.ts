@@ -9,7 +9,8 @@ import { dedupRatio } from '../../src/features/stats/stats.service';
 import { OUTCOME_BUCKET_MS, countOutcomesSince } from '../../src/features/stats/stats.store';
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
-import { bulkInsertBackups, insertDevice, recordBackup, seedInventory, type Inventory } from './backups.seed';
+import { bulkInsertBackups, recordBackup, seedInventory, seedInventoryDevice, type Inventory } from './backups.seed';
+import { rawScript, rawState } from '../helpers/seed';
 import type { Json } from '../helpers/api';
 
 const HOUR = 3_600_000;
@@ -69,9 +70,9 @@ describe('GET /stats', () => {
   test('every figure matches an independent count', async () => {
     const { db } = t.services;
     const { credentialId, templateId } = inv;
-    insertDevice(db, { name: 'off-1', credentialId, templateId, enabled: false, reachability: 'unreachable' });
-    insertDevice(db, { name: 'down-1', credentialId, templateId, reachability: 'unreachable' });
-    insertDevice(db, { name: 'up-1', credentialId, templateId, reachability: 'reachable' });
+    seedInventoryDevice(db, { name: 'off-1', credentialId, templateId, enabled: false, reachability: 'unreachable' });
+    seedInventoryDevice(db, { name: 'down-1', credentialId, templateId, reachability: 'unreachable' });
+    seedInventoryDevice(db, { name: 'up-1', credentialId, templateId, reachability: 'reachable' });
     const now = Date.now();
     const texts = ['hostname a\n', 'hostname a\n', 'hostname b\ninterface x\n', 'hostname a\n'];
     recordBackup(t.services, inv.devices.dA, { text: texts[0] }, now - 2 * HOUR);
@@ -112,12 +113,17 @@ describe('GET /stats', () => {
   test('the 24-hour window is exact at every bucket edge', () => {
     const { db } = t.services;
     const base = Math.floor(Date.UTC(2025, 2, 1) / OUTCOME_BUCKET_MS) * OUTCOME_BUCKET_MS;
-    const device = insertDevice(db, { name: 'edges', credentialId: inv.credentialId, templateId: inv.templateId });
+    const device = seedInventoryDevice(db, { name: 'edges', credentialId: inv.credentialId, templateId: inv.templateId });
     // Records on, just before and just after bucket boundaries, some failed, some running.
     db.transaction(() => {
       bulkInsertBackups(db, { deviceIds: [device], perDevice: 600, newest: base + 30 * HOUR, stepMs: 179_999, failEvery: 3, hash: null });
     })();
-    db.prepare('UPDATE backups SET finished_at = NULL WHERE device_id = ? AND started_at % 7 = 0').run(device);
+    rawState(
+      db,
+      'records left running at bucket edges, a crash state',
+      'UPDATE backups SET finished_at = NULL WHERE device_id = ? AND started_at % 7 = 0',
+      device,
+    );
     const probes = [
       base,
       base + 1,
@@ -136,12 +142,13 @@ describe('GET /stats', () => {
 
   test('the 0002 counters follow updates and deletes the way retention and crash recovery make them', () => {
     const { db } = t.services;
-    db.prepare("UPDATE backups SET finished_at = started_at + 1, success = 0, failure_type = 'INTERRUPTED' WHERE finished_at IS NULL").run();
-    db.prepare('DELETE FROM backups WHERE rowid % 3 = 0').run();
+    const why = 'the triggers under test, fed the row changes retention and crash recovery make';
+    rawState(db, why, "UPDATE backups SET finished_at = started_at + 1, success = 0, failure_type = 'INTERRUPTED' WHERE finished_at IS NULL");
+    rawState(db, why, 'DELETE FROM backups WHERE rowid % 3 = 0');
     // Deleting a device takes its records with it (ON DELETE CASCADE); its counter row goes too.
-    db.prepare("DELETE FROM devices WHERE name = 'edges'").run();
+    rawState(db, why, "DELETE FROM devices WHERE name = 'edges'");
     assert.equal(db.prepare('SELECT count(*) FROM device_backup_counts WHERE device_id NOT IN (SELECT id FROM devices)').pluck().get(), 0);
-    db.prepare('DELETE FROM snapshots WHERE hash NOT IN (SELECT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL)').run();
+    rawState(db, why, 'DELETE FROM snapshots WHERE hash NOT IN (SELECT config_snapshot_hash FROM backups WHERE config_snapshot_hash IS NOT NULL)');
     const c = directCounters(db);
     assert.deepEqual(c.counted, c.devices);
     assert.deepEqual(c.snapshotTotals, c.snapshots);
@@ -161,14 +168,22 @@ test('migration 0002 fills its counters from an existing database', () => {
       loadMigrations().filter((m) => m.version < 2),
     );
     const now = Date.now();
-    db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('c', 0, 0)").run();
-    db.prepare("INSERT INTO templates (name, spec, created_at, updated_at) VALUES ('t', '{}', 0, 0)").run();
-    const dev = db.prepare(
-      "INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES (?, 'h', 22, 'ssh', 1, 1, 0, 0)",
+    // A version-1 database: the services write today's schema, not this one.
+    rawScript(
+      db,
+      'a database at schema version 1, before the migration under test',
+      `INSERT INTO credentials (name, created_at, updated_at) VALUES ('c', 0, 0);
+       INSERT INTO templates (name, spec, created_at, updated_at) VALUES ('t', '{"mode":"shell","prompt":null,"commands":["show running-config"]}', 0, 0);
+       INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at)
+       VALUES ('d1', 'h', 22, 'ssh', 1, 1, 0, 0), ('d2', 'h', 22, 'ssh', 1, 1, 0, 0), ('d3', 'h', 22, 'ssh', 1, 1, 0, 0);`,
     );
-    const devices = [1, 2, 3].map((i) => Number(dev.run(`d${i}`).lastInsertRowid));
+    const devices = db.prepare('SELECT id FROM devices ORDER BY id').pluck().all() as number[];
     bulkInsertBackups(db, { deviceIds: devices, perDevice: 500, newest: now, stepMs: 600_001, failEvery: 4, hash: null });
-    db.prepare("INSERT INTO snapshots (hash, size, stored_size, compressed, created_at) VALUES ('h1', 100, 40, 1, 0), ('h2', 200, 90, 1, 0)").run();
+    rawState(
+      db,
+      'a database at schema version 1, before the migration under test',
+      "INSERT INTO snapshots (hash, size, stored_size, compressed, created_at) VALUES ('h1', 100, 40, 1, 0), ('h2', 200, 90, 1, 0)",
+    );
     migrate(
       db,
       null,

@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { TEMPLATE_FIELDS } from '../../src/templates/files';
 import { getTemplateSpec } from '../../src/features/templates/templates.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedGroup } from '../helpers/seed';
 import { apiCall, expectError, type CallInit } from '../helpers/api';
 
 let t: TestAppliance;
@@ -107,9 +108,7 @@ describe('bad session or command_output: 422 naming the field, nothing stored', 
 
 describe('session is guarded like the commands: its answers are keystrokes and its login questions get the secrets', () => {
   test('a user whose scope is not all cannot change it; the same user may change the description', async () => {
-    const db = t.services.db;
-    const now = Date.now();
-    const group = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('tsess-a', ?, ?)").run(now, now).lastInsertRowid);
+    const group = seedGroup(t.services.db, 'tsess-a');
     const created = await call('/templates', { method: 'POST', json: minimal() });
     const id = created.body.id as number;
     const scoped = await t.keyFor({ permissions: ['templates.view', 'templates.update', 'credentials.view'], groups: [group] });

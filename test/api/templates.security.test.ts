@@ -4,6 +4,7 @@ import assert from 'node:assert/strict';
 import { createTemplate } from '../../src/features/templates/templates.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { callApi, permissionMatrix, type GuardedEndpoint } from '../helpers/api-security';
 import { templateWithDefaults } from '../../src/templates/files';
 
@@ -61,15 +62,11 @@ describe('templates security', () => {
 
   test('reads ignore scope; a template used outside the scope is read-only to a scoped user (issue #9)', async () => {
     const db = t.services.db;
-    const now = Date.now();
-    const groupA = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('tsec-a', ?, ?)").run(now, now).lastInsertRowid);
-    const groupB = Number(db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('tsec-b', ?, ?)").run(now, now).lastInsertRowid);
+    const groupA = seedGroup(db, 'tsec-a');
+    const groupB = seedGroup(db, 'tsec-b');
     const used = fresh();
-    const credentialId = Number(db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('tsec-cred', ?, ?)").run(now, now).lastInsertRowid);
-    db.prepare(
-      `INSERT INTO devices (name, hostname, port, protocol, group_id, credential_id, template_id, created_at, updated_at)
-       VALUES ('tsec-dev-b', '192.0.2.9', 22, 'ssh', ?, ?, ?, ?, ?)`,
-    ).run(groupB, credentialId, used, now, now);
+    const credentialId = seedCredential(db, null, { name: 'tsec-cred', username: '' });
+    seedDevice(db, { name: 'tsec-dev-b', hostname: '192.0.2.9', group_id: groupB, credential_id: credentialId, template_id: used });
 
     const scoped = await t.keyFor({ permissions: ['templates.view', 'templates.update'], groups: [groupA] });
     const list = await t.api('/api/v1/templates?limit=100', { key: scoped });

@@ -6,7 +6,9 @@ import { createTemplate, getTemplateSpec, syncBuiltinTemplates } from '../../src
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { formatTimestamp } from '../../src/lib/time';
 import { VERSION } from '../../src/version';
+import { deleteDevice } from '../../src/features/devices/devices.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { rawState, seedCredential, seedDevice } from '../helpers/seed';
 import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
 const FIELDS = [
@@ -45,16 +47,11 @@ const minimal = (name: string) => ({ name, vendor: 'ACME OS', commands: ['show c
 const builtinId = (name: string) => t.services.db.prepare('SELECT id FROM templates WHERE name = ?').pluck().get(name) as number;
 
 let deviceSeq = 0;
-function insertDevice(templateId: number): void {
+function seedTemplateDevice(templateId: number): number {
   const db = t.services.db;
-  const now = Date.now();
   const credentialId =
-    (db.prepare('SELECT id FROM credentials LIMIT 1').pluck().get() as number | undefined) ??
-    Number(db.prepare("INSERT INTO credentials (name, created_at, updated_at) VALUES ('tpl-cred', ?, ?)").run(now, now).lastInsertRowid);
-  db.prepare(
-    `INSERT INTO devices (name, hostname, port, protocol, credential_id, template_id, created_at, updated_at)
-     VALUES (?, '192.0.2.1', 22, 'ssh', ?, ?, ?, ?)`,
-  ).run(`tpl-dev-${++deviceSeq}`, credentialId, templateId, now, now);
+    (db.prepare('SELECT id FROM credentials LIMIT 1').pluck().get() as number | undefined) ?? seedCredential(db, null, { name: 'tpl-cred', username: '' });
+  return seedDevice(db, { name: `tpl-dev-${++deviceSeq}`, hostname: '192.0.2.1', credential_id: credentialId, template_id: templateId });
 }
 
 before(async () => {
@@ -210,13 +207,13 @@ describe('templates', () => {
 
   test('device_count and delete: in use → 409 TEMPLATE_IN_USE; free → 200 success, then 404', async () => {
     const tpl = (await call('/templates', { method: 'POST', json: minimal('acme-del') })).body;
-    insertDevice(tpl.id as number);
-    insertDevice(builtinId('linux'));
+    const device = seedTemplateDevice(tpl.id as number);
+    seedTemplateDevice(builtinId('linux'));
     assert.equal((await call(`/templates/${tpl.id}`)).body.device_count, 1);
     assert.equal((await call(`/templates/${builtinId('linux')}`)).body.device_count, 1);
     const refused = await call(`/templates/${tpl.id}`, { method: 'DELETE' });
     expectError(refused, 409, 'TEMPLATE_IN_USE');
-    t.services.db.prepare('DELETE FROM devices WHERE template_id = ?').run(tpl.id);
+    deleteDevice(t.services.db, SYSTEM_ACTOR, device);
     const ok = await call(`/templates/${tpl.id}`, { method: 'DELETE' });
     assert.deepEqual([ok.status, ok.body], [200, { status: 'success' }]);
     expectError(await call(`/templates/${tpl.id}`), 404, 'RESOURCE_NOT_FOUND');
@@ -265,16 +262,18 @@ describe('templates', () => {
     const db = t.services.db;
     assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: [] });
     const id = builtinId('frr');
-    db.prepare("UPDATE templates SET vendor = 'old', spec = json_set(spec, '$.commands', json('[\"old\"]')) WHERE id = ?").run(id);
-    db.prepare("DELETE FROM templates WHERE name = 'bird'").run();
-    db.prepare("UPDATE templates SET builtin = 0 WHERE name = 'linux'").run();
+    // Built-in rows as an older version's files left them: no service changes a built-in.
+    const older = 'built-in template rows as an older version left them';
+    rawState(db, older, "UPDATE templates SET vendor = 'old', spec = json_set(spec, '$.commands', json('[\"old\"]')) WHERE id = ?", id);
+    rawState(db, older, "DELETE FROM templates WHERE name = 'bird'");
+    rawState(db, older, "UPDATE templates SET builtin = 0 WHERE name = 'linux'");
     // Synced from these very files by this version at this schema: a start does not parse or compare them again.
     assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: [] });
     assert.equal(builtinId('bird'), undefined, 'not compared again');
     // Other files, another version or a newer schema change the mark: the next start compares and repairs.
     const mark = db.prepare("SELECT value FROM settings WHERE key = 'builtin_templates_synced'").pluck().get() as string;
     assert.match(mark, new RegExp(`^1 ${VERSION.replace(/\./g, '\\.')} \\d+ [0-9a-f]{64}$`));
-    db.prepare("UPDATE settings SET value = ? WHERE key = 'builtin_templates_synced'").run(mark.replace(/ [0-9a-f]{64}$/, ' older-files'));
+    rawState(db, older, "UPDATE settings SET value = ? WHERE key = 'builtin_templates_synced'", mark.replace(/ [0-9a-f]{64}$/, ' older-files'));
     const r = syncBuiltinTemplates(db);
     assert.deepEqual(r, { inserted: ['bird'], updated: ['frr'], conflicts: ['linux'] });
     const frr = builtinTemplates().find((b) => b.name === 'frr')!;
@@ -283,7 +282,7 @@ describe('templates', () => {
     assert.equal(db.prepare("SELECT value FROM settings WHERE key = 'builtin_templates_synced'").pluck().get(), mark, 'the mark is set again');
     assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: [] });
     // A mark that is gone (a database from before it existed) compares too; nothing differs, so the mark is all it writes.
-    db.prepare("DELETE FROM settings WHERE key = 'builtin_templates_synced'").run();
+    rawState(db, 'a database from before the sync mark existed', "DELETE FROM settings WHERE key = 'builtin_templates_synced'");
     assert.deepEqual(syncBuiltinTemplates(db), { inserted: [], updated: [], conflicts: ['linux'] });
     assert.equal(db.prepare("SELECT value FROM settings WHERE key = 'builtin_templates_synced'").pluck().get(), mark);
   });

@@ -14,7 +14,7 @@ import { MASTER_KEY_FILE } from '../../src/identity/secrets';
 import { secretToken } from '../../src/templates/redact';
 import { getBuiltinTemplate } from '../../src/templates/index';
 import { REPO_ROOT, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { loadTranscript, startSimulator, type RunningSimulator, type SimDevice } from '../sim/simulator';
 import { WebClient } from '../web/web-client';
 
@@ -183,23 +183,11 @@ test('migration 0015: custom templates that did not force redaction now redact; 
       file,
       loadMigrations().filter((m) => m.version < 15),
     );
+    const OLD = 'templates as schema 14 stored them, before the migration under test';
     const spec = (redact: boolean) => JSON.stringify({ mode: 'shell', commands: ['show run'], redact_patterns: [], redact });
-    db.prepare('INSERT INTO templates (id, name, vendor, description, builtin, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1)').run(
-      1,
-      'old-custom',
-      'v',
-      '',
-      0,
-      spec(false),
-    );
-    db.prepare('INSERT INTO templates (id, name, vendor, description, builtin, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1)').run(
-      2,
-      'old-forced',
-      'v',
-      '',
-      0,
-      spec(true),
-    );
+    const insert = 'INSERT INTO templates (id, name, vendor, description, builtin, spec, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, 1, 1)';
+    rawState(db, OLD, insert, 1, 'old-custom', 'v', '', 0, spec(false));
+    rawState(db, OLD, insert, 2, 'old-forced', 'v', '', 0, spec(true));
     migrate(db, file);
     assert.equal(getTemplateSpec(db, 1)?.redact, true);
     assert.equal(getTemplateSpec(db, 2)?.redact, true);

@@ -10,7 +10,7 @@ import { readBackupText, getBackupRow } from '../../src/features/backups/backups
 import { sha256Hex } from '../../src/store/snapshots';
 import { startSimulator, loadTranscript, type RunningSimulator, type SimDevice } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { acceptHostKey } from '../../src/features/devices/devices.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 
@@ -132,7 +132,13 @@ test('a changed host key fails the backup unless the change is accepted', async 
     credential_id: seedCredential(db, secrets, { name: 'c-rekey', username: 'r1', password: 'pw-r1-123' }),
     template_id: tpl,
   });
-  db.prepare('UPDATE devices SET host_key = ? WHERE id = ?').run('SHA256:previousKeyOfThisDevice', id);
+  rawState(
+    db,
+    'the key an earlier backup recorded, before the device changed it (a backup against another simulator would make it)',
+    'UPDATE devices SET host_key = ? WHERE id = ?',
+    'SHA256:previousKeyOfThisDevice',
+    id,
+  );
   const refused = await runner().backupDevice(id, { trigger: 'manual' });
   assert.equal(refused.failure, 'HOST_KEY_CHANGED');
   // The user accepts exactly the fingerprint the failed backup saw.

@@ -6,6 +6,7 @@ import { changeFingerprint, compilePattern } from '../../src/templates/patterns'
 import { CollectError } from '../../src/engine/types';
 import { re2ReplaceAll, compileRe2 } from '../../src/lib/re2';
 import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { rawState } from '../helpers/seed';
 import { WebClient } from '../web/web-client';
 
 describe('templates API: patterns must be RE2', () => {
@@ -60,7 +61,12 @@ describe('templates API: patterns must be RE2', () => {
     const r = await post({ name: 'legacy', vendor: 'ACME', commands: ['show config'], strip_patterns: ['^ok$'] });
     assert.equal(r.status, 201);
     // As a pre-RE2 version stored it (the API refuses it now).
-    t.services.db.prepare(`UPDATE templates SET spec = json_set(spec, '$.strip_patterns', json('["^ok$", "^(?!x)y$"]')) WHERE id = ?`).run(r.body.id);
+    rawState(
+      t.services.db,
+      'a pattern a pre-RE2 version stored, which every service now refuses',
+      `UPDATE templates SET spec = json_set(spec, '$.strip_patterns', json('["^ok$", "^(?!x)y$"]')) WHERE id = ?`,
+      r.body.id,
+    );
     const check = await runCliAsync(['db', 'check', '--data-dir', t.services.dataDir]);
     assert.equal(check.status, 1, check.stdout + check.stderr);
     assert.match(check.stdout, /template legacy \(id \d+\): strip_patterns\.1 is not valid RE2 syntax/);

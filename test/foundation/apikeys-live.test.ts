@@ -11,6 +11,7 @@ import { openDatabase, type DB } from '../../src/db/open';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser, ensureFirstAdmin } from '../../src/features/users/users.service';
 import { runCliAsync, spawnServe, tempDir } from '../helpers/appliance';
+import { rawState } from '../helpers/seed';
 
 const root = tempDir('confvault-keys-');
 const dataDir = path.join(root, 'data');
@@ -158,7 +159,7 @@ test('keys made by the CLI work at once on the running server; only their SHA-25
   assert.equal(await probe(k3.key), 403);
 
   // Expiry is checked on every request: set it in the past through the database.
-  db.prepare('UPDATE api_keys SET expires_at = ? WHERE id = ?').run(Date.now() - 1000, k3.id);
+  rawState(db, 'a key past its expiry: only the clock makes it', 'UPDATE api_keys SET expires_at = ? WHERE id = ?', Date.now() - 1000, k3.id);
   assert.equal(await probe(k3.key), 401);
   const body = (await (await fetch(`${server.url}/api/v1/test-probe`, { headers: { 'X-API-Key': k3.key } })).json()) as { error: { code: string } };
   assert.equal(body.error.code, 'UNAUTHORIZED');

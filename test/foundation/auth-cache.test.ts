@@ -3,7 +3,7 @@ import { after, before, test } from 'node:test';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { authenticateApiKey, createApiKey } from '../../src/features/apikeys/apikeys.service';
-import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 
 let t: TestAppliance;
@@ -49,9 +49,11 @@ test("a subgroup created under a scoped user's group through the API: its device
 test('a role losing a permission: the key is refused that route on the next request', async () => {
   const key = await t.keyFor({ permissions: ['devices.view', 'groups.view'], username: 'rolecheck' });
   assert.equal((await t.api('/api/v1/groups', { key })).status, 200);
-  t.services.db
-    .prepare("DELETE FROM role_permissions WHERE role_id = (SELECT role_id FROM users WHERE username = 'rolecheck') AND permission = 'groups.view'")
-    .run();
+  rawState(
+    t.services.db,
+    'a change by another process (the CLI): the cache must notice it through the database',
+    "DELETE FROM role_permissions WHERE role_id = (SELECT role_id FROM users WHERE username = 'rolecheck') AND permission = 'groups.view'",
+  );
   const res = await t.api('/api/v1/groups', { key });
   assert.equal(res.status, 403);
   assert.equal(((await res.json()) as { error: { code: string } }).error.code, 'PERMISSION_DENIED');
@@ -88,6 +90,11 @@ test('last use is recorded at most once a minute, and recording it does not rebu
 test('revoking a key whose principal is cached: 401 on the next request', async () => {
   const key = await t.keyFor({ permissions: ['devices.view'], username: 'revokee' });
   assert.equal((await t.api('/api/v1/devices', { key })).status, 200);
-  t.services.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE user_id = (SELECT id FROM users WHERE username = 'revokee')").run(Date.now());
+  rawState(
+    t.services.db,
+    'a change by another process (the CLI): the cache must notice it through the database',
+    "UPDATE api_keys SET revoked_at = ? WHERE user_id = (SELECT id FROM users WHERE username = 'revokee')",
+    Date.now(),
+  );
   assert.equal((await t.api('/api/v1/devices', { key })).status, 401);
 });

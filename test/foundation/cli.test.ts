@@ -12,6 +12,7 @@ import { ensureFirstAdmin } from '../../src/features/users/users.service';
 import { verifyPassword } from '../../src/identity/password';
 import { VERSION } from '../../src/version';
 import { runCliAsync, tempDir } from '../helpers/appliance';
+import { seedGroup } from '../helpers/seed';
 
 const root = tempDir('confvault-cli-');
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -116,8 +117,7 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
   const dataDir = path.join(root, 'users');
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
-  const now = Date.now();
-  const group = Number(a.db.prepare("INSERT INTO device_groups (name, created_at, updated_at) VALUES ('core', ?, ?)").run(now, now).lastInsertRowid);
+  const group = seedGroup(a.db, 'core');
   createRole(a.db, SYSTEM_ACTOR, { name: 'auditor', permissions: ['devices.view', 'backups.view'] });
   a.close();
   const cli = (args: string[], input?: string) => runCliAsync([...args, '--data-dir', dataDir], { input });

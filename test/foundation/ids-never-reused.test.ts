@@ -2,6 +2,7 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { rawState } from '../helpers/seed';
 
 let t: TestAppliance;
 let key: string;
@@ -78,8 +79,8 @@ test('users, roles and API keys: ids are not reused after a delete either', asyn
   const role1 = idOf('SELECT id FROM roles WHERE name = ?', 'role_reuse1');
   const key1 = idOf('SELECT max(id) FROM api_keys WHERE user_id = (SELECT id FROM users WHERE username = ?)', 'reuse1');
   // No door deletes users, roles or keys yet; a row removed by any means must still leave its id unused.
-  db.prepare('DELETE FROM users WHERE id = ?').run(user1);
-  db.prepare('DELETE FROM roles WHERE id = ?').run(role1);
+  rawState(db, 'no door deletes users yet', 'DELETE FROM users WHERE id = ?', user1);
+  rawState(db, 'no door deletes roles yet', 'DELETE FROM roles WHERE id = ?', role1);
   assert.equal(db.prepare('SELECT count(*) FROM api_keys WHERE id = ?').pluck().get(key1), 0, 'the key went with its user');
 
   await t.keyFor({ permissions: ['devices.view'], username: 'reuse2' });

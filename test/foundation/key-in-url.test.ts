@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import { createApiKey, listApiKeys, revokeApiKey } from '../../src/features/apikeys/apikeys.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { WebClient } from '../web/web-client';
 
 describe('keys in URLs', () => {
@@ -67,7 +67,7 @@ describe('keys in URLs', () => {
     revokeApiKey(db, SYSTEM_ACTOR, revoked.info.id);
     assert.equal((await t.api(`/api/v1/devices?q=${revoked.key}`, { key })).status, 401);
     const expired = createApiKey(db, SYSTEM_ACTOR, { username: 'admin', name: 'expired', expiresInDays: 1 });
-    db.prepare('UPDATE api_keys SET expires_at = 1 WHERE id = ?').run(expired.info.id);
+    rawState(db, 'a key past its expiry: only the clock makes it', 'UPDATE api_keys SET expires_at = 1 WHERE id = ?', expired.info.id);
     assert.equal((await t.api(`/api/v1/devices?q=${expired.key}`, { key })).status, 401);
     const states = listApiKeys(db, 'admin')
       .filter((x) => x.id === revoked.info.id || x.id === expired.info.id)

@@ -11,7 +11,7 @@ import { createCredential } from '../../src/features/credentials/credentials.ser
 import { createDevice } from '../../src/features/devices/devices.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCli, runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate } from '../helpers/seed';
 import { WebClient } from '../web/web-client';
 
 describe('master key check at start-up', () => {
@@ -66,7 +66,7 @@ describe('master key check at start-up', () => {
 
   test('a database from before the check value is checked against a stored secret', () => {
     const a = openAppliance({}, loadConfig({ dataDir }, { CONFVAULT_LOG_LEVEL: 'silent' }));
-    a.db.prepare("DELETE FROM settings WHERE key = 'master_key_check'").run();
+    rawState(a.db, 'a database from before the check value existed', "DELETE FROM settings WHERE key = 'master_key_check'");
     a.close();
     writeFileSync(keyFile, randomBytes(32).toString('base64') + '\n', { mode: 0o600 });
     assertStopped(listUsers(), /does not decrypt the credentials/);
@@ -98,7 +98,7 @@ describe('a secret that cannot be decrypted', () => {
     // As if written under another master key: the authentication tag no longer matches.
     const blob = db.prepare('SELECT password_enc FROM credentials WHERE id = ?').get(credential) as { password_enc: Buffer };
     blob.password_enc[blob.password_enc.length - 1] ^= 0xff;
-    db.prepare('UPDATE credentials SET password_enc = ? WHERE id = ?').run(blob.password_enc, credential);
+    rawState(db, 'a secret sealed under another master key', 'UPDATE credentials SET password_enc = ? WHERE id = ?', blob.password_enc, credential);
   });
   after(() => t.close());
 

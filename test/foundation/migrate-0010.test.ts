@@ -6,6 +6,7 @@ import path from 'node:path';
 import { loadMigrations, migrate, schemaVersion, type Migration } from '../../src/db/migrate';
 import { openDatabase, type DB } from '../../src/db/open';
 import { tempDir } from '../helpers/appliance';
+import { rawScript, rawState } from '../helpers/seed';
 
 const root = tempDir('confvault-m0010-');
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -25,13 +26,21 @@ function oldDatabase(): { file: string; db: DB } {
 /** Rows of every table written by an earlier release (explicit ids, gaps included, names that only fold equal). */
 function seed(db: DB): void {
   const blob = Buffer.from([0, 1, 2, 250]);
-  const cred = db.prepare(
-    'INSERT INTO credentials (id, name, username, password_enc, private_key_enc, passphrase_enc, enable_secret_enc, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  );
-  cred.run(1, 'cred-a', 'backup', blob, null, null, blob, 'd', 1, 1);
-  cred.run(2, 'Straße', '', null, blob, blob, null, '', 2, 2);
-  cred.run(3, 'STRASSE', 'u', blob, null, null, null, '', 3, 3);
-  db.exec(`
+  const OLD = 'rows an earlier release wrote, before migration 0010';
+  const cred = (...v: unknown[]) =>
+    rawState(
+      db,
+      OLD,
+      'INSERT INTO credentials (id, name, username, password_enc, private_key_enc, passphrase_enc, enable_secret_enc, description, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+      ...v,
+    );
+  cred(1, 'cred-a', 'backup', blob, null, null, blob, 'd', 1, 1);
+  cred(2, 'Straße', '', null, blob, blob, null, '', 2, 2);
+  cred(3, 'STRASSE', 'u', blob, null, null, null, '', 3, 3);
+  rawScript(
+    db,
+    OLD,
+    `
     INSERT INTO roles (id, name, description, builtin, created_at) VALUES
       (1, 'administrator', 'Every permission', 1, 1), (2, 'operators', 'ops', 0, 2), (5, 'readers', '', 0, 3);
     INSERT INTO role_permissions (role_id, permission) VALUES (2, 'devices.view'), (2, 'backups.run'), (5, 'devices.view');
@@ -67,13 +76,11 @@ function seed(db: DB): void {
       (9, 1, 'admin', 'template.delete', 'template 3', '{}', 'web', NULL, NULL, '{}'),
       (10, 1, 'admin', 'credential.delete', 'credential 99999999999999999999', '{}', 'web', NULL, NULL, '{}'),
       (11, 1, 'admin', 'credential.delete', 'credential 7b', '{}', 'web', NULL, NULL, '{}');
-  `);
-  db.prepare(
-    'INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(1, Buffer.alloc(32, 1), 'cv_aaaa', 'ci', 3, 1, null, 5, null);
-  db.prepare(
-    'INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)',
-  ).run(6, Buffer.alloc(32, 2), 'cv_bbbb', '', 1, 2, 99, null, 7);
+  `,
+  );
+  const key = 'INSERT INTO api_keys (id, key_hash, prefix, name, user_id, created_at, expires_at, last_used_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)';
+  rawState(db, OLD, key, 1, Buffer.alloc(32, 1), 'cv_aaaa', 'ci', 3, 1, null, 5, null);
+  rawState(db, OLD, key, 6, Buffer.alloc(32, 2), 'cv_bbbb', '', 1, 2, 99, null, 7);
 }
 
 type Rows = Map<string, string[]>;

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { loadMigrations, migrate } from '../../src/db/migrate';
 import { openDatabase } from '../../src/db/open';
 import { tempDir } from '../helpers/appliance';
+import { rawScript, rawState } from '../helpers/seed';
 
 const root = tempDir('confvault-m0013-');
 after(() => rmSync(root, { recursive: true, force: true }));
@@ -24,14 +25,18 @@ test('backups keep every row, index, trigger and counter; trigger "event" and ch
   const db = openDatabase(file);
   migrate(db, file, before0013);
   const now = 1_700_000_000_000;
-  db.exec(`
+  rawScript(
+    db,
+    'a database before migration 0013',
+    `
     INSERT INTO credentials (id, name, username, created_at, updated_at) VALUES (1, 'c', 'u', 1, 1);
     INSERT INTO templates (id, name, vendor, description, builtin, spec, created_at, updated_at) VALUES (1, 't', 'v', '', 0, '{}', 1, 1);
     INSERT INTO devices (id, name, hostname, port, protocol, credential_id, template_id, created_at, updated_at) VALUES (1, 'd1', 'h', 22, 'ssh', 1, 1, 1, 1), (2, 'd2', 'h', 22, 'ssh', 1, 1, 1, 1);
-  `);
-  const ins = db.prepare(
-    'INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type, duration_ms, config_snapshot_hash, config_size, change_fingerprint, changed) VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, 10, ?, ?, ?, ?)',
+  `,
   );
+  const insert =
+    'INSERT INTO backups (id, device_id, template_id, trigger, started_at, finished_at, success, error_message, failure_type, duration_ms, config_snapshot_hash, config_size, change_fingerprint, changed) VALUES (?, ?, 1, ?, ?, ?, ?, ?, ?, 10, ?, ?, ?, ?)';
+  const ins = { run: (...v: unknown[]) => rawState(db, 'backups before migration 0013', insert, ...v) };
   ins.run('a', 1, 'schedule', now, now + 5, 1, null, null, 'h1', 100, 'f1', 0);
   ins.run('b', 1, 'manual', now + 10, now + 15, 0, 'refused', 'CONNECTION_REFUSED', null, null, null, 0);
   ins.run('c', 2, 'api', now + 20, null, 0, null, null, null, null, null, 0);

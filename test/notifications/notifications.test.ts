@@ -18,7 +18,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { DestinationPolicy } from '../../src/lib/destinations';
 import { runNotificationDiffs } from '../../src/web/workers/notification-diffs';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { SmtpReceiver, WebhookReceiver } from './receivers';
 
 /** The receivers of these tests listen on loopback, which allowed_destinations must name. */
@@ -245,9 +245,14 @@ describe('notifications', () => {
     const old = newDevice();
     const fresh = newDevice();
     const dayMs = 86_400_000;
-    db()
-      .prepare('UPDATE devices SET created_at = ? WHERE id IN (?, ?)')
-      .run(Date.now() - 10 * dayMs, old, fresh);
+    rawState(
+      db(),
+      'devices created ten days ago: only the clock makes it',
+      'UPDATE devices SET created_at = ? WHERE id IN (?, ?)',
+      Date.now() - 10 * dayMs,
+      old,
+      fresh,
+    );
     importBackup(db(), SYSTEM_ACTOR, t.appliance.snapshots, old, config('old'), Date.now() - 3 * dayMs);
     imp(fresh, 'fresh');
     const before = outboxCount('stale');

@@ -16,6 +16,7 @@ import {
 } from '../../src/features/templates/template-files.service';
 import { builtinTemplates } from '../../src/templates/index';
 import { parseTemplateYaml, templateToYaml } from '../../src/templates/files';
+import { deleteDevice } from '../../src/features/devices/devices.service';
 import { specFields } from '../../src/features/templates/templates.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { expectError } from '../helpers/api';
@@ -143,7 +144,7 @@ describe('template files', () => {
     assert.match(r.problems[0].errors[0].message, /gone; .* stays in force while 1 device use/);
     assert.equal(getTemplateByName(db(), 'lab-switch').source, 'file');
 
-    db().prepare('DELETE FROM devices WHERE id = ?').run(device);
+    deleteDevice(db(), SYSTEM_ACTOR, device);
     const r2 = reload();
     assert.deepEqual(r2.removed, ['lab-switch']);
     assert.deepEqual(r2.problems, []);

@@ -9,7 +9,7 @@ import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { WebClient } from './web-client';
 
 const ZONED = /\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2} CET/;
@@ -31,7 +31,13 @@ describe('device page, versions and diffs', () => {
     ids.r1 = seedDevice(db, { name: 'r1', port: 22, credential_id: cred, template_id: tpl, group_id: edge });
     ids.r2 = seedDevice(db, { name: 'r2', port: 22, credential_id: cred, template_id: tpl, group_id: edge });
     ids.other = seedDevice(db, { name: 'lab-rtr', port: 22, credential_id: cred, template_id: tpl, group_id: lab });
-    db.prepare('UPDATE devices SET host_key = ? WHERE id = ?').run('SHA256:abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG', ids.r1);
+    rawState(
+      db,
+      'the key a first backup recorded (no device answers here)',
+      'UPDATE devices SET host_key = ? WHERE id = ?',
+      'SHA256:abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG',
+      ids.r1,
+    );
     const now = Date.now();
     ids.v1 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.r1, 'hostname r1\ninterface eth0\n description uplink to core\n', now - 5 * 3600_000).id;
     ids.v2 = importBackup(db, SYSTEM_ACTOR, snapshots, ids.r1, 'hostname r1\ninterface eth0\n description downlink to core\n', now - 4 * 3600_000).id;

@@ -6,7 +6,7 @@ import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { rawState, seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { WebhookReceiver } from '../notifications/receivers';
 import { WebClient } from './web-client';
 
@@ -108,7 +108,14 @@ describe('web Notifications page', () => {
     const cred = seedCredential(db, t.appliance.secrets, { name: 'c', username: 'u', password: 'p' });
     const old = seedDevice(db, { name: 'old-router', port: 22, credential_id: cred, template_id: tpl });
     const fresh = seedDevice(db, { name: 'fresh-router', port: 22, credential_id: cred, template_id: tpl });
-    db.prepare('UPDATE devices SET created_at = ? WHERE id IN (?, ?)').run(Date.now() - 5 * 86_400_000, old, fresh);
+    rawState(
+      db,
+      'devices created five days ago: only the clock makes it',
+      'UPDATE devices SET created_at = ? WHERE id IN (?, ?)',
+      Date.now() - 5 * 86_400_000,
+      old,
+      fresh,
+    );
     importBackup(db, SYSTEM_ACTOR, t.appliance.snapshots, fresh, 'hostname fresh\n');
     const all = await admin.get('/devices');
     const row = (html: string, name: string) => new RegExp(`>${name}</a>[\\s\\S]*?</td>`).exec(html)?.[0] ?? '';

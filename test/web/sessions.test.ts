@@ -4,6 +4,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import assert from 'node:assert/strict';
 import { createUser, setUserDisabled } from '../../src/features/users/users.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { rawState } from '../helpers/seed';
 import { WebClient } from './web-client';
 
 describe('web sessions', () => {
@@ -88,7 +89,13 @@ describe('web sessions', () => {
     const w = new WebClient(t.url);
     await w.login('alice', 'alice-password-1');
     const row = sessionRow();
-    t.services.db.prepare('UPDATE web_sessions SET last_seen_at = ? WHERE id_hash = ?').run(Date.now() - 31 * 60_000, row.id_hash);
+    rawState(
+      t.services.db,
+      'a session idle for 31 minutes: only the clock makes it',
+      'UPDATE web_sessions SET last_seen_at = ? WHERE id_hash = ?',
+      Date.now() - 31 * 60_000,
+      row.id_hash,
+    );
     const r = await w.fetch('/devices');
     assert.equal(r.status, 303);
     assert.match(r.headers.get('location')!, /^\/login/);
@@ -96,7 +103,13 @@ describe('web sessions', () => {
     const w2 = new WebClient(t.url);
     await w2.login('alice', 'alice-password-1');
     assert.equal((await w2.fetch('/devices')).status, 200);
-    t.services.db.prepare('UPDATE web_sessions SET expires_at = ? WHERE id_hash = ?').run(Date.now() - 1, sessionRow().id_hash);
+    rawState(
+      t.services.db,
+      'a session past its 12 hours: only the clock makes it',
+      'UPDATE web_sessions SET expires_at = ? WHERE id_hash = ?',
+      Date.now() - 1,
+      sessionRow().id_hash,
+    );
     assert.equal((await w2.fetch('/devices')).status, 303);
   });
 
