@@ -6,6 +6,7 @@ import { Cron } from 'croner';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { isDestinationEntry } from '../lib/destinations';
+import { ldapProblems, ldapSchema } from './ldap-config';
 
 const listenSchema = z
   .string()
@@ -118,6 +119,12 @@ export const configSchema = z
         trust_hostname: z.boolean().default(false),
         debounce_seconds: z.number().int().min(0).max(3600).default(30),
         udp_receive_buffer_kb: z.number().int().min(0).max(1_048_576).default(4096),
+      })
+      .strict()
+      .prefault({}),
+    auth: z
+      .object({
+        ldap: ldapSchema.prefault({}),
       })
       .strict()
       .prefault({}),
@@ -234,6 +241,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (Boolean(cfg.server.tls_cert) !== Boolean(cfg.server.tls_key)) {
     throw new ConfigError('invalid configuration: server.tls_cert and server.tls_key must be set together');
   }
+  const ldap = ldapProblems(cfg.auth.ldap);
+  if (ldap.length) throw new ConfigError(ldap.join('\n'));
   cfg.storage.data_dir = path.resolve(cfg.storage.data_dir);
   return deepFreeze(cfg);
 }
