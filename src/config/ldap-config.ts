@@ -27,7 +27,7 @@ export const ldapSchema = z
     group_base: z.string().default(''),
     nested_depth: z.number().int().min(0).max(10).default(5),
     timeout_seconds: z.number().int().min(1).max(120).default(10),
-    recheck_minutes: z.number().int().min(1).max(1440).default(15),
+    recheck_minutes: z.number().min(0.01).max(1440).default(15),
     map: z.array(mappingSchema).max(200).default([]),
   })
   .strict();
