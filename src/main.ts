@@ -16,6 +16,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   audit: async () => (await import('./cli/audit')).auditCommand,
   notify: async () => (await import('./cli/notify')).notifyCommand,
   template: async () => (await import('./cli/template')).templateCommand,
+  auth: async () => (await import('./cli/auth')).authCommand,
 };
 
 async function usage(): Promise<string> {

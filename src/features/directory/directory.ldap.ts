@@ -1,5 +1,6 @@
 // The LDAP conversation of directory sign-in (ldapts): TLS, service bind, user search, user bind, groups (nested walk or AD in-chain).
 import { readFileSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { Client, InvalidCredentialsError, type Entry } from 'ldapts';
 import type { LdapConfig } from '../../config/ldap-config';
 
@@ -41,11 +42,18 @@ function unavailable(err: unknown): DirectoryUnavailableError {
 /** One connection: TLS per the settings, bound as the service account. The caller unbinds. */
 async function connect(cfg: LdapConfig): Promise<Client> {
   const ms = cfg.timeout_seconds * 1000;
-  const host = new URL(cfg.url).hostname;
-  const tlsOptions = { ca: cfg.ca_file ? readFileSync(cfg.ca_file) : undefined, servername: host, minVersion: 'TLSv1.2' as const };
-  const client = new Client({ url: cfg.url, timeout: ms, connectTimeout: ms, tlsOptions, strictDN: false });
+  const host = new URL(cfg.url).hostname.replace(/^\[|\]$/g, '');
+  // SNI takes a host name only; the certificate is checked against the url's host (name or address) either way.
+  const tlsOptions = () => ({
+    ca: cfg.ca_file ? readFileSync(cfg.ca_file) : undefined,
+    servername: isIP(host) ? undefined : host,
+    minVersion: 'TLSv1.2' as const,
+  });
+  const ldaps = cfg.url.startsWith('ldaps://');
+  // ldapts speaks TLS from the first byte whenever tlsOptions are given: only for ldaps://, StartTLS gets them later.
+  const client = new Client({ url: cfg.url, timeout: ms, connectTimeout: ms, tlsOptions: ldaps ? tlsOptions() : undefined, strictDN: false });
   try {
-    if (cfg.starttls) await client.startTLS(tlsOptions);
+    if (cfg.starttls && !ldaps) await client.startTLS({ ...tlsOptions(), host });
     if (cfg.bind_dn) await client.bind(cfg.bind_dn, readFileSync(cfg.bind_password_file, 'utf8').split(/\r?\n/)[0]);
   } catch (err) {
     await client.unbind().catch(() => undefined);
