@@ -122,6 +122,19 @@ scope = ["core"]
     assert.match(ok[0].details, /cn=netops/, 'the nested group that matched is recorded');
   });
 
+  test('a directory user is shown read-only in the users page, and its role cannot be changed there', async () => {
+    const w = new WebClient(t.url);
+    assert.equal((await w.login('admin', 'admin-password-1')).status, 303);
+    assert.match((await w.get('/users')).html, /data-user="alice"[\s\S]*?badge muted">directory</);
+    const edit = await w.get('/users/alice/edit');
+    assert.match(edit.html, /signs in through the directory/);
+    assert.doesNotMatch(edit.html, /name="role"/);
+    const post = await w.post('/users/alice/edit', { role: 'administrator', scope: 'all' }, { csrf: true });
+    assert.equal(post.res.status, 409);
+    const role = t.services.db.prepare("SELECT r.name FROM users u JOIN roles r ON r.id = u.role_id WHERE username = 'alice'").pluck().get();
+    assert.equal(role, 'viewer');
+  });
+
   test('the first entry wins: an administrator with scope all', async () => {
     assert.equal((await new WebClient(t.url).login('bob', 'bob-pass-1')).status, 303);
     const row = t.services.db.prepare("SELECT u.scope_all, r.name AS role FROM users u JOIN roles r ON r.id = u.role_id WHERE username = 'bob'").get();
