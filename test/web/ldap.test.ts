@@ -108,7 +108,9 @@ scope = ["core"]
     const w = new WebClient(t.url);
     const res = await w.login('alice', 'alice-pass-1');
     assert.equal(res.status, 303);
-    const row = t.services.db.prepare("SELECT u.source, u.directory_dn, u.scope_all, r.name AS role FROM users u JOIN roles r ON r.id = u.role_id WHERE username = 'alice'").get() as Record<string, unknown>;
+    const row = t.services.db
+      .prepare("SELECT u.source, u.directory_dn, u.scope_all, r.name AS role FROM users u JOIN roles r ON r.id = u.role_id WHERE username = 'alice'")
+      .get() as Record<string, unknown>;
     assert.deepEqual(row, { source: 'ldap', directory_dn: uidDn('alice'), scope_all: 0, role: 'viewer' });
     const scope = t.services.db
       .prepare("SELECT g.name FROM user_scope_groups s JOIN device_groups g ON g.id = s.group_id JOIN users u ON u.id = s.user_id WHERE u.username = 'alice'")

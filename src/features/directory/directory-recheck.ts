@@ -1,15 +1,17 @@
-// serve's timer for the directory re-check: every [auth.ldap] recheck_minutes, one pass at a time, stopped with serve.
+// serve's directory duties: warn of mapping entries naming unknown roles or groups, and re-check every recheck_minutes.
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { LdapConfig } from '../../config/ldap-config';
-import { recheckDirectoryUsers } from './directory.service';
+import { mappingProblems, recheckDirectoryUsers } from './directory.service';
 
 export interface DirectoryRecheck {
   stop(): Promise<void>;
 }
 
 export function startDirectoryRecheck(db: DB, cfg: LdapConfig, log: Logger): DirectoryRecheck {
-  if (!cfg.url) return { stop: async () => undefined };
+  if (!cfg.url) return { stop: () => Promise.resolve() };
+  // Roles and groups live in the database and may be added while serve runs: a warning now, a refused sign-in later.
+  for (const problem of mappingProblems(db, cfg)) log.warn({ problem }, 'directory mapping names something that does not exist');
   let running: Promise<void> | null = null;
   const pass = () => {
     // A slow directory must not stack passes: the next tick finds this one still running and skips.

@@ -20,7 +20,7 @@ export function accessFor(db: DB, cfg: LdapConfig, user: DirectoryUser | null): 
   if (!user) return { ok: false, reason: 'not_found', detail: 'not found by user_filter under user_base' };
   if (user.disabled) return { ok: false, reason: 'disabled', detail: 'the account is disabled in the directory' };
   const match = matchMapping(cfg.map, user.groups);
-  if (!match) return { ok: false, reason: 'no_mapping', detail: 'none of the user\'s groups is in [[auth.ldap.map]]' };
+  if (!match) return { ok: false, reason: 'no_mapping', detail: "none of the user's groups is in [[auth.ldap.map]]" };
   const role = getRoleByName(db, match.mapping.role);
   if (!role) return { ok: false, reason: 'mapping_invalid', detail: `map[${match.index}]: role "${match.mapping.role}" does not exist`, match };
   if (match.mapping.scope.includes('all')) return { ok: true, match, roleId: role.id, role: role.name, groups: null };
@@ -183,4 +183,15 @@ export async function recheckDirectoryUsers(db: DB, cfg: LdapConfig, now = Date.
 export function isLocalUser(db: DB, username: string): boolean {
   const row = getUserSourceRow(db, username);
   return row !== undefined && row.source === 'local';
+}
+
+/** Mapping entries naming a role or device group this database lacks (serve warns at start; sign-in refuses them). */
+export function mappingProblems(db: DB, cfg: LdapConfig): string[] {
+  const p: string[] = [];
+  cfg.map.forEach((m, i) => {
+    if (!getRoleByName(db, m.role)) p.push(`auth.ldap.map[${i}]: role "${m.role}" does not exist`);
+    for (const g of m.scope)
+      if (g !== 'all' && groupIdsNamed(db, g).length !== 1) p.push(`auth.ldap.map[${i}]: scope "${g}" must name exactly one device group`);
+  });
+  return p;
 }
