@@ -37,8 +37,9 @@ export async function login(db: DB, throttle: LoginThrottle, a: LoginAttempt, ld
   // A local user of that name always signs in locally (the break-glass administrator works with the directory down).
   if (ldap?.url && !isLocalUser(db, a.username)) {
     const d = await signInWithDirectory(db, ldap, a.username, a.password, { address: a.address, requestId: a.requestId });
-    if (d.result === 'bad') return { result: 'bad' };
-    // Not a guess: the attempt does not count against the throttle.
+    // Unavailable: the password was never checked, so the attempt keeps counting (refunding would clear the name).
+    if (d.result === 'bad' || d.result === 'unavailable') return { result: d.result };
+    // The right password (even if refused for want of a mapping): as for a local user, the attempt is refunded.
     throttle.succeeded(slot.reservation);
     if (d.result !== 'ok') return { result: d.result };
     const cookie = createSession(db, d.userId, { address: a.address, userAgent: a.userAgent });
