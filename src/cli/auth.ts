@@ -62,7 +62,6 @@ ${GLOBAL_OPTIONS_HELP}`,
         out(`result: refused (${access.detail})`);
         return 1;
       }
-      out(`mapping: map[${access.match.index}] group "${access.match.mapping.group}" (via ${access.match.group})`);
       out(`role: ${access.role}`);
       out(`scope: ${access.groups === null ? 'all' : access.match.mapping.scope.join(', ')}`);
       out('result: matched');

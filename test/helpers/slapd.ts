@@ -81,7 +81,7 @@ export interface TestSlapd {
   start(): Promise<void>;
 }
 
-/** Start slapd with the schema it needs (core, cosine, inetorgperson) and `seed` (LDIF below SUFFIX) loaded by slapadd. */
+/** Start slapd with the schema it needs (core, cosine, inetorgperson), the memberof overlay, and `seed` (LDIF below SUFFIX) added. */
 export async function startSlapd(seed: string): Promise<TestSlapd> {
   const dir = tempDir('confvault-slapd-');
   const other = path.join(dir, 'other');
@@ -98,6 +98,7 @@ export async function startSlapd(seed: string): Promise<TestSlapd> {
       ...['core', 'cosine', 'inetorgperson'].map((s) => `include /etc/ldap/schema/${s}.schema`),
       'modulepath /usr/lib/ldap',
       'moduleload back_mdb',
+      'moduleload memberof',
       `pidfile ${dir}/slapd.pid`,
       `TLSCACertificateFile ${dir}/ca.pem`,
       `TLSCertificateFile ${dir}/server.pem`,
@@ -108,13 +109,15 @@ export async function startSlapd(seed: string): Promise<TestSlapd> {
       `rootdn "${ROOT_DN}"`,
       `rootpw ${ROOT_PW}`,
       `directory ${dir}/db`,
+      // memberOf on users and groups, kept by the server (only for entries added over LDAP, hence ldapadd below).
+      'overlay memberof',
       'access to attrs=userPassword by self read by anonymous auth by * none',
       'access to * by * read',
       '',
     ].join('\n'),
   );
   const base = `dn: ${SUFFIX}\nobjectClass: dcObject\nobjectClass: organization\ndc: example\no: Example\n\n`;
-  execFileSync('/usr/sbin/slapadd', ['-f', conf, '-q'], { input: base + seed, stdio: ['pipe', 'ignore', 'pipe'] });
+  execFileSync('/usr/sbin/slapadd', ['-f', conf, '-q'], { input: base, stdio: ['pipe', 'ignore', 'pipe'] });
   const ldapsUrl = `ldaps://127.0.0.1:${sPort}`;
   const ldapUrl = `ldap://127.0.0.1:${pPort}`;
   let child: ChildProcess | null = null;
@@ -138,6 +141,7 @@ export async function startSlapd(seed: string): Promise<TestSlapd> {
       c.kill('SIGTERM');
     });
   await start();
+  execFileSync('ldapmodify', ['-a', '-x', '-H', ldapUrl, '-D', ROOT_DN, '-w', ROOT_PW], { input: seed, stdio: ['pipe', 'ignore', 'pipe'] });
   return {
     dir,
     ldapsUrl,

@@ -1,7 +1,7 @@
 // Directory sign-in against a real OpenLDAP (slapd): mapping to role and scope, nested groups, re-check, directory down, TLS, audit, throttle.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { startDirectoryRecheck } from '../../src/features/directory/directory-recheck';
@@ -58,7 +58,7 @@ describe('directory sign-in (OpenLDAP)', { skip: skip ?? false }, () => {
       details: string;
     }[];
 
-  const writeConf = (file: string, over: { url?: string; ca?: string; recheck?: number } = {}) => {
+  const writeConf = (file: string, over: { url?: string; ca?: string; recheck?: number; groupSearch?: string } = {}) => {
     const pw = path.join(ldap.dir, 'svc.pw');
     writeFileSync(pw, 'svc-secret\n', { mode: 0o600 });
     writeFileSync(
@@ -71,7 +71,7 @@ bind_password_file = "${pw}"
 user_base = "${PEOPLE}"
 user_filter = "(uid={username})"
 disabled_filter = "(description=disabled)"
-group_search = "member"
+group_search = "${over.groupSearch ?? 'member'}"
 group_base = "${GROUPS}"
 timeout_seconds = 3
 recheck_minutes = ${over.recheck ?? 0.01}
@@ -199,33 +199,58 @@ scope = ["core"]
   });
 
   test('auth test-ldap shows DN, groups and the matching entry, and exits 0 / 1 / 2', async () => {
-    const ok = await runCliAsync(['auth', 'test-ldap', 'alice', '--config', conf, '--data-dir', path.join(t.dir, 'data')], { input: 'alice-pass-1\n' });
+    const cli = (user: string[], input?: string) =>
+      runCliAsync(['auth', 'test-ldap', ...user, '--config', conf, '--data-dir', path.join(t.dir, 'data')], { input });
+    const [ok, none, star, usage] = await Promise.all([
+      cli(['alice'], 'alice-pass-1\n'),
+      cli(['dave'], 'dave-pass-1\n'),
+      // Escaped per RFC 4515: "alic*" is no wildcard (unescaped it would find alice).
+      cli(['alic*', '--no-password']),
+      cli([], ''),
+    ]);
     assert.equal(ok.status, 0, ok.stderr);
     assert.match(ok.stdout, new RegExp(`dn: ${uidDn('alice')}`));
     assert.match(ok.stdout, /cn=netops,ou=groups/);
-    assert.match(ok.stdout, /map\[1\] group "netops"/);
+    assert.equal(ok.stdout.match(/^mapping: map\[1\] group "netops"/gm)?.length, 1);
     assert.match(ok.stdout, /role: viewer/);
-    const none = await runCliAsync(['auth', 'test-ldap', 'dave', '--config', conf, '--data-dir', path.join(t.dir, 'data')], { input: 'dave-pass-1\n' });
     assert.equal(none.status, 1);
     assert.match(none.stdout, /result: refused/);
-    // Escaped per RFC 4515: "alic*" is no wildcard (unescaped it would find alice).
-    const star = await runCliAsync(['auth', 'test-ldap', 'alic*', '--no-password', '--config', conf, '--data-dir', path.join(t.dir, 'data')]);
     assert.equal(star.status, 1);
     assert.match(star.stdout, /result: refused \(not found/);
-    const usage = await runCliAsync(['auth', 'test-ldap', '--data-dir', path.join(t.dir, 'data')], { input: '' });
     assert.equal(usage.status, 2);
   });
 
-  test('a certificate from another CA is refused, and StartTLS works with the right one', async () => {
-    const wrong = writeConf(path.join(ldap.dir, 'wrong-ca.conf'), { ca: ldap.otherCaFile });
-    const r = await runCliAsync(['auth', 'test-ldap', 'alice', '--config', wrong, '--data-dir', path.join(t.dir, 'data')], { input: 'alice-pass-1\n' });
-    assert.equal(r.status, 1);
-    assert.match(r.stderr, /the directory cannot be reached.*(certificate|self.signed|issuer)/i);
-    const starttls = path.join(ldap.dir, 'starttls.conf');
-    writeConf(starttls, { url: ldap.ldapUrl });
-    writeFileSync(starttls, (await import('node:fs')).readFileSync(starttls, 'utf8').replace('[auth.ldap]\n', '[auth.ldap]\nstarttls = true\n'));
-    const s = await runCliAsync(['auth', 'test-ldap', 'bob', '--config', starttls, '--data-dir', path.join(t.dir, 'data')], { input: 'bob-pass-1\n' });
+  test('a certificate from another CA is refused at the web sign-in, with the reason audited', async () => {
+    const wrong = await startTestAppliance({ CONFVAULT_CONFIG: writeConf(path.join(ldap.dir, 'wrong-ca.conf'), { ca: ldap.otherCaFile }) });
+    try {
+      const { res, html } = await loginPage(new WebClient(wrong.url), 'bob', 'bob-pass-1');
+      assert.equal(res.status, 503);
+      assert.match(html, /The directory cannot be reached/);
+      const row = wrong.services.db.prepare("SELECT door, details FROM audit_log WHERE action = 'login.directory_error'").get() as {
+        door: string;
+        details: string;
+      };
+      assert.equal(row.door, 'ldap');
+      assert.match(row.details, /certificate|self.signed|issuer/i);
+      assert.equal(wrong.services.db.prepare("SELECT count(*) FROM users WHERE username = 'bob'").pluck().get(), 0);
+    } finally {
+      await wrong.close();
+    }
+  });
+
+  test('StartTLS with the right CA, and group_search = "memberof" walking the memberOf of groups (nested)', async () => {
+    const starttls = writeConf(path.join(ldap.dir, 'starttls.conf'), { url: ldap.ldapUrl });
+    writeFileSync(starttls, readFileSync(starttls, 'utf8').replace('[auth.ldap]\n', '[auth.ldap]\nstarttls = true\n'));
+    const memberof = writeConf(path.join(ldap.dir, 'memberof.conf'), { groupSearch: 'memberof' });
+    const data = path.join(t.dir, 'data');
+    const [s, m] = await Promise.all([
+      runCliAsync(['auth', 'test-ldap', 'bob', '--config', starttls, '--data-dir', data], { input: 'bob-pass-1\n' }),
+      runCliAsync(['auth', 'test-ldap', 'alice', '--no-password', '--config', memberof, '--data-dir', data]),
+    ]);
     assert.equal(s.status, 0, s.stderr);
+    assert.equal(m.status, 0, m.stderr + m.stdout);
+    assert.match(m.stdout, /cn=east,ou=groups/);
+    assert.match(m.stdout, /cn=netops,ou=groups/);
   });
 
   test('directory down: a clear message on the login page, audited, and the local administrator still signs in', async () => {
