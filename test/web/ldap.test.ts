@@ -220,6 +220,20 @@ scope = ["core"]
     assert.equal(usage.status, 2);
   });
 
+  test('the re-check applies a changed mapping result: a new group gives the new role and scope, audited', async () => {
+    // alice signed in in the first test (her session lives on); the re-check timer started above runs every 0.6 s.
+    ldap.modify(`dn: cn=admins,${GROUPS}\nchangetype: modify\nadd: member\nmember: ${uidDn('alice')}\n`);
+    const updated = () =>
+      t.services.db.prepare("SELECT changes FROM audit_log WHERE action = 'user.update' AND target = 'user alice' AND door = 'ldap'").pluck().all() as string[];
+    for (let i = 0; i < 100 && updated().length === 0; i++) await new Promise((r) => setTimeout(r, 100));
+    assert.equal(updated().length, 1);
+    assert.match(updated()[0], /"role":\{"before":"viewer","after":"administrator"\}/);
+    const row = t.services.db
+      .prepare("SELECT u.scope_all, u.disabled, r.name AS role FROM users u JOIN roles r ON r.id = u.role_id WHERE username = 'alice'")
+      .get();
+    assert.deepEqual({ ...(row as object) }, { scope_all: 1, disabled: 0, role: 'administrator' });
+  });
+
   test('a certificate from another CA is refused at the web sign-in, with the reason audited', async () => {
     const wrong = await startTestAppliance({ CONFVAULT_CONFIG: writeConf(path.join(ldap.dir, 'wrong-ca.conf'), { ca: ldap.otherCaFile }) });
     try {
