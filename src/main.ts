@@ -17,6 +17,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   notify: async () => (await import('./cli/notify')).notifyCommand,
   template: async () => (await import('./cli/template')).templateCommand,
   compliance: async () => (await import('./cli/compliance')).complianceCommand,
+  auth: async () => (await import('./cli/auth')).authCommand,
 };
 
 async function usage(): Promise<string> {

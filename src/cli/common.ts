@@ -137,7 +137,8 @@ export async function runCommand(cmd: Command, argv: string[]): Promise<number> 
       return EXIT.USAGE;
     }
     // ConfigError, ApiError (not found, refused, conflict, invalid value) and any other failure: the operation failed.
-    err(failureLine(cmd.name, (e as Error).message));
+    // A configuration with several mistakes names each on its own line.
+    for (const line of (e as Error).message.split('\n')) err(failureLine(cmd.name, line));
     return EXIT.FAILED;
   }
 }

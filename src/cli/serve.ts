@@ -7,6 +7,7 @@ import { createApp } from '../app/app';
 import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
 import { closeInterruptedBackups } from '../features/backups/backup-engine.service';
+import { startDirectoryRecheck } from '../features/directory/directory-recheck';
 import { startRetention } from '../features/maintenance/retention.service';
 import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
@@ -117,6 +118,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, diffs: runNotificationDiffs, log });
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
+    const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
@@ -124,7 +126,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     clearInterval(retention);
     templateFiles.stop();
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop(), directory.stop()]);
     a.close();
     lock.release();
     forgetSignals();

@@ -6,6 +6,7 @@ import { Cron } from 'croner';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { isDestinationEntry } from '../lib/destinations';
+import { ldapProblems, ldapSchema } from './ldap-config';
 
 const listenSchema = z
   .string()
@@ -131,6 +132,12 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    auth: z
+      .object({
+        ldap: ldapSchema.prefault({}),
+      })
+      .strict()
+      .prefault({}),
     log: z
       .object({
         level: z.enum(['trace', 'debug', 'info', 'warn', 'error', 'fatal', 'silent']).default('info'),
@@ -248,6 +255,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (Boolean(cfg.server.tls_cert) !== Boolean(cfg.server.tls_key)) {
     throw new ConfigError('invalid configuration: server.tls_cert and server.tls_key must be set together');
   }
+  const ldap = ldapProblems(cfg.auth.ldap);
+  if (ldap.length) throw new ConfigError(ldap.join('\n'));
   cfg.storage.data_dir = path.resolve(cfg.storage.data_dir);
   return deepFreeze(cfg);
 }

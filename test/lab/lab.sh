@@ -6,6 +6,7 @@
 #   test/lab/lab.sh down           stop everything, remove namespaces, bridge and /tmp/confvault-lab
 #   test/lab/lab.sh status         devices and logins; exit status 0 only when every device is healthy
 #   test/lab/lab.sh rekey DEVICE   new SSH host keys for DEVICE, its sshd restarted
+#   test/lab/lab.sh packages [PKG] only install the missing Debian packages (the OpenLDAP test needs slapd)
 #
 # One device, r1 for example (paths under /tmp/confvault-lab):
 #   network namespace cvlab-r1   eth0 on bridge cvlab0 (10.201.0.0/24); r1 and r2 also share a /30 on eth1
@@ -30,7 +31,8 @@ TESTS_LOCK=/tmp/confvault-lab-tests.lock   # held by the test file using the lab
 BRIDGE=cvlab0
 BRIDGE_IP=10.201.0.1/24
 LAB_NET_PREFIX=10.201.0.              # forwards into it are ours (used to recognise leftovers)
-PKGS=(frr openssh-server bird2 xinetd inetutils-telnetd socat iproute2 util-linux procps rsyslog)
+# slapd and ldap-utils: the OpenLDAP directory of test/web/ldap.test.ts (test/helpers/slapd.ts runs `lab.sh packages`).
+PKGS=(frr openssh-server bird2 xinetd inetutils-telnetd socat iproute2 util-linux procps rsyslog slapd ldap-utils)
 # Where the FRR devices' rsyslog forwards every message (RFC 5424, TCP, octet counting): the appliance's
 # [events] syslog_listen in test/lab/events-lab.test.ts. Reachable from every device over the bridge.
 LAB_SYSLOG_HOST=10.201.0.1
@@ -108,9 +110,10 @@ telnet_ok() { # 127.0.0.1:<port> opens with telnet option negotiation (IAC = 0xf
 }
 
 # ------------------------------------------------------------------------------------------ packages
-install_packages() {
-  local missing=() p own_policy=0 rc=0
-  for p in "${PKGS[@]}"; do
+install_packages() { # install_packages [PKG...]: the missing ones of those named, or of PKGS
+  local missing=() p own_policy=0 rc=0 want=("$@")
+  [ ${#want[@]} = 0 ] && want=("${PKGS[@]}")
+  for p in "${want[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
   done
   [ ${#missing[@]} = 0 ] && return 0
@@ -425,5 +428,6 @@ case "${1:-}" in
   down) wait_for_tests keep; take_lock; down; log "lab is down" ;;
   status) status ;;
   rekey) take_lock; rekey "${2:-}" ;;
-  *) die "usage: lab.sh up|ensure|down|status|rekey DEVICE" ;;
+  packages) shift; take_lock; mkdir -p "$LAB"; install_packages "$@" ;;
+  *) die "usage: lab.sh up|ensure|down|status|rekey DEVICE|packages" ;;
 esac

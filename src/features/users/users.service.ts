@@ -42,6 +42,7 @@ export interface User {
   disabled: boolean;
   must_change_password: boolean;
   created_at: number;
+  source: 'local' | 'ldap';
 }
 
 export function validatePassword(password: string): void {
@@ -135,6 +136,7 @@ function toUser(db: DB, row: UserRow & { role_name?: string }): User {
     disabled: row.disabled === 1,
     must_change_password: row.must_change_password === 1,
     created_at: row.created_at,
+    source: row.source,
   };
 }
 
@@ -151,6 +153,13 @@ function requireUser(db: DB, username: string): UserRow {
   const row = getUserByUsername(db, username);
   if (!row) throw ApiError.notFound(`user "${username}"`);
   return row;
+}
+
+/** A directory user's password, role and scope belong to the directory and its mapping, not to this appliance. */
+function requireLocalUser(row: UserRow, what: string): void {
+  if (row.source === 'ldap') {
+    throw new ApiError('CONFLICT', `${row.username} signs in through the directory: their ${what} come from [auth.ldap] and its mapping`);
+  }
 }
 
 /** The target user with what they hold, after the actor's checks for acting on them. */
@@ -197,7 +206,7 @@ export async function setUserPassword(
   opts: { mustChange?: boolean; keepSession?: Buffer | null } = {},
 ): Promise<void> {
   authorize(actor, 'users.update');
-  targetFor(db, actor, username, 'reset the password of');
+  requireLocalUser(targetFor(db, actor, username, 'reset the password of').row, 'password and sign-in');
   validatePassword(password);
   const hash = await hashPassword(password);
   db.transaction(() => {
@@ -254,6 +263,7 @@ export function updateUserAccess(db: DB, actor: Actor, username: string, change:
   return db
     .transaction(() => {
       const { row, role: oldRole, held } = targetFor(db, actor, username, 'change');
+      requireLocalUser(row, 'role and scope');
       requireNotSelf(actor, row.id, change.role !== undefined ? 'change the role of' : 'change the scope of');
       const role = change.role !== undefined ? roleOrInvalid(db, change.role) : oldRole;
       const oldGroups = row.scope_all ? null : listScopeGroupIds(db, row.id);

@@ -80,13 +80,12 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
       return render(c, { title: 'Log in', status }, <LoginForm token={token} next={next} username={username} error={error} />);
     };
     const db = c.get('app').db;
-    const outcome = await login(db, throttle, {
-      username,
-      password: f.password ?? '',
-      address,
-      userAgent: c.req.header('User-Agent') ?? '',
-      requestId: c.get('requestId'),
-    });
+    const outcome = await login(
+      db,
+      throttle,
+      { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId') },
+      c.get('app').config.auth.ldap,
+    );
     if (outcome.result === 'throttled') {
       const seconds = Math.ceil(outcome.retryAfterMs / 1000);
       c.header('Retry-After', String(seconds));
@@ -94,6 +93,10 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
     }
     if (outcome.result === 'bad') return again('Wrong username or password.', 401);
     if (outcome.result === 'disabled') return again('This account is disabled. Ask an administrator to enable it.', 403);
+    if (outcome.result === 'unavailable') {
+      return again('The directory cannot be reached, so directory accounts cannot sign in now. Local accounts still can.', 503);
+    }
+    if (outcome.result === 'refused') return again('Your directory account is not in any group that gives access to confvault.', 403);
     const id = outcome.cookie;
     deleteCookie(c, LOGIN_CSRF_COOKIE, { path: '/login' });
     // No maxAge: a browser session cookie; the server enforces idle and absolute expiry.

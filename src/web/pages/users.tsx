@@ -11,6 +11,7 @@ import { groupOptions, groupPaths } from './groups-options';
 
 /** A refused change keeps its form on screen: 403 for a policy refusal, 422 for bad input. */
 function statusOf(err: unknown): number {
+  if (err instanceof ApiError && err.code === 'CONFLICT') return 409;
   return err instanceof ApiError && err.code === 'PERMISSION_DENIED' ? 403 : 422;
 }
 
@@ -143,6 +144,7 @@ function listPage(c: WebContext) {
                 <td>
                   {u.disabled ? <span class="badge failed">disabled</span> : <span class="badge active">active</span>}
                   {u.must_change_password ? <span class="badge muted">must change password</span> : null}
+                  {u.source === 'ldap' ? <span class="badge muted">directory</span> : null}
                 </td>
                 <td>{u.timezone ?? `appliance (${tz})`}</td>
                 {can(c, 'users.update') ? (
@@ -255,6 +257,7 @@ async function editPage(c: WebContext, u: User, f?: Record<string, string>, erro
   const scope = (await scopeValues(c, f?.role !== undefined ? f : undefined)) ?? u.scope;
   const csrf = c.get('session').csrfToken;
   const base = `/users/${encodeURIComponent(u.username)}`;
+  if (u.source === 'ldap') return directoryUserPage(c, u, errors, status);
   return render(
     c,
     { title: `User ${u.username}`, active: '/users', status: errors ? status : 200 },
@@ -290,6 +293,32 @@ async function editPage(c: WebContext, u: User, f?: Record<string, string>, erro
             <span class="muted">The user's sessions end and they must choose a new password at the next login.</span>
           </div>
         </form>
+      </section>
+    </>,
+  );
+}
+
+/** A directory user: role and scope shown read-only (the [auth.ldap] mapping sets them at each sign-in and re-check). */
+function directoryUserPage(c: WebContext, u: User, errors: Record<string, string> | null | undefined, status: number) {
+  const paths = groupPaths(groupOptions(c.get('app').db, c.get('principal').scope));
+  return render(
+    c,
+    { title: `User ${u.username}`, active: '/users', status: errors ? status : 200 },
+    <>
+      <h1>User {u.username}</h1>
+      <FormError errors={errors} />
+      <section class="card">
+        <h2>Directory user</h2>
+        <p>
+          Role <strong>{u.role}</strong>, scope <strong>{scopeLabel(u, paths)}</strong>.
+        </p>
+        <p class="muted">
+          {u.username} signs in through the directory. Role and scope come from the [auth.ldap] mapping and are applied again at each sign-in and re-check;
+          change the user's directory groups (or the mapping) instead. Disabling here still works.
+        </p>
+        <p>
+          <a href="/users">Back to users</a>
+        </p>
       </section>
     </>,
   );

@@ -5,9 +5,18 @@ import { recordAnonymousAudit, recordAudit } from '../../features/audit/audit.se
 import { checkUserPassword } from '../../features/users/users.service';
 import { createSession, endSession } from './sessions.service';
 import type { LoginThrottle } from './throttle';
+import type { LdapConfig } from '../../config/ldap-config';
+import { isLocalUser, signInWithDirectory } from '../../features/directory/directory.service';
 
 export type LoginOutcome =
-  { result: 'throttled'; retryAfterMs: number } | { result: 'bad' } | { result: 'disabled' } | { result: 'ok'; cookie: string; mustChangePassword: boolean };
+  | { result: 'throttled'; retryAfterMs: number }
+  | { result: 'bad' }
+  | { result: 'disabled' }
+  | { result: 'ok'; cookie: string; mustChangePassword: boolean }
+  /** Directory sign-in: the directory did not answer (local users still sign in). */
+  | { result: 'unavailable' }
+  /** Directory sign-in: right password, but no [[auth.ldap.map]] entry (or an unusable one) gives any access. */
+  | { result: 'refused' };
 
 export interface LoginAttempt {
   username: string;
@@ -22,9 +31,20 @@ export interface LoginAttempt {
  * One login attempt. The throttle's attempt is reserved before the password is checked (argon2 is asynchronous:
  * parallel guesses must not all pass the throttle first), then refunded if the password was right.
  */
-export async function login(db: DB, throttle: LoginThrottle, a: LoginAttempt): Promise<LoginOutcome> {
+export async function login(db: DB, throttle: LoginThrottle, a: LoginAttempt, ldap?: LdapConfig): Promise<LoginOutcome> {
   const slot = throttle.reserve(a.username, a.address);
   if (!('reservation' in slot)) return { result: 'throttled', retryAfterMs: slot.wait };
+  // A local user of that name always signs in locally (the break-glass administrator works with the directory down).
+  if (ldap?.url && !isLocalUser(db, a.username)) {
+    const d = await signInWithDirectory(db, ldap, a.username, a.password, { address: a.address, requestId: a.requestId });
+    // Unavailable: the password was never checked, so the attempt keeps counting (refunding would clear the name).
+    if (d.result === 'bad' || d.result === 'unavailable') return { result: d.result };
+    // The right password (even if refused for want of a mapping): as for a local user, the attempt is refunded.
+    throttle.succeeded(slot.reservation);
+    if (d.result !== 'ok') return { result: d.result };
+    const cookie = createSession(db, d.userId, { address: a.address, userAgent: a.userAgent });
+    return { result: 'ok', cookie, mustChangePassword: false };
+  }
   const check = await checkUserPassword(db, a.username, a.password);
   const audit = { target: `address ${a.address}`, door: 'web' as const, requestId: a.requestId };
   if (check.result === 'bad') {

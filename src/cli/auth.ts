@@ -1,0 +1,71 @@
+// `confvault auth test-ldap USER`: what the directory says about a user and which mapping entry matches, signing nobody in.
+import { ConfigError, loadConfig } from '../config/config';
+import { accessFor, DirectoryUnavailableError } from '../features/directory/directory.service';
+import { authenticateDirectoryUser, lookupDirectoryUser, type DirectoryUser } from '../features/directory/directory.ldap';
+import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, readStdinSecret, withAppliance, type Command } from './common';
+
+export const authCommand: Command = {
+  name: 'auth',
+  summary: 'Check directory sign-in (test-ldap)',
+  help: `Usage:
+  confvault auth test-ldap USER [--no-password]
+
+test-ldap binds with the [auth.ldap] service account, finds USER with user_filter, binds as USER with the
+password read from standard input (one line; never give it as an argument), reads their groups (nested ones
+included) and prints their DN, whether the directory has them disabled, every group found, and the first
+[[auth.ldap.map]] entry that matches with the role and scope it gives. Nothing is created, changed or signed in.
+  --no-password   look USER up with the service account only (what the periodic re-check does)
+
+Exit codes: 0 a mapping entry matched; 1 not found, wrong password, disabled, no entry matched, or the directory
+cannot be reached; 2 usage error, or [auth.ldap] is not configured or not valid.
+
+${GLOBAL_OPTIONS_HELP}`,
+  async run(argv) {
+    const { values, positionals } = parse(argv, { 'no-password': { type: 'boolean' } });
+    const [sub, username, ...extra] = positionals;
+    if (sub !== 'test-ldap') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
+    if (!username || extra.length) throw new UsageError('auth test-ldap: give exactly one USER (the password comes from standard input)');
+    const flags = flagsOf(values);
+    let ldap;
+    try {
+      ldap = loadConfig(flags).auth.ldap;
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      for (const line of e.message.split('\n')) err(`confvault auth: ${line}`);
+      return 2;
+    }
+    if (!ldap.url) throw new UsageError('auth test-ldap: [auth.ldap] url is not set: directory sign-in is off');
+    const password = values['no-password'] ? null : await readStdinSecret('Password');
+    let user: DirectoryUser | 'bad' | null;
+    try {
+      user = password === null ? await lookupDirectoryUser(ldap, username) : await authenticateDirectoryUser(ldap, username, password);
+    } catch (e) {
+      if (!(e instanceof DirectoryUnavailableError)) throw e;
+      err(`confvault auth: ${e.message}`);
+      return 1;
+    }
+    if (user === 'bad') {
+      err('result: refused (not found, or wrong password)');
+      return 1;
+    }
+    if (user) {
+      out(`dn: ${user.dn}`);
+      out(`disabled: ${user.disabled ? 'yes' : 'no'}`);
+      out(`groups (${user.groups.length}):`);
+      for (const g of user.groups) out(`  ${g}`);
+    }
+    const found = user;
+    return withAppliance(flags, (a) => {
+      const access = accessFor(a.db, ldap, found);
+      if (access.match) out(`mapping: map[${access.match.index}] group "${access.match.mapping.group}" (via ${access.match.group})`);
+      if (!access.ok) {
+        out(`result: refused (${access.detail})`);
+        return 1;
+      }
+      out(`role: ${access.role}`);
+      out(`scope: ${access.groups === null ? 'all' : access.match.mapping.scope.join(', ')}`);
+      out('result: matched');
+      return 0;
+    });
+  },
+};
