@@ -5,6 +5,7 @@ import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
+import { CREDENTIAL_OPS } from './credentials.policy';
 import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
 import { countCredentialDevicesOutside, devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
 import { checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
@@ -80,7 +81,7 @@ function secretChanges(input: Partial<Record<SecretField, string | null>>, onCre
 }
 
 export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input: CredentialInput): Credential {
-  authorize(actor, 'credentials.create');
+  authorize(actor, CREDENTIAL_OPS.create);
   const plain = {
     password: input.password ?? null,
     private_key: input.private_key ?? null,
@@ -115,7 +116,7 @@ export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input
 }
 
 export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: number, patch: CredentialPatch): Credential {
-  authorize(actor, 'credentials.update');
+  authorize(actor, CREDENTIAL_OPS.update);
   // A passphrase belongs to its key: removing the key without naming the passphrase removes both.
   const effective: CredentialPatch = { ...patch };
   if (patch.private_key === null && patch.passphrase === undefined) effective.passphrase = null;
@@ -201,7 +202,7 @@ function changeUsage(db: DB, actor: Actor, before: Credential, wanted: number[] 
 }
 
 export function deleteCredential(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'credentials.delete');
+  authorize(actor, CREDENTIAL_OPS.delete);
   db.transaction(() => {
     const before = getCredential(db, id);
     if (before.device_count > 0) throw inUseError(id, before.device_count);

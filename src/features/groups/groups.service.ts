@@ -4,6 +4,7 @@ import { ApiError, isUniqueViolation } from '../../errors';
 import type { Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
+import { GROUP_OPS } from './groups.policy';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countGroups,
@@ -105,7 +106,7 @@ function requireParentInScope(actor: Actor, parentId: number | null): void {
 const AUDITED: readonly (keyof GroupRow)[] = ['name', 'parent_id', 'description', 'schedule'];
 
 export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
-  authorize(actor, 'groups.create');
+  authorize(actor, GROUP_OPS.create);
   const id = db
     .transaction(() => {
       requireParent(db, input.parent_id);
@@ -131,7 +132,7 @@ export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
 
 /** Partial update: only the given fields change. Moving under itself or a descendant is refused. */
 export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch): Group {
-  authorize(actor, 'groups.update');
+  authorize(actor, GROUP_OPS.update);
   db.transaction(() => {
     const row = getGroupRow(db, id);
     if (!row) throw ApiError.notFound(`group ${id}`);
@@ -161,7 +162,7 @@ export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch)
 
 /** Only an empty group can go: subgroups and devices are never deleted or re-parented implicitly. */
 export function deleteGroup(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'groups.delete');
+  authorize(actor, GROUP_OPS.delete);
   db.transaction(() => {
     const row = getGroupRow(db, id);
     if (!row) throw ApiError.notFound(`group ${id}`);

@@ -2,6 +2,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { STATS_OPS } from './stats.policy';
 import { errorResponses, jsonResponse } from '../../http/openapi';
 import { StatisticsSchema, toStatisticsDto } from './stats.schemas';
 import { getStatistics } from './stats.service';
@@ -18,7 +19,7 @@ const statsRoute = createRoute({
     'storage. Permission: `dashboard.view`, checked alone: the figures cover the whole appliance whatever the device-group ' +
     'scope of the key’s user.',
   security: [{ ApiKeyAuth: [] }],
-  middleware: [requirePermission('dashboard.view')] as const,
+  middleware: [requirePermission(STATS_OPS.dashboard)] as const,
   responses: { 200: jsonResponse(StatisticsSchema, 'The statistics'), ...errorResponses('PERMISSION_DENIED') },
 });
 

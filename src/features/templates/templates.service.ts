@@ -7,6 +7,7 @@ import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
+import { TEMPLATE_OPS } from './templates.policy';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countTemplateDevicesOutside,
@@ -59,7 +60,7 @@ export function getTemplateSpec(db: DB, id: number): TemplateSpec | undefined {
 }
 
 export function createTemplate(db: DB, actor: Actor, input: TemplateInput): Template {
-  authorize(actor, 'templates.create');
+  authorize(actor, TEMPLATE_OPS.create);
   const spec = specFields(input);
   checkSpec(spec, null);
   const id = db
@@ -148,7 +149,7 @@ function pick(spec: TemplateSpec, fields: readonly ('redact' | 'redact_patterns'
 const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command', 'session'] as const;
 
 export function updateTemplate(db: DB, actor: Actor, id: number, patch: TemplatePatch): Template {
-  authorize(actor, 'templates.update');
+  authorize(actor, TEMPLATE_OPS.update);
   // IMMEDIATE: the merge reads the row the write replaces, even with the CLI or web interface writing concurrently.
   db.transaction(() => {
     const row = getTemplateRow(db, id);
@@ -192,9 +193,7 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
  * no new template), and backups.view besides backups.run, since what comes back is the device's configuration.
  */
 export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, spec: TemplateSpec): void {
-  authorize(actor, 'templates.update');
-  authorize(actor, 'backups.run');
-  authorize(actor, 'backups.view');
+  authorize(actor, TEMPLATE_OPS.try);
   const scoped = !actor.principal.scope.all;
   if (id === null) {
     if (scoped) throw denied('Trying a new template needs a device-group scope of all: its commands would run on the device');
@@ -218,7 +217,7 @@ export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, 
 }
 
 export function deleteTemplate(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'templates.delete');
+  authorize(actor, TEMPLATE_OPS.delete);
   db.transaction(() => {
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);

@@ -1,4 +1,5 @@
 // Audit log page (audit.view): newest first, paged, filtered by actor, action, target and time range in the user's zone.
+import { AUDIT_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { auditActions, listAudit, type AuditFilter } from '../../features/audit/audit.service';
 import { describeChanges, describeDetails, describeDoor, parseAuditTime } from '../../features/audit/audit-view';
@@ -40,7 +41,7 @@ function endOf(text: string, ms: number, tz: string): number {
 }
 
 export function registerAudit(web: Hono<WebEnv>): void {
-  web.get('/audit', need('audit.view'), (c) => {
+  web.get('/audit', need(AUDIT_OPS.list), (c) => {
     const db = c.get('app').db;
     const tz = c.get('timezone');
     const page = intQuery(c, 'page', 1, 100_000);

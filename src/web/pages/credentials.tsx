@@ -1,4 +1,5 @@
 // Credentials: list, create, edit, delete. Secrets are write-only: the page shows only whether each one is set.
+import { CREDENTIAL_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { CredentialCreateSchema } from '../../features/credentials/credentials.schemas';
 import {
@@ -45,9 +46,9 @@ function parseCredential(f: Record<string, string>, editing: boolean) {
 }
 
 export function registerCredentials(web: Hono<WebEnv>): void {
-  web.get('/credentials', need('credentials.view'), (c) => listPage(c));
-  web.get('/credentials/new', need('credentials.create'), (c) => formPage(c, null));
-  web.post('/credentials', need('credentials.create'), async (c) => {
+  web.get('/credentials', need(CREDENTIAL_OPS.list), (c) => listPage(c));
+  web.get('/credentials/new', need(CREDENTIAL_OPS.create), (c) => formPage(c, null));
+  web.post('/credentials', need(CREDENTIAL_OPS.create), async (c) => {
     const f = await formFields(c);
     const p = parseCredential(f, false);
     if (!p.ok) return formPage(c, null, f, p.errors);
@@ -60,8 +61,8 @@ export function registerCredentials(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/credentials/:id/edit', need('credentials.update'), (c) => formPage(c, intParam(c, 'id')));
-  web.post('/credentials/:id/edit', need('credentials.update'), async (c) => {
+  web.get('/credentials/:id/edit', need(CREDENTIAL_OPS.update), (c) => formPage(c, intParam(c, 'id')));
+  web.post('/credentials/:id/edit', need(CREDENTIAL_OPS.update), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     getCredential(c.get('app').db, id);
@@ -76,7 +77,7 @@ export function registerCredentials(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/credentials/:id/delete', need('credentials.delete'), (c) => {
+  web.post('/credentials/:id/delete', need(CREDENTIAL_OPS.delete), (c) => {
     const id = intParam(c, 'id');
     const cr = getCredential(c.get('app').db, id);
     try {

@@ -1,4 +1,5 @@
 // Groups as a tree: create, rename, move, set a schedule override, delete (only when empty), with the public API's validation.
+import { GROUP_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { GroupCreateSchema } from '../../features/groups/groups.schemas';
 import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup, type GroupTreeNode } from '../../features/groups/groups.service';
@@ -26,8 +27,8 @@ function parseGroup(f: Record<string, string>) {
 }
 
 export function registerGroups(web: Hono<WebEnv>): void {
-  web.get('/groups', need('groups.view'), (c) => groupsPage(c));
-  web.post('/groups', need('groups.create'), async (c) => {
+  web.get('/groups', need(GROUP_OPS.list), (c) => groupsPage(c));
+  web.post('/groups', need(GROUP_OPS.create), async (c) => {
     const f = await formFields(c);
     const p = parseGroup(f);
     if (!p.ok) return groupsPage(c, { errors: p.errors, values: f });
@@ -40,7 +41,7 @@ export function registerGroups(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/groups/:id/edit', need('groups.update'), async (c) => {
+  web.post('/groups/:id/edit', need(GROUP_OPS.update), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     const db = c.get('app').db;
@@ -56,7 +57,7 @@ export function registerGroups(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/groups/:id/delete', need('groups.delete'), (c) => {
+  web.post('/groups/:id/delete', need(GROUP_OPS.delete), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     const g = getGroup(db, c.get('principal').scope, id);

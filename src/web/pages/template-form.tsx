@@ -1,5 +1,6 @@
 // The template page: form ⇄ TemplateSpec (lists as one-per-line textareas), built-ins shown read-only, "Try on device" results.
 import { TemplateCreateSchema } from '../../features/templates/templates.schemas';
+import { TEMPLATE_OPS } from '../../features/templates/templates.policy';
 import { getTemplate, type Template } from '../../features/templates/templates.service';
 import { listDevices, type Device } from '../../features/devices/devices.service';
 import type { TemplateSpec } from '../../templates/types';
@@ -112,7 +113,7 @@ export function templatePage(c: WebContext, id: number | null, s: TemplatePageSt
   const v = s.values ?? (t ? specValues(t) : { mode: 'shell', redact: 'on' });
   const e = s.errors;
   const csrf = c.get('session').csrfToken;
-  const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
+  const canTry = can(c, TEMPLATE_OPS.try);
   const picker = canTry ? tryDevices(c, t?.id ?? null) : { own: [], others: [] };
   const devices = [...picker.own, ...picker.others];
   const base = t ? `/templates/${t.id}` : '/templates/new';

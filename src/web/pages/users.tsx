@@ -1,4 +1,5 @@
 // Users: list, create (password to be changed at first login), edit role and device-group scope, disable/enable, reset password.
+import { USER_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { listRoles } from '../../features/roles/roles.service';
@@ -35,9 +36,9 @@ function userOr404(c: WebContext): User {
 }
 
 export function registerUsers(web: Hono<WebEnv>): void {
-  web.get('/users', need('users.view'), (c) => listPage(c));
-  web.get('/users/new', need('users.create'), (c) => createPage(c));
-  web.post('/users', need('users.create'), async (c) => {
+  web.get('/users', need(USER_OPS.list), (c) => listPage(c));
+  web.get('/users/new', need(USER_OPS.create), (c) => createPage(c));
+  web.post('/users', need(USER_OPS.create), async (c) => {
     const f = await formFields(c);
     try {
       const groups = await scopeOf(c, f);
@@ -56,8 +57,8 @@ export function registerUsers(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/users/:username/edit', need('users.update'), (c) => editPage(c, userOr404(c)));
-  web.post('/users/:username/edit', need('users.update'), async (c) => {
+  web.get('/users/:username/edit', need(USER_OPS.update), (c) => editPage(c, userOr404(c)));
+  web.post('/users/:username/edit', need(USER_OPS.update), async (c) => {
     const before = userOr404(c);
     const f = await formFields(c);
     try {
@@ -70,9 +71,9 @@ export function registerUsers(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/users/:username/disable', need('users.update'), (c) => toggle(c, true));
-  web.post('/users/:username/enable', need('users.update'), (c) => toggle(c, false));
-  web.post('/users/:username/password', need('users.update'), async (c) => {
+  web.post('/users/:username/disable', need(USER_OPS.update), (c) => toggle(c, true));
+  web.post('/users/:username/enable', need(USER_OPS.update), (c) => toggle(c, false));
+  web.post('/users/:username/password', need(USER_OPS.update), async (c) => {
     const u = userOr404(c);
     const f = await formFields(c);
     const db = c.get('app').db;
