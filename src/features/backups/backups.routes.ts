@@ -57,7 +57,7 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, historyRoute, (c) => {
     const { device_id } = c.req.valid('param');
     const { page, limit } = c.req.valid('query');
-    const body = renderHistoryPage(c.get('app').db, c.get('principal').scope, device_id, page, limit, c.get('timezone'));
+    const body = renderHistoryPage(c.get('app').db, c.get('principal'), device_id, page, limit, c.get('timezone'));
     return jsonTextResponse(c, body);
   });
 
@@ -66,7 +66,7 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     const app = c.get('app');
     // Integrity problems are logged with the request id (never the text) so an operator can match a client's report.
     const log = app.log.child({ request_id: c.get('requestId') });
-    const config_text = getBackupContent(app.db, app.snapshots, log, c.get('principal').scope, backup_id);
+    const config_text = getBackupContent(app.db, app.snapshots, log, c.get('principal'), backup_id);
     c.header('Cache-Control', 'no-store');
     return c.json({ config_text }, 200);
   });

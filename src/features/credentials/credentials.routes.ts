@@ -12,7 +12,7 @@ import {
   CredentialUpdateSchema,
   toCredentialDto,
 } from './credentials.schemas';
-import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential } from './credentials.service';
+import { createCredential, deleteCredential, getCredentialFor, listCredentialsFor, updateCredential } from './credentials.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Credentials'];
@@ -105,14 +105,14 @@ const deleteRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   registerRoute(api, listRoute, (c) => {
     const { page, limit, q } = c.req.valid('query');
-    const { items, total } = listCredentials(app.db, { page, limit, q });
+    const { items, total } = listCredentialsFor(app.db, c.get('principal'), { page, limit, q });
     const tz = c.get('timezone');
     return c.json({ items: items.map((i) => toCredentialDto(i, tz)), pagination: pagination(page, limit, total) }, 200);
   });
 
   registerRoute(api, getRoute, (c) => {
     const { credential_id } = c.req.valid('param');
-    return c.json(toCredentialDto(getCredential(app.db, credential_id), c.get('timezone')), 200);
+    return c.json(toCredentialDto(getCredentialFor(app.db, c.get('principal'), credential_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createCredentialRoute, (c) => {

@@ -5,10 +5,10 @@ import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
-import { CREDENTIAL_OPS } from './credentials.policy';
 import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
 import { countCredentialDevicesOutside, devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
-import { checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
+import { CREDENTIAL_OPS, checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
+import type { Principal } from '../../identity/principal';
 import {
   countCredentialRows,
   deleteCredentialRow,
@@ -336,4 +336,15 @@ function removedFields(before: object): AuditChanges {
   const out: AuditChanges = {};
   for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
   return out;
+}
+
+/** The credential reads a door offers: the reader's own credentials.view (CREDENTIAL_OPS); never a secret. */
+export function listCredentialsFor(db: DB, reader: Principal, opts: { page: number; limit: number; q?: string }): { items: Credential[]; total: number } {
+  authorize(reader, CREDENTIAL_OPS.list);
+  return listCredentials(db, opts);
+}
+
+export function getCredentialFor(db: DB, reader: Principal, id: number): Credential {
+  authorize(reader, CREDENTIAL_OPS.get);
+  return getCredential(db, id);
 }

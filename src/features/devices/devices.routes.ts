@@ -13,7 +13,7 @@ import {
   DeviceUpdateSchema,
   toDeviceDto,
 } from './devices.schemas';
-import { createDevice, deleteDevice, getDevice, listDevices, updateDevice, type Device } from './devices.service';
+import { createDevice, deleteDevice, getDeviceFor, listDevicesFor, updateDevice, type Device } from './devices.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Devices'];
@@ -130,20 +130,20 @@ export function register(api: OpenAPIHono<AppEnv>): void {
 
   registerRoute(api, listRoute, (c) => {
     const { page: p, limit, ...filter } = c.req.valid('query');
-    const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, filter, p, limit);
+    const { items, total } = listDevicesFor(c.get('app').db, c.get('principal'), filter, p, limit);
     return c.json(page(items, c.get('timezone'), p, limit, total), 200);
   });
 
   // Before /devices/{device_id}, which would otherwise take "unreachable" as a (malformed) id.
   registerRoute(api, unreachableRoute, (c) => {
     const { page: p, limit } = c.req.valid('query');
-    const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, { reachability: 'unreachable' }, p, limit);
+    const { items, total } = listDevicesFor(c.get('app').db, c.get('principal'), { reachability: 'unreachable' }, p, limit);
     return c.json(page(items, c.get('timezone'), p, limit, total), 200);
   });
 
   registerRoute(api, getRoute, (c) => {
     const { device_id } = c.req.valid('param');
-    return c.json(toDeviceDto(getDevice(c.get('app').db, c.get('principal').scope, device_id), c.get('timezone')), 200);
+    return c.json(toDeviceDto(getDeviceFor(c.get('app').db, c.get('principal'), device_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createDeviceRoute, (c) => {

@@ -2,7 +2,7 @@
 import { Cron } from 'croner';
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
-import { inScope, type Scope } from '../../identity/principal';
+import { inScope, type Principal, type Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
 import { DEVICE_OPS } from './devices.policy';
@@ -330,4 +330,15 @@ function removedFields(before: object): AuditChanges {
   const out: AuditChanges = {};
   for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
   return out;
+}
+
+/** The device reads a door offers (API, pages, CLI): the reader's own devices.view (DEVICE_OPS), then its scope. */
+export function listDevicesFor(db: DB, reader: Principal, filter: DeviceFilter, page: number, limit: number): { items: Device[]; total: number } {
+  authorize(reader, filter.reachability === 'unreachable' ? DEVICE_OPS.listUnreachable : DEVICE_OPS.list);
+  return listDevices(db, reader.scope, filter, page, limit);
+}
+
+export function getDeviceFor(db: DB, reader: Principal, id: number): Device {
+  authorize(reader, DEVICE_OPS.get);
+  return getDevice(db, reader.scope, id);
 }

@@ -5,7 +5,7 @@ import { requirePermission } from '../../http/middleware';
 import { GROUP_OPS } from './groups.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import { GroupCreateSchema, GroupListQuerySchema, GroupPageSchema, GroupSchema, GroupTreeSchema, GroupUpdateSchema, toGroupDto } from './groups.schemas';
-import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup } from './groups.service';
+import { createGroup, deleteGroup, getGroupFor, getGroupTreeFor, listGroupsFor, updateGroup } from './groups.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Groups'];
@@ -115,17 +115,17 @@ const deleteRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, listRoute, (c) => {
     const { page, limit, q, parent_id } = c.req.valid('query');
-    const { items, total } = listGroups(c.get('app').db, c.get('principal').scope, { q, parent_id }, page, limit);
+    const { items, total } = listGroupsFor(c.get('app').db, c.get('principal'), { q, parent_id }, page, limit);
     const tz = c.get('timezone');
     return c.json({ items: items.map((g) => toGroupDto(g, tz)), pagination: pagination(page, limit, total) }, 200);
   });
 
   // Before /groups/{group_id}, which would otherwise take "tree" as an id.
-  registerRoute(api, treeRoute, (c) => c.json(getGroupTree(c.get('app').db, c.get('principal').scope), 200));
+  registerRoute(api, treeRoute, (c) => c.json(getGroupTreeFor(c.get('app').db, c.get('principal')), 200));
 
   registerRoute(api, getRoute, (c) => {
     const { group_id } = c.req.valid('param');
-    return c.json(toGroupDto(getGroup(c.get('app').db, c.get('principal').scope, group_id), c.get('timezone')), 200);
+    return c.json(toGroupDto(getGroupFor(c.get('app').db, c.get('principal'), group_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createGroupRoute, (c) => {

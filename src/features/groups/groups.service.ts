@@ -1,7 +1,7 @@
 // Device groups: list, tree, create, update (rename, move with cycle check), delete (only when empty), kept inside the actor's scope and audited.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
-import type { Scope } from '../../identity/principal';
+import type { Principal, Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
 import { GROUP_OPS } from './groups.policy';
@@ -177,4 +177,20 @@ export function deleteGroup(db: DB, actor: Actor, id: number): void {
       details: { name: row.name },
     });
   }).immediate();
+}
+
+/** The group reads a door offers: the reader's own groups.view (GROUP_OPS), then its scope (device counts). */
+export function listGroupsFor(db: DB, reader: Principal, filter: GroupFilter, page: number, limit: number): { items: Group[]; total: number } {
+  authorize(reader, GROUP_OPS.list);
+  return listGroups(db, reader.scope, filter, page, limit);
+}
+
+export function getGroupFor(db: DB, reader: Principal, id: number): Group {
+  authorize(reader, GROUP_OPS.get);
+  return getGroup(db, reader.scope, id);
+}
+
+export function getGroupTreeFor(db: DB, reader: Principal): GroupTreeNode[] {
+  authorize(reader, GROUP_OPS.tree);
+  return getGroupTree(db, reader.scope);
 }

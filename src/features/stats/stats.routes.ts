@@ -5,7 +5,7 @@ import { requirePermission } from '../../http/middleware';
 import { STATS_OPS } from './stats.policy';
 import { errorResponses, jsonResponse } from '../../http/openapi';
 import { StatisticsSchema, toStatisticsDto } from './stats.schemas';
-import { getStatistics } from './stats.service';
+import { getStatisticsFor } from './stats.service';
 import { registerRoute } from '../../http/route';
 
 const statsRoute = createRoute({
@@ -26,6 +26,6 @@ const statsRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, statsRoute, (c) => {
     c.header('Cache-Control', 'no-store');
-    return c.json(toStatisticsDto(getStatistics(c.get('app').db)), 200);
+    return c.json(toStatisticsDto(getStatisticsFor(c.get('app').db, c.get('principal'))), 200);
   });
 }

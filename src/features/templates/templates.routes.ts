@@ -5,7 +5,7 @@ import { requirePermission } from '../../http/middleware';
 import { TEMPLATE_OPS } from './templates.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import { TemplateCreateSchema, TemplateListQuery, TemplatePageSchema, TemplateSchema, TemplateUpdateSchema, toTemplateDto } from './templates.schemas';
-import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from './templates.service';
+import { createTemplate, deleteTemplate, getTemplateFor, listTemplatesFor, updateTemplate } from './templates.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Backup templates'];
@@ -120,14 +120,14 @@ const deleteRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   registerRoute(api, listRoute, (c) => {
     const query = c.req.valid('query');
-    const { items, total } = listTemplates(app.db, query);
+    const { items, total } = listTemplatesFor(app.db, c.get('principal'), query);
     const tz = c.get('timezone');
     return c.json({ items: items.map((t) => toTemplateDto(t, tz)), pagination: pagination(query.page, query.limit, total) }, 200);
   });
 
   registerRoute(api, getRoute, (c) => {
     const { template_id } = c.req.valid('param');
-    return c.json(toTemplateDto(getTemplate(app.db, template_id), c.get('timezone')), 200);
+    return c.json(toTemplateDto(getTemplateFor(app.db, c.get('principal'), template_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createTemplateRoute, (c) => {

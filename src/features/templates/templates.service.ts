@@ -8,6 +8,7 @@ import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
 import { TEMPLATE_OPS } from './templates.policy';
+import type { Principal } from '../../identity/principal';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countTemplateDevicesOutside,
@@ -371,4 +372,15 @@ export function recordTemplateTrial(
   db.transaction(() => {
     recordAudit(db, actor, { action: 'template.try', target: templateId === null ? 'template (unsaved)' : `template ${templateId}`, details: trial });
   }).immediate();
+}
+
+/** The template reads a door offers: the reader's own templates.view (TEMPLATE_OPS). */
+export function listTemplatesFor(db: DB, reader: Principal, opts: Parameters<typeof listTemplates>[1]): { items: Template[]; total: number } {
+  authorize(reader, TEMPLATE_OPS.list);
+  return listTemplates(db, opts);
+}
+
+export function getTemplateFor(db: DB, reader: Principal, id: number): Template {
+  authorize(reader, TEMPLATE_OPS.get);
+  return getTemplate(db, id);
 }
