@@ -93,7 +93,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
           A new key is shown only once, on the page its creation opened; it is listed below by its prefix. If you did not copy it, revoke it and create another.
         </p>
       ) : null}
-      {can(c, 'api_keys.create') ? (
+      {can(c, APIKEY_OPS.create) ? (
         <section class="card">
           <h2>Create a key</h2>
           <FormError errors={s.errors} />
@@ -154,7 +154,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
                       </span>
                     </td>
                     <td>
-                      {k.state === 'active' && can(c, 'api_keys.delete') ? (
+                      {k.state === 'active' && can(c, APIKEY_OPS.revoke) ? (
                         <form
                           method="post"
                           action={`/api-keys/${k.id}/revoke`}

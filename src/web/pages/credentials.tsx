@@ -6,7 +6,7 @@ import {
   createCredential,
   deleteCredential,
   getCredential,
-  listCredentials,
+  listCredentialsFor,
   updateCredential,
   type Credential,
 } from '../../features/credentials/credentials.service';
@@ -95,7 +95,7 @@ function isSet(cr: Credential, k: (typeof SECRETS)[number][0]): boolean {
 }
 
 function listPage(c: WebContext) {
-  const items = listCredentials(c.get('app').db, { page: 1, limit: 1000 }).items;
+  const items = listCredentialsFor(c.get('app').db, c.get('principal'), { page: 1, limit: 1000 }).items;
   const paths = groupPaths(groupOptions(c.get('app').db, SCOPE_ALL));
   return render(
     c,
@@ -103,7 +103,7 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Credentials</h1>
-        {can(c, 'credentials.create') ? (
+        {can(c, CREDENTIAL_OPS.create) ? (
           <a class="button primary" href="/credentials/new">
             Add credential
           </a>
@@ -126,7 +126,7 @@ function listPage(c: WebContext) {
             <tbody>
               {items.map((cr) => (
                 <tr>
-                  <td>{can(c, 'credentials.update') ? <a href={`/credentials/${cr.id}/edit`}>{cr.name}</a> : cr.name}</td>
+                  <td>{can(c, CREDENTIAL_OPS.update) ? <a href={`/credentials/${cr.id}/edit`}>{cr.name}</a> : cr.name}</td>
                   <td>{cr.username || '—'}</td>
                   <td>
                     {SECRETS.filter(([k]) => isSet(cr, k))
@@ -194,7 +194,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           </div>
         </form>
       </section>
-      {cr && can(c, 'credentials.delete') ? (
+      {cr && can(c, CREDENTIAL_OPS.delete) ? (
         <form method="post" action={`/credentials/${cr.id}/delete`} class="inline" data-confirm={`Delete credential ${cr.name}?`}>
           <Csrf token={csrf} />
           <button type="submit" class="danger">

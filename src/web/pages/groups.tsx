@@ -78,7 +78,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
   const options = groupOptions(db, scope);
   const schedules = new Map(listGroups(db, scope, {}, 1, Math.max(1, options.length)).items.map((g) => [g.id, g.schedule]));
   const csrf = c.get('session').csrfToken;
-  const editable = can(c, 'groups.update') || can(c, 'groups.delete');
+  const editable = can(c, GROUP_OPS.update) || can(c, GROUP_OPS.delete);
   // The group's line (name, description, link to its devices) sits outside the toggle: a link inside a <summary> is
   // interactive content inside interactive content, which screen readers and keyboards handle badly.
   const Node = ({ n }: { n: GroupTreeNode }) => (
@@ -96,7 +96,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
           <summary>
             Edit <span class="visually-hidden">{n.name}</span>
           </summary>
-          {can(c, 'groups.update') ? (
+          {can(c, GROUP_OPS.update) ? (
             <form method="post" action={`/groups/${n.id}/edit`} class="row">
               <Csrf token={csrf} />
               <label>
@@ -124,7 +124,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
               <button type="submit">Save</button>
             </form>
           ) : null}
-          {can(c, 'groups.delete') ? (
+          {can(c, GROUP_OPS.delete) ? (
             <form method="post" action={`/groups/${n.id}/delete`} class="inline" data-confirm={`Delete group ${n.name}?`}>
               <Csrf token={csrf} />
               <button type="submit" class="danger">
@@ -157,7 +157,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
           ))}
         </ul>
       )}
-      {can(c, 'groups.create') ? (
+      {can(c, GROUP_OPS.create) ? (
         <section class="card">
           <h2>New group</h2>
           <FormError errors={s.errors} />

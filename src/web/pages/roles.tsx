@@ -65,7 +65,7 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Roles</h1>
-        {can(c, 'roles.create') ? (
+        {can(c, ROLE_OPS.create) ? (
           <a class="button primary" href="/roles/new">
             Add role
           </a>
@@ -84,7 +84,7 @@ function listPage(c: WebContext) {
             {roles.map((r) => (
               <tr data-role={r.name}>
                 <td>
-                  {can(c, 'roles.update') && !r.builtin ? <a href={`/roles/${encodeURIComponent(r.name)}/edit`}>{r.name}</a> : r.name}{' '}
+                  {can(c, ROLE_OPS.update) && !r.builtin ? <a href={`/roles/${encodeURIComponent(r.name)}/edit`}>{r.name}</a> : r.name}{' '}
                   {r.builtin ? <span class="badge muted">built-in</span> : null}
                 </td>
                 <td>{r.description || '—'}</td>

@@ -117,7 +117,7 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Users</h1>
-        {can(c, 'users.create') ? (
+        {can(c, USER_OPS.create) ? (
           <a class="button primary" href="/users/new">
             Add user
           </a>
@@ -132,13 +132,13 @@ function listPage(c: WebContext) {
               <th>Scope</th>
               <th>State</th>
               <th>Time zone</th>
-              {can(c, 'users.update') ? <th>Actions</th> : null}
+              {can(c, USER_OPS.update) ? <th>Actions</th> : null}
             </tr>
           </thead>
           <tbody>
             {users.map((u) => (
               <tr data-user={u.username}>
-                <td>{can(c, 'users.update') ? <a href={`/users/${encodeURIComponent(u.username)}/edit`}>{u.username}</a> : u.username}</td>
+                <td>{can(c, USER_OPS.update) ? <a href={`/users/${encodeURIComponent(u.username)}/edit`}>{u.username}</a> : u.username}</td>
                 <td>{u.role}</td>
                 <td>{scopeLabel(u, paths)}</td>
                 <td>
@@ -146,7 +146,7 @@ function listPage(c: WebContext) {
                   {u.must_change_password ? <span class="badge muted">must change password</span> : null}
                 </td>
                 <td>{u.timezone ?? `appliance (${tz})`}</td>
-                {can(c, 'users.update') ? (
+                {can(c, USER_OPS.update) ? (
                   <td>
                     <form method="post" action={`/users/${encodeURIComponent(u.username)}/${u.disabled ? 'enable' : 'disable'}`} class="inline">
                       <Csrf token={csrf} />
