@@ -28,7 +28,7 @@ export interface BuiltinRole {
  */
 export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   { name: ADMINISTRATOR_ROLE, description: 'Every permission', permissions: PERMISSIONS },
-  { name: 'read-only', description: 'Sees the inventory, the dashboard and every backup; changes nothing', permissions: READ_ONLY },
+  { name: 'read-only', description: 'Sees the inventory, the dashboard and every backup; changes nothing but its own API keys', permissions: READ_ONLY },
   { name: 'backup-operator', description: 'Read-only, and may run backups and cancel or resume backup jobs', permissions: [...READ_ONLY, 'backups.run'] },
   {
     name: 'auditor',
