@@ -40,7 +40,7 @@ export const ERROR_CODES = {
   // Identity (CLI and web interface)
   USERNAME_EXISTS: { status: 400, description: 'Another user already has this name.' },
   ROLE_NAME_EXISTS: { status: 400, description: 'Another role already has this name.' },
-  ROLE_BUILTIN_READONLY: { status: 409, description: 'The administrator role always holds every permission.' },
+  ROLE_BUILTIN_READONLY: { status: 409, description: 'A built-in role (administrator, read-only, backup-operator, auditor) cannot be changed.' },
   ROLE_IN_USE: { status: 409, description: 'The role is assigned to at least one user.' },
 } as const;
 

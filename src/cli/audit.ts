@@ -1,9 +1,8 @@
 // `confvault audit list`: the audit trail on the console, filtered by time, actor and action; text or JSON lines.
-import { listAudit } from '../features/audit/audit.service';
-import { SCOPE_ALL } from '../identity/principal';
+import { listAuditFor } from '../features/audit/audit.service';
 import { auditRowJson, describeChanges, describeDetails, describeDoor, parseAuditTime } from '../features/audit/audit-view';
 import { formatTimestamp } from '../lib/time';
-import { GLOBAL_OPTIONS_HELP, UsageError, flagsOf, out, parse, withAppliance, type Command } from './common';
+import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, flagsOf, out, parse, withAppliance, type Command } from './common';
 
 const HELP = `Usage:
   confvault audit list [--since DATE] [--actor USER] [--action NAME] [--limit N] [--json]
@@ -58,7 +57,7 @@ export const auditCommand: Command = {
     return withAppliance(flagsOf(values), (a) => {
       const tz = a.config.server.timezone;
       const since = values.since === undefined ? undefined : (parseAuditTime(values.since, tz) ?? undefined);
-      const { items } = listAudit(a.db, SCOPE_ALL, { since, actor: values.actor?.trim(), action: values.action?.trim() }, 1, limit);
+      const { items } = listAuditFor(a.db, consoleActor().principal, { since, actor: values.actor?.trim(), action: values.action?.trim() }, 1, limit);
       for (const r of items) {
         if (values.json) {
           out(JSON.stringify(auditRowJson(r, tz)));

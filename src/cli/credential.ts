@@ -4,8 +4,8 @@ import type { Appliance } from '../app/bootstrap';
 import {
   createCredential,
   deleteCredential,
-  getCredential,
-  listCredentials,
+  getCredentialFor,
+  listCredentialsFor,
   updateCredential,
   type CredentialPatch,
 } from '../features/credentials/credentials.service';
@@ -156,7 +156,7 @@ export const credentialCommand: Command = {
           const tz = a.config.server.timezone;
           const items = [];
           for (let page = 1; ; page++) {
-            const r = listCredentials(a.db, { page, limit: 100, q: values.name });
+            const r = listCredentialsFor(a.db, consoleActor().principal, { page, limit: 100, q: values.name });
             items.push(...r.items.map((c) => toCredentialDto(c, tz)));
             if (page * 100 >= r.total) break;
           }
@@ -166,7 +166,7 @@ export const credentialCommand: Command = {
         });
       case 'show':
         return withAppliance(flags, (a) => {
-          const c = toCredentialDto(getCredential(a.db, findCredential(a, ref)), a.config.server.timezone);
+          const c = toCredentialDto(getCredentialFor(a.db, consoleActor().principal, findCredential(a, ref)), a.config.server.timezone);
           out(values.json ? JSON.stringify(c, null, 2) : line(c));
           return 0;
         });

@@ -1,5 +1,6 @@
 // `confvault role ...`: add and list roles and their permissions.
 import { PERMISSIONS } from '../identity/permissions';
+import { BUILTIN_ROLES } from '../features/roles/roles.policy';
 import { createRole, listRoles, setRolePermissions } from '../features/roles/roles.service';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 
@@ -12,7 +13,8 @@ export const roleCommand: Command = {
   confvault role set-permissions NAME --permissions p1,p2
 
 list prints one line per role: name, then its comma-separated permissions.
-The built-in role "administrator" holds every permission and cannot be reduced.
+The built-in roles cannot be changed:
+${BUILTIN_ROLES.map((r) => `  ${r.name}: ${r.description}`).join('\n')}
 
 Permissions: ${PERMISSIONS.join(', ')}
 

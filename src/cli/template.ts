@@ -12,7 +12,7 @@ import {
   templateFolder,
   type TemplateFileProblem,
 } from '../features/templates/template-files.service';
-import { listTemplates } from '../features/templates/templates.service';
+import { listTemplatesFor } from '../features/templates/templates.service';
 import { checkTemplateText } from '../templates/file-check';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
 
@@ -89,7 +89,7 @@ export const templateCommand: Command = {
       case 'list':
         maxArgs(0);
         return withAppliance(flags, (a) => {
-          for (const t of listTemplates(a.db, { page: 1, limit: 100_000 }).items) {
+          for (const t of listTemplatesFor(a.db, consoleActor().principal, { page: 1, limit: 100_000 }).items) {
             out([t.id, t.name, t.source, t.vendor, t.device_count, t.source_file ?? '-'].join('\t'));
           }
           return 0;

@@ -11,6 +11,7 @@ import { ApiError } from '../errors';
 import { clientOf } from './client';
 import { malformedTarget } from './malformed';
 import type { Permission } from '../identity/permissions';
+import type { Operation } from '../identity/policy';
 import type { AppEnv, AppServices } from './context';
 import type { MethodTable } from './methods';
 
@@ -136,18 +137,19 @@ export function checkPermission(c: Context<AppEnv>, permission: Permission): voi
   }
 }
 
-export type PermissionGuard = MiddlewareHandler<AppEnv> & { readonly permission: Permission };
+export type PermissionGuard = MiddlewareHandler<AppEnv> & { readonly permissions: readonly Permission[]; readonly operation: Operation };
 
 /**
- * Route guard: the principal must hold the permission. Declared where each route is registered; it names its
- * permission so that registerRoute (route.ts) can check it in the route's own handler.
+ * Route guard: the principal must hold the operation's permissions (its policy entry, next to its feature).
+ * Declared where each route is registered; it names its permissions so that registerRoute (route.ts) can check
+ * them in the route's own handler.
  */
-export function requirePermission(permission: Permission): PermissionGuard {
+export function requirePermission(op: Operation): PermissionGuard {
   const guard: MiddlewareHandler<AppEnv> = (c, next) => {
-    checkPermission(c, permission);
+    for (const p of op.permissions) checkPermission(c, p);
     return next();
   };
-  return Object.assign(guard, { permission });
+  return Object.assign(guard, { permissions: op.permissions, operation: op });
 }
 
 const strictUtf8 = new TextDecoder('utf-8', { fatal: true });

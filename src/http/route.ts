@@ -67,8 +67,8 @@ export function registerRoute<R extends RouteConfig>(api: OpenAPIHono<AppEnv>, r
   const { middleware, ...definition } = route;
   api.openAPIRegistry.registerPath(definition);
   const guards = (middleware === undefined ? [] : Array.isArray(middleware) ? middleware : [middleware]) as PermissionGuard[];
-  const permissions = guards.map((g) => g.permission);
-  if (permissions.some((p) => p === undefined)) throw new Error(`${route.method} ${route.path}: route guards must come from requirePermission`);
+  if (guards.some((g) => g.permissions === undefined)) throw new Error(`${route.method} ${route.path}: route guards must come from requirePermission`);
+  const permissions = guards.flatMap((g) => g.permissions);
   const query = route.request?.query as ZodType | undefined;
   // Most requests carry no query string, and what the schema makes of none (its defaults) is the same every time.
   const parsedEmpty = query?.safeParse({});

@@ -6,6 +6,7 @@ import { listDeviceIds } from '../features/devices/devices.service';
 import type { AppServices } from '../http/context';
 import type { Actor } from '../identity/actor';
 import { authorize } from '../identity/policy';
+import { BACKUP_OPS } from '../features/policy';
 import type { Scope } from '../identity/principal';
 import { PatternError, compileRe2 } from '../lib/re2';
 import { OffThreadBusy, OffThreadTimeout, runOffThread } from './workers/pool';
@@ -119,8 +120,7 @@ export async function searchConfigsAs(
   query: SearchQuery,
   opts: SearchOptions & { format?: 'csv' | 'txt' } = {},
 ): Promise<SearchResult> {
-  authorize(actor, 'devices.view');
-  authorize(actor, 'backups.view');
+  authorize(actor, BACKUP_OPS.search);
   const { format, ...search } = opts;
   const result = await searchConfigs(app, actor.principal.scope, query, SEARCH_BUDGET_MS, search);
   recordAudit(app.db, actor, {

@@ -3,6 +3,7 @@ import type { Context, MiddlewareHandler } from 'hono';
 import { ApiError, type FieldError } from '../errors';
 import type { AppEnv } from '../http/context';
 import type { Permission } from '../identity/permissions';
+import { allows, missingFor, type Operation } from '../identity/policy';
 import { formatTimestamp } from '../lib/time';
 import type { WebSession } from './session/sessions.service';
 
@@ -15,17 +16,18 @@ export interface WebEnv {
 
 export type WebContext = Context<WebEnv>;
 
-/** Route guard with the permission names of the catalogue, as /api/v1 declares them. */
-export function need(...permissions: Permission[]): MiddlewareHandler<WebEnv> {
+/** Route guard: the operation's policy entry (src/features/<f>/<f>.policy.ts), the one /api/v1 and the services read. */
+export function need(op: Operation): MiddlewareHandler<WebEnv> {
   return async (c, next) => {
-    const missing = permissions.find((p) => !c.get('principal').permissions.has(p));
+    const missing = missingFor(c.get('principal'), op);
     if (missing) throw new ApiError('PERMISSION_DENIED', `This page needs the permission ${missing}`, { permission: missing });
     await next();
   };
 }
 
-export function can(c: WebContext, p: Permission): boolean {
-  return c.get('principal').permissions.has(p);
+/** Whether to offer an operation (a button, a link): its policy entry, or a single permission for what a page shows. */
+export function can(c: WebContext, op: Operation | Permission): boolean {
+  return allows(c.get('principal'), op);
 }
 
 /** Field errors of a service's validation error, keyed by field, for showing next to each input. */

@@ -6,7 +6,7 @@ import { Writable } from 'node:stream';
 import { gzipSync } from 'node:zlib';
 import pino from 'pino';
 import { getBackupContent } from '../../src/features/backups/backups.service';
-import { SCOPE_ALL } from '../../src/identity/principal';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { sha256Hex } from '../../src/store/snapshots';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory, type Inventory } from './backups.seed';
@@ -194,8 +194,8 @@ describe('backup history and content', () => {
     const lines: Json[] = [];
     const sink = new Writable({ write: (chunk, _enc, cb) => (lines.push(JSON.parse(String(chunk))), cb()) });
     const log = pino({ level: 'info' }, sink);
-    assert.equal(getBackupContent(t.services.db, t.services.snapshots, log, SCOPE_ALL, missing), null);
-    assert.equal(getBackupContent(t.services.db, t.services.snapshots, log, SCOPE_ALL, corrupt), null);
+    assert.equal(getBackupContent(t.services.db, t.services.snapshots, log, SYSTEM_ACTOR.principal, missing), null);
+    assert.equal(getBackupContent(t.services.db, t.services.snapshots, log, SYSTEM_ACTOR.principal, corrupt), null);
     await new Promise((r) => setImmediate(r));
     assert.equal(lines.length, 2);
     assert.ok(

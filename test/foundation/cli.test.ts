@@ -118,7 +118,7 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
   const a = openAppliance({}, loadConfig({ dataDir }, {}));
   await ensureFirstAdmin(a.db, 'admin-password-1');
   const group = seedGroup(a.db, 'core');
-  createRole(a.db, SYSTEM_ACTOR, { name: 'auditor', permissions: ['devices.view', 'backups.view'] });
+  createRole(a.db, SYSTEM_ACTOR, { name: 'viewer', permissions: ['devices.view', 'backups.view'] });
   a.close();
   const cli = (args: string[], input?: string) => runCliAsync([...args, '--data-dir', dataDir], { input });
 
@@ -126,11 +126,11 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
     cli(['role', 'add', 'operator', '--permissions', 'devices.view,devices.update']),
     cli(['role', 'add', 'wizard', '--permissions', 'devices.view,devices.fly']),
     cli(['role', 'add', 'Auditor', '--permissions', 'devices.view']),
-    cli(['user', 'add', 'alice', '--role', 'auditor', '--groups', String(group), '--password-stdin'], 'alice-password-1\n'),
-    cli(['user', 'add', 'bob', '--role', 'auditor']),
-    cli(['user', 'add', 'carol', '--role', 'auditor', '--groups', `${group},999`], 'carol-password-1\n'),
+    cli(['user', 'add', 'alice', '--role', 'viewer', '--groups', String(group), '--password-stdin'], 'alice-password-1\n'),
+    cli(['user', 'add', 'bob', '--role', 'viewer']),
+    cli(['user', 'add', 'carol', '--role', 'viewer', '--groups', `${group},999`], 'carol-password-1\n'),
     cli(['user', 'add', 'dave', '--role', 'no-such-role'], 'dave-password-1\n'),
-    cli(['user', 'add', 'ADMIN', '--role', 'auditor', '--password-stdin'], 'another-password-1\n'),
+    cli(['user', 'add', 'ADMIN', '--role', 'viewer', '--password-stdin'], 'another-password-1\n'),
   ]);
   assert.equal(roleOk.status, 0, roleOk.stderr);
   assert.equal(roleBad.status, 1);
@@ -174,8 +174,8 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
     rows.map((r) => r.slice(1, 5)),
     [
       ['admin', 'administrator', 'all', 'active'],
-      ['alice', 'auditor', String(group), 'active'],
-      ['bob', 'auditor', 'all', 'disabled'],
+      ['alice', 'viewer', String(group), 'active'],
+      ['bob', 'viewer', 'all', 'disabled'],
     ],
   );
   for (const r of rows) {
@@ -183,7 +183,7 @@ test('users, roles and scopes: add, list, disable, passwd, and clear refusals', 
     assert.match(r[6], /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
   }
   assert.equal(roles.status, 0, roles.stderr);
-  assert.match(roles.stdout, /^auditor\tbackups\.view,devices\.view$/m);
+  assert.match(roles.stdout, /^viewer\tbackups\.view,devices\.view$/m);
   assert.match(roles.stdout, /^operator\tdevices\.update,devices\.view$/m);
   assert.match(roles.stdout, /^administrator\t.*\bapi_keys\.create\b/m);
   assert.doesNotMatch(roles.stdout, /wizard/);

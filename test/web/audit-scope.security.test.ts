@@ -39,8 +39,8 @@ describe('audit page: device-group scope', () => {
     ids.gone = createDevice(db, SYSTEM_ACTOR, { ...base, name: 'bravo-old', hostname: 'bravo-old.example.net', group_id: B }).id;
     deleteDevice(db, SYSTEM_ACTOR, ids.gone);
     recordTemplateTrial(db, SYSTEM_ACTOR, tpl, { device_id: ids.outside, device_name: 'bravo-core', ok: true, failure: null, duration_ms: 5 });
-    createRole(db, SYSTEM_ACTOR, { name: 'auditor', permissions: ['audit.view', 'devices.view'] });
-    await createUser(db, SYSTEM_ACTOR, { username: 'scoped-auditor', password: 'auditor-password-1', role: 'auditor', groups: [A] });
+    createRole(db, SYSTEM_ACTOR, { name: 'device-auditor', permissions: ['audit.view', 'devices.view'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'scoped-auditor', password: 'auditor-password-1', role: 'device-auditor', groups: [A] });
     scoped = new WebClient(t.url);
     assert.equal((await scoped.login('scoped-auditor', 'auditor-password-1')).status, 303);
     admin = new WebClient(t.url);
@@ -57,7 +57,7 @@ describe('audit page: device-group scope', () => {
     const byTarget = await scoped.get(`/audit?target=${encodeURIComponent(`device ${ids.outside}`)}`);
     assert.doesNotMatch(byTarget.html, /bravo-core/);
     // Rows about no device (users, roles, groups) stay visible: groups are read by permission only (spec 4.6).
-    assert.match(page.html, /role auditor/);
+    assert.match(page.html, /role device-auditor/);
   });
 
   test('a reader with scope all sees everything', async () => {

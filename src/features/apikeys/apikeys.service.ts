@@ -4,14 +4,17 @@ import { hasControlCharacters } from '../../lib/names';
 import { createHash, hash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
-import { ADMINISTRATOR_ROLE, PERMISSIONS, type Permission } from '../../identity/permissions';
+import type { Permission } from '../../identity/permissions';
 import { SCOPE_ALL, type Principal, type Scope } from '../../identity/principal';
 import { getRoleById, listRolePermissions } from '../roles/roles.store';
+import { permissionsOfRole } from '../roles/roles.policy';
 import { expandScopeGroupIds, getUserById, getUserByUsername, type UserRow } from '../users/users.store';
 import { holdingOf, requireNotAbove } from '../users/users.policy';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { USER_OPS } from '../users/users.policy';
+import { APIKEY_OPS } from './apikeys.policy';
 import {
   currentAuthEpoch,
   findKeyForAuth,
@@ -75,7 +78,7 @@ function toInfo(row: ApiKeyListRow): ApiKeyInfo {
 /** Keys of another user are managed only with `users.update`, and only for a user not above the actor. */
 function requireKeyOwnerReachable(db: DB, actor: Actor, owner: UserRow, what: string): void {
   if (owner.id === actor.principal.userId) return;
-  authorize(actor, 'users.update');
+  authorize(actor, USER_OPS.update);
   requireNotAbove(actor, owner, holdingOf(db, owner, getRoleById(db, owner.role_id)!), what);
 }
 
@@ -84,7 +87,7 @@ export function createApiKey(
   actor: Actor,
   input: { username: string; name?: string; expiresInDays?: number | null },
 ): { key: string; info: ApiKeyInfo } {
-  authorize(actor, 'api_keys.create');
+  authorize(actor, APIKEY_OPS.create);
   const user = getUserByUsername(db, input.username);
   if (!user) throw ApiError.notFound(`user "${input.username}"`);
   requireKeyOwnerReachable(db, actor, user, 'create an API key for');
@@ -127,7 +130,7 @@ export function listApiKeys(db: DB, username?: string): ApiKeyInfo[] {
 }
 
 export function revokeApiKey(db: DB, actor: Actor, id: number): ApiKeyInfo {
-  authorize(actor, 'api_keys.delete');
+  authorize(actor, APIKEY_OPS.revoke);
   return db
     .transaction(() => {
       const row = getKeyRow(db, id);
@@ -186,8 +189,9 @@ export function loadPrincipal(
   u: { user_id: number; username: string; role_id: number; role_name: string; role_builtin: number; scope_all: number; timezone: string | null },
   apiKeyId: number | null,
 ): Principal {
-  const permissions: ReadonlySet<Permission> =
-    u.role_builtin === 1 && u.role_name === ADMINISTRATOR_ROLE ? new Set(PERMISSIONS) : new Set(listRolePermissions(db, u.role_id) as Permission[]);
+  const permissions: ReadonlySet<Permission> = new Set(
+    permissionsOfRole({ name: u.role_name, builtin: u.role_builtin }, () => listRolePermissions(db, u.role_id)),
+  );
   const scope: Scope = u.scope_all ? SCOPE_ALL : { all: false, groupIds: new Set(expandScopeGroupIds(db, u.user_id)) };
   return { userId: u.user_id, username: u.username, roleName: u.role_name, permissions, scope, timezone: u.timezone, apiKeyId };
 }

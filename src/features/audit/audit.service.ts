@@ -1,7 +1,9 @@
 // The audit trail: one row per state change, written by the service that made it, in the same transaction.
 import type { DB } from '../../db/open';
 import { doorOf, type Actor } from '../../identity/actor';
-import type { Scope } from '../../identity/principal';
+import type { Principal, Scope } from '../../identity/principal';
+import { authorize } from '../../identity/policy';
+import { AUDIT_OPS } from './audit.policy';
 import {
   countAudit,
   deleteAuditBefore,
@@ -138,4 +140,10 @@ export function auditActions(db: DB): string[] {
 /** Retention: delete the rows older than `before` (ms); returns how many went. */
 export function pruneAudit(db: DB, before: number): number {
   return db.transaction(() => deleteAuditBefore(db, before)).immediate();
+}
+
+/** The trail as a door offers it (web page, CLI): the reader's own audit.view (AUDIT_OPS), then its scope. */
+export function listAuditFor(db: DB, reader: Principal, filter: AuditFilter, page: number, limit: number): AuditPage {
+  authorize(reader, AUDIT_OPS.list);
+  return listAudit(db, reader.scope, filter, page, limit);
 }

@@ -2,6 +2,7 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { BACKUP_OPS } from './backups.policy';
 import { errorResponses, jsonResponse, jsonTextResponse } from '../../http/openapi';
 import { BackupContentParams, BackupContentSchema, BackupHistoryPageSchema, BackupHistoryParams, BackupHistoryQuery } from './backups.schemas';
 import { getBackupContent } from './backups.service';
@@ -23,7 +24,7 @@ const historyRoute = createRoute({
     '(devices in no group only for scope "all"). Keep the items with `success` true and read their text with ' +
     '`GET /backups/{backup_id}/content`. Permission: `backups.view`.',
   security,
-  middleware: [requirePermission('backups.view')] as const,
+  middleware: [requirePermission(BACKUP_OPS.list)] as const,
   request: { params: BackupHistoryParams, query: BackupHistoryQuery },
   responses: {
     200: jsonResponse(BackupHistoryPageSchema, 'One page of backup records'),
@@ -44,7 +45,7 @@ const contentRoute = createRoute({
     'sent with `Cache-Control: no-store`; keep it out of logs, monitoring labels and tickets. Permission: `backups.view` ' +
     '(a key whose user holds only this permission is the safe choice for reading backups).',
   security,
-  middleware: [requirePermission('backups.view')] as const,
+  middleware: [requirePermission(BACKUP_OPS.content)] as const,
   request: { params: BackupContentParams },
   responses: {
     200: jsonResponse(BackupContentSchema, 'The configuration text, or null'),
@@ -56,7 +57,7 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, historyRoute, (c) => {
     const { device_id } = c.req.valid('param');
     const { page, limit } = c.req.valid('query');
-    const body = renderHistoryPage(c.get('app').db, c.get('principal').scope, device_id, page, limit, c.get('timezone'));
+    const body = renderHistoryPage(c.get('app').db, c.get('principal'), device_id, page, limit, c.get('timezone'));
     return jsonTextResponse(c, body);
   });
 
@@ -65,7 +66,7 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     const app = c.get('app');
     // Integrity problems are logged with the request id (never the text) so an operator can match a client's report.
     const log = app.log.child({ request_id: c.get('requestId') });
-    const config_text = getBackupContent(app.db, app.snapshots, log, c.get('principal').scope, backup_id);
+    const config_text = getBackupContent(app.db, app.snapshots, log, c.get('principal'), backup_id);
     c.header('Cache-Control', 'no-store');
     return c.json({ config_text }, 200);
   });

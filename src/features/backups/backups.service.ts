@@ -9,7 +9,9 @@ import { SnapshotIntegrityError, type PreparedSnapshot, type SnapshotInfo, type 
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { judgeStoredVersion } from '../compliance/compliance.service';
-import { inScope, type Scope } from '../../identity/principal';
+import { inScope, type Principal, type Scope } from '../../identity/principal';
+import { authorize } from '../../identity/policy';
+import { BACKUP_OPS } from './backups.policy';
 import { listAudit } from '../audit/audit.service';
 import type { SourceEncoding } from '../../lib/decode';
 import {
@@ -270,7 +272,9 @@ function readHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, l
  * The configuration text of a backup for the public API (spec 4.4), or null when the record has no usable
  * text. Missing record: BACKUP_NOT_FOUND; owning device outside the scope: BACKUP_DEVICE_FORBIDDEN.
  */
-export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | null, scope: Scope, backupId: string): string | null {
+export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | null, reader: Principal, backupId: string): string | null {
+  authorize(reader, BACKUP_OPS.content);
+  const scope = reader.scope;
   const row = getBackupRow(db, backupId);
   if (!row) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} does not exist`);
   if (!inScope(scope, row.group_id)) {

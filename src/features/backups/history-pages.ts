@@ -2,7 +2,9 @@
 import type { DB } from '../../db/open';
 import { tuningOf } from '../../db/tuning';
 import { pagination, toJsonText, type JsonText } from '../../http/openapi';
-import type { Scope } from '../../identity/principal';
+import type { Principal } from '../../identity/principal';
+import { authorize } from '../../identity/policy';
+import { BACKUP_OPS } from './backups.policy';
 import { toBackupRecordDto, type BackupHistoryPage } from './backups.schemas';
 import { checkDeviceHistory, listDeviceBackups } from './backups.service';
 
@@ -54,16 +56,17 @@ const caches = new WeakMap<DB, RenderedPageCache>();
  * (schema/0005 triggers), whichever process makes it, so a reused page is never stale: an integration polling
  * histories that did not change costs that one read per request.
  */
-export function renderHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, limit: number, tz: string): JsonText<BackupHistoryPage> {
+export function renderHistoryPage(db: DB, reader: Principal, deviceId: number, page: number, limit: number, tz: string): JsonText<BackupHistoryPage> {
   let cache = caches.get(db);
   if (!cache && tuningOf(db).historyPageCache) caches.set(db, (cache = new RenderedPageCache()));
   const key = `${deviceId}/${page}/${limit}/${tz}`;
-  const head = checkDeviceHistory(db, scope, deviceId);
+  authorize(reader, BACKUP_OPS.list);
+  const head = checkDeviceHistory(db, reader.scope, deviceId);
   if (head.version !== null) {
     const body = cache?.get(key, head.version);
     if (body !== undefined) return body;
   }
-  const read = listDeviceBackups(db, scope, deviceId, page, limit);
+  const read = listDeviceBackups(db, reader.scope, deviceId, page, limit);
   const body = toJsonText<BackupHistoryPage>({ items: read.items.map((r) => toBackupRecordDto(r, tz)), pagination: pagination(page, limit, read.total) });
   if (read.version !== null) cache?.set(key, read.version, body);
   return body;

@@ -6,6 +6,7 @@ import { getTemplateSpec } from '../templates/templates.service';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { BACKUP_OPS } from './backups.policy';
 import { recordAudit } from '../audit/audit.service';
 import { openGitRepository, SAFE_LOG_FLAGS } from './git-reader';
 import { sha256Hex, type SnapshotStore } from '../../store/snapshots';
@@ -99,7 +100,7 @@ export function importBackup(
   startedAt = Date.now(),
   opts: ImportOptions = {},
 ) {
-  authorize(actor, 'backups.run');
+  authorize(actor, BACKUP_OPS.import);
   const r = db
     .transaction(() => {
       const device = loadDevice(db, deviceId);
@@ -155,7 +156,7 @@ export function importGitHistory(
   layout: GitLayout,
   opts: ImportOptions & { trustOwner?: boolean; onProgress?: (p: GitImportProgress) => void } = {},
 ): GitImportProgress & { unmatched: string[] } {
-  authorize(actor, 'backups.run');
+  authorize(actor, BACKUP_OPS.import);
   const git = openGitRepository(repoPath, { trustOwner: opts.trustOwner });
   const devices = new Map<string, number>();
   for (const r of deviceNameRows(db)) devices.set(r.name.toLowerCase(), r.id);

@@ -4,6 +4,7 @@ import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireGroupInScope } from '../../identity/policy';
+import { BACKUP_OPS } from './backups.policy';
 import { inScope, type Principal, type Scope } from '../../identity/principal';
 import { recordAudit } from '../audit/audit.service';
 import { getDevice } from '../devices/devices.service';
@@ -57,7 +58,7 @@ export interface RequestedJob {
  * --wait), or null to queue it for the running server.
  */
 export function requestBackupJob(db: DB, actor: Actor, selection: JobSelection, owner: string | null, at = Date.now()): RequestedJob {
-  authorize(actor, 'backups.run');
+  authorize(actor, BACKUP_OPS.run);
   const scope = actor.principal.scope;
   return db
     .transaction(() => {
@@ -316,7 +317,7 @@ function jobInScope(db: DB, scope: Scope, id: string): { job: JobRow; groups: nu
  * cancels only the items of their groups. One audit row. Returns how many items it cancelled or asked to stop.
  */
 export function cancelBackupJob(db: DB, actor: Actor, id: string, at = Date.now()): { cancelled: number; stopping: number } {
-  authorize(actor, 'backups.run');
+  authorize(actor, BACKUP_OPS.cancelJob);
   return db
     .transaction(() => {
       const { job, groups } = jobInScope(db, actor.principal.scope, id);
@@ -344,7 +345,7 @@ export function cancelBackupJob(db: DB, actor: Actor, id: string, at = Date.now(
  * Nothing resumes a job on its own: `serve` only says which jobs it could resume (interruptedJobsToOffer).
  */
 export function resumeBackupJob(db: DB, actor: Actor, id: string, owner: string | null, at = Date.now()): { resumed: number; label: string } {
-  authorize(actor, 'backups.run');
+  authorize(actor, BACKUP_OPS.resumeJob);
   closeDeadJobs(db, at);
   return db
     .transaction(() => {

@@ -6,6 +6,7 @@ import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { COMPLIANCE_OPS } from './compliance.policy';
 import { recordAudit } from '../audit/audit.service';
 import type { ComplianceRule } from './compliance-rule.schemas';
 import { checkRuleText, loadPacks, loadRuleFolder, ruleFolder } from './rule-files';
@@ -127,13 +128,13 @@ export function loadRuleset(db: DB, dataDir: string): Ruleset {
 }
 
 export function listRules(db: DB, actor: Actor, dataDir: string): RuleInForce[] {
-  authorize(actor, 'compliance.view');
+  authorize(actor, COMPLIANCE_OPS.rules);
   return [...loadRuleset(db, dataDir).info.values()].sort((a, b) => a.rule.id.localeCompare(b.rule.id));
 }
 
 /** A rule in force, or a shipped pack's rule (enabled or not). */
 export function getRule(db: DB, actor: Actor, dataDir: string, id: string): RuleInForce {
-  authorize(actor, 'compliance.view');
+  authorize(actor, COMPLIANCE_OPS.rules);
   const r = loadRuleset(db, dataDir).info.get(id);
   if (r) return r;
   for (const pack of shippedPacks()) {
@@ -145,7 +146,7 @@ export function getRule(db: DB, actor: Actor, dataDir: string, id: string): Rule
 
 /** Stores the rules of a rule file's text in the database (a rule with the same id is replaced). All or nothing. */
 export function importRules(db: DB, actor: Actor, text: string, file: string): { created: string[]; updated: string[] } {
-  authorize(actor, 'compliance.manage');
+  authorize(actor, COMPLIANCE_OPS.manage);
   const { rules, errors } = checkRuleText(text);
   if (errors.length) throw ApiError.validation(errors, `${file}: not a usable rule file`);
   const now = Date.now();
@@ -159,7 +160,7 @@ export function importRules(db: DB, actor: Actor, text: string, file: string): {
 
 /** Removes a rule kept in the database (file and pack rules are changed where they live). Audited. */
 export function deleteRule(db: DB, actor: Actor, id: string): void {
-  authorize(actor, 'compliance.manage');
+  authorize(actor, COMPLIANCE_OPS.manage);
   db.transaction(() => {
     if (!deleteRuleRow(db, id)) throw ApiError.notFound(`compliance rule ${id} in the database`);
     recordAudit(db, actor, { action: 'compliance.rule_delete', target: `rule ${id}`, details: {} });
@@ -167,7 +168,7 @@ export function deleteRule(db: DB, actor: Actor, id: string): void {
 }
 
 export function listPacks(db: DB, actor: Actor): { pack: CompliancePack; groups: (string | null)[] }[] {
-  authorize(actor, 'compliance.view');
+  authorize(actor, COMPLIANCE_OPS.rules);
   const enabled = listPackGroupRows(db);
   const paths = groupPaths(db);
   return shippedPacks().map((pack) => ({
@@ -194,7 +195,7 @@ function packNamed(name: string): CompliancePack {
 
 /** Enables a pack for a group and its subgroups (null: every device). Returns false when it already was. */
 export function enablePack(db: DB, actor: Actor, name: string, group: string | null): boolean {
-  authorize(actor, 'compliance.manage');
+  authorize(actor, COMPLIANCE_OPS.manage);
   packNamed(name);
   return db
     .transaction(() => {
@@ -208,7 +209,7 @@ export function enablePack(db: DB, actor: Actor, name: string, group: string | n
 
 /** Disables a pack for one group (or, without a group, everywhere). Returns how many enablements were removed. */
 export function disablePack(db: DB, actor: Actor, name: string, group: string | null): number {
-  authorize(actor, 'compliance.manage');
+  authorize(actor, COMPLIANCE_OPS.manage);
   packNamed(name);
   return db
     .transaction(() => {

@@ -5,6 +5,7 @@ import { withEngineSync, type DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { COMPLIANCE_OPS } from './compliance.policy';
 import type { SnapshotStore } from '../../store/snapshots';
 import { recordAudit } from '../audit/audit.service';
 import { getDevice, listDeviceIds } from '../devices/devices.service';
@@ -167,7 +168,7 @@ export async function checkCompliance(
   sel: { device?: string; groupId?: number | null } = {},
   now = Date.now(),
 ): Promise<DeviceCompliance[]> {
-  authorize(actor, 'compliance.view');
+  authorize(actor, COMPLIANCE_OPS.check);
   const ids = devicesInScope(db, actor, sel);
   const ruleset = loadRuleset(db, dataDirOf(store));
   await complianceIdle(db);
@@ -233,7 +234,7 @@ export interface WaiverInput {
 
 /** A waiver: the rule's failures on the device show as waived until `expires_at`. Audited. */
 export function addWaiver(db: DB, actor: Actor, input: WaiverInput, now = Date.now()): number {
-  authorize(actor, 'compliance.manage');
+  authorize(actor, COMPLIANCE_OPS.waive);
   const [deviceId] = devicesInScope(db, actor, { device: input.device });
   const errors = [];
   if (!input.reason.trim()) errors.push({ field: 'reason', message: 'is required' });
@@ -293,7 +294,7 @@ export function rejudgeFleet(
 }
 
 export function getComplianceRun(db: DB, actor: Actor, id: string): RunRow {
-  authorize(actor, 'compliance.view');
+  authorize(actor, COMPLIANCE_OPS.check);
   const r = getRunRow(db, id);
   if (!r) throw ApiError.notFound(`compliance run ${id}`);
   return r;

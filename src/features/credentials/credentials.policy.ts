@@ -2,10 +2,34 @@
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
-import { denied } from '../../identity/policy';
+import { denied, operation } from '../../identity/policy';
 import type { Scope } from '../../identity/principal';
 import { listScopeGroupIds } from '../users/users.store';
 import { credentialCoversGroup, getUsageGroups, groupsExisting, type UsageGroups } from './credential-usage.store';
+
+const shared = { scope: 'groups', ownership: 'shared-thing' } as const;
+
+/** Each credential operation's permissions and rules, read by every door (the usage-scope rules are below). */
+export const CREDENTIAL_OPS = {
+  list: operation('credentials.list', ['credentials.view'], { scope: 'none' }, { api: 'GET /credentials', web: ['GET /credentials'], cli: 'credential list' }),
+  get: operation('credentials.get', ['credentials.view'], { scope: 'none' }, { api: 'GET /credentials/{credential_id}', cli: 'credential show' }),
+  create: operation(
+    'credentials.create',
+    ['credentials.create'],
+    { scope: 'groups' },
+    { api: 'POST /credentials', web: ['GET /credentials/new', 'POST /credentials'], cli: 'credential add' },
+  ),
+  update: operation('credentials.update', ['credentials.update'], shared, {
+    api: 'PUT /credentials/{credential_id}',
+    web: ['GET /credentials/:id/edit', 'POST /credentials/:id/edit'],
+    cli: 'credential update',
+  }),
+  delete: operation('credentials.delete', ['credentials.delete'], shared, {
+    api: 'DELETE /credentials/{credential_id}',
+    web: ['POST /credentials/:id/delete'],
+    cli: 'credential remove',
+  }),
+} as const;
 
 /** Whether every device the credential may serve lies inside the actor's scope (null usage needs scope "all"). */
 export function usageWithinScope(actor: Actor, usage: UsageGroups): boolean {

@@ -2,6 +2,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv, type AppServices } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { CREDENTIAL_OPS } from './credentials.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import {
   CredentialCreateSchema,
@@ -11,7 +12,7 @@ import {
   CredentialUpdateSchema,
   toCredentialDto,
 } from './credentials.schemas';
-import { createCredential, deleteCredential, getCredential, listCredentials, updateCredential } from './credentials.service';
+import { createCredential, deleteCredential, getCredentialFor, listCredentialsFor, updateCredential } from './credentials.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Credentials'];
@@ -26,7 +27,7 @@ const listRoute = createRoute({
   summary: 'List credentials',
   description: 'Credentials ordered by id, paged. Secrets are never returned, only `has_*` flags.',
   security,
-  middleware: [requirePermission('credentials.view')] as const,
+  middleware: [requirePermission(CREDENTIAL_OPS.list)] as const,
   request: { query: CredentialListQuery },
   responses: {
     200: jsonResponse(CredentialPageSchema, 'One page of credentials'),
@@ -41,7 +42,7 @@ const getRoute = createRoute({
   tags,
   summary: 'Read a credential',
   security,
-  middleware: [requirePermission('credentials.view')] as const,
+  middleware: [requirePermission(CREDENTIAL_OPS.get)] as const,
   request: { params },
   responses: {
     200: jsonResponse(CredentialSchema, 'The credential'),
@@ -59,7 +60,7 @@ const createCredentialRoute = createRoute({
     'Secrets are encrypted at rest and write-only. A private key is checked (it must parse and its passphrase must open it). ' +
     '`group_ids` sets where the credential may be used (see the schema); every change is written to the audit trail, secrets only as "changed".',
   security,
-  middleware: [requirePermission('credentials.create')] as const,
+  middleware: [requirePermission(CREDENTIAL_OPS.create)] as const,
   request: { body: jsonBody(CredentialCreateSchema) },
   responses: {
     201: jsonResponse(CredentialSchema, 'The created credential'),
@@ -77,7 +78,7 @@ const updateRoute = createRoute({
     'Changes the given fields only. An omitted secret keeps the stored one; null clears it. Changing `group_ids` needs both the old and ' +
     'the new usage scope inside the caller’s device-group scope (403), and no device using the credential left outside it (409).',
   security,
-  middleware: [requirePermission('credentials.update')] as const,
+  middleware: [requirePermission(CREDENTIAL_OPS.update)] as const,
   request: { params, body: jsonBody(CredentialUpdateSchema) },
   responses: {
     200: jsonResponse(CredentialSchema, 'The updated credential'),
@@ -93,7 +94,7 @@ const deleteRoute = createRoute({
   summary: 'Delete a credential',
   description: 'Refused with `RESOURCE_CREDENTIAL_IN_USE` while any device uses the credential.',
   security,
-  middleware: [requirePermission('credentials.delete')] as const,
+  middleware: [requirePermission(CREDENTIAL_OPS.delete)] as const,
   request: { params },
   responses: {
     200: jsonResponse(SuccessStatusSchema, 'Deleted'),
@@ -104,14 +105,14 @@ const deleteRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   registerRoute(api, listRoute, (c) => {
     const { page, limit, q } = c.req.valid('query');
-    const { items, total } = listCredentials(app.db, { page, limit, q });
+    const { items, total } = listCredentialsFor(app.db, c.get('principal'), { page, limit, q });
     const tz = c.get('timezone');
     return c.json({ items: items.map((i) => toCredentialDto(i, tz)), pagination: pagination(page, limit, total) }, 200);
   });
 
   registerRoute(api, getRoute, (c) => {
     const { credential_id } = c.req.valid('param');
-    return c.json(toCredentialDto(getCredential(app.db, credential_id), c.get('timezone')), 200);
+    return c.json(toCredentialDto(getCredentialFor(app.db, c.get('principal'), credential_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createCredentialRoute, (c) => {

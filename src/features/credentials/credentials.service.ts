@@ -7,7 +7,8 @@ import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
 import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
 import { countCredentialDevicesOutside, devicesOutsideUsage, getUsageGroups, getUsageGroupsOf, setUsageGroups } from './credential-usage.store';
-import { checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
+import { CREDENTIAL_OPS, checkUsageInput, defaultUsage, usageWithinScope } from './credentials.policy';
+import type { Principal } from '../../identity/principal';
 import {
   countCredentialRows,
   deleteCredentialRow,
@@ -80,7 +81,7 @@ function secretChanges(input: Partial<Record<SecretField, string | null>>, onCre
 }
 
 export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input: CredentialInput): Credential {
-  authorize(actor, 'credentials.create');
+  authorize(actor, CREDENTIAL_OPS.create);
   const plain = {
     password: input.password ?? null,
     private_key: input.private_key ?? null,
@@ -115,7 +116,7 @@ export function createCredential(db: DB, actor: Actor, secrets: SecretBox, input
 }
 
 export function updateCredential(db: DB, actor: Actor, secrets: SecretBox, id: number, patch: CredentialPatch): Credential {
-  authorize(actor, 'credentials.update');
+  authorize(actor, CREDENTIAL_OPS.update);
   // A passphrase belongs to its key: removing the key without naming the passphrase removes both.
   const effective: CredentialPatch = { ...patch };
   if (patch.private_key === null && patch.passphrase === undefined) effective.passphrase = null;
@@ -201,7 +202,7 @@ function changeUsage(db: DB, actor: Actor, before: Credential, wanted: number[] 
 }
 
 export function deleteCredential(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'credentials.delete');
+  authorize(actor, CREDENTIAL_OPS.delete);
   db.transaction(() => {
     const before = getCredential(db, id);
     if (before.device_count > 0) throw inUseError(id, before.device_count);
@@ -335,4 +336,15 @@ function removedFields(before: object): AuditChanges {
   const out: AuditChanges = {};
   for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
   return out;
+}
+
+/** The credential reads a door offers: the reader's own credentials.view (CREDENTIAL_OPS); never a secret. */
+export function listCredentialsFor(db: DB, reader: Principal, opts: { page: number; limit: number; q?: string }): { items: Credential[]; total: number } {
+  authorize(reader, CREDENTIAL_OPS.list);
+  return listCredentials(db, opts);
+}
+
+export function getCredentialFor(db: DB, reader: Principal, id: number): Credential {
+  authorize(reader, CREDENTIAL_OPS.get);
+  return getCredential(db, id);
 }

@@ -3,6 +3,7 @@ import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { DEVICE_OPS } from './devices.policy';
 import { inScope, type Scope } from '../../identity/principal';
 import { recordAudit } from '../audit/audit.service';
 import { credentialEntitlementGap, requireCredentialInReach } from '../credentials/credentials.policy';
@@ -94,7 +95,7 @@ export function heldDevices(db: DB, deviceIds: readonly number[]): Set<number> {
  * first use of the approved address); a recorded key that differs still stops at HOST_KEY_CHANGED.
  */
 export function approveDeviceHold(db: DB, actor: Actor, deviceId: number, shown: HeldAddress): void {
-  authorize(actor, 'devices.update');
+  authorize(actor, DEVICE_OPS.approveHold);
   db.transaction(() => {
     const row = requireInScope(db, actor.principal.scope, deviceId);
     const hold = getDeviceHold(db, deviceId);

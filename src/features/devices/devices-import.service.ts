@@ -3,6 +3,7 @@ import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { DEVICE_OPS } from './devices.policy';
 import { nameKey } from '../../lib/names';
 import { recordAudit } from '../audit/audit.service';
 import { heldDevices } from './device-holds.service';
@@ -98,7 +99,7 @@ export function applyDeviceImport(db: DB, actor: Actor, source: ImportSource, mo
  * the same checks as an import row; for `confvault device add`. A 422 lists every problem in its message.
  */
 export function addDeviceFromFields(db: DB, actor: Actor, fields: RawDevice): Device {
-  authorize(actor, 'devices.create');
+  authorize(actor, DEVICE_OPS.create);
   const refs = loadInventoryRefs(db);
   const errors: FieldError[] = [];
   const input = toDeviceInput({ row: 1, fields }, { refs, defaultCredential: null, templates: modelTemplates(refs) }, errors);
@@ -113,8 +114,8 @@ export function addDeviceFromFields(db: DB, actor: Actor, fields: RawDevice): De
 }
 
 function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode | null): ImportReport {
-  authorize(actor, 'devices.create');
-  if (source.update) authorize(actor, 'devices.update');
+  authorize(actor, DEVICE_OPS.import);
+  if (source.update) authorize(actor, DEVICE_OPS.update);
   const raw = readSource(source);
   let report: ImportReport | undefined;
   try {

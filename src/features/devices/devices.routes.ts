@@ -2,6 +2,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { DEVICE_OPS } from './devices.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import {
   DeviceCreateSchema,
@@ -12,7 +13,7 @@ import {
   DeviceUpdateSchema,
   toDeviceDto,
 } from './devices.schemas';
-import { createDevice, deleteDevice, getDevice, listDevices, updateDevice, type Device } from './devices.service';
+import { createDevice, deleteDevice, getDeviceFor, listDevicesFor, updateDevice, type Device } from './devices.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Devices'];
@@ -29,7 +30,7 @@ const listRoute = createRoute({
   summary: 'List devices',
   description: `Paged list of devices ordered by name, with optional filters (combined with AND). ${SCOPE_LIST}`,
   security,
-  middleware: [requirePermission('devices.view')] as const,
+  middleware: [requirePermission(DEVICE_OPS.list)] as const,
   request: { query: DeviceListQuerySchema },
   responses: { 200: jsonResponse(DevicePageSchema, 'One page of devices'), ...errorResponses('PERMISSION_DENIED') },
 });
@@ -42,7 +43,7 @@ const unreachableRoute = createRoute({
   summary: 'List unreachable devices',
   description: `Paged list, ordered by name, of the devices whose last backup or probe could not reach them. ${SCOPE_LIST}`,
   security,
-  middleware: [requirePermission('devices.view')] as const,
+  middleware: [requirePermission(DEVICE_OPS.listUnreachable)] as const,
   request: { query: DevicePageQuerySchema },
   responses: { 200: jsonResponse(DevicePageSchema, 'One page of unreachable devices'), ...errorResponses('PERMISSION_DENIED') },
 });
@@ -55,7 +56,7 @@ const getRoute = createRoute({
   summary: 'Get a device',
   description: SCOPE_ONE,
   security,
-  middleware: [requirePermission('devices.view')] as const,
+  middleware: [requirePermission(DEVICE_OPS.get)] as const,
   request: { params: DeviceIdParams },
   responses: { 200: jsonResponse(DeviceSchema, 'The device'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
 });
@@ -76,7 +77,7 @@ const createDeviceRoute = createRoute({
     'entitled to the credential approves the address on the device’s web page. The device JSON is the same; the audit row says ' +
     'the hold was placed. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field.',
   security,
-  middleware: [requirePermission('devices.create')] as const,
+  middleware: [requirePermission(DEVICE_OPS.create)] as const,
   request: { body: jsonBody(DeviceCreateSchema) },
   responses: {
     201: jsonResponse(DeviceSchema, 'The created device (held when the caller is not entitled to its credential)'),
@@ -100,7 +101,7 @@ const updateRoute = createRoute({
     '`accept_host_key_change: true` approves exactly one fingerprint: the key the device offered at its latest `HOST_KEY_CHANGED` backup (409 `CONFLICT` when there is none). The next backup accepts that key only, records it and clears the approval; `false` withdraws it. Every change is audited.',
   ].join('\n\n'),
   security,
-  middleware: [requirePermission('devices.update')] as const,
+  middleware: [requirePermission(DEVICE_OPS.update)] as const,
   request: { params: DeviceIdParams, body: jsonBody(DeviceUpdateSchema) },
   responses: {
     200: jsonResponse(DeviceSchema, 'The updated device (held when a caller not entitled to its credential changed where it is sent)'),
@@ -116,7 +117,7 @@ const deleteRoute = createRoute({
   summary: 'Delete a device',
   description: `Deletes the device and all its backup records. ${SCOPE_ONE}`,
   security,
-  middleware: [requirePermission('devices.delete')] as const,
+  middleware: [requirePermission(DEVICE_OPS.delete)] as const,
   request: { params: DeviceIdParams },
   responses: { 200: jsonResponse(SuccessStatusSchema, 'The device was deleted'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
 });
@@ -129,20 +130,20 @@ export function register(api: OpenAPIHono<AppEnv>): void {
 
   registerRoute(api, listRoute, (c) => {
     const { page: p, limit, ...filter } = c.req.valid('query');
-    const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, filter, p, limit);
+    const { items, total } = listDevicesFor(c.get('app').db, c.get('principal'), filter, p, limit);
     return c.json(page(items, c.get('timezone'), p, limit, total), 200);
   });
 
   // Before /devices/{device_id}, which would otherwise take "unreachable" as a (malformed) id.
   registerRoute(api, unreachableRoute, (c) => {
     const { page: p, limit } = c.req.valid('query');
-    const { items, total } = listDevices(c.get('app').db, c.get('principal').scope, { reachability: 'unreachable' }, p, limit);
+    const { items, total } = listDevicesFor(c.get('app').db, c.get('principal'), { reachability: 'unreachable' }, p, limit);
     return c.json(page(items, c.get('timezone'), p, limit, total), 200);
   });
 
   registerRoute(api, getRoute, (c) => {
     const { device_id } = c.req.valid('param');
-    return c.json(toDeviceDto(getDevice(c.get('app').db, c.get('principal').scope, device_id), c.get('timezone')), 200);
+    return c.json(toDeviceDto(getDeviceFor(c.get('app').db, c.get('principal'), device_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createDeviceRoute, (c) => {

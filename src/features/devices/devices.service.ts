@@ -2,9 +2,10 @@
 import { Cron } from 'croner';
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation, type FieldError } from '../../errors';
-import { inScope, type Scope } from '../../identity/principal';
+import { inScope, type Principal, type Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { DEVICE_OPS } from './devices.policy';
 import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.service';
 import { requireCredentialCovers } from '../credentials/credentials.policy';
 import { addressOf, holdAudit, settleHoldAfterChange, type HeldField } from './device-holds.service';
@@ -178,7 +179,7 @@ function auditView(d: Device) {
  * accept yet (the first key seen is recorded).
  */
 export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
-  authorize(actor, 'devices.create');
+  authorize(actor, DEVICE_OPS.create);
   return db
     .transaction(() => {
       checkReferences(db, input);
@@ -216,7 +217,7 @@ export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
  * when there is none; by a caller not entitled to the credential, the device is then held too); false withdraws.
  */
 export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatch): Device {
-  authorize(actor, 'devices.update');
+  authorize(actor, DEVICE_OPS.update);
   const scope = actor.principal.scope;
   return db
     .transaction(() => {
@@ -278,7 +279,7 @@ function routeChanges(before: Device, after: Device): HeldField[] {
  * By a caller not entitled to the device's credential, the device is held until an entitled user approves.
  */
 export function acceptHostKey(db: DB, actor: Actor, id: number, fingerprint: string): Device {
-  authorize(actor, 'devices.update');
+  authorize(actor, DEVICE_OPS.acceptHostKey);
   return db
     .transaction(() => {
       const row = requireDeviceInScope(db, actor.principal.scope, id);
@@ -315,7 +316,7 @@ export function getHostKeyChange(db: DB, scope: Scope, id: number): HostKeyOffer
 
 /** Deletes the device and its backup records. */
 export function deleteDevice(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'devices.delete');
+  authorize(actor, DEVICE_OPS.delete);
   db.transaction(() => {
     requireDeviceInScope(db, actor.principal.scope, id);
     const before = loadDevice(db, id);
@@ -329,4 +330,15 @@ function removedFields(before: object): AuditChanges {
   const out: AuditChanges = {};
   for (const [k, v] of Object.entries(before)) out[k] = { before: v ?? null, after: null };
   return out;
+}
+
+/** The device reads a door offers (API, pages, CLI): the reader's own devices.view (DEVICE_OPS), then its scope. */
+export function listDevicesFor(db: DB, reader: Principal, filter: DeviceFilter, page: number, limit: number): { items: Device[]; total: number } {
+  authorize(reader, filter.reachability === 'unreachable' ? DEVICE_OPS.listUnreachable : DEVICE_OPS.list);
+  return listDevices(db, reader.scope, filter, page, limit);
+}
+
+export function getDeviceFor(db: DB, reader: Principal, id: number): Device {
+  authorize(reader, DEVICE_OPS.get);
+  return getDevice(db, reader.scope, id);
 }

@@ -2,9 +2,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { GROUP_OPS } from './groups.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import { GroupCreateSchema, GroupListQuerySchema, GroupPageSchema, GroupSchema, GroupTreeSchema, GroupUpdateSchema, toGroupDto } from './groups.schemas';
-import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup } from './groups.service';
+import { createGroup, deleteGroup, getGroupFor, getGroupTreeFor, listGroupsFor, updateGroup } from './groups.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Groups'];
@@ -30,7 +31,7 @@ const listRoute = createRoute({
   summary: 'List groups',
   description: `Paged list of device groups in id order, each with its path and the number of devices in it and its subgroups. ${SCOPE_NOTE}`,
   security,
-  middleware: [requirePermission('groups.view')] as const,
+  middleware: [requirePermission(GROUP_OPS.list)] as const,
   request: { query: GroupListQuerySchema },
   responses: { 200: jsonResponse(GroupPageSchema, 'One page of groups'), ...errorResponses('PERMISSION_DENIED') },
 });
@@ -43,7 +44,7 @@ const treeRoute = createRoute({
   summary: 'Group hierarchy',
   description: `The whole hierarchy as nested nodes, siblings ordered by name. Not paged: it is one document. ${SCOPE_NOTE}`,
   security,
-  middleware: [requirePermission('groups.view')] as const,
+  middleware: [requirePermission(GROUP_OPS.tree)] as const,
   responses: { 200: jsonResponse(GroupTreeSchema, 'The top-level groups with their subgroups'), ...errorResponses('PERMISSION_DENIED') },
 });
 
@@ -54,7 +55,7 @@ const getRoute = createRoute({
   tags,
   summary: 'Get a group',
   security,
-  middleware: [requirePermission('groups.view')] as const,
+  middleware: [requirePermission(GROUP_OPS.get)] as const,
   request: { params: GroupIdParams },
   responses: { 200: jsonResponse(GroupSchema, 'The group'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
 });
@@ -68,7 +69,7 @@ const createGroupRoute = createRoute({
   description:
     'A missing `parent_id` group is a 422 naming the field; a sibling with the same name (case-insensitive) is `GROUP_NAME_EXISTS`.' + CHANGE_SCOPE_NOTE,
   security,
-  middleware: [requirePermission('groups.create')] as const,
+  middleware: [requirePermission(GROUP_OPS.create)] as const,
   request: { body: jsonBody(GroupCreateSchema) },
   responses: {
     201: jsonResponse(GroupSchema, 'The created group'),
@@ -87,7 +88,7 @@ const updateRoute = createRoute({
     'subgroups and devices; moving it under itself or a descendant is `GROUP_PARENT_INVALID`.' +
     CHANGE_SCOPE_NOTE,
   security,
-  middleware: [requirePermission('groups.update')] as const,
+  middleware: [requirePermission(GROUP_OPS.update)] as const,
   request: { params: GroupIdParams, body: jsonBody(GroupUpdateSchema) },
   responses: {
     200: jsonResponse(GroupSchema, 'The updated group'),
@@ -103,7 +104,7 @@ const deleteRoute = createRoute({
   summary: 'Delete a group',
   description: 'Only an empty group can be deleted: subgroups give `GROUP_HAS_CHILDREN`, devices directly in it `GROUP_HAS_DEVICES`.' + CHANGE_SCOPE_NOTE,
   security,
-  middleware: [requirePermission('groups.delete')] as const,
+  middleware: [requirePermission(GROUP_OPS.delete)] as const,
   request: { params: GroupIdParams },
   responses: {
     200: jsonResponse(SuccessStatusSchema, 'The group was deleted'),
@@ -114,17 +115,17 @@ const deleteRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, listRoute, (c) => {
     const { page, limit, q, parent_id } = c.req.valid('query');
-    const { items, total } = listGroups(c.get('app').db, c.get('principal').scope, { q, parent_id }, page, limit);
+    const { items, total } = listGroupsFor(c.get('app').db, c.get('principal'), { q, parent_id }, page, limit);
     const tz = c.get('timezone');
     return c.json({ items: items.map((g) => toGroupDto(g, tz)), pagination: pagination(page, limit, total) }, 200);
   });
 
   // Before /groups/{group_id}, which would otherwise take "tree" as an id.
-  registerRoute(api, treeRoute, (c) => c.json(getGroupTree(c.get('app').db, c.get('principal').scope), 200));
+  registerRoute(api, treeRoute, (c) => c.json(getGroupTreeFor(c.get('app').db, c.get('principal')), 200));
 
   registerRoute(api, getRoute, (c) => {
     const { group_id } = c.req.valid('param');
-    return c.json(toGroupDto(getGroup(c.get('app').db, c.get('principal').scope, group_id), c.get('timezone')), 200);
+    return c.json(toGroupDto(getGroupFor(c.get('app').db, c.get('principal'), group_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createGroupRoute, (c) => {

@@ -1,9 +1,10 @@
 // Device groups: list, tree, create, update (rename, move with cycle check), delete (only when empty), kept inside the actor's scope and audited.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
-import type { Scope } from '../../identity/principal';
+import type { Principal, Scope } from '../../identity/principal';
 import type { Actor } from '../../identity/actor';
 import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
+import { GROUP_OPS } from './groups.policy';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countGroups,
@@ -105,7 +106,7 @@ function requireParentInScope(actor: Actor, parentId: number | null): void {
 const AUDITED: readonly (keyof GroupRow)[] = ['name', 'parent_id', 'description', 'schedule'];
 
 export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
-  authorize(actor, 'groups.create');
+  authorize(actor, GROUP_OPS.create);
   const id = db
     .transaction(() => {
       requireParent(db, input.parent_id);
@@ -131,7 +132,7 @@ export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
 
 /** Partial update: only the given fields change. Moving under itself or a descendant is refused. */
 export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch): Group {
-  authorize(actor, 'groups.update');
+  authorize(actor, GROUP_OPS.update);
   db.transaction(() => {
     const row = getGroupRow(db, id);
     if (!row) throw ApiError.notFound(`group ${id}`);
@@ -161,7 +162,7 @@ export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch)
 
 /** Only an empty group can go: subgroups and devices are never deleted or re-parented implicitly. */
 export function deleteGroup(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'groups.delete');
+  authorize(actor, GROUP_OPS.delete);
   db.transaction(() => {
     const row = getGroupRow(db, id);
     if (!row) throw ApiError.notFound(`group ${id}`);
@@ -176,4 +177,20 @@ export function deleteGroup(db: DB, actor: Actor, id: number): void {
       details: { name: row.name },
     });
   }).immediate();
+}
+
+/** The group reads a door offers: the reader's own groups.view (GROUP_OPS), then its scope (device counts). */
+export function listGroupsFor(db: DB, reader: Principal, filter: GroupFilter, page: number, limit: number): { items: Group[]; total: number } {
+  authorize(reader, GROUP_OPS.list);
+  return listGroups(db, reader.scope, filter, page, limit);
+}
+
+export function getGroupFor(db: DB, reader: Principal, id: number): Group {
+  authorize(reader, GROUP_OPS.get);
+  return getGroup(db, reader.scope, id);
+}
+
+export function getGroupTreeFor(db: DB, reader: Principal): GroupTreeNode[] {
+  authorize(reader, GROUP_OPS.tree);
+  return getGroupTree(db, reader.scope);
 }

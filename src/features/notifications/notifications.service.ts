@@ -3,6 +3,7 @@ import type { DB } from '../../db/open';
 import { ApiError, type FieldError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize, requireGroupInScope, requireOwnsSharedThing, requireScopeAll } from '../../identity/policy';
+import { NOTIFICATION_OPS } from './notifications.policy';
 import type { SecretBox } from '../../identity/secrets';
 import type { AppConfig } from '../../config/config';
 import { DestinationPolicy, DestinationRefused } from '../../lib/destinations';
@@ -154,7 +155,7 @@ async function checkDestination(policy: DestinationPolicy, target: { field: stri
  * only a user with device-group scope "all" adds channels (a channel may carry any rule's messages).
  */
 export async function createChannel(db: DB, actor: Actor, secrets: SecretBox, policy: DestinationPolicy, input: ChannelInput): Promise<ChannelInfo> {
-  authorize(actor, 'settings.update');
+  authorize(actor, NOTIFICATION_OPS.addChannel);
   requireScopeAll(actor, 'Adding a notification channel needs device-group scope "all": it decides where the appliance connects');
   const parts = channelParts(input);
   await checkDestination(policy, channelTarget(parts.type, parts.settings, parts.secrets));
@@ -175,7 +176,7 @@ export async function createChannel(db: DB, actor: Actor, secrets: SecretBox, po
 }
 
 export function listChannels(db: DB, actor: Actor): ChannelInfo[] {
-  authorize(actor, 'settings.view');
+  authorize(actor, NOTIFICATION_OPS.view);
   return listChannelRows(db).map(toChannelInfo);
 }
 
@@ -186,7 +187,7 @@ export function findChannel(db: DB, name: string): ChannelRow {
 }
 
 export function removeChannel(db: DB, actor: Actor, name: string): void {
-  authorize(actor, 'settings.update');
+  authorize(actor, NOTIFICATION_OPS.removeChannel);
   db.transaction(() => {
     const row = findChannel(db, name);
     requireChannelOwned(db, actor, row, 'removed');
@@ -228,7 +229,7 @@ export function createRule(
   actor: Actor,
   input: { name: string; events: string[]; channels: string[]; groups?: number[]; include_diff?: boolean },
 ): RuleInfo {
-  authorize(actor, 'settings.update');
+  authorize(actor, NOTIFICATION_OPS.addRule);
   if (!NAME_RE.test(input.name ?? '')) fail('name', 'letters, digits, ".", "_" or "-", 1-64 characters');
   const events = [...new Set(input.events)];
   const bad = events.filter((e) => !(NOTIFICATION_EVENTS as readonly string[]).includes(e));
@@ -280,12 +281,12 @@ function requireRuleInScope(actor: Actor, groups: number[], includeDiff: boolean
 }
 
 export function listRules(db: DB, actor: Actor): RuleInfo[] {
-  authorize(actor, 'settings.view');
+  authorize(actor, NOTIFICATION_OPS.view);
   return listRuleRows(db).map(toRuleInfo);
 }
 
 export function removeRule(db: DB, actor: Actor, name: string): void {
-  authorize(actor, 'settings.update');
+  authorize(actor, NOTIFICATION_OPS.removeRule);
   db.transaction(() => {
     const row = getRuleByName(db, name);
     if (!row) throw ApiError.notFound(`Notification rule "${name}"`);
@@ -297,7 +298,7 @@ export function removeRule(db: DB, actor: Actor, name: string): void {
 }
 
 export function listDeliveries(db: DB, actor: Actor, channelName: string | null, limit = 50): DeliveryRow[] {
-  authorize(actor, 'settings.view');
+  authorize(actor, NOTIFICATION_OPS.view);
   return listDeliveryRows(db, channelName === null ? null : findChannel(db, channelName).id, limit);
 }
 

@@ -8,6 +8,7 @@ import type { SnapshotStore } from '../../store/snapshots';
 import { getTemplateSpec } from '../templates/templates.service';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { NOTIFICATION_OPS } from './notifications.policy';
 import { recordAudit } from '../audit/audit.service';
 import { enqueueStale } from './notification-events.service';
 import { channelSecrets, findChannel } from './notifications.service';
@@ -292,7 +293,7 @@ export class NotificationWorker {
 
 /** "Send test": one test message to a channel now, recorded in its delivery log; the error when it was not taken. */
 export async function sendTestMessage(deps: SendDeps, actor: Actor, name: string): Promise<{ delivery_id: string; error: string | null }> {
-  authorize(actor, 'settings.update');
+  authorize(actor, NOTIFICATION_OPS.testChannel);
   const { db } = deps;
   const id = randomUUID();
   const now = Date.now();

@@ -1,13 +1,14 @@
-// Roles: the built-in administrator (every permission, cannot be reduced) and custom roles, created and edited under the grant rules, audited.
+// Roles: the built-in roles (roles.policy, never edited) and custom roles, created and edited under the grant rules, audited.
 import type { DB } from '../../db/open';
 import { ApiError, isUniqueViolation } from '../../errors';
 import { descriptionProblem, hasControlCharacters } from '../../lib/names';
-import { ADMINISTRATOR_ROLE, PERMISSIONS, isPermission, type Permission } from '../../identity/permissions';
+import { PERMISSIONS, isPermission, type Permission } from '../../identity/permissions';
 import { getRoleByName, insertRole, listRolePermissions, listRoleRows, replaceRolePermissions, type RoleRow } from './roles.store';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import { isUserActor, type Actor } from '../../identity/actor';
 import { authorize, denied, missingPermissions } from '../../identity/policy';
 import { requireFullAdminRemains } from '../users/users.policy';
+import { BUILTIN_ROLES, ROLE_OPS, permissionsOfRole } from './roles.policy';
 
 export interface Role {
   id: number;
@@ -18,18 +19,23 @@ export interface Role {
 }
 
 function toRole(db: DB, row: RoleRow): Role {
-  const permissions = row.builtin && row.name === ADMINISTRATOR_ROLE ? [...PERMISSIONS] : (listRolePermissions(db, row.id) as Permission[]);
+  const permissions = permissionsOfRole(row, () => listRolePermissions(db, row.id));
   return { id: row.id, name: row.name, description: row.description, builtin: row.builtin === 1, permissions };
 }
 
-/** Create the administrator role if missing. Its permissions are implicit (always the whole catalogue). */
+/**
+ * Create the built-in roles that are missing (at init and at every start, so an upgrade brings new ones). Their
+ * permissions are implicit (roles.policy BUILTIN_ROLES); a custom role already holding one of the names is left alone.
+ */
 export function ensureBuiltinRoles(db: DB): void {
-  if (getRoleByName(db, ADMINISTRATOR_ROLE)) return;
-  try {
-    insertRole(db, { name: ADMINISTRATOR_ROLE, description: 'Every permission', builtin: true });
-  } catch (err) {
-    // Another process (init and serve starting together) created it between our check and insert.
-    if (!isUniqueViolation(err)) throw err;
+  for (const r of BUILTIN_ROLES) {
+    if (getRoleByName(db, r.name)) continue;
+    try {
+      insertRole(db, { name: r.name, description: r.description, builtin: true });
+    } catch (err) {
+      // Another process (init and serve starting together) created it between our check and insert.
+      if (!isUniqueViolation(err)) throw err;
+    }
   }
 }
 
@@ -46,7 +52,7 @@ export function parsePermissions(list: readonly string[]): Permission[] {
 
 /** Create a role: `roles.create`, and only permissions the creator holds. */
 export function createRole(db: DB, actor: Actor, input: { name: string; description?: string; permissions: readonly string[] }): Role {
-  authorize(actor, 'roles.create');
+  authorize(actor, ROLE_OPS.create);
   const permissions = parsePermissions(input.permissions);
   const name = input.name.trim();
   const descriptionError = descriptionProblem(input.description ?? '');
@@ -91,13 +97,13 @@ export function getRole(db: DB, name: string): Role | undefined {
  * administrator's permissions away.
  */
 export function setRolePermissions(db: DB, actor: Actor, name: string, permissions: readonly string[]): Role {
-  authorize(actor, 'roles.update');
+  authorize(actor, ROLE_OPS.update);
   const perms = parsePermissions(permissions);
   return db
     .transaction(() => {
       const row = getRoleByName(db, name);
       if (!row) throw ApiError.notFound(`role "${name}"`);
-      if (row.builtin) throw new ApiError('ROLE_BUILTIN_READONLY', 'the administrator role always holds every permission');
+      if (row.builtin) throw new ApiError('ROLE_BUILTIN_READONLY', `the built-in role "${row.name}" cannot be changed`);
       if (isUserActor(actor) && actor.principal.roleName.toLowerCase() === row.name.toLowerCase()) {
         throw denied(`You cannot change the role "${row.name}": it is your own role`);
       }

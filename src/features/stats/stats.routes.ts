@@ -2,9 +2,10 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import type { AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { STATS_OPS } from './stats.policy';
 import { errorResponses, jsonResponse } from '../../http/openapi';
 import { StatisticsSchema, toStatisticsDto } from './stats.schemas';
-import { getStatistics } from './stats.service';
+import { getStatisticsFor } from './stats.service';
 import { registerRoute } from '../../http/route';
 
 const statsRoute = createRoute({
@@ -18,13 +19,13 @@ const statsRoute = createRoute({
     'storage. Permission: `dashboard.view`, checked alone: the figures cover the whole appliance whatever the device-group ' +
     'scope of the key’s user.',
   security: [{ ApiKeyAuth: [] }],
-  middleware: [requirePermission('dashboard.view')] as const,
+  middleware: [requirePermission(STATS_OPS.dashboard)] as const,
   responses: { 200: jsonResponse(StatisticsSchema, 'The statistics'), ...errorResponses('PERMISSION_DENIED') },
 });
 
 export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, statsRoute, (c) => {
     c.header('Cache-Control', 'no-store');
-    return c.json(toStatisticsDto(getStatistics(c.get('app').db)), 200);
+    return c.json(toStatisticsDto(getStatisticsFor(c.get('app').db, c.get('principal'))), 200);
   });
 }

@@ -1,6 +1,8 @@
 // System statistics (spec 4.6 rule 4: permission only, no device-group filtering), read in one consistent snapshot.
 import type { DB } from '../../db/open';
-import type { Scope } from '../../identity/principal';
+import type { Principal, Scope } from '../../identity/principal';
+import { authorize } from '../../identity/policy';
+import { STATS_OPS } from './stats.policy';
 import {
   OUTCOME_BUCKET_MS,
   countOutcomesSince,
@@ -107,4 +109,10 @@ export function getDashboard(db: DB, scope: Scope, tz: string, now = Date.now(),
       system: scope.all ? getStatistics(db, now) : null,
     };
   })();
+}
+
+/** The appliance's figures as a door offers them (GET /stats): the reader's own dashboard.view (STATS_OPS). */
+export function getStatisticsFor(db: DB, reader: Principal): Statistics {
+  authorize(reader, STATS_OPS.dashboard);
+  return getStatistics(db);
 }

@@ -4,6 +4,7 @@ import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { TEMPLATE_OPS } from './templates.policy';
 import { checkTemplateText } from '../../templates/file-check';
 import { readTemplateFolder, templateToYaml } from '../../templates/files';
 import { isBuiltinTemplateName, type TemplateFieldError } from '../../templates/index';
@@ -91,9 +92,9 @@ function readFolder(folder: string): { valid: { path: string; spec: TemplateSpec
  * is in force for a running server at once.
  */
 export function reloadTemplateFiles(db: DB, actor: Actor, folder: string): TemplateReloadResult {
-  authorize(actor, 'templates.create');
-  authorize(actor, 'templates.update');
-  authorize(actor, 'templates.delete');
+  authorize(actor, TEMPLATE_OPS.create);
+  authorize(actor, TEMPLATE_OPS.update);
+  authorize(actor, TEMPLATE_OPS.delete);
   const { valid, problems } = readFolder(folder);
   const result: TemplateReloadResult = { folder, loaded: [], created: [], updated: [], removed: [], kept: [], problems };
   db.transaction(() => {
@@ -181,7 +182,7 @@ export function exportTemplateYaml(db: DB, id: number): { filename: string; yaml
 
 /** `template import`: a template file's text created as a custom template (the checks of a reload, then those of the API). */
 export function importTemplateYaml(db: DB, actor: Actor, text: string, file: string): Template {
-  authorize(actor, 'templates.create');
+  authorize(actor, TEMPLATE_OPS.create);
   const { spec, errors } = checkTemplateText(text, file);
   if (!spec) throw ApiError.validation(errors, `${file}: template validation failed`);
   return createTemplate(db, actor, spec);
@@ -197,7 +198,7 @@ export function suggestCloneName(db: DB, name: string): string {
 
 /** "Clone": an editable custom copy of any template (a built-in, typically), under a free name. */
 export function cloneTemplate(db: DB, actor: Actor, id: number, name?: string): Template {
-  authorize(actor, 'templates.create');
+  authorize(actor, TEMPLATE_OPS.create);
   const source = getTemplate(db, id);
   const spec = specFields(source);
   return createTemplate(db, actor, { ...spec, name: name ?? suggestCloneName(db, source.name) });

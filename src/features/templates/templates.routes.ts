@@ -2,9 +2,10 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv, type AppServices } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import { TEMPLATE_OPS } from './templates.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, errorResponsesWithRefusals, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import { TemplateCreateSchema, TemplateListQuery, TemplatePageSchema, TemplateSchema, TemplateUpdateSchema, toTemplateDto } from './templates.schemas';
-import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from './templates.service';
+import { createTemplate, deleteTemplate, getTemplateFor, listTemplatesFor, updateTemplate } from './templates.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Backup templates'];
@@ -25,7 +26,7 @@ const listRoute = createRoute({
   summary: 'List backup templates',
   description: 'Built-in and custom templates ordered by id, paged, with optional filters.',
   security,
-  middleware: [requirePermission('templates.view')] as const,
+  middleware: [requirePermission(TEMPLATE_OPS.list)] as const,
   request: { query: TemplateListQuery },
   responses: {
     200: jsonResponse(TemplatePageSchema, 'One page of templates'),
@@ -40,7 +41,7 @@ const getRoute = createRoute({
   tags,
   summary: 'Read a backup template',
   security,
-  middleware: [requirePermission('templates.view')] as const,
+  middleware: [requirePermission(TEMPLATE_OPS.get)] as const,
   request: { params },
   responses: {
     200: jsonResponse(TemplateSchema, 'The template'),
@@ -59,7 +60,7 @@ const createTemplateRoute = createRoute({
     'strip/ignore patterns must not match every line and redact patterns must not match the empty string. ' +
     'Each problem is one entry of `error.details.errors`, e.g. `{ "field": "strip_patterns.2", "message": "..." }`.',
   security,
-  middleware: [requirePermission('templates.create')] as const,
+  middleware: [requirePermission(TEMPLATE_OPS.create)] as const,
   request: { body: jsonBody(TemplateCreateSchema) },
   responses: {
     201: jsonResponse(TemplateSchema, 'The created template'),
@@ -81,7 +82,7 @@ const updateRoute = createRoute({
     "or changing a template used by any device outside the caller's device-group scope, needs scope `all` (403 `PERMISSION_DENIED` naming the reason). " +
     'Changing what a template sends also needs `credentials.view`: the enable exchange hands the enable secret to it.',
   security,
-  middleware: [requirePermission('templates.update')] as const,
+  middleware: [requirePermission(TEMPLATE_OPS.update)] as const,
   request: { params, body: jsonBody(TemplateUpdateSchema) },
   responses: {
     200: jsonResponse(TemplateSchema, 'The updated template'),
@@ -108,7 +109,7 @@ const deleteRoute = createRoute({
     "**Scope rule:** a template used by any device outside the caller's device-group scope can be deleted only with scope `all` " +
     '(403 `PERMISSION_DENIED`, checked before `TEMPLATE_IN_USE`).',
   security,
-  middleware: [requirePermission('templates.delete')] as const,
+  middleware: [requirePermission(TEMPLATE_OPS.delete)] as const,
   request: { params },
   responses: {
     200: jsonResponse(SuccessStatusSchema, 'Deleted'),
@@ -119,14 +120,14 @@ const deleteRoute = createRoute({
 export function register(api: OpenAPIHono<AppEnv>, app: AppServices): void {
   registerRoute(api, listRoute, (c) => {
     const query = c.req.valid('query');
-    const { items, total } = listTemplates(app.db, query);
+    const { items, total } = listTemplatesFor(app.db, c.get('principal'), query);
     const tz = c.get('timezone');
     return c.json({ items: items.map((t) => toTemplateDto(t, tz)), pagination: pagination(query.page, query.limit, total) }, 200);
   });
 
   registerRoute(api, getRoute, (c) => {
     const { template_id } = c.req.valid('param');
-    return c.json(toTemplateDto(getTemplate(app.db, template_id), c.get('timezone')), 200);
+    return c.json(toTemplateDto(getTemplateFor(app.db, c.get('principal'), template_id), c.get('timezone')), 200);
   });
 
   registerRoute(api, createTemplateRoute, (c) => {

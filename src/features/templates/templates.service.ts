@@ -7,6 +7,8 @@ import type { TemplateSpec } from '../../templates/types';
 import { ApiError, isUniqueViolation } from '../../errors';
 import type { Actor } from '../../identity/actor';
 import { authorize, denied, requireOwnsSharedThing } from '../../identity/policy';
+import { TEMPLATE_OPS } from './templates.policy';
+import type { Principal } from '../../identity/principal';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import {
   countTemplateDevicesOutside,
@@ -59,7 +61,7 @@ export function getTemplateSpec(db: DB, id: number): TemplateSpec | undefined {
 }
 
 export function createTemplate(db: DB, actor: Actor, input: TemplateInput): Template {
-  authorize(actor, 'templates.create');
+  authorize(actor, TEMPLATE_OPS.create);
   const spec = specFields(input);
   checkSpec(spec, null);
   const id = db
@@ -148,7 +150,7 @@ function pick(spec: TemplateSpec, fields: readonly ('redact' | 'redact_patterns'
 const COMMAND_FIELDS = ['commands', 'pre_commands', 'enable', 'exit_command', 'session'] as const;
 
 export function updateTemplate(db: DB, actor: Actor, id: number, patch: TemplatePatch): Template {
-  authorize(actor, 'templates.update');
+  authorize(actor, TEMPLATE_OPS.update);
   // IMMEDIATE: the merge reads the row the write replaces, even with the CLI or web interface writing concurrently.
   db.transaction(() => {
     const row = getTemplateRow(db, id);
@@ -192,9 +194,7 @@ export function updateTemplate(db: DB, actor: Actor, id: number, patch: Template
  * no new template), and backups.view besides backups.run, since what comes back is the device's configuration.
  */
 export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, spec: TemplateSpec): void {
-  authorize(actor, 'templates.update');
-  authorize(actor, 'backups.run');
-  authorize(actor, 'backups.view');
+  authorize(actor, TEMPLATE_OPS.try);
   const scoped = !actor.principal.scope.all;
   if (id === null) {
     if (scoped) throw denied('Trying a new template needs a device-group scope of all: its commands would run on the device');
@@ -218,7 +218,7 @@ export function authorizeTemplateTrial(db: DB, actor: Actor, id: number | null, 
 }
 
 export function deleteTemplate(db: DB, actor: Actor, id: number): void {
-  authorize(actor, 'templates.delete');
+  authorize(actor, TEMPLATE_OPS.delete);
   db.transaction(() => {
     const row = getTemplateRow(db, id);
     if (!row) throw ApiError.notFound(`template ${id}`);
@@ -372,4 +372,15 @@ export function recordTemplateTrial(
   db.transaction(() => {
     recordAudit(db, actor, { action: 'template.try', target: templateId === null ? 'template (unsaved)' : `template ${templateId}`, details: trial });
   }).immediate();
+}
+
+/** The template reads a door offers: the reader's own templates.view (TEMPLATE_OPS). */
+export function listTemplatesFor(db: DB, reader: Principal, opts: Parameters<typeof listTemplates>[1]): { items: Template[]; total: number } {
+  authorize(reader, TEMPLATE_OPS.list);
+  return listTemplates(db, opts);
+}
+
+export function getTemplateFor(db: DB, reader: Principal, id: number): Template {
+  authorize(reader, TEMPLATE_OPS.get);
+  return getTemplate(db, id);
 }

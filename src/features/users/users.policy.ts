@@ -1,11 +1,30 @@
 // The rules of acting on users and roles: grant only what you hold, never act on someone above you, keep one full administrator.
 import type { DB } from '../../db/open';
 import type { Actor } from '../../identity/actor';
-import { ADMINISTRATOR_ROLE, PERMISSIONS, type Permission } from '../../identity/permissions';
-import { denied, missingPermissions, scopeWithin } from '../../identity/policy';
+import { PERMISSIONS, type Permission } from '../../identity/permissions';
+import { denied, missingPermissions, operation, scopeWithin } from '../../identity/policy';
 import { SCOPE_ALL, type Scope } from '../../identity/principal';
+import { permissionsOfRole } from '../roles/roles.policy';
 import { listRolePermissions } from '../roles/roles.store';
 import { expandGroupIds, expandScopeGroupIds, listEnabledScopeAllUsers, type UserRow } from './users.store';
+
+const grant = { scope: 'groups', ownership: 'grant' } as const;
+
+/** Each user operation's permissions and rules, read by every door (the grant rules are below). */
+export const USER_OPS = {
+  list: operation('users.list', ['users.view'], { scope: 'none' }, { web: ['GET /users'], cli: 'user list' }),
+  create: operation('users.create', ['users.create'], grant, { web: ['GET /users/new', 'POST /users'], cli: 'user add' }),
+  update: operation('users.update', ['users.update'], grant, {
+    web: [
+      'GET /users/:username/edit',
+      'POST /users/:username/edit',
+      'POST /users/:username/disable',
+      'POST /users/:username/enable',
+      'POST /users/:username/password',
+    ],
+    cli: 'user disable',
+  }),
+} as const;
 
 /** What a user holds: the permissions of their role and their expanded device-group scope. */
 export interface Holding {
@@ -14,7 +33,7 @@ export interface Holding {
 }
 
 export function rolePermissions(db: DB, role: { id: number; name: string; builtin: number }): Set<Permission> {
-  return role.builtin === 1 && role.name === ADMINISTRATOR_ROLE ? new Set(PERMISSIONS) : new Set(listRolePermissions(db, role.id) as Permission[]);
+  return new Set(permissionsOfRole(role, () => listRolePermissions(db, role.id)));
 }
 
 export function holdingOf(db: DB, user: UserRow, role: { id: number; name: string; builtin: number }): Holding {

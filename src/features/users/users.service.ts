@@ -7,6 +7,7 @@ import { getRoleById, getRoleByName, type RoleRow } from '../roles/roles.store';
 import { changesBetween, recordAudit } from '../audit/audit.service';
 import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
 import { authorize } from '../../identity/policy';
+import { USER_OPS } from './users.policy';
 import {
   holdingOf,
   isFull,
@@ -83,7 +84,7 @@ function roleOrInvalid(db: DB, name: string): RoleRow {
 
 /** Create a user: `users.create`, and only a role and scope the actor holds themselves. */
 export async function createUser(db: DB, actor: Actor, input: CreateUserInput): Promise<User> {
-  authorize(actor, 'users.create');
+  authorize(actor, USER_OPS.create);
   const username = input.username.trim();
   if (hasControlCharacters(input.username) || !/^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/.test(username)) {
     throw ApiError.validation([{ field: 'username', message: 'use 1-64 letters, digits, dot, dash, underscore or @' }], 'invalid username');
@@ -173,7 +174,7 @@ function targetFor(db: DB, actor: Actor, username: string, what: string): { row:
 
 /** Disable or enable a user; disabling ends their web sessions (their API keys stop on the next request). */
 export function setUserDisabled(db: DB, actor: Actor, username: string, disabled: boolean): User {
-  authorize(actor, 'users.update');
+  authorize(actor, USER_OPS.update);
   return db
     .transaction(() => {
       const { row, held } = targetFor(db, actor, username, disabled ? 'disable' : 'enable');
@@ -205,7 +206,7 @@ export async function setUserPassword(
   password: string,
   opts: { mustChange?: boolean; keepSession?: Buffer | null } = {},
 ): Promise<void> {
-  authorize(actor, 'users.update');
+  authorize(actor, USER_OPS.update);
   requireLocalUser(targetFor(db, actor, username, 'reset the password of').row, 'password and sign-in');
   validatePassword(password);
   const hash = await hashPassword(password);
@@ -259,7 +260,7 @@ export async function changeOwnPassword(
  * The user's web sessions end: they log in again under the new rights.
  */
 export function updateUserAccess(db: DB, actor: Actor, username: string, change: { role?: string; groups?: number[] | null }): User {
-  authorize(actor, 'users.update');
+  authorize(actor, USER_OPS.update);
   return db
     .transaction(() => {
       const { row, role: oldRole, held } = targetFor(db, actor, username, 'change');
@@ -314,7 +315,7 @@ export async function ensureFirstAdmin(db: DB, password?: string): Promise<strin
 export function setUserTimezone(db: DB, actor: Actor, username: string, timezone: string | null): User {
   const row = requireUser(db, username);
   if (row.id !== actor.principal.userId) {
-    authorize(actor, 'users.update');
+    authorize(actor, USER_OPS.update);
     targetFor(db, actor, username, 'change the profile of');
   }
   if (timezone && !isValidTimeZone(timezone)) {

@@ -1,4 +1,5 @@
 // API Key page: create a key for oneself (shown once, with a copy button), list own keys, revoke; data-safety advice.
+import { APIKEY_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../features/apikeys/apikeys.service';
@@ -10,7 +11,7 @@ import { can, fieldErrors, formFields, formatTime, intParam, need, type WebConte
 
 export function registerApiKeys(web: Hono<WebEnv>): void {
   // The key is shown by the GET the creation redirects to, once: reloading that page shows it no more and creates nothing.
-  web.get('/api-keys', need('api_keys.view'), (c) => {
+  web.get('/api-keys', need(APIKEY_OPS.list), (c) => {
     const ref = c.req.query('created');
     if (!ref) return keysPage(c, {});
     const kept = takeShownOnce(c.get('session').idHash, ref);
@@ -19,7 +20,7 @@ export function registerApiKeys(web: Hono<WebEnv>): void {
     return keysPage(c, info ? { created: { key, info } } : { shownAlready: true });
   });
 
-  web.post('/api-keys', need('api_keys.create'), async (c) => {
+  web.post('/api-keys', need(APIKEY_OPS.create), async (c) => {
     const f = await formFields(c);
     const days = (f.expires_in_days ?? '').trim();
     const expiresInDays = days === '' ? null : Number(days);
@@ -36,7 +37,7 @@ export function registerApiKeys(web: Hono<WebEnv>): void {
     }
   });
 
-  web.post('/api-keys/:id/revoke', need('api_keys.delete'), (c) => {
+  web.post('/api-keys/:id/revoke', need(APIKEY_OPS.revoke), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     // Only one's own keys: the list below shows no one else's, and a forged id must not reach them either.
@@ -92,7 +93,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
           A new key is shown only once, on the page its creation opened; it is listed below by its prefix. If you did not copy it, revoke it and create another.
         </p>
       ) : null}
-      {can(c, 'api_keys.create') ? (
+      {can(c, APIKEY_OPS.create) ? (
         <section class="card">
           <h2>Create a key</h2>
           <FormError errors={s.errors} />
@@ -153,7 +154,7 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
                       </span>
                     </td>
                     <td>
-                      {k.state === 'active' && can(c, 'api_keys.delete') ? (
+                      {k.state === 'active' && can(c, APIKEY_OPS.revoke) ? (
                         <form
                           method="post"
                           action={`/api-keys/${k.id}/revoke`}

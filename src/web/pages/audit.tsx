@@ -1,6 +1,7 @@
 // Audit log page (audit.view): newest first, paged, filtered by actor, action, target and time range in the user's zone.
+import { AUDIT_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
-import { auditActions, listAudit, type AuditFilter } from '../../features/audit/audit.service';
+import { auditActions, listAuditFor, type AuditFilter } from '../../features/audit/audit.service';
 import { describeChanges, describeDetails, describeDoor, parseAuditTime } from '../../features/audit/audit-view';
 import { Pager } from '../components/layout';
 import { render } from '../render';
@@ -40,12 +41,12 @@ function endOf(text: string, ms: number, tz: string): number {
 }
 
 export function registerAudit(web: Hono<WebEnv>): void {
-  web.get('/audit', need('audit.view'), (c) => {
+  web.get('/audit', need(AUDIT_OPS.list), (c) => {
     const db = c.get('app').db;
     const tz = c.get('timezone');
     const page = intQuery(c, 'page', 1, 100_000);
     const { values, filter, errors } = readFilters(c, tz);
-    const { items: rows, total } = listAudit(db, c.get('principal').scope, filter, page, PAGE);
+    const { items: rows, total } = listAuditFor(db, c.get('principal'), filter, page, PAGE);
     const actions = auditActions(db);
     const filtered = Object.values(values).some(Boolean);
     return render(

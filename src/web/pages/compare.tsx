@@ -1,4 +1,5 @@
 // Comparing two devices: a device and one of its versions on each side (both in the user's scope), the diff, and its .patch.
+import { BACKUP_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
@@ -16,7 +17,7 @@ const MAX_PICK_DEVICES = 1_000;
 const MAX_PICK_VERSIONS = 50;
 
 export function registerCompare(web: Hono<WebEnv>): void {
-  web.get('/compare', need('devices.view', 'backups.view'), (c) => comparePage(c));
+  web.get('/compare', need(BACKUP_OPS.browse), (c) => comparePage(c));
 }
 
 interface Side {

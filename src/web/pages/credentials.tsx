@@ -1,11 +1,12 @@
 // Credentials: list, create, edit, delete. Secrets are write-only: the page shows only whether each one is set.
+import { CREDENTIAL_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { CredentialCreateSchema } from '../../features/credentials/credentials.schemas';
 import {
   createCredential,
   deleteCredential,
   getCredential,
-  listCredentials,
+  listCredentialsFor,
   updateCredential,
   type Credential,
 } from '../../features/credentials/credentials.service';
@@ -45,9 +46,9 @@ function parseCredential(f: Record<string, string>, editing: boolean) {
 }
 
 export function registerCredentials(web: Hono<WebEnv>): void {
-  web.get('/credentials', need('credentials.view'), (c) => listPage(c));
-  web.get('/credentials/new', need('credentials.create'), (c) => formPage(c, null));
-  web.post('/credentials', need('credentials.create'), async (c) => {
+  web.get('/credentials', need(CREDENTIAL_OPS.list), (c) => listPage(c));
+  web.get('/credentials/new', need(CREDENTIAL_OPS.create), (c) => formPage(c, null));
+  web.post('/credentials', need(CREDENTIAL_OPS.create), async (c) => {
     const f = await formFields(c);
     const p = parseCredential(f, false);
     if (!p.ok) return formPage(c, null, f, p.errors);
@@ -60,8 +61,8 @@ export function registerCredentials(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/credentials/:id/edit', need('credentials.update'), (c) => formPage(c, intParam(c, 'id')));
-  web.post('/credentials/:id/edit', need('credentials.update'), async (c) => {
+  web.get('/credentials/:id/edit', need(CREDENTIAL_OPS.update), (c) => formPage(c, intParam(c, 'id')));
+  web.post('/credentials/:id/edit', need(CREDENTIAL_OPS.update), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     getCredential(c.get('app').db, id);
@@ -76,7 +77,7 @@ export function registerCredentials(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/credentials/:id/delete', need('credentials.delete'), (c) => {
+  web.post('/credentials/:id/delete', need(CREDENTIAL_OPS.delete), (c) => {
     const id = intParam(c, 'id');
     const cr = getCredential(c.get('app').db, id);
     try {
@@ -94,7 +95,7 @@ function isSet(cr: Credential, k: (typeof SECRETS)[number][0]): boolean {
 }
 
 function listPage(c: WebContext) {
-  const items = listCredentials(c.get('app').db, { page: 1, limit: 1000 }).items;
+  const items = listCredentialsFor(c.get('app').db, c.get('principal'), { page: 1, limit: 1000 }).items;
   const paths = groupPaths(groupOptions(c.get('app').db, SCOPE_ALL));
   return render(
     c,
@@ -102,7 +103,7 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Credentials</h1>
-        {can(c, 'credentials.create') ? (
+        {can(c, CREDENTIAL_OPS.create) ? (
           <a class="button primary" href="/credentials/new">
             Add credential
           </a>
@@ -125,7 +126,7 @@ function listPage(c: WebContext) {
             <tbody>
               {items.map((cr) => (
                 <tr>
-                  <td>{can(c, 'credentials.update') ? <a href={`/credentials/${cr.id}/edit`}>{cr.name}</a> : cr.name}</td>
+                  <td>{can(c, CREDENTIAL_OPS.update) ? <a href={`/credentials/${cr.id}/edit`}>{cr.name}</a> : cr.name}</td>
                   <td>{cr.username || '—'}</td>
                   <td>
                     {SECRETS.filter(([k]) => isSet(cr, k))
@@ -193,7 +194,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           </div>
         </form>
       </section>
-      {cr && can(c, 'credentials.delete') ? (
+      {cr && can(c, CREDENTIAL_OPS.delete) ? (
         <form method="post" action={`/credentials/${cr.id}/delete`} class="inline" data-confirm={`Delete credential ${cr.name}?`}>
           <Csrf token={csrf} />
           <button type="submit" class="danger">

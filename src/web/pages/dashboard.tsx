@@ -1,4 +1,5 @@
 // Dashboard: device and backup figures within the user's scope, 30-day charts (inline SVG), unreachable devices, recent failures.
+import { STATS_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { staleBefore } from '../../features/notifications/notification-events.service';
 import { listDevices } from '../../features/devices/devices.service';
@@ -12,7 +13,7 @@ export function registerDashboard(web: Hono<WebEnv>): void {
     if (!can(c, 'dashboard.view')) return c.redirect(can(c, 'devices.view') ? '/devices' : can(c, 'api_keys.view') ? '/api-keys' : '/account', 303);
     return dashboardPage(c);
   });
-  web.get('/dashboard', need('dashboard.view'), (c) => dashboardPage(c));
+  web.get('/dashboard', need(STATS_OPS.dashboard), (c) => dashboardPage(c));
 }
 
 function bytes(n: number): string {

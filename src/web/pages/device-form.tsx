@@ -1,7 +1,7 @@
 // The device form: parsing posted fields with the public API's own schema, and rendering it with errors next to each field.
 import { zodFieldErrors } from '../../http/errors';
 import { DeviceCreateSchema } from '../../features/devices/devices.schemas';
-import type { Device, DeviceInput } from '../../features/devices/devices.service';
+import { DEFAULT_PORT, type Device, type DeviceInput } from '../../features/devices/devices.service';
 import { listCredentials } from '../../features/credentials/credentials.service';
 import { usageInside } from '../../features/credentials/credentials.policy';
 import type { Scope } from '../../identity/principal';
@@ -90,7 +90,7 @@ export function DeviceForm(props: DeviceFormProps) {
         <FieldError errors={e} name="protocol" />
       </label>
       <label>
-        Port (empty: 22 for SSH, 23 for Telnet)
+        Port (empty: {DEFAULT_PORT.ssh} for SSH, {DEFAULT_PORT.telnet} for Telnet)
         <input name="port" inputmode="numeric" value={v('port', d ? String(d.port) : '')} aria-invalid={e?.port ? 'true' : undefined} />
         <FieldError errors={e} name="port" />
       </label>

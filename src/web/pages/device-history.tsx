@@ -1,4 +1,5 @@
 // A device's page: its facts (platform, credential, effective schedule and next run, last change, host key), "Back up now", backup history.
+import { BACKUP_OPS, DEVICE_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { getLastChange, listDeviceHistory, previousVersions } from '../../features/backups/backups.service';
 import { getCredential } from '../../features/credentials/credentials.service';
@@ -19,10 +20,10 @@ import { DeviceHold } from '../components/device-hold';
 const HISTORY_PAGE = 20;
 
 export function registerDeviceHistory(web: Hono<WebEnv>): void {
-  web.get('/devices/:id', need('devices.view'), (c) => devicePage(c));
+  web.get('/devices/:id', need(DEVICE_OPS.get), (c) => devicePage(c));
 
   // Without script: start the job and come back to the page, which shows its state.
-  web.post('/devices/:id/backup', need('devices.view', 'backups.run'), (c) => {
+  web.post('/devices/:id/backup', need(BACKUP_OPS.run), (c) => {
     const id = intParam(c, 'id');
     const job = startBackupJob(c.get('app'), actorOf(c), { deviceIds: [id] });
     return c.redirect(`/devices/${id}?job=${job.id}`, 303);

@@ -1,4 +1,5 @@
 // A device's stored versions: the configuration view (numbered, anchored lines, copy), a failed backup's details, downloads, and the diff of two versions.
+import { BACKUP_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { raw } from 'hono/html';
 import { SOURCE_ENCODING_WORDS } from '../../lib/decode';
@@ -11,9 +12,9 @@ import { formatTime, intParam, need, type WebContext, type WebEnv } from '../web
 import { DiffView } from './diff-view';
 
 export function registerDeviceVersions(web: Hono<WebEnv>): void {
-  web.get('/devices/:id/backups/:bid', need('devices.view', 'backups.view'), (c) => versionPage(c));
+  web.get('/devices/:id/backups/:bid', need(BACKUP_OPS.browse), (c) => versionPage(c));
 
-  web.get('/devices/:id/backups/:bid/download', need('devices.view', 'backups.view'), async (c) => {
+  web.get('/devices/:id/backups/:bid/download', need(BACKUP_OPS.content), async (c) => {
     const id = intParam(c, 'id');
     const { device, row } = loadVersion(c, id, c.req.param('bid') ?? '');
     const text = await readBackupTextOffThread(c.get('app'), row);
@@ -21,7 +22,7 @@ export function registerDeviceVersions(web: Hono<WebEnv>): void {
     return attachment(c, `${device.name}-${stamp(row.started_at)}.txt`, text, 'text/plain; charset=utf-8');
   });
 
-  web.get('/devices/:id/diff', need('devices.view', 'backups.view'), (c) => diffPage(c));
+  web.get('/devices/:id/diff', need(BACKUP_OPS.browse), (c) => diffPage(c));
 }
 
 /** A version of a device, scope checked (its text is read separately, on a worker). */

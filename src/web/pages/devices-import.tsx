@@ -1,5 +1,6 @@
 // Device import (CSV or Oxidized router.db: upload or paste, a preview with each row's errors, then all rows or only the valid ones) and the list's CSV export.
 import type { Hono } from 'hono';
+import { DEVICE_OPS } from '../../features/policy';
 import { ApiError } from '../../errors';
 import { exportDevicesCsv } from '../../features/devices/devices-csv.service';
 import { CSV_COLUMN_DOCS, DEFAULT_ROUTER_DB_FIELDS, IMPORT_LIMITS } from '../../features/devices/devices-csv';
@@ -26,16 +27,16 @@ const EMPTY_FORM: ImportForm = { format: 'csv', text: '', credential: '', fields
 
 /** Registered before the device pages: `/devices/import` is not a device id. */
 export function registerDeviceImport(web: Hono<WebEnv>): void {
-  web.get('/devices/export.csv', need('devices.view'), (c) => {
+  web.get('/devices/export.csv', need(DEVICE_OPS.export), (c) => {
     const { csv } = exportDevicesCsv(c.get('app').db, c.get('principal').scope, deviceListQuery(c).filter);
     c.header('Content-Type', 'text/csv; charset=utf-8');
     c.header('Content-Disposition', 'attachment; filename="devices.csv"');
     c.header('Cache-Control', 'no-store');
     return c.body(csv);
   });
-  web.get('/devices/import', need('devices.create'), (c) => formPage(c, EMPTY_FORM));
+  web.get('/devices/import', need(DEVICE_OPS.import), (c) => formPage(c, EMPTY_FORM));
   // The preview writes nothing, so it answers the POST itself; only applying redirects (Post/Redirect/Get).
-  web.post('/devices/import/preview', need('devices.create'), async (c) => {
+  web.post('/devices/import/preview', need(DEVICE_OPS.import), async (c) => {
     const form = await readForm(c);
     if (form.text.trim() === '') return formPage(c, form, 'Choose a file or paste the device list.');
     try {
@@ -45,7 +46,7 @@ export function registerDeviceImport(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/devices/import', need('devices.create'), async (c) => {
+  web.post('/devices/import', need(DEVICE_OPS.import), async (c) => {
     const form = await readForm(c);
     const body = await c.req.parseBody();
     const mode: ImportMode = body.mode === 'valid' ? 'valid' : 'all';

@@ -1,7 +1,8 @@
 // Devices: create, edit, delete, host-key acceptance and hold approval; the list itself is device-list.tsx.
+import { DEVICE_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
-import { acceptHostKey, createDevice, deleteDevice, getDevice, getHostKeyChange, updateDevice } from '../../features/devices/devices.service';
+import { DEFAULT_PORT, acceptHostKey, createDevice, deleteDevice, getDevice, getHostKeyChange, updateDevice } from '../../features/devices/devices.service';
 import { approveDeviceHold, getDeviceHoldView } from '../../features/devices/device-holds.service';
 import { actorOf } from '../../http/context';
 import { DeviceHold } from '../components/device-hold';
@@ -13,9 +14,9 @@ import { groupOptions } from './groups-options';
 import { listPage } from './device-list';
 
 export function registerDevices(web: Hono<WebEnv>): void {
-  web.get('/devices', need('devices.view'), (c) => listPage(c));
-  web.get('/devices/new', need('devices.create'), (c) => formPage(c, null));
-  web.post('/devices', need('devices.create'), async (c) => {
+  web.get('/devices', need(DEVICE_OPS.list), (c) => listPage(c));
+  web.get('/devices/new', need(DEVICE_OPS.create), (c) => formPage(c, null));
+  web.post('/devices', need(DEVICE_OPS.create), async (c) => {
     const f = await formFields(c);
     const parsed = parseDeviceForm(f);
     if (!parsed.ok) return formPage(c, null, f, parsed.errors);
@@ -34,8 +35,8 @@ export function registerDevices(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/devices/:id/edit', need('devices.view', 'devices.update'), (c) => formPage(c, intParam(c, 'id')));
-  web.post('/devices/:id/edit', need('devices.view', 'devices.update'), async (c) => {
+  web.get('/devices/:id/edit', need(DEVICE_OPS.update), (c) => formPage(c, intParam(c, 'id')));
+  web.post('/devices/:id/edit', need(DEVICE_OPS.update), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     const db = c.get('app').db;
@@ -46,7 +47,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
       // The form shows every field, so an empty port means "the protocol's default", as on creation. A host key
       // is accepted by its own button (one fingerprint), never by saving the form.
       const { accept_host_key_change: _ignored, ...input } = parsed.input;
-      const d = updateDevice(db, actorOf(c), id, { ...input, port: input.port ?? (input.protocol === 'telnet' ? 23 : 22) });
+      const d = updateDevice(db, actorOf(c), id, { ...input, port: input.port ?? DEFAULT_PORT[input.protocol] });
       return redirectWith(c, `/devices/${id}`, `Device ${d.name} saved.${heldNote(c, id)}`);
     } catch (err) {
       const errors = fieldErrors(err);
@@ -60,7 +61,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/devices/:id/delete', need('devices.view', 'devices.delete'), (c) => {
+  web.post('/devices/:id/delete', need(DEVICE_OPS.delete), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     const d = getDevice(db, c.get('principal').scope, id);
@@ -68,7 +69,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
     return redirectWith(c, '/devices', `Device ${d.name} and its backup records deleted.`);
   });
   // The fingerprint posted is the one the page showed: a device offering another key since is refused (409).
-  web.post('/devices/:id/host-key/accept', need('devices.view', 'devices.update'), async (c) => {
+  web.post('/devices/:id/host-key/accept', need(DEVICE_OPS.acceptHostKey), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     try {
@@ -80,7 +81,7 @@ export function registerDevices(web: Hono<WebEnv>): void {
     return redirectWith(c, `/devices/${id}`, `Host key ${f.fingerprint} accepted for the next backup.${heldNote(c, id)}`);
   });
   // The fields posted are the address the page showed: a device changed since is refused (409), nothing approved.
-  web.post('/devices/:id/hold/approve', need('devices.view', 'devices.update'), async (c) => {
+  web.post('/devices/:id/hold/approve', need(DEVICE_OPS.approveHold), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     const shown = { hostname: f.hostname ?? '', port: Number(f.port), protocol: f.protocol ?? '', credential_id: Number(f.credential_id) };

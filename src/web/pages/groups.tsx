@@ -1,4 +1,5 @@
 // Groups as a tree: create, rename, move, set a schedule override, delete (only when empty), with the public API's validation.
+import { GROUP_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { GroupCreateSchema } from '../../features/groups/groups.schemas';
 import { createGroup, deleteGroup, getGroup, getGroupTree, listGroups, updateGroup, type GroupTreeNode } from '../../features/groups/groups.service';
@@ -26,8 +27,8 @@ function parseGroup(f: Record<string, string>) {
 }
 
 export function registerGroups(web: Hono<WebEnv>): void {
-  web.get('/groups', need('groups.view'), (c) => groupsPage(c));
-  web.post('/groups', need('groups.create'), async (c) => {
+  web.get('/groups', need(GROUP_OPS.list), (c) => groupsPage(c));
+  web.post('/groups', need(GROUP_OPS.create), async (c) => {
     const f = await formFields(c);
     const p = parseGroup(f);
     if (!p.ok) return groupsPage(c, { errors: p.errors, values: f });
@@ -40,7 +41,7 @@ export function registerGroups(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/groups/:id/edit', need('groups.update'), async (c) => {
+  web.post('/groups/:id/edit', need(GROUP_OPS.update), async (c) => {
     const id = intParam(c, 'id');
     const f = await formFields(c);
     const db = c.get('app').db;
@@ -56,7 +57,7 @@ export function registerGroups(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/groups/:id/delete', need('groups.delete'), (c) => {
+  web.post('/groups/:id/delete', need(GROUP_OPS.delete), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     const g = getGroup(db, c.get('principal').scope, id);
@@ -77,7 +78,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
   const options = groupOptions(db, scope);
   const schedules = new Map(listGroups(db, scope, {}, 1, Math.max(1, options.length)).items.map((g) => [g.id, g.schedule]));
   const csrf = c.get('session').csrfToken;
-  const editable = can(c, 'groups.update') || can(c, 'groups.delete');
+  const editable = can(c, GROUP_OPS.update) || can(c, GROUP_OPS.delete);
   // The group's line (name, description, link to its devices) sits outside the toggle: a link inside a <summary> is
   // interactive content inside interactive content, which screen readers and keyboards handle badly.
   const Node = ({ n }: { n: GroupTreeNode }) => (
@@ -95,7 +96,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
           <summary>
             Edit <span class="visually-hidden">{n.name}</span>
           </summary>
-          {can(c, 'groups.update') ? (
+          {can(c, GROUP_OPS.update) ? (
             <form method="post" action={`/groups/${n.id}/edit`} class="row">
               <Csrf token={csrf} />
               <label>
@@ -123,7 +124,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
               <button type="submit">Save</button>
             </form>
           ) : null}
-          {can(c, 'groups.delete') ? (
+          {can(c, GROUP_OPS.delete) ? (
             <form method="post" action={`/groups/${n.id}/delete`} class="inline" data-confirm={`Delete group ${n.name}?`}>
               <Csrf token={csrf} />
               <button type="submit" class="danger">
@@ -156,7 +157,7 @@ function groupsPage(c: WebContext, s: { errors?: Record<string, string> | null; 
           ))}
         </ul>
       )}
-      {can(c, 'groups.create') ? (
+      {can(c, GROUP_OPS.create) ? (
         <section class="card">
           <h2>New group</h2>
           <FormError errors={s.errors} />

@@ -1,4 +1,5 @@
 // The web interface's internal JSON routes under /api/ (not the public /api/v1): backup jobs and diffs, same permissions and scope.
+import { BACKUP_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { getDeviceBackupRow } from '../../features/backups/backups.service';
@@ -14,7 +15,7 @@ function intQueryOrUndefined(v: string | undefined): number | undefined {
 }
 
 export function registerInternalApi(web: Hono<WebEnv>): void {
-  web.post('/api/devices/:id/backups', need('devices.view', 'backups.run'), (c) => {
+  web.post('/api/devices/:id/backups', need(BACKUP_OPS.run), (c) => {
     const id = intParam(c, 'id');
     const job = startBackupJob(c.get('app'), actorOf(c), { deviceIds: [id] });
     return c.json(deviceJobView(c.get('app'), c.get('principal'), job.id, id), 202);
@@ -28,7 +29,7 @@ export function registerInternalApi(web: Hono<WebEnv>): void {
     return c.json(job);
   });
 
-  web.get('/api/devices/:id/diff', need('devices.view', 'backups.view'), async (c) => {
+  web.get('/api/devices/:id/diff', need(BACKUP_OPS.browse), async (c) => {
     const id = intParam(c, 'id');
     const app = c.get('app');
     const scope = c.get('principal').scope;

@@ -1,4 +1,5 @@
 // The Jobs page: backup jobs (running, queued, retrying, recent) with who started them, progress, cancel and resume; starting bulk jobs; their internal JSON routes.
+import { BACKUP_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import type { Child } from 'hono/jsx';
 import { ApiError } from '../../errors';
@@ -31,10 +32,10 @@ function selectionOf(body: Record<string, string | File | (string | File)[]>): J
 }
 
 export function registerJobs(web: Hono<WebEnv>): void {
-  web.get('/jobs', need('backups.view'), (c) => listPage(c));
-  web.get('/jobs/:id', need('backups.view'), (c) => jobPage(c, c.req.param('id')));
+  web.get('/jobs', need(BACKUP_OPS.jobs), (c) => listPage(c));
+  web.get('/jobs/:id', need(BACKUP_OPS.jobs), (c) => jobPage(c, c.req.param('id')));
   // Without script: start the job and go to its page, which follows it (a reload, or the page's own refresh).
-  web.post('/jobs', need('devices.view', 'backups.run'), async (c) => {
+  web.post('/jobs', need(BACKUP_OPS.run), async (c) => {
     const body = await c.req.parseBody({ all: true });
     const back = typeof body.back === 'string' && body.back.startsWith('/devices') ? body.back : '/devices';
     try {
@@ -46,7 +47,7 @@ export function registerJobs(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/jobs/:id/cancel', need('backups.run'), (c) => {
+  web.post('/jobs/:id/cancel', need(BACKUP_OPS.cancelJob), (c) => {
     const id = c.req.param('id');
     try {
       const r = cancelBackupJob(c.get('app').db, actorOf(c), id);
@@ -57,7 +58,7 @@ export function registerJobs(web: Hono<WebEnv>): void {
     }
   });
 
-  web.post('/jobs/:id/resume', need('backups.run'), (c) => {
+  web.post('/jobs/:id/resume', need(BACKUP_OPS.resumeJob), (c) => {
     const id = c.req.param('id');
     try {
       const r = resumeBackupJobHere(c.get('app'), actorOf(c), id);
@@ -69,24 +70,24 @@ export function registerJobs(web: Hono<WebEnv>): void {
   });
 
   // The same as JSON for scripts of the interface (same permissions, scope and services).
-  web.get('/api/jobs', need('backups.view'), (c) => {
+  web.get('/api/jobs', need(BACKUP_OPS.jobs), (c) => {
     c.header('Cache-Control', 'no-store');
     return c.json({ items: listBackupJobs(c.get('app').db, c.get('principal'), { openOnly: c.req.query('open') === '1' }) });
   });
-  web.get('/api/jobs/:id', need('backups.view'), (c) => {
+  web.get('/api/jobs/:id', need(BACKUP_OPS.jobs), (c) => {
     c.header('Cache-Control', 'no-store');
     return c.json(getBackupJob(c.get('app').db, c.get('principal'), c.req.param('id')));
   });
-  web.post('/api/jobs', need('devices.view', 'backups.run'), async (c) => {
+  web.post('/api/jobs', need(BACKUP_OPS.run), async (c) => {
     const job = startBackupJob(c.get('app'), actorOf(c), selectionOf(await c.req.parseBody({ all: true })));
     return c.json(getBackupJob(c.get('app').db, c.get('principal'), job.id), 202);
   });
-  web.post('/api/jobs/:id/cancel', need('backups.run'), (c) => {
+  web.post('/api/jobs/:id/cancel', need(BACKUP_OPS.cancelJob), (c) => {
     const id = c.req.param('id');
     cancelBackupJob(c.get('app').db, actorOf(c), id);
     return c.json(getBackupJob(c.get('app').db, c.get('principal'), id));
   });
-  web.post('/api/jobs/:id/resume', need('backups.run'), (c) => {
+  web.post('/api/jobs/:id/resume', need(BACKUP_OPS.resumeJob), (c) => {
     const id = c.req.param('id');
     resumeBackupJobHere(c.get('app'), actorOf(c), id);
     return c.json(getBackupJob(c.get('app').db, c.get('principal'), id), 202);

@@ -1,4 +1,5 @@
 // Settings → Notifications: channels (add, remove, "Send test"), rules (add, remove) and each channel's delivery log; the forms are notification-forms.tsx.
+import { NOTIFICATION_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import {
   createChannel,
@@ -22,11 +23,11 @@ import { groupOptions } from './groups-options';
 const BASE = '/settings/notifications';
 
 export function registerNotifications(web: Hono<WebEnv>): void {
-  web.get(BASE, need('settings.view'), (c) => notificationsPage(c, {}));
+  web.get(BASE, need(NOTIFICATION_OPS.view), (c) => notificationsPage(c, {}));
   // The menu says "Notifications": the short address a person types leads to the page (which checks permission).
   web.get('/notifications', (c) => c.redirect(BASE, 301));
 
-  web.post(`${BASE}/channels`, need('settings.update'), async (c) => {
+  web.post(`${BASE}/channels`, need(NOTIFICATION_OPS.addChannel), async (c) => {
     const f = await formFields(c);
     const app = c.get('app');
     try {
@@ -39,13 +40,13 @@ export function registerNotifications(web: Hono<WebEnv>): void {
     return redirectWith(c, BASE, `Channel ${f.name} added.`);
   });
 
-  web.post(`${BASE}/channels/:name/remove`, need('settings.update'), (c) => {
+  web.post(`${BASE}/channels/:name/remove`, need(NOTIFICATION_OPS.removeChannel), (c) => {
     const name = c.req.param('name');
     removeChannel(c.get('app').db, actorOf(c), name);
     return redirectWith(c, BASE, `Channel ${name} removed.`);
   });
 
-  web.post(`${BASE}/channels/:name/test`, need('settings.update'), async (c) => {
+  web.post(`${BASE}/channels/:name/test`, need(NOTIFICATION_OPS.testChannel), async (c) => {
     const name = c.req.param('name');
     const app = c.get('app');
     const r = await sendTestMessage({ db: app.db, secrets: app.secrets, snapshots: app.snapshots, config: app.config, log: app.log }, actorOf(c), name);
@@ -54,7 +55,7 @@ export function registerNotifications(web: Hono<WebEnv>): void {
       : redirectWith(c, `${BASE}?channel=${encodeURIComponent(name)}`, `Test message delivered to ${name} (delivery ${r.delivery_id}).`);
   });
 
-  web.post(`${BASE}/rules`, need('settings.update'), async (c) => {
+  web.post(`${BASE}/rules`, need(NOTIFICATION_OPS.addRule), async (c) => {
     const f = await formFields(c);
     try {
       createRule(c.get('app').db, actorOf(c), ruleInput(f));
@@ -66,7 +67,7 @@ export function registerNotifications(web: Hono<WebEnv>): void {
     return redirectWith(c, BASE, `Rule ${f.name} added.`);
   });
 
-  web.post(`${BASE}/rules/:name/remove`, need('settings.update'), (c) => {
+  web.post(`${BASE}/rules/:name/remove`, need(NOTIFICATION_OPS.removeRule), (c) => {
     const name = c.req.param('name');
     removeRule(c.get('app').db, actorOf(c), name);
     return redirectWith(c, BASE, `Rule ${name} removed.`);

@@ -1,9 +1,10 @@
 // Roles: list with their permissions, create one from the permission catalogue, edit a custom role (administrator is read-only).
+import { ROLE_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { createRole, getRole, listRoles, setRolePermissions, type Role } from '../../features/roles/roles.service';
 import { actorOf } from '../../http/context';
-import { PERMISSIONS } from '../../identity/permissions';
+import { ADMINISTRATOR_ROLE, PERMISSIONS } from '../../identity/permissions';
 import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
@@ -27,9 +28,9 @@ function roleOr404(c: WebContext): Role {
 }
 
 export function registerRoles(web: Hono<WebEnv>): void {
-  web.get('/roles', need('roles.view'), (c) => listPage(c));
-  web.get('/roles/new', need('roles.create'), (c) => formPage(c, null));
-  web.post('/roles', need('roles.create'), async (c) => {
+  web.get('/roles', need(ROLE_OPS.list), (c) => listPage(c));
+  web.get('/roles/new', need(ROLE_OPS.create), (c) => formPage(c, null));
+  web.post('/roles', need(ROLE_OPS.create), async (c) => {
     const f = await formFields(c);
     const permissions = await tickedPermissions(c);
     try {
@@ -41,8 +42,8 @@ export function registerRoles(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/roles/:name/edit', need('roles.update'), (c) => formPage(c, roleOr404(c)));
-  web.post('/roles/:name/edit', need('roles.update'), async (c) => {
+  web.get('/roles/:name/edit', need(ROLE_OPS.update), (c) => formPage(c, roleOr404(c)));
+  web.post('/roles/:name/edit', need(ROLE_OPS.update), async (c) => {
     const before = roleOr404(c);
     const permissions = await tickedPermissions(c);
     try {
@@ -64,7 +65,7 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Roles</h1>
-        {can(c, 'roles.create') ? (
+        {can(c, ROLE_OPS.create) ? (
           <a class="button primary" href="/roles/new">
             Add role
           </a>
@@ -83,7 +84,7 @@ function listPage(c: WebContext) {
             {roles.map((r) => (
               <tr data-role={r.name}>
                 <td>
-                  {can(c, 'roles.update') && !r.builtin ? <a href={`/roles/${encodeURIComponent(r.name)}/edit`}>{r.name}</a> : r.name}{' '}
+                  {can(c, ROLE_OPS.update) && !r.builtin ? <a href={`/roles/${encodeURIComponent(r.name)}/edit`}>{r.name}</a> : r.name}{' '}
                   {r.builtin ? <span class="badge muted">built-in</span> : null}
                 </td>
                 <td>{r.description || '—'}</td>
@@ -118,7 +119,13 @@ function formPage(
     { title, active: '/roles', status: errors ? status : 200 },
     <>
       <h1>{title}</h1>
-      {readOnly ? <p class="advice">The built-in administrator role always holds every permission and cannot be changed.</p> : null}
+      {readOnly ? (
+        <p class="advice">
+          {role?.name === ADMINISTRATOR_ROLE
+            ? 'The built-in administrator role always holds every permission and cannot be changed.'
+            : `The built-in role ${role?.name ?? ''} is defined by the appliance and cannot be changed.`}
+        </p>
+      ) : null}
       <section class="card">
         <form method="post" action={role ? `/roles/${encodeURIComponent(role.name)}/edit` : '/roles'} class="grid-form">
           <Csrf token={c.get('session').csrfToken} />

@@ -1,4 +1,5 @@
 // Search page: text or regex across the newest configuration of every device in scope (by group and platform), hits paged with context lines, CSV/text export.
+import { BACKUP_OPS } from '../../features/policy';
 import { GroupPlatformFilters } from '../components/filter-select';
 import type { Hono } from 'hono';
 import { raw } from 'hono/html';
@@ -49,10 +50,10 @@ function filters(f: Form): SearchOptions {
 }
 
 export function registerSearch(web: Hono<WebEnv>): void {
-  web.get('/search', need('devices.view', 'backups.view'), (c) => searchPage(c));
+  web.get('/search', need(BACKUP_OPS.search), (c) => searchPage(c));
 
   // The hits as a file, with the page's filters and the user's scope; bounded (EXPORT_LIMITS), said in a header and in the text.
-  web.get('/search/export', need('devices.view', 'backups.view'), async (c) => {
+  web.get('/search/export', need(BACKUP_OPS.search), async (c) => {
     const f = readForm(c);
     const format = c.req.query('format') === 'txt' ? 'txt' : 'csv';
     // A bad query is the 422 of any page (the error handler): there is nothing to export.

@@ -1,5 +1,6 @@
 // The template page: form ⇄ TemplateSpec (lists as one-per-line textareas), built-ins shown read-only, "Try on device" results.
 import { TemplateCreateSchema } from '../../features/templates/templates.schemas';
+import { TEMPLATE_OPS } from '../../features/templates/templates.policy';
 import { getTemplate, type Template } from '../../features/templates/templates.service';
 import { listDevices, type Device } from '../../features/devices/devices.service';
 import type { TemplateSpec } from '../../templates/types';
@@ -263,8 +264,7 @@ function SettingFields({ v, e, readOnly }: { v: Values; e: Errors; readOnly: boo
 
 /** "Try on device": a device picker (this template's devices first) and the button, for whoever may run and read backups. */
 function TryControls({ c, templateId, base, deviceId, e }: { c: WebContext; templateId: number | null; base: string; deviceId?: number; e: Errors }) {
-  const canTry = can(c, 'templates.update') && can(c, 'backups.run') && can(c, 'backups.view');
-  if (!canTry) return null;
+  if (!can(c, TEMPLATE_OPS.try)) return null;
   const picker = tryDevices(c, templateId);
   const devices = [...picker.own, ...picker.others];
   const option = (d: Device) => <option value={String(d.id)} selected={deviceId === d.id}>{`${d.name} (${d.hostname})`}</option>;

@@ -1,4 +1,5 @@
 // "Try on device": run a template (as edited, unsaved) against one in-scope device and show raw and cleaned output; stores nothing.
+import { TEMPLATE_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { tryTemplateOnDevice } from '../../engine/template-trial';
 import { ApiError } from '../../errors';
@@ -10,8 +11,8 @@ import { fieldErrors, formFields, intParam, need, type WebContext, type WebEnv }
 import { parseTemplateForm, templatePage } from './template-form';
 
 export function registerTemplateTry(web: Hono<WebEnv>): void {
-  web.post('/templates/new/try', need('templates.update', 'backups.run', 'backups.view'), (c) => tryTemplate(c, null));
-  web.post('/templates/:id/try', need('templates.update', 'backups.run', 'backups.view'), (c) => tryTemplate(c, intParam(c, 'id')));
+  web.post('/templates/new/try', need(TEMPLATE_OPS.try), (c) => tryTemplate(c, null));
+  web.post('/templates/:id/try', need(TEMPLATE_OPS.try), (c) => tryTemplate(c, intParam(c, 'id')));
 }
 
 async function tryTemplate(c: WebContext, id: number | null): Promise<Response> {

@@ -1,4 +1,5 @@
 // Templates: the list, custom templates created/edited/deleted with the API's validation, built-ins shown read-only.
+import { TEMPLATE_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { PatternProblems } from './template-patterns';
 import { createTemplate, deleteTemplate, getTemplate, listTemplates, updateTemplate } from '../../features/templates/templates.service';
@@ -11,9 +12,9 @@ import { SourceBadge, parseTemplateForm, templatePage } from './template-form';
 import { registerTemplateTry } from './template-try';
 
 export function registerTemplates(web: Hono<WebEnv>): void {
-  web.get('/templates', need('templates.view'), (c) => listPage(c));
-  web.get('/templates/new', need('templates.create'), (c) => templatePage(c, null));
-  web.post('/templates', need('templates.create'), async (c) => {
+  web.get('/templates', need(TEMPLATE_OPS.list), (c) => listPage(c));
+  web.get('/templates/new', need(TEMPLATE_OPS.create), (c) => templatePage(c, null));
+  web.post('/templates', need(TEMPLATE_OPS.create), async (c) => {
     const f = await formFields(c);
     const p = parseTemplateForm(f, null);
     if (!p.ok) return templatePage(c, null, { values: f, errors: p.errors });
@@ -26,8 +27,8 @@ export function registerTemplates(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/templates/:id', need('templates.view'), (c) => templatePage(c, intParam(c, 'id')));
-  web.post('/templates/:id/edit', need('templates.update'), async (c) => {
+  web.get('/templates/:id', need(TEMPLATE_OPS.get), (c) => templatePage(c, intParam(c, 'id')));
+  web.post('/templates/:id/edit', need(TEMPLATE_OPS.update), async (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     const before = getTemplate(db, id);
@@ -43,11 +44,11 @@ export function registerTemplates(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/templates/:id/export.yaml', need('templates.view'), (c) => {
+  web.get('/templates/:id/export.yaml', need(TEMPLATE_OPS.get), (c) => {
     const { filename, yaml } = exportTemplateYaml(c.get('app').db, intParam(c, 'id'));
     return c.body(yaml, 200, { 'Content-Type': 'application/yaml; charset=utf-8', 'Content-Disposition': `attachment; filename="${filename}"` });
   });
-  web.post('/templates/:id/clone', need('templates.create'), (c) => {
+  web.post('/templates/:id/clone', need(TEMPLATE_OPS.create), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     try {
@@ -58,7 +59,7 @@ export function registerTemplates(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/templates/:id/delete', need('templates.delete'), (c) => {
+  web.post('/templates/:id/delete', need(TEMPLATE_OPS.delete), (c) => {
     const id = intParam(c, 'id');
     const db = c.get('app').db;
     const t = getTemplate(db, id);

@@ -1,4 +1,5 @@
 // Users: list, create (password to be changed at first login), edit role and device-group scope, disable/enable, reset password.
+import { USER_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
 import { listRoles } from '../../features/roles/roles.service';
@@ -36,9 +37,9 @@ function userOr404(c: WebContext): User {
 }
 
 export function registerUsers(web: Hono<WebEnv>): void {
-  web.get('/users', need('users.view'), (c) => listPage(c));
-  web.get('/users/new', need('users.create'), (c) => createPage(c));
-  web.post('/users', need('users.create'), async (c) => {
+  web.get('/users', need(USER_OPS.list), (c) => listPage(c));
+  web.get('/users/new', need(USER_OPS.create), (c) => createPage(c));
+  web.post('/users', need(USER_OPS.create), async (c) => {
     const f = await formFields(c);
     try {
       const groups = await scopeOf(c, f);
@@ -57,8 +58,8 @@ export function registerUsers(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.get('/users/:username/edit', need('users.update'), (c) => editPage(c, userOr404(c)));
-  web.post('/users/:username/edit', need('users.update'), async (c) => {
+  web.get('/users/:username/edit', need(USER_OPS.update), (c) => editPage(c, userOr404(c)));
+  web.post('/users/:username/edit', need(USER_OPS.update), async (c) => {
     const before = userOr404(c);
     const f = await formFields(c);
     try {
@@ -71,9 +72,9 @@ export function registerUsers(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/users/:username/disable', need('users.update'), (c) => toggle(c, true));
-  web.post('/users/:username/enable', need('users.update'), (c) => toggle(c, false));
-  web.post('/users/:username/password', need('users.update'), async (c) => {
+  web.post('/users/:username/disable', need(USER_OPS.update), (c) => toggle(c, true));
+  web.post('/users/:username/enable', need(USER_OPS.update), (c) => toggle(c, false));
+  web.post('/users/:username/password', need(USER_OPS.update), async (c) => {
     const u = userOr404(c);
     const f = await formFields(c);
     const db = c.get('app').db;
@@ -117,7 +118,7 @@ function listPage(c: WebContext) {
     <>
       <div class="title-row">
         <h1>Users</h1>
-        {can(c, 'users.create') ? (
+        {can(c, USER_OPS.create) ? (
           <a class="button primary" href="/users/new">
             Add user
           </a>
@@ -132,13 +133,13 @@ function listPage(c: WebContext) {
               <th>Scope</th>
               <th>State</th>
               <th>Time zone</th>
-              {can(c, 'users.update') ? <th>Actions</th> : null}
+              {can(c, USER_OPS.update) ? <th>Actions</th> : null}
             </tr>
           </thead>
           <tbody>
             {users.map((u) => (
               <tr data-user={u.username}>
-                <td>{can(c, 'users.update') ? <a href={`/users/${encodeURIComponent(u.username)}/edit`}>{u.username}</a> : u.username}</td>
+                <td>{can(c, USER_OPS.update) ? <a href={`/users/${encodeURIComponent(u.username)}/edit`}>{u.username}</a> : u.username}</td>
                 <td>{u.role}</td>
                 <td>{scopeLabel(u, paths)}</td>
                 <td>
@@ -147,7 +148,7 @@ function listPage(c: WebContext) {
                   {u.source === 'ldap' ? <span class="badge muted">directory</span> : null}
                 </td>
                 <td>{u.timezone ?? `appliance (${tz})`}</td>
-                {can(c, 'users.update') ? (
+                {can(c, USER_OPS.update) ? (
                   <td>
                     <form method="post" action={`/users/${encodeURIComponent(u.username)}/${u.disabled ? 'enable' : 'disable'}`} class="inline">
                       <Csrf token={csrf} />

@@ -1,0 +1,37 @@
+// Who may do what with devices: each operation's permissions, scope and ownership rules, read by every door.
+import { operation } from '../../identity/policy';
+
+const groups = { scope: 'groups' } as const;
+
+export const DEVICE_OPS = {
+  list: operation('devices.list', ['devices.view'], groups, { api: 'GET /devices', web: ['GET /devices'], cli: 'device list' }),
+  listUnreachable: operation('devices.list_unreachable', ['devices.view'], groups, { api: 'GET /devices/unreachable' }),
+  get: operation('devices.get', ['devices.view'], groups, { api: 'GET /devices/{device_id}', web: ['GET /devices/:id'], cli: 'device show' }),
+  export: operation('devices.export', ['devices.view'], groups, { web: ['GET /devices/export.csv'], cli: 'device export' }),
+  create: operation(
+    'devices.create',
+    ['devices.create'],
+    { scope: 'groups', ownership: 'credential' },
+    { api: 'POST /devices', web: ['GET /devices/new', 'POST /devices'], cli: 'device add' },
+  ),
+  import: operation(
+    'devices.import',
+    ['devices.create'],
+    { scope: 'groups', ownership: 'credential' },
+    { web: ['GET /devices/import', 'POST /devices/import/preview', 'POST /devices/import'], cli: 'device import' },
+  ),
+  update: operation(
+    'devices.update',
+    ['devices.update'],
+    { scope: 'groups', ownership: 'credential' },
+    { api: 'PUT /devices/{device_id}', web: ['GET /devices/:id/edit', 'POST /devices/:id/edit'] },
+  ),
+  acceptHostKey: operation(
+    'devices.accept_host_key',
+    ['devices.update'],
+    { scope: 'groups', ownership: 'credential' },
+    { web: ['POST /devices/:id/host-key/accept'] },
+  ),
+  approveHold: operation('devices.approve_hold', ['devices.update'], { scope: 'groups', ownership: 'credential' }, { web: ['POST /devices/:id/hold/approve'] }),
+  delete: operation('devices.delete', ['devices.delete'], groups, { api: 'DELETE /devices/{device_id}', web: ['POST /devices/:id/delete'] }),
+} as const;

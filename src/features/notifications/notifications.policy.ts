@@ -1,0 +1,31 @@
+// Who may see and change notification channels and rules (settings.*), read by every door.
+import { operation } from '../../identity/policy';
+
+const shared = { scope: 'groups', ownership: 'shared-thing' } as const;
+const BASE = '/settings/notifications';
+
+export const NOTIFICATION_OPS = {
+  view: operation('notifications.view', ['settings.view'], { scope: 'groups' }, { web: [`GET ${BASE}`], cli: 'notify channel list' }),
+  /**
+   * A channel decides where the appliance connects: adding one needs scope "all" (notifications.service). Adding a
+   * channel or a rule is done on the page that lists them (and shows a refused form again), hence settings.view too.
+   */
+  addChannel: operation(
+    'notifications.add_channel',
+    ['settings.view', 'settings.update'],
+    { scope: 'all' },
+    { web: [`POST ${BASE}/channels`], cli: 'notify channel add' },
+  ),
+  removeChannel: operation('notifications.remove_channel', ['settings.update'], shared, {
+    web: [`POST ${BASE}/channels/:name/remove`],
+    cli: 'notify channel remove',
+  }),
+  testChannel: operation('notifications.test_channel', ['settings.update'], shared, { web: [`POST ${BASE}/channels/:name/test`], cli: 'notify channel test' }),
+  addRule: operation(
+    'notifications.add_rule',
+    ['settings.view', 'settings.update'],
+    { scope: 'groups' },
+    { web: [`POST ${BASE}/rules`], cli: 'notify rule add' },
+  ),
+  removeRule: operation('notifications.remove_rule', ['settings.update'], shared, { web: [`POST ${BASE}/rules/:name/remove`], cli: 'notify rule remove' }),
+} as const;

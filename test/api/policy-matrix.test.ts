@@ -1,0 +1,309 @@
+// The policy table (src/features/*/<f>.policy.ts) walked door by door: for every operation, an actor lacking any one of
+// its permissions is refused (API 403 PERMISSION_DENIED, web 403 page) and one holding exactly them gets through; the
+// API doors are spec section 4 with the spec's permissions; the read services refuse on their own; the CLI offers
+// what the table says; the built-in roles hold what their definition says and cannot be edited.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { BUILTIN_ROLES, OPERATIONS } from '../../src/features/policy';
+import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
+import { missingFor, type Operation } from '../../src/identity/policy';
+import type { Command } from '../../src/cli/common';
+import { apikeyCommand } from '../../src/cli/apikey';
+import { auditCommand } from '../../src/cli/audit';
+import { complianceCommand } from '../../src/cli/compliance';
+import { backupCommand } from '../../src/cli/backup';
+import { credentialCommand } from '../../src/cli/credential';
+import { deviceCommand } from '../../src/cli/device';
+import { notifyCommand } from '../../src/cli/notify';
+import { roleCommand } from '../../src/cli/role';
+import { templateCommand } from '../../src/cli/template';
+import { userCommand } from '../../src/cli/user';
+import { cliActor, SYSTEM_ACTOR } from '../../src/identity/actor';
+import type { Principal } from '../../src/identity/principal';
+import { createRole, getRole, setRolePermissions } from '../../src/features/roles/roles.service';
+import { createUser } from '../../src/features/users/users.service';
+import { createApiKey } from '../../src/features/apikeys/apikeys.service';
+import { getDeviceFor, listDevicesFor } from '../../src/features/devices/devices.service';
+import { getDeviceHoldView } from '../../src/features/devices/device-holds.service';
+import { getGroupFor, getGroupTreeFor, listGroupsFor } from '../../src/features/groups/groups.service';
+import { getCredentialFor, listCredentialsFor } from '../../src/features/credentials/credentials.service';
+import { getTemplateFor, listTemplatesFor } from '../../src/features/templates/templates.service';
+import { getBackupContent } from '../../src/features/backups/backups.service';
+import { renderHistoryPage } from '../../src/features/backups/history-pages';
+import { getStatisticsFor } from '../../src/features/stats/stats.service';
+import { listAuditFor } from '../../src/features/audit/audit.service';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { recordBackup, seedInventory } from './backups.seed';
+import { seedCredential, seedDevice, seedGroup, seedTemplate } from '../helpers/seed';
+import { SPEC_ENDPOINTS } from './openapi.endpoints';
+import { WebClient } from '../web/web-client';
+import { SESSION_COOKIE, createSession } from '../../src/web/session/sessions.service';
+import type { Json } from '../helpers/api';
+
+const MISSING = 999_999;
+
+/** A valid body for the API rows that need one. */
+const API_BODIES: Record<string, (ids: Ids) => unknown> = {
+  'POST /devices': (ids) => ({ name: 'matrix-device', hostname: '192.0.2.10', credential_id: ids.credential_id, template_id: ids.template_id }),
+  'PUT /devices/{device_id}': () => ({ description: 'changed by the policy matrix' }),
+  'POST /groups': () => ({ name: 'matrix-group' }),
+  'PUT /groups/{group_id}': () => ({ description: 'changed by the policy matrix' }),
+  'POST /credentials': () => ({ name: 'matrix-credential', username: 'backup', password: 'matrix-password' }),
+  'PUT /credentials/{credential_id}': () => ({ description: 'changed by the policy matrix' }),
+  'POST /templates': () => ({ name: 'matrix-template', vendor: 'Test', commands: ['show running-config'] }),
+  'PUT /templates/{template_id}': () => ({ description: 'changed by the policy matrix' }),
+};
+
+interface Ids {
+  device_id: number;
+  group_id: number;
+  credential_id: number;
+  template_id: number;
+  backup_id: string;
+  deletable: { device_id: number; group_id: number; credential_id: number; template_id: number };
+}
+
+function apiPath(door: string, ids: Ids): { method: string; path: string } {
+  const [method, spec] = door.split(' ');
+  const { deletable, ...existing } = ids;
+  const values: Record<string, string | number> = method === 'DELETE' ? { ...existing, ...deletable } : existing;
+  return { method, path: '/api/v1' + spec.replace(/\{(\w+)\}/g, (_, name: string) => String(values[name])) };
+}
+
+/** Web paths with existing records for a GET (the page renders), a missing one for a POST (nothing changes). */
+function webPath(door: string, ids: Ids): { method: string; path: string } {
+  const [method, pattern] = door.split(' ');
+  const get = method === 'GET';
+  const idOf: Record<string, number | string> = {
+    devices: get ? ids.device_id : MISSING,
+    templates: get ? ids.template_id : MISSING,
+    credentials: get ? ids.credential_id : MISSING,
+    groups: MISSING,
+    'api-keys': MISSING,
+    jobs: 'no-such-job',
+  };
+  const path = pattern
+    .replace(/^\/(api\/)?(\w[\w-]*)\/:id/, (_, api: string | undefined, noun: string) => `/${api ?? ''}${noun}/${idOf[noun]}`)
+    .replace(':bid', get ? ids.backup_id : 'no-such-backup')
+    .replace(':username', get ? 'admin' : 'no-such-user')
+    .replace(':name', get ? 'administrator' : 'no-such-name');
+  return { method, path };
+}
+
+/** Everyone who acts in this file holds scope "all": what is tested is the permission, not the scope. */
+function principalWith(permissions: readonly Permission[]): Principal {
+  return { ...SYSTEM_ACTOR.principal, userId: -1, username: 'matrix-reader', permissions: new Set(permissions) };
+}
+
+function allBut(p: Permission): Permission[] {
+  return PERMISSIONS.filter((x) => x !== p);
+}
+
+describe('policy matrix: every operation of the table, at every door it has', () => {
+  let t: TestAppliance;
+  let ids: Ids;
+  const keys = new Map<string, string>();
+  const sessions = new Map<string, WebClient>();
+  let seq = 0;
+
+  async function makeActor(perms: readonly Permission[]): Promise<void> {
+    const n = ++seq;
+    const username = `matrix${n}`;
+    createRole(t.services.db, SYSTEM_ACTOR, { name: `matrix-role-${n}`, permissions: [...perms] });
+    const user = await createUser(t.services.db, SYSTEM_ACTOR, { username, password: 'matrix-password-1', role: `matrix-role-${n}` });
+    const name = [...perms].sort().join(',');
+    keys.set(name, createApiKey(t.services.db, SYSTEM_ACTOR, { username }).key);
+    // A session as the login form makes it (the login itself is tested elsewhere; its password check costs 100 ms).
+    const web = new WebClient(t.url);
+    web.cookies.set(SESSION_COOKIE, createSession(t.services.db, user.id, { address: '127.0.0.1', userAgent: 'policy-matrix' }));
+    sessions.set(name, web);
+  }
+
+  function actor(perms: readonly Permission[]): { key: string; web: WebClient } {
+    const name = [...perms].sort().join(',');
+    return { key: keys.get(name)!, web: sessions.get(name)! };
+  }
+
+  async function callApi(door: string, key: string): Promise<{ status: number; body: Json }> {
+    const { method, path } = apiPath(door, ids);
+    const body = API_BODIES[door]?.(ids);
+    const res = await t.api(path, { method, key, ...(body !== undefined ? { json: body } : {}) });
+    return { status: res.status, body: (await res.json().catch(() => null)) as Json };
+  }
+
+  async function callWeb(door: string, web: WebClient): Promise<{ status: number; html: string }> {
+    const { method, path } = webPath(door, ids);
+    const r = method === 'GET' ? await web.get(path) : await web.post(path, {}, { csrf: true });
+    return { status: r.res.status, html: r.html };
+  }
+
+  before(async () => {
+    t = await startTestAppliance();
+    const { db } = t.services;
+    const inv = seedInventory(db);
+    ids = {
+      device_id: inv.devices.dA,
+      group_id: inv.groups.B,
+      credential_id: inv.credentialId,
+      template_id: inv.templateId,
+      backup_id: recordBackup(t.services, inv.devices.dA, { text: 'hostname matrix\n' }),
+      deletable: {
+        device_id: seedDevice(db, { name: 'matrix-doomed-device', credential_id: inv.credentialId, template_id: inv.templateId, group_id: inv.groups.A }),
+        group_id: seedGroup(db, 'matrix-doomed-group'),
+        credential_id: seedCredential(db, null, { name: 'matrix-doomed-credential' }),
+        template_id: seedTemplate(db, 'matrix-doomed-template'),
+      },
+    };
+    // Every actor up front, so that their password hashes are computed side by side rather than one after another.
+    const sets = new Map<string, readonly Permission[]>();
+    for (const op of OPERATIONS) for (const perms of [op.permissions, ...op.permissions.map(allBut)]) sets.set([...perms].sort().join(','), perms);
+    await Promise.all([...sets.values()].map(makeActor));
+  });
+  after(() => t.close());
+
+  test('the API doors of the table are spec section 4, each with the spec’s permission', () => {
+    const table = OPERATIONS.filter((op) => op.doors.api).map((op) => `${op.doors.api} ${op.permissions.join('+')}`);
+    const spec = SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.permission}`);
+    assert.deepEqual([...table].sort(), [...spec].sort());
+  });
+
+  test('every permission of the catalogue guards some operation', () => {
+    const used = new Set(OPERATIONS.flatMap((op) => op.permissions));
+    // In the catalogue, but no door deletes a user or a role yet.
+    assert.deepEqual(
+      PERMISSIONS.filter((p) => !used.has(p)),
+      ['users.delete', 'roles.delete'],
+    );
+  });
+
+  for (const op of OPERATIONS) {
+    test(`${op.id} needs ${op.permissions.join(' + ')}`, async () => {
+      // Lacking any one permission is refused at each door; denied first, so the record a holder changes is still there.
+      for (const p of op.permissions) {
+        const lacking = actor(allBut(p));
+        if (op.doors.api) {
+          const r = await callApi(op.doors.api, lacking.key);
+          assert.equal(r.status, 403, `API ${op.doors.api} without ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+          assert.equal(r.body?.error?.code, 'PERMISSION_DENIED');
+          assert.equal(r.body?.error?.details?.permission, p);
+        }
+        for (const door of op.doors.web ?? []) {
+          const r = await callWeb(door, lacking.web);
+          assert.equal(r.status, 403, `web ${door} without ${p}: ${r.status}`);
+          assert.match(r.html, new RegExp(`needs the permission ${p.replace('.', '\\.')}`), `web ${door}: refused for ${p}`);
+        }
+      }
+      // Holding exactly the operation's permissions gets past every door's guard.
+      const holder = actor(op.permissions);
+      if (op.doors.api) {
+        const r = await callApi(op.doors.api, holder.key);
+        assert.notEqual(r.body?.error?.code, 'ROUTE_NOT_FOUND', 'the route exists');
+        assert.ok(![401, 403].includes(r.status), `API ${op.doors.api} with ${op.permissions.join(',')}: ${r.status} ${JSON.stringify(r.body)}`);
+        if (op.doors.api === 'POST /devices') {
+          // Spec 4.6 rule 3: devices.create alone creates the device, held until someone entitled to its credential approves.
+          assert.equal(r.status, 201);
+          assert.match(getDeviceHoldView(t.services.db, SYSTEM_ACTOR, r.body.id)?.hold.reason ?? '', /credentials\.view/, 'created, and held');
+        }
+      }
+      for (const door of op.doors.web ?? []) {
+        const r = await callWeb(door, holder.web);
+        assert.notEqual(r.status, 403, `web ${door} with ${op.permissions.join(',')}: ${r.status}`);
+      }
+    });
+  }
+
+  test('the CLI offers each operation the table gives it, as the console actor that holds every permission', () => {
+    const commands: Record<string, Command> = {
+      apikey: apikeyCommand,
+      audit: auditCommand,
+      backup: backupCommand,
+      compliance: complianceCommand,
+      credential: credentialCommand,
+      device: deviceCommand,
+      notify: notifyCommand,
+      role: roleCommand,
+      template: templateCommand,
+      user: userCommand,
+    };
+    for (const op of OPERATIONS.filter((o) => o.doors.cli)) {
+      const cli = op.doors.cli!;
+      const cmd = commands[cli.split(' ')[0]];
+      assert.ok(cmd.help.includes(`confvault ${cli} `) || cmd.help.includes(`confvault ${cli}\n`), `confvault ${cli} is in its --help`);
+      assert.equal(missingFor(cliActor('matrix').principal, op), null);
+    }
+  });
+
+  test('the read services check the view permission themselves (not only the route guard)', () => {
+    const db = t.services.db;
+    const reads: [Operation, (p: Principal) => unknown][] = [];
+    const byId = new Map(OPERATIONS.map((o) => [o.id, o]));
+    const read = (id: string, call: (p: Principal) => unknown) => reads.push([byId.get(id)!, call]);
+    read('devices.list', (p) => listDevicesFor(db, p, {}, 1, 10));
+    read('devices.list_unreachable', (p) => listDevicesFor(db, p, { reachability: 'unreachable' }, 1, 10));
+    read('devices.get', (p) => getDeviceFor(db, p, ids.device_id));
+    read('groups.list', (p) => listGroupsFor(db, p, {}, 1, 10));
+    read('groups.tree', (p) => getGroupTreeFor(db, p));
+    read('groups.get', (p) => getGroupFor(db, p, ids.group_id));
+    read('credentials.list', (p) => listCredentialsFor(db, p, { page: 1, limit: 10 }));
+    read('credentials.get', (p) => getCredentialFor(db, p, ids.credential_id));
+    read('templates.list', (p) => listTemplatesFor(db, p, { page: 1, limit: 10 }));
+    read('templates.get', (p) => getTemplateFor(db, p, ids.template_id));
+    read('backups.list', (p) => renderHistoryPage(db, p, ids.device_id, 1, 10, 'UTC'));
+    read('backups.content', (p) => getBackupContent(db, t.services.snapshots, null, p, ids.backup_id));
+    read('stats.dashboard', (p) => getStatisticsFor(db, p));
+    read('audit.list', (p) => listAuditFor(db, p, {}, 1, 10));
+    // Every read the API offers is here.
+    const apiReads = OPERATIONS.filter((o) => o.doors.api?.startsWith('GET ')).map((o) => o.id);
+    for (const id of apiReads)
+      assert.ok(
+        reads.some(([o]) => o.id === id),
+        `read service of ${id} is in this list`,
+      );
+    for (const [op, call] of reads) {
+      for (const p of op.permissions) {
+        assert.throws(
+          () => call(principalWith(allBut(p))),
+          (e: { code?: string; details?: { permission?: string } }) => {
+            return e.code === 'PERMISSION_DENIED' && e.details?.permission === p;
+          },
+          `${op.id} without ${p}`,
+        );
+      }
+      assert.doesNotThrow(() => call(principalWith(op.permissions)), `${op.id} with ${op.permissions.join(',')}`);
+    }
+  });
+
+  test('the built-in roles: created with the appliance, holding their table’s permissions, not editable', async () => {
+    const db = t.services.db;
+    for (const r of BUILTIN_ROLES) {
+      const role = getRole(db, r.name);
+      assert.ok(role?.builtin, `${r.name} is built in`);
+      assert.deepEqual(
+        role.permissions,
+        PERMISSIONS.filter((p) => r.permissions.includes(p)),
+        r.name,
+      );
+      assert.throws(() => setRolePermissions(db, SYSTEM_ACTOR, r.name, ['devices.view']), { code: 'ROLE_BUILTIN_READONLY' });
+    }
+    // Through the API, each built-in role reaches exactly the operations its permissions allow.
+    for (const r of BUILTIN_ROLES.filter((x) => x.name !== 'administrator')) {
+      const username = `builtin-${r.name}`;
+      await createUser(db, SYSTEM_ACTOR, { username, password: 'matrix-password-1', role: r.name });
+      const key = createApiKey(db, SYSTEM_ACTOR, { username }).key;
+      for (const op of OPERATIONS.filter((o) => o.doors.api?.startsWith('GET '))) {
+        const res = await callApi(op.doors.api!, key);
+        const allowed = op.permissions.every((p) => r.permissions.includes(p));
+        assert.equal(res.status === 403, !allowed, `${r.name} ${op.doors.api}: ${res.status}`);
+      }
+    }
+    const names = BUILTIN_ROLES.map((r) => r.name);
+    assert.deepEqual(names, ['administrator', 'read-only', 'backup-operator', 'auditor']);
+    const perms = (n: string) => BUILTIN_ROLES.find((r) => r.name === n)!.permissions;
+    assert.ok(perms('backup-operator').includes('backups.run') && !perms('read-only').includes('backups.run'));
+    assert.ok(perms('auditor').includes('audit.view') && !perms('read-only').includes('audit.view'));
+    for (const n of ['read-only', 'backup-operator', 'auditor']) {
+      for (const p of perms(n)) assert.match(p, /\.view$|^api_keys\.|^backups\.run$/, `${n} changes nothing but running backups and its own keys`);
+      assert.ok(!perms(n).includes('credentials.view'), `${n} does not see credentials`);
+    }
+  });
+});
