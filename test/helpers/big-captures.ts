@@ -16,6 +16,8 @@ export interface BigCaptureOptions {
   captureMemoryMb?: number;
   /** Gives up after this long (the caller's test fails on the missing backups). */
   timeoutMs?: number;
+  /** Write a CPU profile of the `serve` process into this folder. */
+  cpuProfileDir?: string;
 }
 
 export interface BigCaptureResult {
@@ -108,7 +110,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     served = await spawnServe([...dataArgs, '--config', configFile, '--listen', '127.0.0.1:0'], {
       CONFVAULT_LOG_LEVEL: 'info',
       CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
-    });
+    }, { nodeArgs: o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [] });
     const url = served.url;
     const latencies: number[] = [];
     let probing = true;
