@@ -271,10 +271,15 @@ export function cleanTerminalOutput(raw: string): string {
   return lines.join('\n') + (endsWithNewline && lines.length > 0 ? '\n' : '');
 }
 
+/** CRLF as LF, without copying a text that has none (a capture can be 30 MB). */
+function lf(text: string): string {
+  return text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text;
+}
+
 function splitLines(text: string): string[] {
+  const unix = lf(text);
   // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
-  const plain = /[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, '\n')) ? cleanTerminalOutput(text) : text;
-  return plain.replace(/\r\n/g, '\n').split('\n');
+  return /[\x00-\x08\x0b-\x1f\x7f]/.test(unix) ? lf(cleanTerminalOutput(text)).split('\n') : unix.split('\n');
 }
 
 /**

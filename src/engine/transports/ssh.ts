@@ -4,7 +4,7 @@ import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
 import { CollectError } from '../types';
 import type { TerminalStream } from '../session';
-import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
+import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';
 import { channelStream, runExec, type ByteBudget, type ExecResult } from './ssh-channels';
 
 export type { ByteBudget, ExecResult } from './ssh-channels';
@@ -145,7 +145,10 @@ function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): 
         client.on('handshake', () => {
           handshook = true;
         });
-        client.on('ready', () => settle(null));
+        client.on('ready', () => {
+          readInTurns(sock);
+          settle(null);
+        });
         client.on('error', (err: SshError) => {
           if (settled) return; // later errors surface as a closed channel
           if (hostKeyRefused) {

@@ -128,3 +128,19 @@ function openSocket(o: TcpOptions, address: string): Promise<net.Socket> {
     o.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/**
+ * Reads at most a chunk or two of `sock` per turn of the event loop: after each chunk the socket pauses until the next
+ * turn. A device sending megabytes (a 30 MB configuration, decrypted and fed to the terminal model as it comes) then
+ * takes its turn with HTTP requests and other devices instead of holding the loop for as much as the kernel buffered.
+ * Call once the protocol's own 'data' listener is attached (an earlier listener would start the flow without it).
+ */
+export function readInTurns(sock: net.Socket): void {
+  const resume = () => {
+    if (!sock.destroyed) sock.resume();
+  };
+  sock.on('data', () => {
+    sock.pause();
+    setImmediate(resume);
+  });
+}
