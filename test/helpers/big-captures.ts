@@ -107,10 +107,14 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     }
     const configFile = path.join(scratch, 'appliance.conf');
     writeFileSync(configFile, o.captureMemoryMb ? `[backup]\ncapture_memory_mb = ${o.captureMemoryMb}\n` : '');
-    served = await spawnServe([...dataArgs, '--config', configFile, '--listen', '127.0.0.1:0'], {
-      CONFVAULT_LOG_LEVEL: 'info',
-      CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
-    }, { nodeArgs: o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [] });
+    served = await spawnServe(
+      [...dataArgs, '--config', configFile, '--listen', '127.0.0.1:0'],
+      {
+        CONFVAULT_LOG_LEVEL: 'info',
+        CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
+      },
+      { nodeArgs: o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [] },
+    );
     const url = served.url;
     const latencies: number[] = [];
     let probing = true;
