@@ -31,6 +31,7 @@ export async function runBigCaptureBench(say: (line: string) => void, o: { devic
     ],
     notes: [
       'Simulated cisco-ios devices in their own process, the server a `confvault serve` child; strip, redaction, fingerprint, hash and gzip run on capture worker threads (src/engine/capture).',
+      ...(r.failures.length ? [`Failed backups: ${r.failures.join(', ')}.`] : []),
       `Probes over 100 ms (ms into the run:latency): ${r.slow.join(', ') || 'none'}.`,
     ],
   };

@@ -39,6 +39,8 @@ export interface BigCaptureResult {
   /** From the job's start to the last backup's end, seconds. */
   seconds: number;
   succeeded: number;
+  /** Failed backups by failure type ("TIMEOUT x2"), empty when all succeeded. */
+  failures: string[];
   /** One stored text, for the caller to check (redaction, size). */
   sample: { size: number; hasSecret: boolean } | null;
 }
@@ -152,6 +154,10 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     await probe;
     const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
+    const failures = db
+      .prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type")
+      .pluck()
+      .all() as string[];
     const hash = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1 LIMIT 1').pluck().get() as string | undefined;
     const text = hash ? t.services.snapshots.read(hash) : null;
     const sorted = [...latencies].sort((a, b) => a - b);
@@ -168,6 +174,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       idleRssMb: idleRss,
       seconds,
       succeeded,
+      failures,
       sample: text === null ? null : { size: Buffer.byteLength(text), hasSecret: text.includes(SECRET) },
     };
   } finally {
