@@ -154,7 +154,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     await probe;
     const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
-    const failures = db
+    const failedTypes = db
       .prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type")
       .pluck()
       .all() as string[];
@@ -174,7 +174,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       idleRssMb: idleRss,
       seconds,
       succeeded,
-      failures,
+      failures: failedTypes,
       sample: text === null ? null : { size: Buffer.byteLength(text), hasSecret: text.includes(SECRET) },
     };
   } finally {
