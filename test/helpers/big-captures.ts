@@ -154,10 +154,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     await probe;
     const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
-    const failedTypes = db
-      .prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type")
-      .pluck()
-      .all() as string[];
+    const failedTypes = db.prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type").pluck().all() as string[];
     const hash = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1 LIMIT 1').pluck().get() as string | undefined;
     const text = hash ? t.services.snapshots.read(hash) : null;
     const sorted = [...latencies].sort((a, b) => a - b);
