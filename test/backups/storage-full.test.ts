@@ -120,22 +120,32 @@ function fillDisk(dir: string): string {
   return file;
 }
 
+/**
+ * A test appliance whose data dir is a 20 MB tmpfs (free-space floor 1 MB, no retries); null when no tmpfs can be
+ * mounted here (the test is skipped).
+ */
+async function fullDiskAppliance(tc: { skip(message: string): void }) {
+  const dir = tempDir();
+  const dataDir = path.join(dir, 'data');
+  mkdirSync(dataDir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dataDir], { stdio: 'pipe' });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
+    return null;
+  }
+  const conf = writeConf(dir, '[storage]\nmin_free_mb = 1\n[backup]\nretries = 0\n');
+  return { dir, dataDir, t: await startTestAppliance({ CONFVAULT_CONFIG: conf }, { dataDir }) };
+}
+
 test(
   'data dir on a full 20 MB tmpfs: reads answer 200, /healthz says 503 and why; once space is freed no record stays running and every device backs up',
   { skip: isRoot ? false : 'needs root to mount a tmpfs', timeout: 120_000 },
   async (tc) => {
-    const dir = tempDir();
-    const dataDir = path.join(dir, 'data');
-    mkdirSync(dataDir);
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dataDir], { stdio: 'pipe' });
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
-      return;
-    }
-    const conf = writeConf(dir, '[storage]\nmin_free_mb = 1\n[backup]\nretries = 0\n');
-    const t = await startTestAppliance({ CONFVAULT_CONFIG: conf }, { dataDir });
+    const full = await fullDiskAppliance(tc);
+    if (!full) return;
+    const { dir, dataDir, t } = full;
     const devices = fleetDevices(4);
     const sim = await startSimulator({ devices });
     try {
@@ -205,18 +215,9 @@ test(
   "a job whose item records the full disk refused: they are written once space is freed, with each device's outcome, and the job finishes",
   { skip: isRoot ? false : 'needs root to mount a tmpfs', timeout: 120_000 },
   async (tc) => {
-    const dir = tempDir();
-    const dataDir = path.join(dir, 'data');
-    mkdirSync(dataDir);
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dataDir], { stdio: 'pipe' });
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
-      return;
-    }
-    const conf = writeConf(dir, '[storage]\nmin_free_mb = 1\n[backup]\nretries = 0\n');
-    const t = await startTestAppliance({ CONFVAULT_CONFIG: conf }, { dataDir });
+    const full = await fullDiskAppliance(tc);
+    if (!full) return;
+    const { dir, dataDir, t } = full;
     const devices = fleetDevices(3);
     devices.forEach((d) => (d.latency_ms = 40));
     const sim = await startSimulator({ devices });
