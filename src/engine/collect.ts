@@ -4,13 +4,14 @@ import type { CollectFailure, CollectLimits, CollectResult, CollectSuccess, Coll
 import type { TemplateSpec } from '../templates/types';
 import type { RedactionKey } from '../templates/redact';
 import { applyTemplate, cleanTerminalOutput } from './normalise';
-import { PromptSession } from './session';
+import { PromptSession, type SessionOptions } from './session';
 import { sessionVocabulary, type SessionVocabulary } from './prompts';
 import { captured, commandRejected, driveShell } from './shell';
 import { isCommandRejected } from './command-errors';
 import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
 import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
+import { ownedBuffer } from './captured-output';
 import { decodeConfigBytes, type SourceEncoding } from '../lib/decode';
 
 export interface CollectOptions {
@@ -82,6 +83,9 @@ export function capturedButFailed(err: unknown, target: CollectTarget, captured:
 /** A successful capture before strip and redaction (collectConfig applies them here; the runner in a worker thread). */
 export type RawCapture = Omit<CollectSuccess, 'text'>;
 
+/** A successful capture as UTF-8 parts (as the session packed them), before strip and redaction. */
+export type CapturedParts = Omit<RawCapture, 'raw'> & { parts: Buffer[] };
+
 /** The device's output as captured (decoded, terminal clean-up, command_output cuts), or a classified failure. Never throws. */
 export async function captureRaw(
   target: CollectTarget,
@@ -89,6 +93,22 @@ export async function captureRaw(
   limits?: Partial<CollectLimits>,
   opts?: Pick<CollectOptions, 'signal'>,
 ): Promise<RawCapture | CollectFailure> {
+  const captured = await captureParts(target, template, limits, opts);
+  if (!captured.ok) return captured;
+  const { parts, ...rest } = captured;
+  return { ...rest, raw: Buffer.concat(parts).toString('utf8') };
+}
+
+/**
+ * captureRaw's capture with the output left in the UTF-8 parts it was gathered in (the runner moves them to a capture
+ * worker). `onReceived` is told the size of every chunk the device sends, as it arrives.
+ */
+export async function captureParts(
+  target: CollectTarget,
+  template: TemplateSpec,
+  limits?: Partial<CollectLimits>,
+  opts?: Pick<CollectOptions, 'signal'> & { onReceived?: (bytes: number) => void },
+): Promise<CapturedParts | CollectFailure> {
   const started = performance.now();
   const lim = resolveLimits(limits);
   const state: CollectState = { reachable: false, host_key: null, encoding: null };
@@ -110,13 +130,14 @@ export async function captureRaw(
     // Defence in depth: a refused target carries no secret and is never connected to.
     if (target.refused) throw new CollectError(target.refused.failure, target.refused.message, false);
     const vocabulary = sessionVocabulary(template);
-    const raw =
+    const session = { signal: controller.signal, onReceived: opts?.onReceived };
+    const parts =
       target.protocol === 'telnet'
-        ? await collectTelnet(target, template, lim, controller.signal, state, vocabulary)
-        : await collectSsh(target, template, lim, controller.signal, state, vocabulary);
+        ? await collectTelnet(target, template, lim, session, state, vocabulary)
+        : await collectSsh(target, template, lim, session, state, vocabulary);
     // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
     if (controller.signal.aborted) throw controller.signal.reason;
-    return { ok: true, raw, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
+    return { ok: true, parts, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
     const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);
@@ -158,14 +179,18 @@ function scrubSecrets(message: string, target: CollectTarget): string {
   return out;
 }
 
+/** The session's abort signal and byte counter. */
+type SessionHooks = Pick<SessionOptions, 'onReceived'> & { signal: AbortSignal };
+
 async function collectSsh(
   target: CollectTarget,
   template: TemplateSpec,
   lim: CollectLimits,
-  signal: AbortSignal,
+  hooks: SessionHooks,
   state: CollectState,
   vocabulary: SessionVocabulary,
-): Promise<string> {
+): Promise<Buffer[]> {
+  const { signal } = hooks;
   const conn = await connectSsh({
     host: target.host,
     port: target.port,
@@ -186,7 +211,7 @@ async function collectSsh(
     },
   });
   try {
-    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary, state);
+    if (template.mode === 'exec') return await collectExec(conn, template, lim, vocabulary, state, hooks.onReceived);
     const stream = await conn.openShell();
     const session = new PromptSession(stream, {
       where: describeEndpoint(target.host, target.port),
@@ -194,7 +219,7 @@ async function collectSsh(
       login_timeout_ms: lim.login_timeout_ms,
       command_timeout_ms: lim.command_timeout_ms,
       max_output_bytes: lim.max_output_bytes,
-      signal,
+      ...hooks,
       vocabulary,
     });
     const out = await driveShell(session, template, target);
@@ -216,8 +241,9 @@ async function collectExec(
   lim: CollectLimits,
   vocabulary: SessionVocabulary,
   state: CollectState,
-): Promise<string> {
-  const budget: ByteBudget = { used: 0, max: lim.max_output_bytes };
+  onReceived?: (bytes: number) => void,
+): Promise<Buffer[]> {
+  const budget: ByteBudget = { used: 0, max: lim.max_output_bytes, onReceived };
   for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
   let out = '';
   for (const command of template.commands) {
@@ -231,7 +257,7 @@ async function collectExec(
     if (isCommandRejected(text, vocabulary.commandErrors)) throw commandRejected(command);
     out += captured(template, command, text);
   }
-  return out;
+  return [ownedBuffer(out)];
 }
 
 /** Telnet has no exec channel, so exec templates run through the prompt-driven shell too. */
@@ -239,10 +265,11 @@ async function collectTelnet(
   target: CollectTarget,
   template: TemplateSpec,
   lim: CollectLimits,
-  signal: AbortSignal,
+  hooks: SessionHooks,
   state: CollectState,
   vocabulary: SessionVocabulary,
-): Promise<string> {
+): Promise<Buffer[]> {
+  const { signal } = hooks;
   const stream = await connectTelnet({
     host: target.host,
     port: target.port,
@@ -258,7 +285,7 @@ async function collectTelnet(
     login_timeout_ms: lim.login_timeout_ms,
     command_timeout_ms: lim.command_timeout_ms,
     max_output_bytes: lim.max_output_bytes,
-    signal,
+    ...hooks,
     vocabulary,
   });
   try {

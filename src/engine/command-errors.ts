@@ -3,7 +3,7 @@ import type { LinePattern } from '../lib/re2';
 import { defaultVocabulary } from './prompts';
 
 /** A configuration is never this short and an error; a longer output that mentions one is not a refusal. */
-const MAX_REFUSAL_LINES = 4;
+export const MAX_REFUSAL_LINES = 4;
 
 /**
  * True when a capture command's whole output is the CLI refusing the command (unknown, invalid or incomplete):

@@ -5,6 +5,7 @@ import type { Logger } from 'pino';
 import type { DB } from '../db/open';
 import { beatJobs, claimJob, endJob, finishJobItem, jobWork, listQueuedJobs, retryJobItem, startJobItem } from '../features/backups/job-execution.service';
 import { closeDeadJobs, interruptedJobsToOffer } from '../features/backups/jobs.service';
+import { WritesWhenWritable } from '../features/backups/unclosed-backups';
 import type { BackupRunner, DeviceRunResult, RunOptions } from './runner';
 
 /** How often a process renews its jobs' heartbeat and looks for cancel requests (and `serve` for queued jobs). */
@@ -24,12 +25,19 @@ export class JobExecutor {
   private readonly done = new Map<string, Promise<DeviceRunResult[]>>();
   private readonly stopping = new AbortController();
   private timer: NodeJS.Timeout | null = null;
+  /**
+   * Per job, its records the database refused (disk full): item ends, then the job's end, written in order at every
+   * beat until it takes them. Meanwhile the job keeps its heartbeat, so nobody closes it as interrupted.
+   */
+  private readonly unwritten: WritesWhenWritable;
 
   constructor(
     private readonly db: DB,
     private readonly runner: Pick<BackupRunner, 'run'>,
     private readonly log: Logger | null = null,
-  ) {}
+  ) {
+    this.unwritten = new WritesWhenWritable(db, log);
+  }
 
   /** Run a job this process owns (requested with this owner, or claimed); resolves with the device results when it ends. */
   execute(jobId: string, hooks: JobRunHooks = {}): Promise<DeviceRunResult[]> {
@@ -59,7 +67,8 @@ export class JobExecutor {
         onRetry: (id, attempt, reason) => retryJobItem(db, jobId, id, attempt, reason),
         onResult: (r, n, total) => {
           controllers.delete(r.deviceId);
-          finishJobItem(db, jobId, r.deviceId, r);
+          const at = Date.now();
+          this.record(jobId, () => finishJobItem(db, jobId, r.deviceId, r, at), 'job item');
           hooks.onResult?.(r, n, total);
         },
         onProgress: hooks.onProgress,
@@ -69,17 +78,28 @@ export class JobExecutor {
       return [];
     } finally {
       this.running.delete(jobId);
-      try {
-        endJob(db, jobId, this.stopping.signal.aborted ? 'stopped' : 'done');
-      } catch (err) {
-        this.log?.error({ err, job_id: jobId }, 'backup job could not be closed; the next reader closes it as interrupted');
-      }
+      const how = this.stopping.signal.aborted ? 'stopped' : 'done';
+      const at = Date.now();
+      this.record(jobId, () => endJob(db, jobId, how, at), 'job');
     }
   }
 
-  /** Renew heartbeats and act on cancel requests now (also every JOB_BEAT_MS while a job runs). */
+  /** Writes a job's record now, or after its records still waiting for the database (see `unwritten`). */
+  private record(jobId: string, write: () => void, what: string): void {
+    if (this.unwritten.write(jobId, write, { job_id: jobId, record: what })) return;
+    this.beat();
+  }
+
+  /** Writes the records the database refused earlier, in order, as far as it takes them now. */
+  writeLate(): void {
+    this.unwritten.flush();
+  }
+
+  /** Renew heartbeats and act on cancel requests now (also every JOB_BEAT_MS while a job runs or has records to write). */
   beat(): void {
-    if (this.running.size === 0) {
+    this.writeLate();
+    const jobIds = new Set([...this.running.keys(), ...this.unwritten.keys()]);
+    if (jobIds.size === 0) {
       if (this.timer) clearInterval(this.timer);
       this.timer = null;
       return;
@@ -89,7 +109,7 @@ export class JobExecutor {
       this.timer.unref();
     }
     try {
-      for (const [jobId, ids] of beatJobs(this.db, [...this.running.keys()])) {
+      for (const [jobId, ids] of beatJobs(this.db, [...jobIds])) {
         for (const id of ids) this.running.get(jobId)?.get(id)?.abort();
       }
     } catch (err) {
@@ -127,6 +147,8 @@ function offerInterruptedJobs(db: DB, log: Logger | null): void {
 export function startJobPickup(executor: JobExecutor, db: DB, log: Logger | null = null): { stop(): Promise<void> } {
   const tick = () => {
     try {
+      // This process's own records refused by a full disk are written first: its jobs are not dead, only late.
+      executor.writeLate();
       const dead = closeDeadJobs(db);
       if (dead) {
         log?.warn({ count: dead }, 'closed backup jobs whose process stopped as interrupted');

@@ -5,6 +5,7 @@ import { compilePattern } from '../templates/patterns';
 import { storedText, type Redaction } from '../templates/stored-text';
 import type { OutputRule, TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
+import { LineChunks } from './captured-output';
 
 /**
  * A one-line-at-a-time terminal model fed with decoded device output.
@@ -28,6 +29,8 @@ export class TerminalScreen {
   private lineRow: number | null = null;
   /** Texts of the current line erased whole (ESC[2K, CR + ESC[K) since the last takeLines(), most recent last. */
   private erased: string[] = [];
+  /** While capturing (spillAfter): completed lines beyond the first few, packed as UTF-8 instead of kept as strings. */
+  private spill: { head: number; rest: LineChunks } | null = null;
 
   feed(text: string): void {
     const s = this.pending ? this.pending + text : text;
@@ -56,14 +59,29 @@ export class TerminalScreen {
     return this.line;
   }
 
-  /** Completed lines since the last takeLines(), without taking them. */
+  /** Completed lines since the last takeLines(), without taking them (while spilling, only the first `head`). */
   get lines(): readonly string[] {
     return this.done;
   }
 
-  /** Number of completed lines since the last takeLines(). */
+  /** Number of completed lines since the last takeLines() (spilled ones included). */
   get lineCount(): number {
-    return this.done.length;
+    return this.done.length + (this.spill?.rest.lines ?? 0);
+  }
+
+  /**
+   * From now until takeSpilled(), completed lines after the first `head` are packed into UTF-8 chunks as they
+   * come: a big capture is held as a few buffers, not as a million strings on the heap, and never rescanned.
+   */
+  spillAfter(head: number): void {
+    this.spill = { head, rest: new LineChunks() };
+  }
+
+  /** The completed lines since the last takeLines() (the first `head`) and the packed rest, each line ending with LF; spilling stops. */
+  takeSpilled(): { head: string[]; rest: Buffer[] } {
+    const rest = this.spill?.rest.finish() ?? [];
+    this.spill = null;
+    return { head: this.takeLines(), rest };
   }
 
   /**
@@ -100,7 +118,8 @@ export class TerminalScreen {
   }
 
   private newline(): void {
-    this.done.push(this.line);
+    if (this.spill && this.done.length >= this.spill.head) this.spill.rest.push(this.line);
+    else this.done.push(this.line);
     this.line = '';
     this.col = 0;
     this.cursorRow = null;
@@ -252,10 +271,15 @@ export function cleanTerminalOutput(raw: string): string {
   return lines.join('\n') + (endsWithNewline && lines.length > 0 ? '\n' : '');
 }
 
+/** CRLF as LF, without copying a text that has none (a capture can be 30 MB). */
+function lf(text: string): string {
+  return text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text;
+}
+
 function splitLines(text: string): string[] {
+  const unix = lf(text);
   // eslint-disable-next-line no-control-regex -- matching control characters is the point of this pattern
-  const plain = /[\x00-\x08\x0b-\x1f\x7f]/.test(text.replace(/\r\n/g, '\n')) ? cleanTerminalOutput(text) : text;
-  return plain.replace(/\r\n/g, '\n').split('\n');
+  return /[\x00-\x08\x0b-\x1f\x7f]/.test(unix) ? lf(cleanTerminalOutput(text)).split('\n') : unix.split('\n');
 }
 
 /**

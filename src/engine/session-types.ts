@@ -25,6 +25,8 @@ export interface SessionOptions {
   nudge_ms?: number;
   /** Prompts, pagers and refusal lines: the template's (sessionVocabulary) or, absent, the engine defaults. */
   vocabulary?: SessionVocabulary;
+  /** Told the size of every chunk received, as it arrives (the capture memory budget accounts them). */
+  onReceived?: (bytes: number) => void;
 }
 
 /** One step of a wait: finished, look again after a delay, or wait for more data. */

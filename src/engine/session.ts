@@ -8,6 +8,7 @@ import type { LinePattern } from '../lib/re2';
 import { defaultVocabulary, escapeRegex, matchesAny, safePattern, type SessionVocabulary } from './prompts';
 import { formatSeconds } from './transports/tcp';
 import type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './session-types';
+import type { CapturedOutput } from './captured-output';
 
 export type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './session-types';
 
@@ -16,9 +17,11 @@ export type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './se
  * pattern (the generic shape waits settle_ms), or the prompt right under a command's echo.
  */
 const SURE_PROMPT_SETTLE_MS = 40;
+/** Lines of a capture kept as text (the echo and an early prompt are looked for among the first 5, dropEcho 7). */
+const CAPTURE_HEAD_LINES = 16;
 
 export class PromptSession {
-  readonly options: Required<Omit<SessionOptions, 'signal' | 'vocabulary'>> & { signal?: AbortSignal };
+  readonly options: Required<Omit<SessionOptions, 'signal' | 'vocabulary' | 'onReceived'>> & Pick<SessionOptions, 'signal' | 'onReceived'>;
   readonly vocabulary: SessionVocabulary;
   prompt = '';
   private promptFamily: RegExp | null = null;
@@ -101,6 +104,7 @@ export class PromptSession {
   private receive(chunk: Buffer): void {
     if (this.failure) return;
     this.received += chunk.length;
+    this.options.onReceived?.(chunk.length);
     this.lastDataAt = Date.now();
     if (this.received > this.options.max_output_bytes) {
       this.abort(
@@ -336,11 +340,25 @@ export class PromptSession {
     this.setPrompt(now);
   }
 
+  /** Runs one command and returns its output without the echoed command and the closing prompt. */
+  async runCommand(command: string): Promise<string> {
+    await this.awaitCommand(command, false);
+    return dropEcho(this.screen.takeLines(), this.prompt, command).join('\n');
+  }
+
   /**
-   * Runs one command and returns its output without the echoed command and the closing prompt. A `capture` command
-   * is expected to print something (see below).
+   * Runs a capture command (expected to print something, see awaitCommand) and returns its output as runCommand does,
+   * but all lines after the first few as UTF-8 chunks packed while they arrive (a configuration can be 30 MB).
    */
-  async runCommand(command: string, capture = false): Promise<string> {
+  async captureCommand(command: string): Promise<CapturedOutput> {
+    this.screen.spillAfter(CAPTURE_HEAD_LINES);
+    await this.awaitCommand(command, true);
+    const { head, rest } = this.screen.takeSpilled();
+    return { head: dropEcho(head, this.prompt, command), rest };
+  }
+
+  /** Sends a command and waits for the prompt after its output; the output stays on the screen (the prompt is taken). */
+  private async awaitCommand(command: string, capture: boolean): Promise<void> {
     const { command_timeout_ms } = this.options;
     const pager = { lines: -1 };
     const echo = command.trim();
@@ -379,7 +397,7 @@ export class PromptSession {
           // quiet as long as a login prompt is given before Enter is tried (half the command timeout at most, so an
           // empty capture is still told apart from a silent device); a command that prints nothing (paging off) a
           // short moment.
-          if (lines.length > echoLines) return { done: cur };
+          if (this.lineCount > echoLines) return { done: cur };
           return this.settled(cur, capture ? Math.min(this.options.nudge_ms, command_timeout_ms / 2) : SURE_PROMPT_SETTLE_MS);
         }
         return kind ? this.settled(cur) : null;
@@ -391,9 +409,7 @@ export class PromptSession {
         onClose: () => new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true),
       },
     );
-    const lines = dropEcho(this.screen.takeLines(), this.prompt, command);
     if (next !== this.prompt) this.setPrompt(next);
-    return lines.join('\n');
   }
 
   /** Leaves politely (when the template says how) and closes the stream. */

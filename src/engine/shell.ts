@@ -1,29 +1,52 @@
 // One shell-mode backup as a sequence: login prompt, enable, pre-commands, capture commands, exit.
-import { isCommandRejected } from './command-errors';
+import { MAX_REFUSAL_LINES, isCommandRejected } from './command-errors';
+import { capturedText, ownedBuffer, type CapturedOutput } from './captured-output';
+import type { LinePattern } from '../lib/re2';
 import { cutOutput } from './normalise';
 import type { PromptSession } from './session';
 import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
 /**
- * Login prompt → enable → pre-commands → capture commands → exit; returns the captured output (LF, one newline per
- * line), each capture command's part cut as the template's `command_output` says.
+ * Login prompt → enable → pre-commands → capture commands → exit; returns the captured output as UTF-8 parts (LF,
+ * one newline per line), each capture command's part cut as the template's `command_output` says.
  */
-export async function driveShell(session: PromptSession, template: TemplateSpec, login: { username: string; enable_secret?: string | null }): Promise<string> {
+export async function driveShell(
+  session: PromptSession,
+  template: TemplateSpec,
+  login: { username: string; enable_secret?: string | null },
+): Promise<Buffer[]> {
   await session.detectPrompt(template.prompt);
   if (template.enable && login.enable_secret) await session.enable(template.enable, login.enable_secret, login.username);
   for (const command of template.pre_commands) await session.runCommand(command);
-  let out = '';
+  const out: Buffer[] = [];
   for (const command of template.commands) {
-    const text = await session.runCommand(command, true);
-    if (isCommandRejected(text, session.vocabulary.commandErrors)) {
+    const parts = capturedParts(template, command, await session.captureCommand(command), session.vocabulary.commandErrors);
+    if (!parts) {
       session.exit(template.exit_command);
       throw commandRejected(command);
     }
-    out += captured(template, command, text);
+    out.push(...parts);
   }
   session.exit(template.exit_command);
   return out;
+}
+
+/**
+ * A capture command's output as it joins the configuration, as UTF-8 parts (null: the CLI refused the command). A
+ * big output stays in its chunks: it is text again only where a rule needs the text (a command_output cut) and in
+ * the capture worker.
+ */
+function capturedParts(template: TemplateSpec, command: string, c: CapturedOutput, refusals: readonly LinePattern[]): Buffer[] | null {
+  // A refusal is a few lines: an output past the head is none, unless the head is nearly all blank.
+  const short = c.rest.length === 0 || c.head.filter((l) => l.trim() !== '').length <= MAX_REFUSAL_LINES;
+  if (c.rest.length > 0 && !short && !template.command_output?.[command]) {
+    return c.head.length > 0 ? [ownedBuffer(c.head.join('\n') + '\n'), ...c.rest] : c.rest;
+  }
+  const text = capturedText(c);
+  if (isCommandRejected(text, refusals)) return null;
+  const kept = captured(template, command, text);
+  return kept ? [ownedBuffer(kept)] : [];
 }
 
 /** One capture command's output as it joins the configuration: cut per `command_output`, ending with a newline. */

@@ -84,11 +84,29 @@ export function compileRedaction(source: string): Redaction {
  */
 export function changeFingerprint(text: string, ignore_patterns: readonly string[]): string {
   const ignore = usablePatterns(ignore_patterns);
-  const lines = text
-    .replace(/\r\n/g, '\n')
-    .split('\n')
-    .filter((line) => !ignore.some((re) => re.test(line)));
-  return createHash('sha256').update(lines.join('\n')).digest('hex');
+  const plain = text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text;
+  const hash = createHash('sha256');
+  if (ignore.length === 0) return hash.update(plain).digest('hex');
+  // The kept lines joined with LF, hashed run by run of consecutive kept lines: no array of a million lines, no copy
+  // of the text (a stored configuration can be 30 MB).
+  let run = -1;
+  let first = true;
+  const flush = (end: number) => {
+    if (run < 0) return;
+    hash.update(first ? plain.slice(run, end) : '\n' + plain.slice(run, end));
+    first = false;
+    run = -1;
+  };
+  for (let start = 0; start <= plain.length;) {
+    let end = plain.indexOf('\n', start);
+    if (end < 0) end = plain.length;
+    const line = plain.slice(start, end);
+    if (ignore.some((re) => re.test(line))) flush(start - 1);
+    else if (run < 0) run = start;
+    start = end + 1;
+  }
+  flush(plain.length);
+  return hash.digest('hex');
 }
 
 /** The compiled patterns among `sources`, leaving out those that do not compile. */
@@ -137,7 +155,7 @@ export function lenientFingerprint(text: string, ignore_patterns: readonly strin
   const keys: string[] = [];
   let parent = '';
   let header = true;
-  for (const line of text.replace(/\r\n/g, '\n').split('\n')) {
+  for (const line of (text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text).split('\n')) {
     if (line.trim() === '' || ignore.some((re) => re.test(line))) continue;
     if (COMMENT.test(line) && (header || /^\s*[!#]\s*$/.test(line))) continue;
     header = false;

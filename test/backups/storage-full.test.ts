@@ -7,6 +7,9 @@ import { closeSync, mkdirSync, openSync, readdirSync, rmSync, writeSync } from '
 import { setTimeout as sleep } from 'node:timers/promises';
 import path from 'node:path';
 import { BackupRunner } from '../../src/engine/runner';
+import { JobExecutor } from '../../src/engine/jobs';
+import { requestBackupJob } from '../../src/features/backups/jobs.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { SnapshotStorageError } from '../../src/store/snapshots';
 import { startSimulator, loadTranscript } from '../sim/simulator';
 import { REPO_ROOT, startTestAppliance, tempDir } from '../helpers/appliance';
@@ -117,22 +120,32 @@ function fillDisk(dir: string): string {
   return file;
 }
 
+/**
+ * A test appliance whose data dir is a 20 MB tmpfs (free-space floor 1 MB, no retries); null when no tmpfs can be
+ * mounted here (the test is skipped).
+ */
+async function fullDiskAppliance(tc: { skip(message: string): void }) {
+  const dir = tempDir();
+  const dataDir = path.join(dir, 'data');
+  mkdirSync(dataDir);
+  try {
+    execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dataDir], { stdio: 'pipe' });
+  } catch (err) {
+    rmSync(dir, { recursive: true, force: true });
+    tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
+    return null;
+  }
+  const conf = writeConf(dir, '[storage]\nmin_free_mb = 1\n[backup]\nretries = 0\n');
+  return { dir, dataDir, t: await startTestAppliance({ CONFVAULT_CONFIG: conf }, { dataDir }) };
+}
+
 test(
   'data dir on a full 20 MB tmpfs: reads answer 200, /healthz says 503 and why; once space is freed no record stays running and every device backs up',
   { skip: isRoot ? false : 'needs root to mount a tmpfs', timeout: 120_000 },
   async (tc) => {
-    const dir = tempDir();
-    const dataDir = path.join(dir, 'data');
-    mkdirSync(dataDir);
-    try {
-      execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=20m', 'tmpfs', dataDir], { stdio: 'pipe' });
-    } catch (err) {
-      rmSync(dir, { recursive: true, force: true });
-      tc.skip(`cannot mount a tmpfs here: ${(err as Error).message}`);
-      return;
-    }
-    const conf = writeConf(dir, '[storage]\nmin_free_mb = 1\n[backup]\nretries = 0\n');
-    const t = await startTestAppliance({ CONFVAULT_CONFIG: conf }, { dataDir });
+    const full = await fullDiskAppliance(tc);
+    if (!full) return;
+    const { dir, dataDir, t } = full;
     const devices = fleetDevices(4);
     const sim = await startSimulator({ devices });
     try {
@@ -189,6 +202,55 @@ test(
         JSON.stringify(after),
       );
       assert.equal((await fetch(`${t.url}/healthz`)).status, 200);
+    } finally {
+      await sim.close();
+      await t.close();
+      execFileSync('umount', [dataDir]);
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+);
+
+test(
+  "a job whose item records the full disk refused: they are written once space is freed, with each device's outcome, and the job finishes",
+  { skip: isRoot ? false : 'needs root to mount a tmpfs', timeout: 120_000 },
+  async (tc) => {
+    const full = await fullDiskAppliance(tc);
+    if (!full) return;
+    const { dir, dataDir, t } = full;
+    const devices = fleetDevices(3);
+    devices.forEach((d) => (d.latency_ms = 40));
+    const sim = await startSimulator({ devices });
+    try {
+      const { db, secrets, snapshots, config } = t.services;
+      seedFleet(t.services, devices, sim.port);
+      const ids = db.prepare('SELECT id FROM devices ORDER BY id').pluck().all() as number[];
+      const executor = new JobExecutor(db, new BackupRunner({ db, secrets, snapshots, config }));
+      const job = requestBackupJob(db, SYSTEM_ACTOR, { deviceIds: ids }, executor.owner);
+      const items = () => db.prepare('SELECT state, failure_type, backup_id FROM backup_job_items WHERE job_id = ? ORDER BY device_id').all(job.id);
+      const jobState = () => db.prepare('SELECT state FROM backup_jobs WHERE id = ?').pluck().get(job.id) as string;
+
+      // The disk fills while the devices are being backed up: neither their backup records nor their job items can be closed.
+      const running = () => db.prepare("SELECT count(*) FROM backup_job_items WHERE job_id = ? AND state = 'running'").pluck().get(job.id) as number;
+      const results = executor.execute(job.id);
+      for (let i = 0; i < 200 && running() < ids.length; i++) await sleep(10);
+      const filler = fillDisk(dataDir);
+      const full = await results;
+      assert.equal(full.length, ids.length, 'every device of the job ran to its end');
+      assert.ok(
+        full.every((r) => !r.success && r.failure === 'STORAGE_ERROR'),
+        JSON.stringify(full),
+      );
+      assert.equal(jobState(), 'running', 'the job cannot be closed either');
+
+      // Space comes back: the items say what happened to each device, and the job is finished (not interrupted).
+      rmSync(filler);
+      for (let i = 0; i < 100 && jobState() === 'running'; i++) await sleep(100);
+      assert.equal(jobState(), 'finished');
+      assert.deepEqual(
+        items(),
+        [...full].sort((a, b) => a.deviceId - b.deviceId).map((r) => ({ state: 'failed', failure_type: 'STORAGE_ERROR', backup_id: r.backupId })),
+      );
     } finally {
       await sim.close();
       await t.close();

@@ -6,9 +6,9 @@ import { row, type Section } from './common';
 const BUDGET_MB = 512;
 const RSS_MARGIN_MB = 256;
 
-export async function runBigCaptureBench(say: (line: string) => void, o: { devices: number; mb: number }): Promise<Section> {
+export async function runBigCaptureBench(say: (line: string) => void, o: { devices: number; mb: number; cpuProfileDir?: string }): Promise<Section> {
   say(`  ${o.devices} devices x ${o.mb} MB at once, /healthz probed every 10 ms ...`);
-  const r = await runBigCaptures({ devices: o.devices, mb: o.mb, captureMemoryMb: BUDGET_MB, timeoutMs: 30 * 60_000 });
+  const r = await runBigCaptures({ devices: o.devices, mb: o.mb, captureMemoryMb: BUDGET_MB, timeoutMs: 30 * 60_000, cpuProfileDir: o.cpuProfileDir });
   say(`  done in ${r.seconds.toFixed(1)} s: ${r.succeeded}/${o.devices} stored, /healthz p99 ${r.p99Ms.toFixed(1)} ms, max ${r.maxMs.toFixed(0)} ms`);
   return {
     title: `Big configurations (${o.devices} x ${o.mb} MB at once, capture_memory_mb = ${BUDGET_MB})`,
@@ -31,6 +31,7 @@ export async function runBigCaptureBench(say: (line: string) => void, o: { devic
     ],
     notes: [
       'Simulated cisco-ios devices in their own process, the server a `confvault serve` child; strip, redaction, fingerprint, hash and gzip run on capture worker threads (src/engine/capture).',
+      ...(r.failures.length ? [`Failed backups: ${r.failures.join(', ')}.`] : []),
       `Probes over 100 ms (ms into the run:latency): ${r.slow.join(', ') || 'none'}.`,
     ],
   };

@@ -32,7 +32,7 @@ const HELP = `Usage: npm run bench [-- options]
                       --only runtime, only that part)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
   --reseed            throw the cached database away and seed it again
-  --profile           write a CPU profile of the appliance's server process (api, hostile, fleet) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
+  --profile           write a CPU profile of the appliance's server process (api, hostile, fleet, big) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
   -h, --help          this help
 
 The seeded API database is cached in ${path.relative(REPO_ROOT, CACHE_ROOT)}/ (keyed by schema/*.sql and the generator).`;
@@ -172,7 +172,8 @@ async function main(): Promise<number> {
   if (!values.only || values.only === 'big') {
     say('');
     say('-- big configurations (capture post-processing off the event loop)');
-    sections.push(await runBigCaptureBench(say, values.quick ? { devices: 2, mb: 4 } : { devices: 8, mb: 30 }));
+    const cpuProfileDir = values.profile ? PROFILE_DIR : undefined;
+    sections.push(await runBigCaptureBench(say, values.quick ? { devices: 2, mb: 4, cpuProfileDir } : { devices: 8, mb: 30, cpuProfileDir }));
   }
 
   if (!values.only || values.only === 'hostile') {

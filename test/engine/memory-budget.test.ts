@@ -1,43 +1,66 @@
-// The capture memory budget (src/engine/capture/memory-budget.ts): what does not fit waits, in order; work larger than the budget runs alone.
+// The capture memory budget (src/engine/capture/memory-budget.ts): captures are admitted before their bytes arrive and account them as they do; what does not fit waits, in order; a capture larger than the budget runs alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryBudget } from '../../src/engine/capture/memory-budget';
+import { MemoryBudget, type CaptureShare } from '../../src/engine/capture/memory-budget';
 
 const settled = () => new Promise((r) => setImmediate(r));
 
-test('a capture that does not fit next to those in flight waits for one to end, first come first served', async () => {
+test('bytes are counted as they arrive; once those in flight fill the budget, the next capture waits for one to end, first come first served', async () => {
   const b = new MemoryBudget(100);
+  const a = await b.admit();
+  const c = await b.admit();
+  a.add(60);
+  c.add(40);
+  assert.equal(b.inUse, 100);
   const order: string[] = [];
-  const a = await b.acquire(60);
-  const pending = [b.acquire(60).then((r) => (order.push('second'), r)), b.acquire(10).then((r) => (order.push('small'), r))];
+  const pending = [b.admit().then((s) => (order.push('third'), s)), b.admit().then((s) => (order.push('fourth'), s))];
   await settled();
-  assert.deepEqual(order, [], 'the second big one waits, and the small one does not overtake it');
+  assert.deepEqual(order, [], 'a full budget admits nothing new');
   assert.equal(b.queued, 2);
-  a();
-  const [second, small] = await Promise.all(pending);
-  assert.deepEqual(order, ['second', 'small']);
-  assert.equal(b.inUse, 70);
-  second();
-  small();
-  small(); // a second release changes nothing
+  a.release();
+  const [third, fourth] = await Promise.all(pending);
+  assert.deepEqual(order, ['third', 'fourth'], 'in order, as soon as the bytes in flight are under the limit');
+  assert.equal(b.inUse, 40);
+  for (const s of [c, third, fourth]) s.release();
+  c.release(); // a second release changes nothing
+  assert.equal(b.inUse, 0);
+});
+
+test('post-processing waits for room next to the captures in flight, but one always runs: no deadlock when every capture holds bytes', async () => {
+  const b = new MemoryBudget(100);
+  const shares: CaptureShare[] = [];
+  for (let i = 0; i < 3; i++) shares.push(await b.admit());
+  shares.forEach((s) => s.add(30));
+  const done: number[] = [];
+  // Each wants room for its post-processing; together far over the budget.
+  const steps = shares.map((s, i) => s.reserve(50).then(() => done.push(i)));
+  await settled();
+  assert.deepEqual(done, [0], 'the first runs although it does not fit');
+  assert.equal(b.inUse, 140);
+  shares[0].release();
+  await settled();
+  assert.deepEqual(done, [0, 1], 'the next runs once no other step does (60 + 50 is over the budget too)');
+  assert.equal(b.inUse, 110);
+  shares[1].release();
+  await settled();
+  assert.deepEqual(done, [0, 1, 2]);
+  shares[2].release();
+  await Promise.all(steps);
   assert.equal(b.inUse, 0);
 });
 
 test('a capture larger than the whole budget runs, but alone', async () => {
   const b = new MemoryBudget(100);
-  const small = await b.acquire(10);
-  let bigStarted = false;
-  const big = b.acquire(500).then((r) => ((bigStarted = true), r));
-  await settled();
-  assert.equal(bigStarted, false, 'waits for the one in flight');
-  small();
-  const release = await big;
-  assert.equal(bigStarted, true);
+  const big = await b.admit();
+  big.add(500);
   let next = false;
-  void b.acquire(1).then(() => (next = true));
+  const waiting = b.admit().then((s) => ((next = true), s));
   await settled();
-  assert.equal(next, false, 'nothing runs beside it');
-  release();
-  await settled();
+  assert.equal(next, false, 'nothing starts beside it');
+  await big.reserve(1000);
+  assert.equal(b.inUse, 1500, 'its post-processing runs: no other step does');
+  big.release();
+  (await waiting).release();
   assert.equal(next, true);
+  assert.equal(b.inUse, 0);
 });

@@ -151,13 +151,14 @@ export function runCliAsync(args: string[], opts: { input?: string; env?: NodeJS
 
 /**
  * Start `confvault serve` as a child process; resolves once it logs its URL.
- * `opts.imports` are extra modules loaded first (`--import`), `opts.cwd` its working directory.
+ * `opts.imports` are extra modules loaded first (`--import`), `opts.cwd` its working directory, `opts.nodeArgs` flags
+ * for Node.js itself (--cpu-prof, --heapsnapshot-signal).
  */
-export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, opts: { imports?: string[]; cwd?: string } = {}) {
+export async function spawnServe(args: string[], env: NodeJS.ProcessEnv = {}, opts: { imports?: string[]; cwd?: string; nodeArgs?: string[] } = {}) {
   const imports = (opts.imports ?? []).flatMap((m) => ['--import', path.isAbsolute(m) ? pathToFileURL(m).href : m]);
   // Extra modules are TypeScript that import src/ themselves: they need tsx and the same module instances.
   const argv = imports.length ? ['--import', TSX_LOADER, ...imports, MAIN] : cliArgv();
-  const child = spawn(process.execPath, [...argv, 'serve', ...args], {
+  const child = spawn(process.execPath, [...(opts.nodeArgs ?? []), ...argv, 'serve', ...args], {
     cwd: opts.cwd ?? REPO_ROOT,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -16,6 +16,8 @@ export interface BigCaptureOptions {
   captureMemoryMb?: number;
   /** Gives up after this long (the caller's test fails on the missing backups). */
   timeoutMs?: number;
+  /** Write a CPU profile of the `serve` process into this folder. */
+  cpuProfileDir?: string;
 }
 
 export interface BigCaptureResult {
@@ -37,6 +39,8 @@ export interface BigCaptureResult {
   /** From the job's start to the last backup's end, seconds. */
   seconds: number;
   succeeded: number;
+  /** Failed backups by failure type ("TIMEOUT x2"), empty when all succeeded. */
+  failures: string[];
   /** One stored text, for the caller to check (redaction, size). */
   sample: { size: number; hasSecret: boolean } | null;
 }
@@ -105,10 +109,14 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     }
     const configFile = path.join(scratch, 'appliance.conf');
     writeFileSync(configFile, o.captureMemoryMb ? `[backup]\ncapture_memory_mb = ${o.captureMemoryMb}\n` : '');
-    served = await spawnServe([...dataArgs, '--config', configFile, '--listen', '127.0.0.1:0'], {
-      CONFVAULT_LOG_LEVEL: 'info',
-      CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
-    });
+    served = await spawnServe(
+      [...dataArgs, '--config', configFile, '--listen', '127.0.0.1:0'],
+      {
+        CONFVAULT_LOG_LEVEL: 'info',
+        CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
+      },
+      { nodeArgs: o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [] },
+    );
     const url = served.url;
     const latencies: number[] = [];
     let probing = true;
@@ -146,6 +154,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     await probe;
     const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
+    const failedTypes = db.prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type").pluck().all() as string[];
     const hash = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1 LIMIT 1').pluck().get() as string | undefined;
     const text = hash ? t.services.snapshots.read(hash) : null;
     const sorted = [...latencies].sort((a, b) => a - b);
@@ -162,6 +171,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       idleRssMb: idleRss,
       seconds,
       succeeded,
+      failures: failedTypes,
       sample: text === null ? null : { size: Buffer.byteLength(text), hasSecret: text.includes(SECRET) },
     };
   } finally {

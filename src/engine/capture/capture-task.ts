@@ -7,7 +7,7 @@ import { applyTemplate } from '../normalise';
 import { CollectError, type FailureType } from '../types';
 
 export interface CaptureTask {
-  /** The captured output as UTF-8, in pieces (each encoded on the main thread between other work, then moved here). */
+  /** The captured output as UTF-8, in the chunks the session packed it in as it arrived (moved here, not copied). */
   parts: Uint8Array[];
   template: Pick<TemplateSpec, 'name' | 'strip_patterns' | 'redact_patterns' | 'ignore_patterns'>;
   /** The redaction key when this backup redacts (collect.ts redaction()), else null. */

@@ -16,6 +16,8 @@ export interface ExecResult {
 export interface ByteBudget {
   used: number;
   max: number;
+  /** Told the size of every chunk received, as it arrives. */
+  onReceived?: (bytes: number) => void;
 }
 
 export function channelStream(channel: ClientChannel, client: Client): TerminalStream {
@@ -81,6 +83,7 @@ export function runExec(
       signal?.addEventListener('abort', onAbort, { once: true });
       const count = (chunk: Buffer) => {
         limits.budget.used += chunk.length;
+        limits.budget.onReceived?.(chunk.length);
         lastData = Date.now();
         if (limits.budget.used > limits.budget.max) {
           finish(new CollectError('OUTPUT_TOO_LARGE', `The device sent more than ${formatBytes(limits.budget.max)} of output; the backup was stopped.`, true));

@@ -4,7 +4,7 @@ import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
 import { CollectError } from '../types';
 import type { TerminalStream } from '../session';
-import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
+import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';
 import { channelStream, runExec, type ByteBudget, type ExecResult } from './ssh-channels';
 
 export type { ByteBudget, ExecResult } from './ssh-channels';
@@ -96,127 +96,142 @@ function authMethods(o: SshOptions, key: ParsedKey | null): AnyAuthMethod[] {
   return methods;
 }
 
-function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): Promise<{ client: Client; host_key: string }> {
+/** What one connection attempt has seen so far: enough to say why it failed. */
+interface AttemptState {
+  /** The device sent its first bytes (it speaks, at least). */
+  spoke: boolean;
+  /** Key exchange done: a failure now is about the login. */
+  handshook: boolean;
+  hostKey: string | null;
+  hostKeyRefused: boolean;
+  /** Login methods tried, in order. */
+  tried: AuthenticationType[];
+  /** Methods the device said it accepts (null until it says). */
+  offered: AuthenticationType[] | null;
+}
+
+/** AUTH_FAILED naming what was tried, or that the device accepts none of the configured methods. */
+function authFailure(o: SshOptions, methods: AnyAuthMethod[], st: AttemptState, extra: string): CollectError {
+  const { offered, tried } = st;
+  const usable = methods.filter((m) => !offered || offered.includes(m.type));
+  if (offered && usable.length === 0) {
+    return new CollectError(
+      'AUTH_FAILED',
+      `${describeEndpoint(o.host, o.port)} does not accept any configured login method for user ${o.username} (it offers ${offered.join(', ') || 'none'}).`,
+      true,
+    );
+  }
+  const list = tried.length ? tried.join(', ') : methods.map((m) => m.type).join(', ');
+  return new CollectError('AUTH_FAILED', `Authentication failed for user ${o.username} (${list})${extra}.`, true);
+}
+
+/** Why an ssh2 'error' before login ended the attempt: a classified CollectError, or an AlgorithmError worth a legacy retry. */
+function errorFailure(o: SshOptions, methods: AnyAuthMethod[], st: AttemptState, err: SshError): Error {
   const where = describeEndpoint(o.host, o.port);
-  return connectTcp({ host: o.host, port: o.port, timeout_ms: o.connect_timeout_ms, service: 'SSH', signal: o.signal }).then(
-    (sock: Socket) =>
-      new Promise((resolve, reject) => {
-        const client = new SshClient();
-        let spoke = false;
-        let handshook = false;
-        let settled = false;
-        let hostKey: string | null = null;
-        let hostKeyRefused = false;
-        const tried: AuthenticationType[] = [];
-        let offered: AuthenticationType[] | null = null;
+  if (st.hostKeyRefused) {
+    return new CollectError(
+      'HOST_KEY_CHANGED',
+      `The SSH host key of ${where} has changed (expected ${o.known_host_key}, got ${st.hostKey}) — accept this key on the device's page if the device was replaced or re-keyed.`,
+      true,
+    );
+  }
+  if (err.level === 'client-authentication') return authFailure(o, methods, st, '');
+  if (err.level === 'client-timeout') {
+    const secs = formatSeconds(o.login_timeout_ms);
+    if (!st.spoke) return new CollectError('TIMEOUT', `Connected to ${where} but no SSH greeting arrived within ${secs} — is this an SSH port?`, false);
+    if (st.handshook) return new CollectError('TIMEOUT', `Login as ${o.username} on ${where} did not complete within ${secs}.`, true);
+    return new CollectError('TIMEOUT', `The SSH handshake with ${where} did not complete within ${secs}.`, true);
+  }
+  if (err.level === 'handshake' && /no matching/i.test(err.message)) return new AlgorithmError(err.message.replace(/^Handshake failed:\s*/i, ''));
+  if (typeof err.code === 'number' && err.code === 3 && !st.handshook) return new AlgorithmError('the device ended the key exchange');
+  if (typeof err.code === 'number') {
+    // An SSH DISCONNECT from the device; during login it is nearly always "too many failed attempts".
+    if (st.handshook) return authFailure(o, methods, st, ' — the device closed the connection during login');
+    return new CollectError('DISCONNECTED', `${where} ended the SSH connection during the handshake (${err.message}).`, true);
+  }
+  if (err.level === 'protocol') return new CollectError('DISCONNECTED', `${where} answered but not with a usable SSH protocol (${err.message}).`, st.spoke);
+  if (!st.handshook && st.spoke) return new AlgorithmError('connection lost during key exchange', true);
+  return new CollectError('DISCONNECTED', `The connection to ${where} failed during the SSH handshake (${err.message}).`, st.spoke);
+}
 
-        const settle = (err: Error | null) => {
-          if (settled) return;
-          settled = true;
-          o.signal?.removeEventListener('abort', onAbort);
-          if (err) {
-            client.destroy();
-            reject(err);
-          } else {
-            resolve({ client, host_key: hostKey ?? '' });
-          }
-        };
-        const onAbort = () => settle(o.signal?.reason as Error);
-        o.signal?.addEventListener('abort', onAbort, { once: true });
-        sock.once('data', () => {
-          spoke = true;
-          o.onReachable?.();
-        });
+/** Why a connection closed before login ended the attempt. */
+function closeFailure(o: SshOptions, methods: AnyAuthMethod[], st: AttemptState): Error {
+  if (st.handshook) return authFailure(o, methods, st, ' — the device closed the connection during login');
+  if (st.spoke) return new AlgorithmError('connection closed during key exchange', true);
+  return new CollectError('DISCONNECTED', `${describeEndpoint(o.host, o.port)} closed the connection before the SSH handshake.`, false);
+}
 
-        const methods = authMethods(o, key);
-        const authFailure = (extra: string) => {
-          const usable = methods.filter((m) => !offered || offered.includes(m.type));
-          if (offered && usable.length === 0) {
-            return new CollectError(
-              'AUTH_FAILED',
-              `${where} does not accept any configured login method for user ${o.username} (it offers ${offered.join(', ') || 'none'}).`,
-              true,
-            );
-          }
-          const list = tried.length ? tried.join(', ') : methods.map((m) => m.type).join(', ');
-          return new CollectError('AUTH_FAILED', `Authentication failed for user ${o.username} (${list})${extra}.`, true);
-        };
+/** ssh2's connect options for one attempt: the host key checked against the known one, login methods offered in order. */
+function connectConfig(o: SshOptions, sock: Socket, algorithms: Algorithms, methods: AnyAuthMethod[], st: AttemptState) {
+  const queue = [...methods];
+  return {
+    sock,
+    username: o.username,
+    readyTimeout: o.login_timeout_ms,
+    algorithms,
+    keepaliveInterval: 15_000,
+    keepaliveCountMax: 4,
+    hostVerifier: (raw: Buffer) => {
+      const hostKey = hostKeyFingerprint(raw);
+      st.hostKey = hostKey;
+      o.onHostKey?.(hostKey);
+      if (o.known_host_key && o.known_host_key !== hostKey && o.accepted_host_key !== hostKey) {
+        st.hostKeyRefused = true;
+        return false;
+      }
+      return true;
+    },
+    authHandler: (authsLeft: AuthenticationType[] | null, _partial: boolean | null, next: NextAuthHandler) => {
+      if (authsLeft) st.offered = authsLeft;
+      for (let m = queue.shift(); m; m = queue.shift()) {
+        if (!authsLeft || authsLeft.includes(m.type)) {
+          st.tried.push(m.type);
+          next(m);
+          return;
+        }
+      }
+      next(NO_MORE_METHODS);
+    },
+  };
+}
 
-        client.on('handshake', () => {
-          handshook = true;
-        });
-        client.on('ready', () => settle(null));
-        client.on('error', (err: SshError) => {
-          if (settled) return; // later errors surface as a closed channel
-          if (hostKeyRefused) {
-            settle(
-              new CollectError(
-                'HOST_KEY_CHANGED',
-                `The SSH host key of ${where} has changed (expected ${o.known_host_key}, got ${hostKey}) — accept this key on the device's page if the device was replaced or re-keyed.`,
-                true,
-              ),
-            );
-          } else if (err.level === 'client-authentication') {
-            settle(authFailure(''));
-          } else if (err.level === 'client-timeout') {
-            const secs = formatSeconds(o.login_timeout_ms);
-            if (!spoke) settle(new CollectError('TIMEOUT', `Connected to ${where} but no SSH greeting arrived within ${secs} — is this an SSH port?`, false));
-            else if (handshook) settle(new CollectError('TIMEOUT', `Login as ${o.username} on ${where} did not complete within ${secs}.`, true));
-            else settle(new CollectError('TIMEOUT', `The SSH handshake with ${where} did not complete within ${secs}.`, true));
-          } else if (err.level === 'handshake' && /no matching/i.test(err.message)) {
-            settle(new AlgorithmError(err.message.replace(/^Handshake failed:\s*/i, '')));
-          } else if (typeof err.code === 'number' && err.code === 3 && !handshook) {
-            settle(new AlgorithmError('the device ended the key exchange'));
-          } else if (typeof err.code === 'number') {
-            // An SSH DISCONNECT from the device; during login it is nearly always "too many failed attempts".
-            if (handshook) settle(authFailure(' — the device closed the connection during login'));
-            else settle(new CollectError('DISCONNECTED', `${where} ended the SSH connection during the handshake (${err.message}).`, true));
-          } else if (err.level === 'protocol') {
-            settle(new CollectError('DISCONNECTED', `${where} answered but not with a usable SSH protocol (${err.message}).`, spoke));
-          } else if (!handshook && spoke) {
-            settle(new AlgorithmError('connection lost during key exchange', true));
-          } else {
-            settle(new CollectError('DISCONNECTED', `The connection to ${where} failed during the SSH handshake (${err.message}).`, spoke));
-          }
-        });
-        client.on('close', () => {
-          if (settled) return;
-          if (handshook) settle(authFailure(' — the device closed the connection during login'));
-          else if (spoke) settle(new AlgorithmError('connection closed during key exchange', true));
-          else settle(new CollectError('DISCONNECTED', `${where} closed the connection before the SSH handshake.`, false));
-        });
-
-        const queue = [...methods];
-        client.connect({
-          sock,
-          username: o.username,
-          readyTimeout: o.login_timeout_ms,
-          algorithms,
-          keepaliveInterval: 15_000,
-          keepaliveCountMax: 4,
-          hostVerifier: (raw: Buffer) => {
-            hostKey = hostKeyFingerprint(raw);
-            o.onHostKey?.(hostKey);
-            if (o.known_host_key && o.known_host_key !== hostKey && o.accepted_host_key !== hostKey) {
-              hostKeyRefused = true;
-              return false;
-            }
-            return true;
-          },
-          authHandler: (authsLeft: AuthenticationType[] | null, _partial: boolean | null, next: NextAuthHandler) => {
-            if (authsLeft) offered = authsLeft;
-            for (let m = queue.shift(); m; m = queue.shift()) {
-              if (!authsLeft || authsLeft.includes(m.type)) {
-                tried.push(m.type);
-                next(m);
-                return;
-              }
-            }
-            next(NO_MORE_METHODS);
-          },
-        });
-      }),
-  );
+/** One connection attempt with one algorithm set: TCP, then the SSH handshake and login; settles once, on the first outcome. */
+async function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): Promise<{ client: Client; host_key: string }> {
+  const sock = await connectTcp({ host: o.host, port: o.port, timeout_ms: o.connect_timeout_ms, service: 'SSH', signal: o.signal });
+  return new Promise((resolve, reject) => {
+    const client = new SshClient();
+    const st: AttemptState = { spoke: false, handshook: false, hostKey: null, hostKeyRefused: false, tried: [], offered: null };
+    const methods = authMethods(o, key);
+    let settled = false;
+    const settle = (err: Error | null) => {
+      if (settled) return;
+      settled = true;
+      o.signal?.removeEventListener('abort', onAbort);
+      if (err) {
+        client.destroy();
+        reject(err);
+      } else {
+        resolve({ client, host_key: st.hostKey ?? '' });
+      }
+    };
+    const onAbort = () => settle(o.signal?.reason as Error);
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    sock.once('data', () => {
+      st.spoke = true;
+      o.onReachable?.();
+    });
+    client.on('handshake', () => {
+      st.handshook = true;
+    });
+    client.on('ready', () => {
+      readInTurns(sock);
+      settle(null);
+    });
+    // Later errors surface as a closed channel; the listener stays so none is unhandled.
+    client.on('error', (err: SshError) => settled || settle(errorFailure(o, methods, st, err)));
+    client.on('close', () => settled || settle(closeFailure(o, methods, st)));
+    client.connect(connectConfig(o, sock, algorithms, methods, st));
+  });
 }
 
 /**

@@ -128,3 +128,26 @@ function openSocket(o: TcpOptions, address: string): Promise<net.Socket> {
     o.signal?.addEventListener('abort', onAbort, { once: true });
   });
 }
+
+/** What one device socket may deliver in one turn of the event loop before it pauses until the next. */
+const BYTES_PER_TURN = 256 * 1024;
+
+/**
+ * Reads at most about BYTES_PER_TURN of `sock` per turn of the event loop, then pauses the socket until the next turn.
+ * A device sending megabytes (a 30 MB configuration, decrypted and fed to the terminal model as it comes) then takes
+ * its turn with HTTP requests and other devices instead of holding the loop for as much as the kernel buffered.
+ * Call once the protocol's own 'data' listener is attached (an earlier listener would start the flow without it).
+ */
+export function readInTurns(sock: net.Socket): void {
+  let read = 0;
+  const resume = () => {
+    read = 0;
+    if (!sock.destroyed) sock.resume();
+  };
+  sock.on('data', (chunk: Buffer) => {
+    read += chunk.length;
+    if (read < BYTES_PER_TURN || sock.isPaused()) return;
+    sock.pause();
+    setImmediate(resume);
+  });
+}

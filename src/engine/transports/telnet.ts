@@ -3,7 +3,7 @@ import type { Socket } from 'node:net';
 import { CollectError } from '../types';
 import { matchesAny, safePattern } from '../prompts';
 import type { PromptSession, TerminalStream } from '../session';
-import { connectTcp, describeEndpoint, formatSeconds } from './tcp';
+import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';
 
 const IAC = 255;
 const DONT = 254;
@@ -142,6 +142,7 @@ export async function connectTelnet(o: TelnetOptions): Promise<TerminalStream> {
         const data = filter.filter(chunk);
         if (data.length) listener(data);
       });
+      readInTurns(sock);
     },
     onClose: (listener) => {
       sock.once('close', listener);

@@ -1,4 +1,4 @@
-// A backup whose failure could not be recorded (the database refused the write: disk full) is closed as soon as the database accepts writes again.
+// Records the database refused (disk full) are written as soon as it accepts writes again: a backup's failure, a job's item ends and its end.
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { SnapshotStore } from '../../store/snapshots';
@@ -35,4 +35,59 @@ export function closeWhenWritable(
     );
   }, CLOSE_RETRY_MS);
   timer.unref();
+}
+
+/**
+ * Synchronous writes of several owners (a job: its items' ends, then its own end), each owner's in order: a write
+ * the database refuses waits, with every later one of its owner, for flush() (the caller's beat) to get it through.
+ */
+export class WritesWhenWritable {
+  private readonly waiting = new Map<string, { write: () => void; what: Record<string, unknown> }[]>();
+
+  constructor(
+    private readonly db: DB,
+    private readonly log?: Logger | null,
+  ) {}
+
+  /** Owners with writes waiting. */
+  keys(): string[] {
+    return [...this.waiting.keys()];
+  }
+
+  /** Writes now unless earlier writes of `owner` wait; true when written, false when it waits (logged once). */
+  write(owner: string, write: () => void, what: Record<string, unknown>): boolean {
+    const queue = this.waiting.get(owner);
+    if (queue) {
+      queue.push({ write, what });
+      return false;
+    }
+    try {
+      write();
+      return true;
+    } catch (err) {
+      this.log?.warn({ err, ...what }, 'record not written (the database refused it); written again once it accepts writes');
+      this.waiting.set(owner, [{ write, what }]);
+      return false;
+    }
+  }
+
+  /** Tries the waiting writes, each owner's in order, stopping at the first the database still refuses. */
+  flush(): void {
+    for (const [owner, queue] of this.waiting) {
+      if (!this.db.open) return this.waiting.clear();
+      while (queue.length > 0) {
+        try {
+          queue[0].write();
+        } catch {
+          break;
+        }
+        const done = queue.shift();
+        this.log?.info(done?.what, 'record written once the database accepted writes again');
+      }
+      if (queue.length === 0) {
+        this.waiting.delete(owner);
+        noteWriteOk(this.db);
+      }
+    }
+  }
 }
