@@ -45,10 +45,13 @@ const FEATURES = [
 ];
 
 /** The whole table, one entry per operation id. */
-export const OPERATIONS: readonly Operation[] = FEATURES.flatMap((ops) => Object.values<Operation>(ops));
+export const OPERATIONS: readonly Operation[] = oncePerId(FEATURES.flatMap((ops) => Object.values<Operation>(ops)));
 
-const ids = new Set<string>();
-for (const op of OPERATIONS) {
-  if (ids.has(op.id)) throw new Error(`operation ${op.id} is declared twice`);
-  ids.add(op.id);
+function oncePerId(ops: Operation[]): Operation[] {
+  const ids = new Set<string>();
+  for (const op of ops) {
+    if (ids.has(op.id)) throw new Error(`operation ${op.id} is declared twice`);
+    ids.add(op.id);
+  }
+  return ops;
 }

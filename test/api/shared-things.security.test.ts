@@ -194,7 +194,7 @@ describe('notification channels and rules × (holds, lacks, used outside the sco
         const name = `made-${++seq}`;
         await doors[who].web.post(
           `${BASE}/rules`,
-          { name, event_config_changed: 'on', [`channel_${channel}`]: 'on', groups: String(outside ? groupB : groupA) },
+          { name, event_config_changed: 'on', [`channel_${channel}`]: 'on', [`group_${outside ? groupB : groupA}`]: 'on' },
           { csrf: true },
         );
         assert.equal(ruleCount(name), allowed ? 1 : 0);

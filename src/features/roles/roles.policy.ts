@@ -37,7 +37,7 @@ export const BUILTIN_ROLES: readonly BuiltinRole[] = [
   },
 ];
 
-const byName = new Map(BUILTIN_ROLES.map((r) => [r.name, r]));
+const byName: ReadonlyMap<string, BuiltinRole> = new Map(BUILTIN_ROLES.map((r) => [r.name, r]));
 
 /** The permissions of a role row: a built-in's from the table above (catalogue order), a custom role's as stored. */
 export function permissionsOfRole(role: { name: string; builtin: number | boolean }, stored: () => readonly string[]): Permission[] {
