@@ -7,6 +7,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { Ajv2020 } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
+import { parsePatch } from 'diff';
 import { createServer, type AddressInfo } from 'node:net';
 import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
 import { importBackup } from '../../src/features/backups/import.service';
@@ -118,6 +119,13 @@ describe('notifications', () => {
     assert.deepEqual(body.device, { id: dev, name: `dev${seq}`, hostname: `10.0.0.${seq}`, group_path: null });
     assert.deepEqual(body.backup, { id: first.id, trigger: 'import', changed_by: null, success: true, failure_type: null });
     assert.match(body.diff, /-snmp-server location rack1\n\+snmp-server location rack2/);
+    // A valid unified diff (patch(1) and git apply take it): its --- and +++ lines, then the hunk.
+    const [file, ...others] = parsePatch(body.diff);
+    assert.equal(others.length, 0);
+    assert.equal(file.oldFileName, `dev${seq} (before)`);
+    assert.equal(file.newFileName, `dev${seq} (after)`);
+    assert.ok(file.hunks.some((h) => h.lines.includes('-snmp-server location rack1') && h.lines.includes('+snmp-server location rack2')));
+    assert.match(body.diff, /^--- dev\d+ \(before\)\n\+\+\+ dev\d+ \(after\)\n@@ /);
     // The HMAC verifies as docs/events.md tells receivers to verify it.
     const ts = hit.headers['x-confvault-timestamp'];
     assert.ok(Math.abs(Number(ts) - Date.now() / 1000) < 60);

@@ -56,13 +56,14 @@ export function computeNotificationDiffs(task: NotificationDiffsTask, read: (has
     const before = text(d.previous_snapshot);
     if (after.length + before.length > MAX_DIFF_INPUT) return { diff: '(configuration too large for an inline diff)', truncated: true };
     const redact = (t: string) => redactLines(t.split('\n'), d.redact_patterns, key).join('\n');
-    const patch = createTwoFilesPatch(`${d.device_name} (before)`, `${d.device_name} (after)`, redact(before), redact(after), '', '', {
+    const patch = createTwoFilesPatch(`${d.device_name} (before)`, `${d.device_name} (after)`, redact(before), redact(after), undefined, undefined, {
       context: 3,
       maxEditLength: 4_000,
       timeout: Math.min(500, left),
     });
     if (patch === undefined) return { diff: Date.now() >= task.deadline_at ? DIFF_DID_NOT_FIT : '(change too large for an inline diff)', truncated: true };
-    const body = patch.split('\n').slice(2).join('\n');
+    // A unified diff from its `---` line: the library's first line is a separator of its own, not part of the format.
+    const body = patch.slice(patch.indexOf('\n--- ') + 1);
     return body.length > MAX_DIFF_CHARS ? { diff: body.slice(0, MAX_DIFF_CHARS), truncated: true } : { diff: body, truncated: false };
   });
 }
