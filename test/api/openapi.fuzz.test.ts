@@ -13,10 +13,9 @@ after(async () => {
   await t?.close();
 });
 
-// A fixed seed so that a failure reproduces; FUZZ_SEED picks another (npm run fuzz runs many more). 20261125's stream,
-// shifted by the template schema's new aliases field, sent every valid PUT /devices to a device already deleted (no
-// 2xx for that operation, nothing wrong); 20261126 reaches a 2xx everywhere.
-const SEED = Number(process.env.FUZZ_SEED ?? 20261126);
+// A fixed seed so that a failure reproduces; FUZZ_SEED picks another (npm run fuzz runs many more). Any seed must pass:
+// the fuzzer keeps one record of each kind alive (never deleted), so every operation can reach a 2xx.
+const SEED = Number(process.env.FUZZ_SEED ?? 20261125);
 const REQUESTS = 3000;
 
 test(`${REQUESTS} generated requests (seed ${SEED}) get documented statuses, bodies valid against the document and errors in its shape`, async () => {
