@@ -126,5 +126,10 @@ describe('web Notifications page', () => {
     assert.ok(!only.html.includes('fresh-router'));
     const dash = await admin.get('/');
     assert.match(dash.html, /id="stat-stale"[\s\S]*?>1</);
+    // A device added a minute ago and never backed up is not stale yet, but the dashboard counts it apart.
+    seedDevice(db, { name: 'new-router', port: 22, credential_id: cred, template_id: tpl });
+    const later = await admin.get('/');
+    assert.match(later.html, /id="stat-stale"[\s\S]*?>1</);
+    assert.match(later.html, /id="stat-never"[\s\S]*?>2</);
   });
 });

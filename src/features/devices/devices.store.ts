@@ -90,6 +90,8 @@ export interface DeviceFilter {
   reachability?: Reachability;
   /** Stale: enabled, and no successful backup since this time (ms); see [backup] stale_after_hours. */
   stale_before?: number;
+  /** Enabled devices with no successful backup at all (added, never backed up or never successfully). */
+  never_backed_up?: boolean;
   /** Devices of this template (platform); the web list's filter. */
   template_id?: number;
   /** Devices whose newest backup failed; the web list's filter. */
@@ -154,6 +156,9 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
       `d.enabled = 1 AND COALESCE((SELECT MAX(sb.finished_at) FROM backups sb WHERE sb.device_id = d.id AND sb.success = 1), d.created_at) < @stale_before`,
     );
     params.stale_before = f.stale_before;
+  }
+  if (f.never_backed_up) {
+    conds.push('d.enabled = 1 AND NOT EXISTS (SELECT 1 FROM backups nb WHERE nb.device_id = d.id AND nb.success = 1)');
   }
   if (f.template_id !== undefined) {
     conds.push('d.template_id = @template_id');

@@ -32,7 +32,10 @@ function dashboardPage(c: WebContext) {
   const tz = c.get('timezone');
   const d = getDashboard(db, p.scope, tz);
   const unreachable = can(c, 'devices.view') ? listDevices(db, p.scope, { reachability: 'unreachable' }, 1, 10) : null;
-  const stale = listDevices(db, p.scope, { stale_before: staleBefore(c.get('app').config.backup.stale_after_hours) }, 1, 1).total;
+  const staleHours = c.get('app').config.backup.stale_after_hours;
+  const stale = listDevices(db, p.scope, { stale_before: staleBefore(staleHours) }, 1, 1).total;
+  // Apart from stale ones: a device added less than stale_after_hours ago is not stale yet, but may never have worked.
+  const never = listDevices(db, p.scope, { never_backed_up: true }, 1, 1).total;
   return render(
     c,
     { title: 'Dashboard', active: '/' },
@@ -43,7 +46,8 @@ function dashboardPage(c: WebContext) {
         <Tile label="Devices" value={d.devices.total} id="stat-devices" />
         <Tile label="Enabled" value={d.devices.enabled} />
         <Tile label="Unreachable" value={d.devices.unreachable} warn={d.devices.unreachable > 0} id="stat-unreachable" />
-        <Tile label="Stale (no good backup)" value={stale} warn={stale > 0} id="stat-stale" />
+        <Tile label={`Stale (no good backup in ${staleHours} h)`} value={stale} warn={stale > 0} id="stat-stale" />
+        <Tile label="Never backed up" value={never} warn={never > 0} id="stat-never" />
         <Tile label="Backups ok (24 h)" value={d.last_24h.succeeded} />
         <Tile label="Backups failed (24 h)" value={d.last_24h.failed} warn={d.last_24h.failed > 0} />
         {d.system ? (
