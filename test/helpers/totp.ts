@@ -35,8 +35,8 @@ export async function enrol(w: WebClient, csrf: string): Promise<{ secret: strin
   return { secret, recoveryCodes: codes[1].split('\n') };
 }
 
-/** The password step of the login form: the response (303 to /login/code when a code is owed). */
-export async function passwordStep(w: WebClient, username: string, password: string, next = '/'): Promise<Response> {
+/** The password step of the login form: the response (303 to /login/code when a code is owed) and its page. */
+export async function passwordStep(w: WebClient, username: string, password: string, next = '/'): Promise<{ res: Response; html: string }> {
   const token = /name="_csrf" value="([^"]+)"/.exec((await w.get('/login')).html)![1];
-  return (await w.post('/login', { username, password, next }, { csrf: token })).res;
+  return w.post('/login', { username, password, next }, { csrf: token });
 }

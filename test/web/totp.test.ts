@@ -62,7 +62,7 @@ describe('TOTP second factor (web sign-in)', () => {
   test('sign-in asks for the code after the password; the pending step is not a session', async () => {
     await awayFromStepEdge();
     const w = new WebClient(t.url);
-    const res = await passwordStep(w, 'alice', 'alice-password-1', '/devices');
+    const { res } = await passwordStep(w, 'alice', 'alice-password-1', '/devices');
     assert.equal(res.status, 303);
     assert.equal(res.headers.get('location'), '/login/code?next=%2Fdevices');
     assert.ok(!w.cookies.has('confvault_session'), 'no session before the code');
@@ -81,7 +81,7 @@ describe('TOTP second factor (web sign-in)', () => {
 
   test('the same code is refused when replayed within its window; the next one works', async () => {
     const w = new WebClient(t.url);
-    assert.equal((await passwordStep(w, 'alice', 'alice-password-1')).status, 303);
+    assert.equal((await passwordStep(w, 'alice', 'alice-password-1')).res.status, 303);
     const replay = await codeStep(w, codeAt(alice.secret, 0));
     assert.equal(replay.res.status, 401);
     assert.ok(!w.cookies.has('confvault_session'));
@@ -136,7 +136,7 @@ describe('TOTP second factor (web sign-in)', () => {
     const statuses: number[] = [];
     // A fresh password step whenever a challenge runs out: the username's count must carry across them.
     for (let i = 0; i < 8; i++) {
-      if (i % 4 === 0) assert.equal((await passwordStep(guesser, 'bob', 'bob-password-1')).status, 303);
+      if (i % 4 === 0) assert.equal((await passwordStep(guesser, 'bob', 'bob-password-1')).res.status, 303);
       statuses.push((await codeStep(guesser, String(100000 + i))).res.status);
     }
     assert.ok(statuses.includes(429), `throttled after repeated wrong codes: ${statuses.join(',')}`);
