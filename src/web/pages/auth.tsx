@@ -86,7 +86,7 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
     const outcome = await login(
       db,
       throttle,
-      { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId') },
+      { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId'), log: c.get('app').log },
       c.get('app').config.auth.ldap,
       c.get('app').config.auth,
     );

@@ -1,4 +1,5 @@
 // Web login and logout: the throttled password check, the new session and the audit row of each outcome.
+import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { Actor } from '../../identity/actor';
 import { recordAnonymousAudit, recordAudit } from '../../features/audit/audit.service';
@@ -35,6 +36,8 @@ export interface LoginAttempt {
   address: string;
   userAgent: string;
   requestId: string | null;
+  /** Where directory sign-in reports what it ignored (referrals). */
+  log?: Pick<Logger, 'info'>;
 }
 
 /**
@@ -52,7 +55,7 @@ export async function login(
   if (!('reservation' in slot)) return { result: 'throttled', retryAfterMs: slot.wait };
   // A local user of that name always signs in locally (the break-glass administrator works with the directory down).
   if (ldap?.url && !isLocalUser(db, a.username)) {
-    const d = await signInWithDirectory(db, ldap, a.username, a.password, { address: a.address, requestId: a.requestId });
+    const d = await signInWithDirectory(db, ldap, a.username, a.password, { address: a.address, requestId: a.requestId, log: a.log });
     // Unavailable: the password was never checked, so the attempt keeps counting (refunding would clear the name).
     if (d.result === 'bad' || d.result === 'unavailable') return { result: d.result };
     // The right password (even if refused for want of a mapping): as for a local user, the attempt is refunded.
