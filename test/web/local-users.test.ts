@@ -6,7 +6,7 @@ import { rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createUser } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
+import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { awayFromStepEdge, codeAt, enrol, passwordStep } from '../helpers/totp';
 import { WebClient } from './web-client';
 
@@ -83,5 +83,16 @@ describe('local sign-in limited to named users, second factor required', () => {
     const w = new WebClient(t.url);
     assert.equal((await w.login('ops', 'ops-password-1')).status, 303, 'password alone after the reset');
     assert.equal((await w.get('/')).res.headers.get('location'), '/account/totp', 'and straight to enrolment');
+  });
+
+  test('the console resets a second factor (the break-glass administrator lost their phone), audited with the door cli', async () => {
+    assert.equal(t.services.db.prepare("SELECT totp_enabled_at IS NOT NULL FROM users WHERE username = 'admin'").pluck().get(), 1);
+    const r = await runCliAsync(['user', 'totp-reset', 'admin', '--data-dir', path.join(t.dir, 'data')]);
+    assert.equal(r.status, 0, r.stderr);
+    assert.match(r.stderr, /second factor of admin removed/);
+    const row = t.services.db.prepare("SELECT door, target FROM audit_log WHERE action = 'user.totp_reset' ORDER BY id DESC LIMIT 1").get();
+    assert.deepEqual({ ...(row as object) }, { door: 'cli', target: 'user admin' });
+    const w = new WebClient(t.url);
+    assert.equal((await w.login('admin', 'admin-password-1')).headers.get('location'), '/', 'password alone');
   });
 });
