@@ -53,6 +53,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       out(`disabled: ${user.disabled ? 'yes' : 'no'}`);
       out(`groups (${user.groups.length}):`);
       for (const g of user.groups) out(`  ${g}`);
+      for (const r of user.referrals) out(`referral ignored (not followed): ${r}`);
     }
     const found = user;
     return withAppliance(flags, (a) => {

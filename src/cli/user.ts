@@ -1,8 +1,9 @@
-// `confvault user ...`: add, list, disable, enable, passwd, set role and scope of users.
+// `confvault user ...`: add, list, disable, enable, passwd, totp-reset, set role and scope of users.
 import { formatTimestamp } from '../lib/time';
 import { createUser, listUsers, setUserDisabled, setUserPassword, setUserRole, setUserScope } from '../features/users/users.service';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, parseIdList, readStdinSecret, withAppliance, type Command } from './common';
 import { generatePassword } from '../identity/password';
+import { resetUserTotp } from '../features/users/totp.service';
 
 const HELP = `Usage:
   confvault user add USERNAME --role ROLE [--groups ID,ID] [--timezone ZONE] [--password-stdin]
@@ -10,6 +11,7 @@ const HELP = `Usage:
   confvault user disable USERNAME
   confvault user enable USERNAME
   confvault user passwd USERNAME --password-stdin
+  confvault user totp-reset USERNAME
   confvault user set-role USERNAME ROLE
   confvault user set-scope USERNAME (all | ID,ID)
 
@@ -22,6 +24,8 @@ disable    The user can no longer log in, their web sessions end, and their API 
            next request.
 passwd, set-role, set-scope
            End the user's web sessions: they log in again under the new password or rights.
+totp-reset Removes the user's second factor (TOTP) and recovery codes, say for a lost phone: they sign in
+           with the password alone, or (with [auth] totp = "required") enrol again at their next sign-in.
 The last enabled user holding every permission (scope all) cannot be disabled or demoted.
 Every change is recorded in the audit log with the OS user who ran the command.
 
@@ -29,7 +33,7 @@ ${GLOBAL_OPTIONS_HELP}`;
 
 export const userCommand: Command = {
   name: 'user',
-  summary: 'Manage users (add, list, disable, passwd, set-role, set-scope)',
+  summary: 'Manage users (add, list, disable, passwd, totp-reset, set-role, set-scope)',
   help: HELP,
   async run(argv) {
     const { values, positionals } = parse(argv, {
@@ -103,6 +107,14 @@ export const userCommand: Command = {
         return withAppliance(flags, async (a) => {
           await setUserPassword(a.db, consoleActor(), username, password);
           err(`password of ${username} changed; their web sessions have ended`);
+          return 0;
+        });
+      }
+      case 'totp-reset': {
+        const username = need(name, 'USERNAME');
+        return withAppliance(flags, (a) => {
+          resetUserTotp(a.db, consoleActor(), username);
+          err(`second factor of ${username} removed`);
           return 0;
         });
       }

@@ -134,6 +134,10 @@ export const configSchema = z
       .prefault({}),
     auth: z
       .object({
+        // TOTP second factor of local users: off, optional (each user may enrol), required (enrol at next sign-in).
+        totp: z.enum(['off', 'optional', 'required']).default('optional'),
+        // Local users allowed to sign in with a password (empty: every local user); the others are refused like a wrong password.
+        local_users: z.array(z.string().min(1).max(64)).max(200).default([]),
         ldap: ldapSchema.prefault({}),
       })
       .strict()

@@ -10,6 +10,7 @@ import { clientOf } from '../http/client';
 import { errorResponse, toApiError } from '../http/errors';
 import { registerApiKeys } from './pages/apikeys';
 import { registerAccount, registerAuth } from './pages/auth';
+import { registerLoginCode, registerTotpAccount, totpEnrolmentRequired } from './pages/totp';
 import { registerAudit } from './pages/audit';
 import { registerDashboard } from './pages/dashboard';
 import { registerDevices } from './pages/devices';
@@ -86,6 +87,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   // Browsers ask for it on every site; without this it would bounce through the login page.
   web.get('/favicon.ico', (c) => c.body(null, 204));
   registerAuth(web, throttle);
+  registerLoginCode(web, throttle);
 
   const gate: MiddlewareHandler<WebEnv> = async (c, next) => {
     if (
@@ -93,6 +95,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       c.req.path.startsWith('/static/') ||
       c.req.path === TEMPLATE_SCHEMA_URL_PATH ||
       c.req.path === '/login' ||
+      c.req.path === '/login/code' ||
       c.req.path === '/favicon.ico'
     )
       return next();
@@ -133,11 +136,16 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       if (isApi(c)) throw new ApiError('PERMISSION_DENIED', 'Change your password first');
       return c.redirect('/account/password', 303);
     }
+    if (totpEnrolmentRequired(c)) {
+      if (isApi(c)) throw new ApiError('PERMISSION_DENIED', 'Set up your second factor first');
+      return c.redirect('/account/totp', 303);
+    }
     await next();
   };
   web.use('*', gate);
 
   registerAccount(web);
+  registerTotpAccount(web);
   registerDashboard(web);
   registerApiKeys(web);
   registerDeviceImport(web);

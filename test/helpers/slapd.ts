@@ -81,8 +81,12 @@ export interface TestSlapd {
   start(): Promise<void>;
 }
 
-/** Start slapd with the schema it needs (core, cosine, inetorgperson), the memberof overlay, and `seed` (LDIF below SUFFIX) added. */
-export async function startSlapd(seed: string): Promise<TestSlapd> {
+/**
+ * Start slapd with the schema it needs (core, cosine, inetorgperson), the memberof overlay, and `seed` (LDIF below
+ * SUFFIX) added. `opts.schema`: more schema text (say, Active Directory's attributes); the seed is added with
+ * ManageDsaIT, so it may hold referral objects.
+ */
+export async function startSlapd(seed: string, opts: { schema?: string } = {}): Promise<TestSlapd> {
   const dir = tempDir('confvault-slapd-');
   const other = path.join(dir, 'other');
   mkdirSync(other);
@@ -92,10 +96,12 @@ export async function startSlapd(seed: string): Promise<TestSlapd> {
   makeCa(other, 'some other CA');
   const [sPort, pPort] = [await freePort(), await freePort()];
   const conf = path.join(dir, 'slapd.conf');
+  if (opts.schema) writeFileSync(path.join(dir, 'extra.schema'), opts.schema);
   writeFileSync(
     conf,
     [
       ...['core', 'cosine', 'inetorgperson'].map((s) => `include /etc/ldap/schema/${s}.schema`),
+      ...(opts.schema ? [`include ${dir}/extra.schema`] : []),
       'modulepath /usr/lib/ldap',
       'moduleload back_mdb',
       'moduleload memberof',
@@ -141,7 +147,7 @@ export async function startSlapd(seed: string): Promise<TestSlapd> {
       c.kill('SIGTERM');
     });
   await start();
-  execFileSync('ldapmodify', ['-a', '-x', '-H', ldapUrl, '-D', ROOT_DN, '-w', ROOT_PW], { input: seed, stdio: ['pipe', 'ignore', 'pipe'] });
+  execFileSync('ldapmodify', ['-a', '-M', '-x', '-H', ldapUrl, '-D', ROOT_DN, '-w', ROOT_PW], { input: seed, stdio: ['pipe', 'ignore', 'pipe'] });
   return {
     dir,
     ldapsUrl,

@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { LdapConfig } from '../../config/ldap-config';
-import { mappingProblems, recheckDirectoryUsers } from './directory.service';
+import { logReferrals, mappingProblems, recheckDirectoryUsers } from './directory.service';
 
 export interface DirectoryRecheck {
   stop(): Promise<void>;
@@ -20,6 +20,7 @@ export function startDirectoryRecheck(db: DB, cfg: LdapConfig, log: Logger): Dir
       .then((r) => {
         if (r.unavailable) log.warn({ error: r.unavailable }, 'directory re-check: the directory cannot be reached; nobody changed');
         else if (r.disabled.length || r.updated.length) log.info(r, 'directory re-check');
+        logReferrals(log, '(re-check)', r.referrals);
       })
       .catch((err: unknown) => log.error({ err }, 'directory re-check failed'))
       .finally(() => (running = null));

@@ -1,7 +1,7 @@
 // The LDAP conversation of directory sign-in (ldapts): TLS, service bind, user search, user bind, groups (nested walk or AD in-chain).
 import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
-import { Client, InvalidCredentialsError, type Entry } from 'ldapts';
+import { Client, InvalidCredentialsError, type Entry, type SearchOptions } from 'ldapts';
 import type { LdapConfig } from '../../config/ldap-config';
 
 /** The directory could not be asked (down, timed out, TLS refused, service account refused): not the user's fault. */
@@ -12,12 +12,27 @@ export interface DirectoryUser {
   disabled: boolean;
   /** DNs of every group the user is in, nested ones included (lower-cased as the directory gave them). */
   groups: string[];
+  /**
+   * Search continuation references the directory returned (Active Directory sends them for the partitions below a
+   * domain root): never followed (another server, unknown TLS, the service account's password sent there), reported.
+   */
+  referrals: string[];
+}
+
+/** One lookup's connection, settings, and the referrals its searches met. */
+interface Lookup {
+  client: Client;
+  cfg: LdapConfig;
+  referrals: string[];
 }
 
 // Bounds of the nested-group walk: a directory with a loop or a huge tree must not hold a sign-in for ever.
 const MAX_GROUPS = 500;
 const AD_ACCOUNT_DISABLED = 2;
 const IN_CHAIN = '1.2.840.113556.1.4.1941';
+const MAX_REFERRALS = 20;
+/** LDAP result code 10: the whole base lies on another server. */
+const REFERRAL = 10;
 
 /** RFC 4515: a value placed inside a filter has its special characters written as \XX. */
 export function escapeFilterValue(v: string): string {
@@ -63,43 +78,54 @@ async function connect(cfg: LdapConfig): Promise<Client> {
   return client;
 }
 
-async function findUser(client: Client, cfg: LdapConfig, username: string): Promise<Entry | null> {
-  const attributes = ['dn', 'memberOf', 'userAccountControl'];
-  const { searchEntries } = await client.search(cfg.user_base, { scope: 'sub', filter: userFilter(cfg, username), attributes, sizeLimit: 2 });
-  // Two entries for one name: refuse rather than guess which person typed it.
-  return searchEntries.length === 1 ? searchEntries[0] : null;
+/** A search whose continuation references are kept (not followed); a referral for the base itself is a clear error. */
+async function search(l: Lookup, base: string, opts: SearchOptions): Promise<Entry[]> {
+  try {
+    const { searchEntries, searchReferences } = await l.client.search(base, opts);
+    for (const uri of searchReferences) if (l.referrals.length < MAX_REFERRALS && !l.referrals.includes(uri)) l.referrals.push(uri);
+    return searchEntries;
+  } catch (err) {
+    if ((err as { code?: unknown }).code !== REFERRAL) throw err;
+    throw new DirectoryUnavailableError(
+      `the directory sent the search under "${base}" to another server (a referral, not followed): set user_base and group_base to a subtree this server holds, or use a global catalog (port 3269)`,
+    );
+  }
 }
 
-async function isDisabled(client: Client, cfg: LdapConfig, entry: Entry): Promise<boolean> {
+async function findUser(l: Lookup, username: string): Promise<Entry | null> {
+  const attributes = ['dn', 'memberOf', 'userAccountControl'];
+  const found = await search(l, l.cfg.user_base, { scope: 'sub', filter: userFilter(l.cfg, username), attributes, sizeLimit: 2 });
+  // Two entries for one name: refuse rather than guess which person typed it.
+  return found.length === 1 ? found[0] : null;
+}
+
+/** Active Directory's userAccountControl ACCOUNTDISABLE bit, or the configured disabled_filter. */
+async function isDisabled(l: Lookup, entry: Entry): Promise<boolean> {
   const uac = Number(asList(entry.userAccountControl)[0] ?? 0);
   if (uac & AD_ACCOUNT_DISABLED) return true;
-  if (!cfg.disabled_filter) return false;
-  const { searchEntries } = await client.search(entry.dn, { scope: 'base', filter: cfg.disabled_filter, attributes: ['dn'] });
-  return searchEntries.length > 0;
+  if (!l.cfg.disabled_filter) return false;
+  return (await search(l, entry.dn, { scope: 'base', filter: l.cfg.disabled_filter, attributes: ['dn'] })).length > 0;
 }
 
-async function groupsOf(client: Client, cfg: LdapConfig, entry: Entry): Promise<string[]> {
+async function groupsOf(l: Lookup, entry: Entry): Promise<string[]> {
+  const cfg = l.cfg;
   const base = cfg.group_base || cfg.user_base;
   if (cfg.group_search === 'in_chain') {
+    // Active Directory resolves the whole nesting in one query. A directory without the rule (OpenLDAP) matches
+    // nothing: then the member walk below answers instead, so the setting never silently empties everyone's groups.
     const filter = `(member:${IN_CHAIN}:=${escapeFilterValue(entry.dn)})`;
-    const { searchEntries } = await client.search(base, { scope: 'sub', filter, attributes: ['dn'], sizeLimit: MAX_GROUPS });
-    return searchEntries.map((e) => e.dn);
+    const chained = await search(l, base, { scope: 'sub', filter, attributes: ['dn'], sizeLimit: MAX_GROUPS });
+    if (chained.length) return chained.map((e) => e.dn);
   }
   // OpenLDAP and others: the direct groups, then the groups those are in, level by level up to nested_depth.
   const parentsOf = async (dn: string, own: Entry | null): Promise<string[]> => {
     if (cfg.group_search === 'memberof') {
       if (own) return asList(own.memberOf);
-      const { searchEntries } = await client.search(dn, { scope: 'base', filter: '(objectClass=*)', attributes: ['memberOf'] });
-      return searchEntries.flatMap((e) => asList(e.memberOf));
+      return (await search(l, dn, { scope: 'base', filter: '(objectClass=*)', attributes: ['memberOf'] })).flatMap((e) => asList(e.memberOf));
     }
     const v = escapeFilterValue(dn);
-    const { searchEntries } = await client.search(base, {
-      scope: 'sub',
-      filter: `(|(member=${v})(uniqueMember=${v}))`,
-      attributes: ['dn'],
-      sizeLimit: MAX_GROUPS,
-    });
-    return searchEntries.map((e) => e.dn);
+    const found = await search(l, base, { scope: 'sub', filter: `(|(member=${v})(uniqueMember=${v}))`, attributes: ['dn'], sizeLimit: MAX_GROUPS });
+    return found.map((e) => e.dn);
   };
   const seen = new Map<string, string>();
   let level = await parentsOf(entry.dn, entry);
@@ -113,9 +139,12 @@ async function groupsOf(client: Client, cfg: LdapConfig, entry: Entry): Promise<
 }
 
 async function lookup(client: Client, cfg: LdapConfig, username: string): Promise<DirectoryUser | null> {
-  const entry = await findUser(client, cfg, username);
+  const l: Lookup = { client, cfg, referrals: [] };
+  const entry = await findUser(l, username);
   if (!entry) return null;
-  return { dn: entry.dn, disabled: await isDisabled(client, cfg, entry), groups: await groupsOf(client, cfg, entry) };
+  const disabled = await isDisabled(l, entry);
+  const groups = await groupsOf(l, entry);
+  return { dn: entry.dn, disabled, groups, referrals: l.referrals };
 }
 
 async function withClient<T>(cfg: LdapConfig, fn: (c: Client) => Promise<T>): Promise<T> {

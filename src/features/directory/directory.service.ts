@@ -1,4 +1,5 @@
 // Directory sign-in and re-check: the mapping turned into role and scope, directory users created and kept in step, each step audited (door ldap).
+import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { LdapConfig } from '../../config/ldap-config';
 import { changesBetween, recordAnonymousAudit } from '../audit/audit.service';
@@ -48,6 +49,13 @@ const USERNAME = /^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$/;
 interface AuditContext {
   address: string;
   requestId: string | null;
+  /** Where the referrals the directory returned (and that were not followed) are reported. */
+  log?: Pick<Logger, 'info'>;
+}
+
+/** One line naming the referrals a directory returned and that were ignored (never followed). */
+export function logReferrals(log: Pick<Logger, 'info'> | undefined, username: string, referrals: readonly string[]): void {
+  if (referrals.length) log?.info({ username, referrals }, 'directory: referrals to other servers ignored (not followed)');
 }
 
 function audit(db: DB, ctx: AuditContext, actorName: string, userId: number | null, action: string, details: Record<string, unknown> = {}) {
@@ -86,6 +94,7 @@ export async function signInWithDirectory(db: DB, cfg: LdapConfig, username: str
     audit(db, ctx, username, null, 'login.failure');
     return { result: 'bad' };
   }
+  logReferrals(ctx.log, username, user.referrals);
   const row = getUserSourceRow(db, username);
   const access = accessFor(db, cfg, user);
   if (row && row.disabled === 1 && row.directory_disabled === 0) {
@@ -124,6 +133,8 @@ export interface RecheckResult {
   updated: string[];
   /** Set when the directory could not be asked: nobody was changed (sessions run on until it answers again). */
   unavailable?: string;
+  /** Referrals the directory returned during the run, ignored (not followed). */
+  referrals: string[];
 }
 
 /**
@@ -132,7 +143,7 @@ export interface RecheckResult {
  * mapping result is applied. Each change is audited with the door `ldap`.
  */
 export async function recheckDirectoryUsers(db: DB, cfg: LdapConfig, now = Date.now()): Promise<RecheckResult> {
-  const result: RecheckResult = { checked: 0, disabled: [], updated: [] };
+  const result: RecheckResult = { checked: 0, disabled: [], updated: [], referrals: [] };
   for (const row of listDirectoryUsersInUse(db, now)) {
     let user: DirectoryUser | null;
     try {
@@ -142,6 +153,7 @@ export async function recheckDirectoryUsers(db: DB, cfg: LdapConfig, now = Date.
       return result;
     }
     result.checked++;
+    for (const r of user?.referrals ?? []) if (!result.referrals.includes(r) && result.referrals.length < 20) result.referrals.push(r);
     const access = accessFor(db, cfg, user);
     const ctx = { address: 'directory re-check', requestId: null };
     db.transaction(() => {

@@ -21,6 +21,7 @@ export const USER_OPS = {
       'POST /users/:username/disable',
       'POST /users/:username/enable',
       'POST /users/:username/password',
+      'POST /users/:username/totp-reset',
     ],
     cli: 'user disable',
   }),

@@ -157,14 +157,14 @@ function requireUser(db: DB, username: string): UserRow {
 }
 
 /** A directory user's password, role and scope belong to the directory and its mapping, not to this appliance. */
-function requireLocalUser(row: UserRow, what: string): void {
+export function requireLocalUser(row: UserRow, what: string): void {
   if (row.source === 'ldap') {
     throw new ApiError('CONFLICT', `${row.username} signs in through the directory: their ${what} come from [auth.ldap] and its mapping`);
   }
 }
 
 /** The target user with what they hold, after the actor's checks for acting on them. */
-function targetFor(db: DB, actor: Actor, username: string, what: string): { row: UserRow; role: RoleRow; held: Holding } {
+export function targetFor(db: DB, actor: Actor, username: string, what: string): { row: UserRow; role: RoleRow; held: Holding } {
   const row = requireUser(db, username);
   const role = getRoleById(db, row.role_id)!;
   const held = holdingOf(db, row, role);

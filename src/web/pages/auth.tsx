@@ -11,8 +11,11 @@ import { login, logout } from '../session/login.service';
 import { SESSION_COOKIE, newToken, tokensEqual } from '../session/sessions.service';
 import type { LoginThrottle } from '../session/throttle';
 import { fieldErrors, formFields, type WebContext, type WebEnv } from '../web-context';
+import { CHALLENGE_TTL_MS } from '../../features/users/totp-challenge.service';
 
 const LOGIN_CSRF_COOKIE = 'confvault_login';
+/** The sign-in step between a right password and its second factor (pages/totp.tsx); never a session. */
+export const CHALLENGE_COOKIE = 'confvault_login_code';
 
 /** The client's address: the TCP peer's, or the one a trusted proxy reports (server.trusted_proxies). */
 export function clientAddress(c: WebContext): string {
@@ -20,12 +23,12 @@ export function clientAddress(c: WebContext): string {
 }
 
 /** Cookies are Secure when the client speaks HTTPS: to our TLS listener, or to a trusted TLS-terminating proxy. */
-function secure(c: WebContext): boolean {
+export function secure(c: WebContext): boolean {
   return clientOf(c, c.get('app').config.server.trusted_proxies).scheme === 'https' || Boolean(c.get('app').config.server.tls_cert);
 }
 
 /** Only same-site paths: `next` must never send the user to another host after login. */
-function safeNext(next: string | undefined): string {
+export function safeNext(next: string | undefined): string {
   return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) && !next.startsWith('/login') ? next : '/';
 }
 
@@ -83,8 +86,9 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
     const outcome = await login(
       db,
       throttle,
-      { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId') },
+      { username, password: f.password ?? '', address, userAgent: c.req.header('User-Agent') ?? '', requestId: c.get('requestId'), log: c.get('app').log },
       c.get('app').config.auth.ldap,
+      c.get('app').config.auth,
     );
     if (outcome.result === 'throttled') {
       const seconds = Math.ceil(outcome.retryAfterMs / 1000);
@@ -97,6 +101,12 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
       return again('The directory cannot be reached, so directory accounts cannot sign in now. Local accounts still can.', 503);
     }
     if (outcome.result === 'refused') return again('Your directory account is not in any group that gives access to confvault.', 403);
+    if (outcome.result === 'code') {
+      deleteCookie(c, LOGIN_CSRF_COOKIE, { path: '/login' });
+      const maxAge = CHALLENGE_TTL_MS / 1000;
+      setCookie(c, CHALLENGE_COOKIE, outcome.challenge, { path: '/login', httpOnly: true, sameSite: 'Strict', secure: secure(c), maxAge });
+      return c.redirect(`/login/code?next=${encodeURIComponent(next)}`, 303);
+    }
     const id = outcome.cookie;
     deleteCookie(c, LOGIN_CSRF_COOKIE, { path: '/login' });
     // No maxAge: a browser session cookie; the server enforces idle and absolute expiry.

@@ -9,6 +9,7 @@ import { Csrf, FieldError, FormError } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, need, type WebContext, type WebEnv } from '../web-context';
 import { groupOptions, groupPaths } from './groups-options';
+import { hasTotp, resetUserTotp } from '../../features/users/totp.service';
 
 /** A refused change keeps its form on screen: 403 for a policy refusal, 422 for bad input. */
 function statusOf(err: unknown): number {
@@ -88,6 +89,16 @@ export function registerUsers(web: Hono<WebEnv>): void {
       throw err;
     }
     return redirectWith(c, '/users', `Password of ${u.username} reset; they must change it at the next login.`);
+  });
+  web.post('/users/:username/totp-reset', need(USER_OPS.update), (c) => {
+    const u = userOr404(c);
+    try {
+      resetUserTotp(c.get('app').db, actorOf(c), u.username);
+    } catch (err) {
+      if (err instanceof ApiError && err.status < 500) return redirectWith(c, '/users', err.message, 'error');
+      throw err;
+    }
+    return redirectWith(c, '/users', `Second factor of ${u.username} removed; they sign in with the password alone, or enrol again.`);
   });
 }
 
@@ -294,6 +305,18 @@ async function editPage(c: WebContext, u: User, f?: Record<string, string>, erro
             <span class="muted">The user's sessions end and they must choose a new password at the next login.</span>
           </div>
         </form>
+      </section>
+      <section class="card">
+        <h2>Second factor</h2>
+        {hasTotp(c.get('app').db, u.id) ? (
+          <form method="post" action={`${base}/totp-reset`}>
+            <Csrf token={csrf} />
+            <p>{u.username} signs in with a code from an authenticator app. Reset it when they lost their phone.</p>
+            <button type="submit">Reset second factor</button>
+          </form>
+        ) : (
+          <p class="muted">{u.username} has no second factor.</p>
+        )}
       </section>
     </>,
   );

@@ -49,6 +49,15 @@ export class LoginThrottle {
 
   /** The reserved attempt was a right password: undo its failure (and a lock it alone caused), clear the username. */
   succeeded(r: Reservation): void {
+    this.refund(r);
+    this.recordSuccess(r.username);
+  }
+
+  /**
+   * Undo the reserved attempt's failure without clearing the username: a right password that still owes its second
+   * factor (clearing would give a guesser of codes a fresh count with every password).
+   */
+  refund(r: Reservation): void {
     for (const k of r.keys) {
       const cur = this.entries.get(k);
       if (!cur) continue;
@@ -57,7 +66,6 @@ export class LoginThrottle {
       if (cur.failures < FREE_FAILURES[k[0] as 'u' | 'a']) cur.lockedUntil = 0;
       if (cur.failures === 0) this.entries.delete(k);
     }
-    this.recordSuccess(r.username);
   }
 
   recordFailure(username: string, address: string, now = Date.now()): void {
