@@ -71,12 +71,18 @@ export function summarize(devices: readonly DeviceCompliance[]): FleetSummary {
 }
 
 /** A device's newest stored version judged by the rules in force (no version yet: no results). 404 or 403 as the device reads. */
-export async function deviceCompliance(db: DB, store: SnapshotStore, actor: Actor, deviceId: number, now = Date.now()): Promise<DeviceCompliance | null> {
+export async function deviceCompliance(
+  db: DB,
+  store: SnapshotStore,
+  actor: Actor,
+  deviceId: number,
+  now = Date.now(),
+): Promise<{ device: { id: number; name: string }; result: DeviceCompliance | null }> {
   authorize(actor, COMPLIANCE_OPS.check);
-  getDevice(db, actor.principal.scope, deviceId);
+  const { id, name } = getDevice(db, actor.principal.scope, deviceId);
   await rulesSettled(db);
   const [d] = await checkCompliance(db, store, actor, { device: String(deviceId) }, now);
-  return d ?? null;
+  return { device: { id, name }, result: d ?? null };
 }
 
 const DAY = 86_400_000;
