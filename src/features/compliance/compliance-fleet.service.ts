@@ -22,9 +22,16 @@ export interface FleetFilter {
   rule?: string;
 }
 
-/** Each device in scope (and in the filter) with its newest version's results, narrowed to the filter's severity or rule. */
-export async function fleetCompliance(db: DB, store: SnapshotStore, actor: Actor, filter: FleetFilter = {}, now = Date.now()): Promise<DeviceCompliance[]> {
+/**
+ * Each device in scope (and in the filter) with its newest version's results, narrowed to the filter's severity or rule.
+ * A refusal is thrown at once (not a rejected promise), as every read service's.
+ */
+export function fleetCompliance(db: DB, store: SnapshotStore, actor: Actor, filter: FleetFilter = {}, now = Date.now()): Promise<DeviceCompliance[]> {
   authorize(actor, COMPLIANCE_OPS.summary);
+  return judgedFleet(db, store, actor, filter, now);
+}
+
+async function judgedFleet(db: DB, store: SnapshotStore, actor: Actor, filter: FleetFilter, now: number): Promise<DeviceCompliance[]> {
   await rulesSettled(db);
   const devices = await checkCompliance(db, store, actor, { groupId: filter.groupId ?? null }, now);
   return devices
@@ -71,7 +78,7 @@ export function summarize(devices: readonly DeviceCompliance[]): FleetSummary {
 }
 
 /** A device's newest stored version judged by the rules in force (no version yet: no results). 404 or 403 as the device reads. */
-export async function deviceCompliance(
+export function deviceCompliance(
   db: DB,
   store: SnapshotStore,
   actor: Actor,
@@ -80,9 +87,11 @@ export async function deviceCompliance(
 ): Promise<{ device: { id: number; name: string }; result: DeviceCompliance | null }> {
   authorize(actor, COMPLIANCE_OPS.check);
   const { id, name } = getDevice(db, actor.principal.scope, deviceId);
-  await rulesSettled(db);
-  const [d] = await checkCompliance(db, store, actor, { device: String(deviceId) }, now);
-  return { device: { id, name }, result: d ?? null };
+  return (async () => {
+    await rulesSettled(db);
+    const [d] = await checkCompliance(db, store, actor, { device: String(deviceId) }, now);
+    return { device: { id, name }, result: d ?? null };
+  })();
 }
 
 const DAY = 86_400_000;

@@ -11,6 +11,7 @@ import { deleteRule, loadRuleset, shippedPacks, type RuleInForce } from './compl
 import { rejudgeFleet } from './compliance.service';
 import { COMPLIANCE_OPS } from './compliance.policy';
 import { getRuleRow, upsertRuleRow } from './compliance.store';
+import { checkRuleData } from './rule-files';
 
 const dataDirOf = (store: SnapshotStore) => path.dirname(store.root);
 
@@ -49,13 +50,21 @@ function notInDatabase(db: DB, store: SnapshotStore, id: string): ApiError {
   return ApiError.notFound(`compliance rule ${id}`);
 }
 
+/** The rule checked as a rule file's rule is (its shape, then its patterns compile in RE2): 422 naming each field. */
+function usable(data: unknown): ComplianceRule {
+  const { rule, errors } = checkRuleData(data);
+  if (!rule) throw ApiError.validation(errors, 'not a usable compliance rule');
+  return rule;
+}
+
 function inForce(db: DB, store: SnapshotStore, id: string): RuleInForce {
   return loadRuleset(db, dataDirOf(store)).info.get(id) as RuleInForce;
 }
 
 /** A new database rule (409 when the database holds one with its id; it takes precedence over a file or pack rule of that id). */
-export function createRule(db: DB, store: SnapshotStore, actor: Actor, rule: ComplianceRule): RuleInForce {
+export function createRule(db: DB, store: SnapshotStore, actor: Actor, input: ComplianceRule): RuleInForce {
   authorize(actor, COMPLIANCE_OPS.createRule);
+  const rule = usable(input);
   db.transaction(() => {
     if (getRuleRow(db, rule.id)) throw new ApiError('CONFLICT', `compliance rule ${rule.id} already exists; change it instead`, { rule_id: rule.id });
     upsertRuleRow(db, rule.id, JSON.stringify(rule), Date.now());
@@ -66,13 +75,14 @@ export function createRule(db: DB, store: SnapshotStore, actor: Actor, rule: Com
 }
 
 /** Replaces a database rule's definition (its id stays). */
-export function updateRule(db: DB, store: SnapshotStore, actor: Actor, id: string, rule: Omit<ComplianceRule, 'id'>): RuleInForce {
+export function updateRule(db: DB, store: SnapshotStore, actor: Actor, id: string, input: Omit<ComplianceRule, 'id'>): RuleInForce {
   authorize(actor, COMPLIANCE_OPS.updateRule);
+  const rule = usable({ ...input, id });
   db.transaction(() => {
     const row = getRuleRow(db, id);
     if (!row) throw notInDatabase(db, store, id);
     // A later time than the row's, so that the rule set's cache key (ruleRowsStamp) changes even within a millisecond.
-    upsertRuleRow(db, id, JSON.stringify({ id, ...rule }), Math.max(Date.now(), row.updated_at + 1));
+    upsertRuleRow(db, id, JSON.stringify(rule), Math.max(Date.now(), row.updated_at + 1));
     recordAudit(db, actor, { action: 'compliance.rule_update', target: `rule ${id}`, details: { severity: rule.severity, kind: rule.check.kind } });
   }).immediate();
   startRejudge(db, store, `rule ${id} updated`);
