@@ -61,6 +61,13 @@ function inForce(db: DB, store: SnapshotStore, id: string): RuleInForce {
   return loadRuleset(db, dataDirOf(store)).info.get(id) as RuleInForce;
 }
 
+/** A database rule, for its edit form (a file or pack rule: 409 naming where it lives). */
+export function getEditableRule(db: DB, store: SnapshotStore, actor: Actor, id: string): RuleInForce {
+  authorize(actor, COMPLIANCE_OPS.updateRule);
+  if (!getRuleRow(db, id)) throw notInDatabase(db, store, id);
+  return inForce(db, store, id);
+}
+
 /** A new database rule (409 when the database holds one with its id; it takes precedence over a file or pack rule of that id). */
 export function createRule(db: DB, store: SnapshotStore, actor: Actor, input: ComplianceRule): RuleInForce {
   authorize(actor, COMPLIANCE_OPS.createRule);

@@ -4,7 +4,7 @@ import { stringify } from 'yaml';
 import { COMPLIANCE_OPS } from '../../features/policy';
 import type { ComplianceRule } from '../../features/compliance/compliance-rule.schemas';
 import { getRule, listRules, type RuleInForce } from '../../features/compliance/compliance-rules.service';
-import { createRule, deleteDatabaseRule, updateRule } from '../../features/compliance/compliance-rule-admin.service';
+import { createRule, deleteDatabaseRule, getEditableRule, updateRule } from '../../features/compliance/compliance-rule-admin.service';
 import { fleetCompliance } from '../../features/compliance/compliance-fleet.service';
 import { checkRuleText } from '../../features/compliance/rule-files';
 import { ApiError, type FieldError } from '../../errors';
@@ -42,14 +42,14 @@ export function registerComplianceRules(web: Hono<WebEnv>): void {
   });
   web.get('/compliance/rules/:id', need(COMPLIANCE_OPS.rule), (c) => rulePage(c));
   web.get('/compliance/rules/:id/edit', need(COMPLIANCE_OPS.updateRule), (c) => {
-    const r = getRule(c.get('app').db, actorOf(c), c.get('app').dataDir, c.req.param('id'));
+    const r = getEditableRule(c.get('app').db, c.get('app').snapshots, actorOf(c), c.req.param('id'));
     return formPage(c, r, stringify(r.written, { lineWidth: 0 }), []);
   });
   web.post('/compliance/rules/:id/edit', need(COMPLIANCE_OPS.updateRule), async (c) => {
     const id = c.req.param('id');
     const text = (await formFields(c)).definition ?? '';
     const parsed = oneRule(text, id);
-    const before = () => getRule(c.get('app').db, actorOf(c), c.get('app').dataDir, id);
+    const before = () => getEditableRule(c.get('app').db, c.get('app').snapshots, actorOf(c), id);
     if ('errors' in parsed) return formPage(c, before(), text, parsed.errors);
     try {
       updateRule(c.get('app').db, c.get('app').snapshots, actorOf(c), id, parsed.rule);
