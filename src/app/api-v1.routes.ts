@@ -14,4 +14,13 @@ export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
 }
 
-export const API_ROUTE_MODULES: RouteModule[] = [credentialRoutes, templateRoutes, deviceRoutes, groupRoutes, backupRoutes, statsRoutes, complianceRoutes, complianceDeviceRoutes];
+export const API_ROUTE_MODULES: RouteModule[] = [
+  credentialRoutes,
+  templateRoutes,
+  deviceRoutes,
+  groupRoutes,
+  backupRoutes,
+  statsRoutes,
+  complianceRoutes,
+  complianceDeviceRoutes,
+];

@@ -47,13 +47,19 @@ describe('compliance rules', () => {
   test('create, read, list, replace: a database rule; a duplicate id is 409; an invalid rule is 422 naming the field', async () => {
     const created = await apiCall(t, '/compliance/rules', { method: 'POST', key: admin, json: VTY });
     assert.equal(created.status, 201, created.text);
-    assert.deepEqual([created.body.id, created.body.origin, created.body.editable, created.body.definition.check.kind], ['vty-ssh-only', 'database', true, 'sections']);
+    assert.deepEqual(
+      [created.body.id, created.body.origin, created.body.editable, created.body.definition.check.kind],
+      ['vty-ssh-only', 'database', true, 'sections'],
+    );
     const again = await apiCall(t, '/compliance/rules', { method: 'POST', key: admin, json: VTY });
     assert.equal(again.status, 409);
     assert.equal(again.body.error?.code, 'CONFLICT');
     const bad = await apiCall(t, '/compliance/rules', { method: 'POST', key: admin, json: { ...VTY, id: 'x', severity: 'urgent' } });
     assert.equal(bad.status, 422);
-    assert.ok(bad.body.error?.details.errors?.some((e) => e.field === 'severity'), bad.text);
+    assert.ok(
+      bad.body.error?.details.errors?.some((e) => e.field === 'severity'),
+      bad.text,
+    );
     const list = await apiCall(t, '/compliance/rules?limit=1', { key: viewer });
     assert.equal(list.status, 200);
     assert.equal(list.body.pagination.total, 2);
@@ -137,10 +143,21 @@ describe('results, summary and waivers', () => {
 
   test('a waiver makes the failure waived (the device compliant) until removed; audited; bad input is 422', async () => {
     const base = `/devices/${inv.devices.dA}/compliance/waivers`;
-    const past = await apiCall(t, base, { method: 'POST', key: admin, json: { rule_id: 'vty-ssh-only', reason: 'r', owner: 'o', expires_at: '2001-01-01 00:00:00' } });
+    const past = await apiCall(t, base, {
+      method: 'POST',
+      key: admin,
+      json: { rule_id: 'vty-ssh-only', reason: 'r', owner: 'o', expires_at: '2001-01-01 00:00:00' },
+    });
     assert.equal(past.status, 422);
-    const unknown = await apiCall(t, base, { method: 'POST', key: admin, json: { rule_id: 'nope', reason: 'r', owner: 'o', expires_at: '2099-01-01 00:00:00' } });
-    assert.ok(unknown.body.error?.details.errors?.some((e) => e.field === 'rule_id'), unknown.text);
+    const unknown = await apiCall(t, base, {
+      method: 'POST',
+      key: admin,
+      json: { rule_id: 'nope', reason: 'r', owner: 'o', expires_at: '2099-01-01 00:00:00' },
+    });
+    assert.ok(
+      unknown.body.error?.details.errors?.some((e) => e.field === 'rule_id'),
+      unknown.text,
+    );
     const made = await apiCall(t, base, {
       method: 'POST',
       key: admin,
@@ -156,8 +173,9 @@ describe('results, summary and waivers', () => {
       list.body.items.map((w: { id: number }) => w.id),
       [made.body.id],
     );
-    assert.equal((await apiCall(t, `/devices/${inv.devices.dB}/compliance/waivers/${made.body.id}`, { method: 'DELETE', key: admin })).status, 404);
-    const del = await apiCall(t, `${base}/${made.body.id}`, { method: 'DELETE', key: admin });
+    assert.equal((await apiCall(t, `/compliance/waivers/${made.body.id}`, { method: 'DELETE', key: scopedB })).status, 403, 'another group’s waiver');
+    assert.equal((await apiCall(t, '/compliance/waivers/999999', { method: 'DELETE', key: admin })).status, 404);
+    const del = await apiCall(t, `/compliance/waivers/${made.body.id}`, { method: 'DELETE', key: admin });
     assert.equal(del.status, 200, del.text);
     assert.equal((await apiCall(t, `/devices/${inv.devices.dA}/compliance`, { key: viewer })).body.compliant, false);
     const actions = t.services.db.prepare("SELECT action FROM audit_log WHERE action LIKE 'compliance.waiver_%' ORDER BY id").pluck().all();

@@ -47,5 +47,5 @@ export const ADDITIVE_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'GET', path: '/devices/{device_id}/compliance', permission: 'compliance.view' },
   { method: 'GET', path: '/devices/{device_id}/compliance/waivers', permission: 'compliance.view' },
   { method: 'POST', path: '/devices/{device_id}/compliance/waivers', permission: 'compliance.manage' },
-  { method: 'DELETE', path: '/devices/{device_id}/compliance/waivers/{waiver_id}', permission: 'compliance.manage' },
+  { method: 'DELETE', path: '/compliance/waivers/{waiver_id}', permission: 'compliance.manage' },
 ];

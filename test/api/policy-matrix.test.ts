@@ -58,7 +58,12 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'PUT /templates/{template_id}': () => ({ description: 'changed by the policy matrix' }),
   'POST /compliance/rules': () => ({ ...MATRIX_RULE, id: 'matrix-new-rule' }),
   'PUT /compliance/rules/{rule_id}': () => ({ title: MATRIX_RULE.title, severity: 'high', check: MATRIX_RULE.check }),
-  'POST /devices/{device_id}/compliance/waivers': () => ({ rule_id: MATRIX_RULE.id, reason: 'policy matrix', owner: 'matrix', expires_at: '2099-01-01 00:00:00' }),
+  'POST /devices/{device_id}/compliance/waivers': () => ({
+    rule_id: MATRIX_RULE.id,
+    reason: 'policy matrix',
+    owner: 'matrix',
+    expires_at: '2099-01-01 00:00:00',
+  }),
 };
 
 const MATRIX_RULE = { id: 'matrix-rule', title: 'A hostname', severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } } as const;
@@ -154,9 +159,15 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     t = await startTestAppliance();
     const { db } = t.services;
     const inv = seedInventory(db);
-    for (const id of [MATRIX_RULE.id, 'matrix-doomed-rule']) createRule(db, t.services.snapshots, SYSTEM_ACTOR, complianceRuleSchema.parse({ ...MATRIX_RULE, id }));
+    for (const id of [MATRIX_RULE.id, 'matrix-doomed-rule'])
+      createRule(db, t.services.snapshots, SYSTEM_ACTOR, complianceRuleSchema.parse({ ...MATRIX_RULE, id }));
     const waiver = (device: number) =>
-      createWaiver(db, t.services.snapshots, SYSTEM_ACTOR, device, { rule_id: MATRIX_RULE.id, reason: 'matrix', owner: 'matrix', expires_at: Date.now() + 86_400_000 }).id;
+      createWaiver(db, t.services.snapshots, SYSTEM_ACTOR, device, {
+        rule_id: MATRIX_RULE.id,
+        reason: 'matrix',
+        owner: 'matrix',
+        expires_at: Date.now() + 86_400_000,
+      }).id;
     const doomedDevice = seedDevice(db, { name: 'matrix-doomed-device', credential_id: inv.credentialId, template_id: inv.templateId, group_id: inv.groups.A });
     ids = {
       device_id: inv.devices.dA,
@@ -169,7 +180,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       deletable: {
         device_id: doomedDevice,
         rule_id: 'matrix-doomed-rule',
-        waiver_id: waiver(doomedDevice),
+        waiver_id: waiver(inv.devices.dA),
         group_id: seedGroup(db, 'matrix-doomed-group'),
         credential_id: seedCredential(db, null, { name: 'matrix-doomed-credential' }),
         template_id: seedTemplate(db, 'matrix-doomed-template'),

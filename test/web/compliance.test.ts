@@ -47,7 +47,10 @@ before(async () => {
   recordBackup(t.services, inv.devices.dB, { text: BAD });
   recordBackup(t.services, inv.devices.dA1, { text: GOOD });
   mkdirSync(path.join(t.services.dataDir, 'compliance'), { recursive: true });
-  writeFileSync(path.join(t.services.dataDir, 'compliance', 'base.yaml'), '- id: file-host\n  title: A hostname\n  severity: low\n  check: {kind: must_exist, line: "^hostname "}\n');
+  writeFileSync(
+    path.join(t.services.dataDir, 'compliance', 'base.yaml'),
+    '- id: file-host\n  title: A hostname\n  severity: low\n  check: {kind: must_exist, line: "^hostname "}\n',
+  );
   [admin, scopedB, noCompliance] = await Promise.all([
     userWith('web-admin', 'all'),
     userWith('web-scoped', ['compliance.view', 'compliance.manage', 'backups.view', 'devices.view'], [inv.groups.B]),
@@ -77,7 +80,11 @@ describe('compliance web', () => {
     const page = await admin.get('/compliance/rules/file-host');
     assert.equal(page.res.status, 200);
     assert.doesNotMatch(page.html, /\/edit"/);
-    const edit = await admin.post('/compliance/rules/file-host/edit', { definition: 'title: x\nseverity: low\ncheck: {kind: must_exist, line: x}\n' }, { csrf: true });
+    const edit = await admin.post(
+      '/compliance/rules/file-host/edit',
+      { definition: 'title: x\nseverity: low\ncheck: {kind: must_exist, line: x}\n' },
+      { csrf: true },
+    );
     assert.equal(edit.res.status, 409);
     assert.match(edit.html, /rule file base\.yaml: change it there/);
   });
@@ -100,8 +107,14 @@ describe('compliance web', () => {
     assert.match(csv.res.headers.get('content-type') ?? '', /^text\/csv/);
     const rows = csv.html.trim().split('\n');
     assert.equal(rows[0].split(',')[0], 'device');
-    assert.ok(rows.slice(1).every((r) => r.startsWith('dB-')), csv.html);
-    assert.ok(rows.some((r) => /vty-ssh-only,critical,fail/.test(r)), csv.html);
+    assert.ok(
+      rows.slice(1).every((r) => r.startsWith('dB-')),
+      csv.html,
+    );
+    assert.ok(
+      rows.some((r) => /vty-ssh-only,critical,fail/.test(r)),
+      csv.html,
+    );
     const report = await scopedB.get('/compliance/report');
     assert.match(report.html, /id="compliance-report"/);
     assert.doesNotMatch(report.html, /dA-/);

@@ -73,14 +73,14 @@ const createWaiverRoute = createRoute({
 
 const deleteWaiverRoute = createRoute({
   method: 'delete',
-  path: '/devices/{device_id}/compliance/waivers/{waiver_id}',
+  path: '/compliance/waivers/{waiver_id}',
   operationId: 'deleteDeviceComplianceWaiver',
   tags,
   summary: 'Remove a waiver',
-  description: `The rule’s failures on the device count again at once. Audited. ${SCOPE_ONE}`,
+  description: `The rule’s failures on its device count again at once. Audited. A waiver of a device outside the key owner’s device-group scope gives 403 \`PERMISSION_DENIED\`.`,
   security,
   middleware: [requirePermission(COMPLIANCE_OPS.unwaive)] as const,
-  request: { params: DeviceIdParams.extend(WaiverIdParams.shape) },
+  request: { params: WaiverIdParams },
   responses: { 200: jsonResponse(SuccessStatusSchema, 'The waiver was removed'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
 });
 
@@ -112,8 +112,8 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   });
 
   registerRoute(api, deleteWaiverRoute, (c) => {
-    const { device_id, waiver_id } = c.req.valid('param');
-    removeWaiver(c.get('app').db, actorOf(c), device_id, waiver_id);
+    const { waiver_id } = c.req.valid('param');
+    removeWaiver(c.get('app').db, actorOf(c), waiver_id);
     return c.json({ status: 'success' as const }, 200);
   });
 }

@@ -38,7 +38,9 @@ async function judgedFleet(db: DB, store: SnapshotStore, actor: Actor, filter: F
     .filter((d) => filter.template === undefined || d.template === filter.template)
     .map((d) => ({
       ...d,
-      results: d.results.filter((r) => (filter.severity === undefined || r.severity === filter.severity) && (filter.rule === undefined || r.rule_id === filter.rule)),
+      results: d.results.filter(
+        (r) => (filter.severity === undefined || r.severity === filter.severity) && (filter.rule === undefined || r.rule_id === filter.rule),
+      ),
     }));
 }
 
@@ -131,14 +133,17 @@ export function createWaiver(
   return { ...(getWaiverRow(db, id) as WaiverRow), active: true };
 }
 
-/** Removes a device's waiver (its failures count again at once). Audited. */
-export function removeWaiver(db: DB, actor: Actor, deviceId: number, waiverId: number): void {
+/**
+ * Removes a waiver (its failures count again at once); its device must be in the actor's scope (403), and be
+ * `deviceId` when one is given (the web's device page). Audited.
+ */
+export function removeWaiver(db: DB, actor: Actor, waiverId: number, deviceId?: number): void {
   authorize(actor, COMPLIANCE_OPS.unwaive);
-  getDevice(db, actor.principal.scope, deviceId);
   db.transaction(() => {
     const w = getWaiverRow(db, waiverId);
-    if (!w || w.device_id !== deviceId) throw ApiError.notFound(`waiver ${waiverId} of device ${deviceId}`);
+    if (!w || (deviceId !== undefined && w.device_id !== deviceId)) throw ApiError.notFound(`waiver ${waiverId}`);
+    getDevice(db, actor.principal.scope, w.device_id);
     deleteWaiverRow(db, waiverId);
-    recordAudit(db, actor, { action: 'compliance.waiver_remove', target: `device ${deviceId}`, details: { waiver_id: waiverId, rule_id: w.rule_id } });
+    recordAudit(db, actor, { action: 'compliance.waiver_remove', target: `device ${w.device_id}`, details: { waiver_id: waiverId, rule_id: w.rule_id } });
   }).immediate();
 }

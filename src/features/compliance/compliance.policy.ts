@@ -40,7 +40,7 @@ export const COMPLIANCE_OPS = {
     cli: 'compliance waiver add',
   }),
   unwaive: operation('compliance.waiver_delete', ['compliance.manage'], groups, {
-    api: 'DELETE /devices/{device_id}/compliance/waivers/{waiver_id}',
+    api: 'DELETE /compliance/waivers/{waiver_id}',
     web: ['POST /devices/:id/compliance/waivers/:wid/delete'],
   }),
 } as const;

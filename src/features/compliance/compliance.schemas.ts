@@ -45,14 +45,25 @@ export const RuleSchema = z
     id: z.string(),
     title: z.string(),
     severity: z.enum(SEVERITIES),
-    origin: z.enum(ORIGINS).openapi({ description: '`database`: made in the web or API (editable); `file`: a YAML file in the rules folder; `pack`: a shipped pack' }),
+    origin: z
+      .enum(ORIGINS)
+      .openapi({ description: '`database`: made in the web or API (editable); `file`: a YAML file in the rules folder; `pack`: a shipped pack' }),
     location: z.string().nullable().openapi({ description: 'The file name of a file rule, the pack of a pack rule, else null' }),
     editable: z.boolean().openapi({ description: 'Whether PUT and DELETE may change it (database rules only; others give 409 CONFLICT)' }),
     in_force: z.boolean().openapi({ description: 'False for a shipped pack’s rule while its pack is enabled nowhere' }),
     definition: complianceRuleSchema,
   })
   .openapi('ComplianceRule', {
-    example: { id: EXAMPLE_RULE.id, title: EXAMPLE_RULE.title, severity: 'critical', origin: 'database', location: null, editable: true, in_force: true, definition: EXAMPLE_RULE },
+    example: {
+      id: EXAMPLE_RULE.id,
+      title: EXAMPLE_RULE.title,
+      severity: 'critical',
+      origin: 'database',
+      location: null,
+      editable: true,
+      in_force: true,
+      definition: EXAMPLE_RULE,
+    },
   });
 
 export const RulePageSchema = pagedSchema(RuleSchema, 'ComplianceRulePage');
@@ -215,9 +226,13 @@ export const WaiverListQuerySchema = z.object({ ...paginationQuery(50, 500) });
 export const WaiverCreateSchema = z
   .object({
     rule_id: z.string().min(1).max(100),
-    reason: z.string().trim().min(1).max(1000),
-    owner: z.string().trim().min(1).max(200),
-    expires_at: z.string().openapi({ description: '`YYYY-MM-DD HH:MM:SS` in the request time zone; must be in the future', example: '2030-06-30 23:59:59' }),
+    // Blank text is refused by the service ("is required"), after trimming.
+    reason: z.string().min(1).max(1000),
+    owner: z.string().min(1).max(200),
+    expires_at: z
+      .string()
+      .regex(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/, 'must be YYYY-MM-DD HH:MM:SS')
+      .openapi({ description: '`YYYY-MM-DD HH:MM:SS` in the request time zone; must be in the future', example: '2030-06-30 23:59:59' }),
   })
   .strict()
   .openapi('ComplianceWaiverCreate', {

@@ -39,7 +39,7 @@ export function registerComplianceDevice(web: Hono<WebEnv>): void {
   });
   web.post('/devices/:id/compliance/waivers/:wid/delete', need(COMPLIANCE_OPS.unwaive), (c) => {
     const id = intParam(c, 'id');
-    removeWaiver(c.get('app').db, actorOf(c), id, intParam(c, 'wid'));
+    removeWaiver(c.get('app').db, actorOf(c), intParam(c, 'wid'), id);
     return redirectWith(c, `/devices/${id}/compliance`, 'Waiver removed.');
   });
 }
@@ -75,8 +75,8 @@ async function devicePage(c: WebContext) {
         <p class="muted">This device has no stored version yet.</p>
       ) : (
         <p class="muted" id="device-compliance-summary">
-          Version of {formatTime(result.backed_up_at, tz)}: {open.filter((r) => r.status === 'fail').length} failing, {open.filter((r) => r.status === 'waived').length}{' '}
-          waived, {passed.length} passing of {results.length} rules that apply.
+          Version of {formatTime(result.backed_up_at, tz)}: {open.filter((r) => r.status === 'fail').length} failing,{' '}
+          {open.filter((r) => r.status === 'waived').length} waived, {passed.length} passing of {results.length} rules that apply.
         </p>
       )}
       {open.map((r) => (
@@ -178,8 +178,8 @@ function RuleCard({ r, deviceId, tz }: { r: RuleOutcome; deviceId: number; tz: s
   return (
     <section class={`card rule-result status-${r.status}`}>
       <h2>
-        <a href={`/compliance/rules/${encodeURIComponent(r.rule_id)}`}>{r.rule_id}</a>: {r.title} <span class={`badge severity-${r.severity}`}>{r.severity}</span>{' '}
-        <span class="badge">{r.status}</span>
+        <a href={`/compliance/rules/${encodeURIComponent(r.rule_id)}`}>{r.rule_id}</a>: {r.title}{' '}
+        <span class={`badge severity-${r.severity}`}>{r.severity}</span> <span class="badge">{r.status}</span>
       </h2>
       {r.waiver ? (
         <p class="small">

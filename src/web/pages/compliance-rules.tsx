@@ -236,8 +236,8 @@ function formPage(c: WebContext, r: RuleInForce | null, text: string, errors: Fi
       </p>
       <h1>{title}</h1>
       <p class="muted">
-        One rule as YAML, as in a rule file (docs/compliance.md has an example of each kind: must_exist, must_not_exist, sections, value, golden). Saving
-        judges the fleet again in the background.
+        One rule as YAML, as in a rule file (docs/compliance.md has an example of each kind: must_exist, must_not_exist, sections, value, golden). Saving judges
+        the fleet again in the background.
       </p>
       {errors.length ? (
         <div class="flash error" role="alert" id="rule-errors">

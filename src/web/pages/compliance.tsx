@@ -77,7 +77,13 @@ async function fleetPage(c: WebContext) {
         </div>
       </div>
       <form method="get" action="/compliance" class="row filters" role="search">
-        <FilterSelect label="Group" name="group_id" any="All groups" choices={groups.map((g) => ({ value: g.id, label: g.label }))} selected={filter.groupId ?? undefined} />
+        <FilterSelect
+          label="Group"
+          name="group_id"
+          any="All groups"
+          choices={groups.map((g) => ({ value: g.id, label: g.label }))}
+          selected={filter.groupId ?? undefined}
+        />
         <FilterSelect
           label="Platform"
           name="template"
