@@ -74,6 +74,9 @@ describe('compliance web', () => {
     assert.equal(fleet.res.status, 200);
     assert.match(fleet.html, /<dt>Not compliant<\/dt>\s*<dd>2<\/dd>/);
     assert.match(fleet.html, /id="compliance-trend"/);
+    // Today's row of the trend: 3 devices judged, 2 not compliant, 2 failures (the rows run oldest first).
+    const today = [...fleet.html.matchAll(/<tr><td>(\d{4}-\d\d-\d\d)<\/td><td>(\d+)<\/td><td>(\d+)<\/td><td>(\d+)<\/td><\/tr>/g)].at(-1);
+    assert.deepEqual(today?.slice(2), ['3', '2', '2'], 'the last day of the trend');
   });
 
   test('a file rule is read-only here: no edit button, and a forged edit is refused with the file named', async () => {
