@@ -7,9 +7,20 @@ import * as deviceRoutes from '../features/devices/devices.routes';
 import * as groupRoutes from '../features/groups/groups.routes';
 import * as backupRoutes from '../features/backups/backups.routes';
 import * as statsRoutes from '../features/stats/stats.routes';
+import * as complianceRoutes from '../features/compliance/compliance.routes';
+import * as complianceDeviceRoutes from '../features/compliance/compliance-devices.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
 }
 
-export const API_ROUTE_MODULES: RouteModule[] = [credentialRoutes, templateRoutes, deviceRoutes, groupRoutes, backupRoutes, statsRoutes];
+export const API_ROUTE_MODULES: RouteModule[] = [
+  credentialRoutes,
+  templateRoutes,
+  deviceRoutes,
+  groupRoutes,
+  backupRoutes,
+  statsRoutes,
+  complianceRoutes,
+  complianceDeviceRoutes,
+];

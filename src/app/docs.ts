@@ -28,6 +28,8 @@ const TAGS: Record<string, string> = {
   'Backup templates': 'How a kind of device is backed up: prompts, commands, lines to drop, secrets to mask.',
   Backups: 'Backup history of a device and the configuration text of each backup. Read-only: this API cannot start, change or delete backups.',
   Statistics: 'Appliance-wide figures for dashboards. Checked by permission only.',
+  Compliance:
+    'Rules each stored configuration is judged by, and the results (additive to the spec’s endpoints). Rules are not scoped; results, counts and waivers follow the device-group scope. docs/compliance.md explains the rules.',
 };
 
 function markdownTable(head: string[], rows: string[][]): string {

@@ -21,6 +21,9 @@ import { registerSearch } from './pages/search';
 import { registerAdminPages } from './pages/admin';
 import { registerNotifications } from './pages/notifications';
 import { registerJobs } from './pages/jobs';
+import { registerCompliance } from './pages/compliance';
+import { registerComplianceDevice } from './pages/compliance-device';
+import { registerComplianceRules } from './pages/compliance-rules';
 import { render } from './render';
 import { SESSION_COOKIE, resolveSession, tokensEqual } from './session/sessions.service';
 import { LoginThrottle } from './session/throttle';
@@ -156,6 +159,9 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerAudit(web);
   registerNotifications(web);
   registerJobs(web);
+  registerCompliance(web);
+  registerComplianceRules(web);
+  registerComplianceDevice(web);
   registerInternalApi(web);
   web.get('*', notFoundPage);
 

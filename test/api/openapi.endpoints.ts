@@ -1,4 +1,4 @@
-// The 25 endpoints of spec section 4 with their required permissions, as data for the OpenAPI and permission-matrix tests.
+// The 25 endpoints of spec section 4 with their required permissions, and the additive ones (compliance, docs/compliance.md), as data for the OpenAPI and permission-matrix tests.
 import type { Permission } from '../../src/identity/permissions';
 
 export interface SpecEndpoint {
@@ -34,4 +34,18 @@ export const SPEC_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'DELETE', path: '/templates/{template_id}', permission: 'templates.delete' },
   { method: 'GET', path: '/backups/{backup_id}/content', permission: 'backups.view' },
   { method: 'GET', path: '/stats', permission: 'dashboard.view' },
+];
+
+/** Endpoints added to the API after the spec (additive: same conventions, in the OpenAPI document). */
+export const ADDITIVE_ENDPOINTS: readonly SpecEndpoint[] = [
+  { method: 'GET', path: '/compliance/rules', permission: 'compliance.view' },
+  { method: 'GET', path: '/compliance/rules/{rule_id}', permission: 'compliance.view' },
+  { method: 'POST', path: '/compliance/rules', permission: 'compliance.manage' },
+  { method: 'PUT', path: '/compliance/rules/{rule_id}', permission: 'compliance.manage' },
+  { method: 'DELETE', path: '/compliance/rules/{rule_id}', permission: 'compliance.manage' },
+  { method: 'GET', path: '/compliance/summary', permission: 'compliance.view' },
+  { method: 'GET', path: '/devices/{device_id}/compliance', permission: 'compliance.view' },
+  { method: 'GET', path: '/devices/{device_id}/compliance/waivers', permission: 'compliance.view' },
+  { method: 'POST', path: '/devices/{device_id}/compliance/waivers', permission: 'compliance.manage' },
+  { method: 'DELETE', path: '/compliance/waivers/{waiver_id}', permission: 'compliance.manage' },
 ];

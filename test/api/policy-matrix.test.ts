@@ -32,10 +32,14 @@ import { getBackupContent } from '../../src/features/backups/backups.service';
 import { renderHistoryPage } from '../../src/features/backups/history-pages';
 import { getStatisticsFor } from '../../src/features/stats/stats.service';
 import { listAuditFor } from '../../src/features/audit/audit.service';
+import { complianceRuleSchema } from '../../src/features/compliance/compliance-rule.schemas';
+import { getRule, listRules } from '../../src/features/compliance/compliance-rules.service';
+import { createRule } from '../../src/features/compliance/compliance-rule-admin.service';
+import { createWaiver, deviceCompliance, fleetCompliance, listWaivers } from '../../src/features/compliance/compliance-fleet.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory } from './backups.seed';
 import { seedCredential, seedDevice, seedGroup, seedTemplate } from '../helpers/seed';
-import { SPEC_ENDPOINTS } from './openapi.endpoints';
+import { ADDITIVE_ENDPOINTS, SPEC_ENDPOINTS } from './openapi.endpoints';
 import { WebClient } from '../web/web-client';
 import { SESSION_COOKIE, createSession } from '../../src/web/session/sessions.service';
 import type { Json } from '../helpers/api';
@@ -52,7 +56,17 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'PUT /credentials/{credential_id}': () => ({ description: 'changed by the policy matrix' }),
   'POST /templates': () => ({ name: 'matrix-template', vendor: 'Test', commands: ['show running-config'] }),
   'PUT /templates/{template_id}': () => ({ description: 'changed by the policy matrix' }),
+  'POST /compliance/rules': () => ({ ...MATRIX_RULE, id: 'matrix-new-rule' }),
+  'PUT /compliance/rules/{rule_id}': () => ({ title: MATRIX_RULE.title, severity: 'high', check: MATRIX_RULE.check }),
+  'POST /devices/{device_id}/compliance/waivers': () => ({
+    rule_id: MATRIX_RULE.id,
+    reason: 'policy matrix',
+    owner: 'matrix',
+    expires_at: '2099-01-01 00:00:00',
+  }),
 };
+
+const MATRIX_RULE = { id: 'matrix-rule', title: 'A hostname', severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } } as const;
 
 interface Ids {
   device_id: number;
@@ -60,7 +74,9 @@ interface Ids {
   credential_id: number;
   template_id: number;
   backup_id: string;
-  deletable: { device_id: number; group_id: number; credential_id: number; template_id: number };
+  rule_id: string;
+  waiver_id: number;
+  deletable: { device_id: number; group_id: number; credential_id: number; template_id: number; rule_id: string; waiver_id: number };
 }
 
 function apiPath(door: string, ids: Ids): { method: string; path: string } {
@@ -84,6 +100,8 @@ function webPath(door: string, ids: Ids): { method: string; path: string } {
   };
   const path = pattern
     .replace(/^\/(api\/)?(\w[\w-]*)\/:id/, (_, api: string | undefined, noun: string) => `/${api ?? ''}${noun}/${idOf[noun]}`)
+    .replace('/compliance/rules/:id', `/compliance/rules/${get ? ids.rule_id : 'no-such-rule'}`)
+    .replace(':wid', String(MISSING))
     .replace(':bid', get ? ids.backup_id : 'no-such-backup')
     .replace(':username', get ? 'admin' : 'no-such-user')
     .replace(':name', get ? 'administrator' : 'no-such-name');
@@ -141,14 +159,28 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     t = await startTestAppliance();
     const { db } = t.services;
     const inv = seedInventory(db);
+    for (const id of [MATRIX_RULE.id, 'matrix-doomed-rule'])
+      createRule(db, t.services.snapshots, SYSTEM_ACTOR, complianceRuleSchema.parse({ ...MATRIX_RULE, id }));
+    const waiver = (device: number) =>
+      createWaiver(db, t.services.snapshots, SYSTEM_ACTOR, device, {
+        rule_id: MATRIX_RULE.id,
+        reason: 'matrix',
+        owner: 'matrix',
+        expires_at: Date.now() + 86_400_000,
+      }).id;
+    const doomedDevice = seedDevice(db, { name: 'matrix-doomed-device', credential_id: inv.credentialId, template_id: inv.templateId, group_id: inv.groups.A });
     ids = {
       device_id: inv.devices.dA,
       group_id: inv.groups.B,
       credential_id: inv.credentialId,
       template_id: inv.templateId,
       backup_id: recordBackup(t.services, inv.devices.dA, { text: 'hostname matrix\n' }),
+      rule_id: MATRIX_RULE.id,
+      waiver_id: waiver(inv.devices.dA),
       deletable: {
-        device_id: seedDevice(db, { name: 'matrix-doomed-device', credential_id: inv.credentialId, template_id: inv.templateId, group_id: inv.groups.A }),
+        device_id: doomedDevice,
+        rule_id: 'matrix-doomed-rule',
+        waiver_id: waiver(inv.devices.dA),
         group_id: seedGroup(db, 'matrix-doomed-group'),
         credential_id: seedCredential(db, null, { name: 'matrix-doomed-credential' }),
         template_id: seedTemplate(db, 'matrix-doomed-template'),
@@ -161,9 +193,9 @@ describe('policy matrix: every operation of the table, at every door it has', ()
   });
   after(() => t.close());
 
-  test('the API doors of the table are spec section 4, each with the spec’s permission', () => {
+  test('the API doors of the table are spec section 4 and the additive endpoints, each with its permission', () => {
     const table = OPERATIONS.filter((op) => op.doors.api).map((op) => `${op.doors.api} ${op.permissions.join('+')}`);
-    const spec = SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.permission}`);
+    const spec = [...SPEC_ENDPOINTS, ...ADDITIVE_ENDPOINTS].map((e) => `${e.method} ${e.path} ${e.permission}`);
     assert.deepEqual([...table].sort(), [...spec].sort());
   });
 
@@ -252,6 +284,12 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     read('backups.content', (p) => getBackupContent(db, t.services.snapshots, null, p, ids.backup_id));
     read('stats.dashboard', (p) => getStatisticsFor(db, p));
     read('audit.list', (p) => listAuditFor(db, p, {}, 1, 10));
+    const as = (p: Principal) => ({ principal: p, door: { kind: 'system' as const }, requestId: null });
+    read('compliance.rules', (p) => listRules(db, as(p), t.services.dataDir));
+    read('compliance.rule_get', (p) => getRule(db, as(p), t.services.dataDir, ids.rule_id));
+    read('compliance.summary', (p) => fleetCompliance(db, t.services.snapshots, as(p)));
+    read('compliance.check', (p) => deviceCompliance(db, t.services.snapshots, as(p), ids.device_id));
+    read('compliance.waivers', (p) => listWaivers(db, as(p), ids.device_id));
     // Every read the API offers is here.
     const apiReads = OPERATIONS.filter((o) => o.doors.api?.startsWith('GET ')).map((o) => o.id);
     for (const id of apiReads)

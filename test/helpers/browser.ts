@@ -11,6 +11,7 @@ import { recordReachability } from '../../src/features/backups/backup-engine.ser
 import { importBackup } from '../../src/features/backups/import.service';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createGroup } from '../../src/features/groups/groups.service';
+import { createRule } from '../../src/features/compliance/compliance-rule-admin.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from './appliance';
 import { createTestDevice, seedBuiltinTemplate } from './seed';
@@ -106,6 +107,16 @@ export async function seedShowcase(t: TestAppliance): Promise<Showcase> {
   finishBackupSync(db, snapshots, failed, { ok: false, failure: 'AUTH_FAILED', message: 'Permission denied (publickey,password)' }, now - 1790_000);
   recordReachability(db, edgeDev, 'unreachable', 'connect ETIMEDOUT 192.0.2.12:22', now - 600_000);
   await t.keyFor({ permissions: ['devices.view', 'backups.view', 'dashboard.view'], groups: [core], username: 'viewer1' });
+  // A compliance rule the newer version fails (a static route to Null0), so the compliance pages have something to show.
+  createRule(db, snapshots, SYSTEM_ACTOR, {
+    id: 'no-null-routes',
+    title: 'No static routes to Null0',
+    description: '',
+    severity: 'medium',
+    applies_to: { templates: [], groups: [] },
+    remediation: 'Remove the route.',
+    check: { kind: 'must_not_exist', line: '^ip route .* Null0$' },
+  });
   return {
     groups: { core, edge },
     credential,
@@ -147,6 +158,13 @@ export function applicationPages(s: Showcase): string[] {
     '/api-keys',
     '/audit',
     '/settings/notifications',
+    '/compliance',
+    '/compliance/report',
+    '/compliance/rules',
+    '/compliance/rules/new',
+    '/compliance/rules/no-null-routes',
+    '/compliance/rules/no-null-routes/edit',
+    `/devices/${d}/compliance`,
     '/account',
     '/account/password',
   ];

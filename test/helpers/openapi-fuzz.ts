@@ -52,6 +52,8 @@ const POOLS: Record<string, keyof IdPool | undefined> = {
   '/credentials': 'credential_id',
   '/templates': 'template_id',
   '/devices': 'device_id',
+  '/compliance/rules': 'rule_id',
+  '/devices/{device_id}/compliance/waivers': 'waiver_id',
 };
 
 const esc = (k: string) => k.replace(/~/g, '~0').replace(/\//g, '~1');
@@ -86,7 +88,7 @@ export class OpenApiFuzzer {
     for (const [field, pool] of Object.entries(o.ids)) if (pool.length) this.kept.set(field, pool[0]);
   }
 
-  private readonly kept = new Map<string, number>();
+  private readonly kept = new Map<string, number | string>();
 
   private validator(pointer: string): ValidateFunction {
     let v = this.validators.get(pointer);
@@ -240,15 +242,15 @@ export class OpenApiFuzzer {
 
   private remember(path: string, text: string): void {
     const field = POOLS[path];
-    const id = (JSON.parse(text) as { id?: number }).id;
-    if (field && typeof id === 'number') this.o.ids[field].push(id);
+    const id = (JSON.parse(text) as { id?: number | string }).id;
+    if (field && id !== undefined) (this.o.ids[field] as (number | string)[]).push(id);
   }
 
   /** A deleted record leaves the pool: later requests should mostly name records that exist. */
   private forget(url: string): void {
     const m = /\/api\/v1(\/\w+)\/(\d+)$/.exec(url);
     const field = m ? POOLS[m[1]] : undefined;
-    if (m && field) this.o.ids[field] = this.o.ids[field].filter((id) => id !== Number(m[2]));
+    if (m && field && field !== 'rule_id') this.o.ids[field] = this.o.ids[field].filter((id) => id !== Number(m[2]));
   }
 }
 
@@ -271,7 +273,7 @@ export async function prepareFuzz(t: TestAppliance): Promise<{ doc: Schema; keys
     if (res.status !== 201) throw new Error(`seeding ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body.id;
   };
-  const ids: IdPool = { group_id: [], credential_id: [], template_id: [], device_id: [] };
+  const ids: IdPool = { group_id: [], credential_id: [], template_id: [], device_id: [], waiver_id: [], rule_id: [] };
   const top = await post('/groups', { name: 'fuzz-top' });
   ids.group_id.push(top, await post('/groups', { name: 'fuzz-child', parent_id: top }), await post('/groups', { name: 'fuzz-other' }));
   ids.credential_id.push(await post('/credentials', { name: 'fuzz-anywhere', username: 'u', password: 'p' }));
@@ -289,6 +291,18 @@ export async function prepareFuzz(t: TestAppliance): Promise<{ doc: Schema; keys
       }),
     );
   }
+  // Compliance: database rules (the first is kept), and a waiver on each device naming the kept one.
+  for (const id of ['fuzz-rule', 'fuzz-rule-2']) {
+    const res = await t.api('/api/v1/compliance/rules', {
+      method: 'POST',
+      key: admin,
+      json: { id, title: id, severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } },
+    });
+    if (res.status !== 201) throw new Error(`seeding rule ${id}: ${res.status} ${await res.text()}`);
+    ids.rule_id.push(id);
+  }
+  const waiver = { rule_id: 'fuzz-rule', reason: 'fuzz', owner: 'fuzz', expires_at: '2099-01-01 00:00:00' };
+  for (const device of ids.device_id) ids.waiver_id.push(await post(`/devices/${device}/compliance/waivers`, waiver));
   const views: Permission[] = ['devices.view', 'groups.view', 'credentials.view', 'templates.view', 'backups.view', 'dashboard.view'];
   const others = [await t.keyFor({ permissions: views }), await t.keyFor({ permissions: 'all', groups: [top] }), await t.keyFor({ permissions: [] })];
   const doc = (await (await t.api('/api/v1/openapi.json')).json()) as Schema;

@@ -25,8 +25,8 @@ export class Rng {
   }
 }
 
-/** Ids of records that exist, by the name of the field or path parameter that refers to them. */
-export type IdPool = Record<'group_id' | 'credential_id' | 'template_id' | 'device_id', number[]>;
+/** Ids of records that exist, by the name of the field or path parameter that refers to them (compliance rules have text ids). */
+export type IdPool = Record<'group_id' | 'credential_id' | 'template_id' | 'device_id' | 'waiver_id', number[]> & { rule_id: string[] };
 
 const ALPHABETS = [
   'abcdefghijklmnopqrstuvwxyz0123456789',
@@ -96,8 +96,11 @@ export class SchemaGen {
         const itemField = field === 'group_ids' ? 'group_id' : field;
         return Array.from({ length: n }, () => this.valid((s.items as Schema) ?? {}, itemField));
       }
-      case 'string':
+      case 'string': {
+        const pool = (this.ids as Record<string, unknown[] | undefined>)[field];
+        if (pool?.length && typeof pool[0] === 'string' && this.rng.chance(0.8)) return this.rng.pick(pool);
         return this.validString(s);
+      }
       case 'integer':
       case 'number':
         return this.validNumber(s, field);

@@ -235,3 +235,48 @@ export function latestJudgedFailures(db: DB, deviceId: number): string[] {
 export function listDeviceWaiverRules(db: DB, deviceId: number, now: number): string[] {
   return prepareCached(db, 'SELECT rule_id FROM compliance_waivers WHERE device_id = ? AND expires_at > ?').pluck().all(deviceId, now) as string[];
 }
+
+export function getRuleRow(db: DB, id: string): RuleRow | undefined {
+  return prepareCached(db, 'SELECT * FROM compliance_rules WHERE id = ?').get(id) as RuleRow | undefined;
+}
+
+/** A device's waivers, in force and expired, newest expiry first. */
+export function listDeviceWaiverRows(db: DB, deviceId: number): WaiverRow[] {
+  return prepareCached(db, 'SELECT * FROM compliance_waivers WHERE device_id = ? ORDER BY expires_at DESC, id DESC').all(deviceId) as WaiverRow[];
+}
+
+export function getWaiverRow(db: DB, id: number): WaiverRow | undefined {
+  return prepareCached(db, 'SELECT * FROM compliance_waivers WHERE id = ?').get(id) as WaiverRow | undefined;
+}
+
+export function deleteWaiverRow(db: DB, id: number): boolean {
+  return prepareCached(db, 'DELETE FROM compliance_waivers WHERE id = ?').run(id).changes > 0;
+}
+
+export interface TrendRow {
+  /** The end of the day (exclusive), epoch milliseconds. */
+  day_end: number;
+  devices: number;
+  failing_devices: number;
+  violations: number;
+}
+
+/**
+ * For each of `days` days ending at `lastDayEnd`: the given devices' most recent judged version stored before the
+ * day's end, counted (devices judged, those failing a rule, failures). History as judged: waivers are not applied.
+ */
+export function listTrendRows(db: DB, deviceIds: readonly number[], lastDayEnd: number, days: number): TrendRow[] {
+  return db
+    .prepare(
+      `WITH RECURSIVE day(i, day_end) AS (SELECT 0, ? UNION ALL SELECT i + 1, day_end - 86400000 FROM day WHERE i + 1 < ?)
+       SELECT day.day_end, count(j.id) AS devices, ifnull(sum(j.failed > 0), 0) AS failing_devices, ifnull(sum(j.failed), 0) AS violations
+         FROM day
+         LEFT JOIN (SELECT value AS device_id FROM json_each(?)) d
+         LEFT JOIN compliance_judged j ON j.id = (
+                SELECT j2.id FROM compliance_judged j2 JOIN backups b ON b.id = j2.backup_id
+                 WHERE j2.device_id = d.device_id AND b.started_at < day.day_end
+                 ORDER BY b.started_at DESC, b.id DESC LIMIT 1)
+        GROUP BY day.day_end ORDER BY day.day_end`,
+    )
+    .all(lastDayEnd, days, JSON.stringify(deviceIds)) as TrendRow[];
+}

@@ -18,6 +18,7 @@ const NAV: NavItem[] = [
   { href: '/groups', label: 'Groups', perms: ['groups.view'] },
   { href: '/credentials', label: 'Credentials', perms: ['credentials.view'] },
   { href: '/templates', label: 'Templates', perms: ['templates.view'] },
+  { href: '/compliance', label: 'Compliance', perms: ['compliance.view'] },
   { href: '/users', label: 'Users', perms: ['users.view'] },
   { href: '/roles', label: 'Roles', perms: ['roles.view'] },
   { href: '/api-keys', label: 'API keys', perms: ['api_keys.view'] },

@@ -77,6 +77,11 @@ function DeviceTitle({ c, device }: { c: WebContext; device: Device }) {
             Edit
           </a>
         ) : null}
+        {can(c, 'compliance.view') ? (
+          <a class="button" href={`/devices/${id}/compliance`}>
+            Compliance
+          </a>
+        ) : null}
       </div>
     </div>
   );
