@@ -10,6 +10,7 @@ import { clientOf } from '../http/client';
 import { errorResponse, toApiError } from '../http/errors';
 import { registerApiKeys } from './pages/apikeys';
 import { registerAccount, registerAuth } from './pages/auth';
+import { createOidcDoor, registerOidc } from './pages/oidc';
 import { registerAudit } from './pages/audit';
 import { registerDashboard } from './pages/dashboard';
 import { registerDevices } from './pages/devices';
@@ -86,6 +87,8 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   // Browsers ask for it on every site; without this it would bounce through the login page.
   web.get('/favicon.ico', (c) => c.body(null, 204));
   registerAuth(web, throttle);
+  const oidc = createOidcDoor(app);
+  if (oidc) registerOidc(web, throttle, oidc);
 
   const gate: MiddlewareHandler<WebEnv> = async (c, next) => {
     if (
@@ -93,6 +96,8 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       c.req.path.startsWith('/static/') ||
       c.req.path === TEMPLATE_SCHEMA_URL_PATH ||
       c.req.path === '/login' ||
+      c.req.path === '/login/oidc' ||
+      c.req.path === '/login/oidc/callback' ||
       c.req.path === '/favicon.ico'
     )
       return next();
@@ -137,7 +142,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   };
   web.use('*', gate);
 
-  registerAccount(web);
+  registerAccount(web, oidc ? (userId) => oidc.logoutUrl(userId) : undefined);
   registerDashboard(web);
   registerApiKeys(web);
   registerDeviceImport(web);

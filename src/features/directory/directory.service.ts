@@ -21,6 +21,11 @@ export function accessFor(db: DB, cfg: LdapConfig, user: DirectoryUser | null): 
   if (user.disabled) return { ok: false, reason: 'disabled', detail: 'the account is disabled in the directory' };
   const match = matchMapping(cfg.map, user.groups);
   if (!match) return { ok: false, reason: 'no_mapping', detail: "none of the user's groups is in [[auth.ldap.map]]" };
+  return accessOfMatch(db, match);
+}
+
+/** The role and scope a matched mapping entry gives, or why that entry cannot be used (shared with OIDC's mapping). */
+export function accessOfMatch(db: DB, match: MappingMatch): DirectoryAccess {
   const role = getRoleByName(db, match.mapping.role);
   if (!role) return { ok: false, reason: 'mapping_invalid', detail: `map[${match.index}]: role "${match.mapping.role}" does not exist`, match };
   if (match.mapping.scope.includes('all')) return { ok: true, match, roleId: role.id, role: role.name, groups: null };
@@ -55,10 +60,17 @@ function audit(db: DB, ctx: AuditContext, actorName: string, userId: number | nu
 }
 
 /** Apply the mapping's role and scope to a directory user (creating them at first sign-in); returns the audit changes. */
-function applyAccess(db: DB, row: DirectoryUserRow | undefined, username: string, dn: string, access: Extract<DirectoryAccess, { ok: true }>) {
+export function applyAccess(
+  db: DB,
+  row: DirectoryUserRow | undefined,
+  username: string,
+  dn: string,
+  access: Extract<DirectoryAccess, { ok: true }>,
+  source: 'ldap' | 'oidc' = 'ldap',
+) {
   const scopeAll = access.groups === null;
   if (!row) {
-    const id = insertDirectoryUser(db, { username, dn, role_id: access.roleId, scope_all: scopeAll });
+    const id = insertDirectoryUser(db, { username, dn, role_id: access.roleId, scope_all: scopeAll, source });
     replaceScopeGroups(db, id, access.groups ?? []);
     return { id, created: true, changes: changesBetween(null, { role: access.role, scope: access.groups ?? 'all' }) };
   }
@@ -142,41 +154,47 @@ export async function recheckDirectoryUsers(db: DB, cfg: LdapConfig, now = Date.
       return result;
     }
     result.checked++;
-    const access = accessFor(db, cfg, user);
-    const ctx = { address: 'directory re-check', requestId: null };
-    db.transaction(() => {
-      if (!access.ok) {
-        updateDirectoryUser(db, row.id, { disabled: true, directory_disabled: true }, now);
-        const ended = deleteUserSessions(db, row.id);
-        recordAnonymousAudit(db, {
-          actorName: 'directory',
-          userId: row.id,
-          door: 'ldap',
-          action: 'user.disable',
-          target: `user ${row.username}`,
-          requestId: null,
-          details: { reason: access.detail, sessions_ended: ended, ...ctx },
-          changes: changesBetween({ disabled: false }, { disabled: true }),
-        });
-        result.disabled.push(row.username);
-        return;
-      }
-      const applied = applyAccess(db, row, row.username, user!.dn, access);
-      if (Object.keys(applied.changes).length === 0) return;
+    settleRecheck(db, row, accessFor(db, cfg, user), user?.dn ?? '', 'ldap', result, now);
+  }
+  return result;
+}
+
+/**
+ * One re-checked user: no access any more (gone, disabled, no mapping) disables them (sessions deleted, API keys refused
+ * from the next request); a changed mapping result is applied. Each change is audited with the door that checked.
+ */
+export function settleRecheck(db: DB, row: DirectoryUserRow, access: DirectoryAccess, dn: string, door: 'ldap' | 'oidc', result: RecheckResult, now: number) {
+  db.transaction(() => {
+    if (!access.ok) {
+      updateDirectoryUser(db, row.id, { disabled: true, directory_disabled: true }, now);
+      const ended = deleteUserSessions(db, row.id);
       recordAnonymousAudit(db, {
         actorName: 'directory',
         userId: row.id,
-        door: 'ldap',
-        action: 'user.update',
+        door,
+        action: 'user.disable',
         target: `user ${row.username}`,
         requestId: null,
-        details: { group: access.match.group, mapping: access.match.index },
-        changes: applied.changes,
+        details: { reason: access.detail, sessions_ended: ended, address: `${door === 'ldap' ? 'directory' : 'provider'} re-check`, requestId: null },
+        changes: changesBetween({ disabled: false }, { disabled: true }),
       });
-      result.updated.push(row.username);
-    }).immediate();
-  }
-  return result;
+      result.disabled.push(row.username);
+      return;
+    }
+    const applied = applyAccess(db, row, row.username, dn, access, door);
+    if (Object.keys(applied.changes).length === 0) return;
+    recordAnonymousAudit(db, {
+      actorName: 'directory',
+      userId: row.id,
+      door,
+      action: 'user.update',
+      target: `user ${row.username}`,
+      requestId: null,
+      details: { group: access.match.group, mapping: access.match.index },
+      changes: applied.changes,
+    });
+    result.updated.push(row.username);
+  }).immediate();
 }
 
 /** Whether a username belongs to a local user (who signs in with the local password, never through the directory). */
