@@ -1,6 +1,6 @@
 // Directory sign-in and re-check: the mapping turned into role and scope, directory users created and kept in step, each step audited (door ldap).
 import type { DB } from '../../db/open';
-import type { LdapConfig } from '../../config/ldap-config';
+import type { LdapConfig, LdapMapping } from '../../config/ldap-config';
 import { changesBetween, recordAnonymousAudit } from '../audit/audit.service';
 import { getRoleById, getRoleByName } from '../roles/roles.store';
 import { deleteUserSessions, listScopeGroupIds, replaceScopeGroups } from '../users/users.store';
@@ -204,12 +204,12 @@ export function isLocalUser(db: DB, username: string): boolean {
 }
 
 /** Mapping entries naming a role or device group this database lacks (serve warns at start; sign-in refuses them). */
-export function mappingProblems(db: DB, cfg: LdapConfig): string[] {
+export function mappingProblems(db: DB, map: readonly LdapMapping[], section: 'ldap' | 'oidc' = 'ldap'): string[] {
   const p: string[] = [];
-  cfg.map.forEach((m, i) => {
-    if (!getRoleByName(db, m.role)) p.push(`auth.ldap.map[${i}]: role "${m.role}" does not exist`);
+  map.forEach((m, i) => {
+    if (!getRoleByName(db, m.role)) p.push(`auth.${section}.map[${i}]: role "${m.role}" does not exist`);
     for (const g of m.scope)
-      if (g !== 'all' && groupIdsNamed(db, g).length !== 1) p.push(`auth.ldap.map[${i}]: scope "${g}" must name exactly one device group`);
+      if (g !== 'all' && groupIdsNamed(db, g).length !== 1) p.push(`auth.${section}.map[${i}]: scope "${g}" must name exactly one device group`);
   });
   return p;
 }

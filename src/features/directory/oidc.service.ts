@@ -3,7 +3,8 @@
 import type { DB } from '../../db/open';
 import type { OidcConfig } from '../../config/oidc-config';
 import type { SecretBox } from '../../identity/secrets';
-import { recordAnonymousAudit } from '../audit/audit.service';
+import type { Actor } from '../../identity/actor';
+import { recordAnonymousAudit, recordAudit } from '../audit/audit.service';
 import { accessOfMatch, applyAccess, settleRecheck, type DirectoryAccess, type RecheckResult } from './directory.service';
 import { matchClaimValues } from './directory.mapping';
 import { getUserSourceRow, listDirectoryUsersInUse, updateDirectoryUser } from './directory.store';
@@ -21,9 +22,18 @@ export function oidcProviderFor(db: DB, secrets: SecretBox, cfg: OidcConfig): Oi
   });
 }
 
-/** Store the client secret encrypted (`confvault auth set-oidc-secret`); the caller audits. */
-export function setOidcClientSecret(db: DB, secrets: SecretBox, secret: string): void {
-  putAuthSecret(db, CLIENT_SECRET, secrets.encrypt(secret));
+/** Store the client secret encrypted (`confvault auth set-oidc-secret`), audited (never the secret itself). */
+export function setOidcClientSecret(db: DB, secrets: SecretBox, actor: Actor, secret: string): void {
+  db.transaction(() => {
+    const replaced = getAuthSecret(db, CLIENT_SECRET) !== undefined;
+    putAuthSecret(db, CLIENT_SECRET, secrets.encrypt(secret));
+    recordAudit(db, actor, { action: 'auth.oidc_secret_set', target: 'auth.oidc client secret', details: { replaced } });
+  }).immediate();
+}
+
+/** Whether a client secret is stored (`auth test-oidc` says so). */
+export function hasOidcClientSecret(db: DB): boolean {
+  return getAuthSecret(db, CLIENT_SECRET) !== undefined;
 }
 
 /** Evaluate [[auth.oidc.map]] for a user's claims (shared by sign-in, re-check and `auth test-oidc`). */
