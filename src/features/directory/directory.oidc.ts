@@ -35,14 +35,32 @@ export interface PendingSignIn {
 const DISCOVERY_TTL_MS = 60 * 60_000;
 const MAX_GROUPS = 500;
 
+interface ErrorLike {
+  code?: string;
+  name?: string;
+  message?: string;
+  error?: string;
+  error_description?: string;
+  cause?: unknown;
+}
+
+/** Sort a failure: the network or a broken provider (unavailable), or an answer that proves nothing (refused). */
 function providerError(err: unknown): Error {
-  const e = err as { code?: string; name?: string; message?: string; error?: string; error_description?: string; cause?: { code?: string } };
-  const msg = (e.error ? `${e.error}${e.error_description ? `: ${e.error_description}` : ''}` : (e.message ?? '')).split('\n')[0].slice(0, 200);
-  const network = e.name === 'TimeoutError' || e.name === 'AbortError' || e.cause?.code !== undefined || e.message === 'fetch failed';
-  if (network || e.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
-    return new ProviderUnavailableError(`the identity provider cannot be reached (${e.cause?.code ?? e.code ?? e.name ?? 'error'}: ${msg})`);
+  // openid-client wraps the protocol library's error, which may wrap fetch's, which wraps the socket's.
+  const chain: ErrorLike[] = [];
+  for (let e = err as ErrorLike | undefined; e && typeof e === 'object' && chain.length < 5; e = e.cause as ErrorLike | undefined) chain.push(e);
+  const network = chain.find(
+    (e) => e.name === 'TimeoutError' || e.name === 'AbortError' || e.message === 'fetch failed' || /^(E[A-Z]{3,}|UND_ERR)/.test(e.code ?? ''),
+  );
+  const oauth = chain.find((e) => e.error !== undefined) ?? chain.findLast((e) => (e.code ?? '').startsWith('OAUTH_')) ?? chain[0] ?? {};
+  const msg = (oauth.error ? `${oauth.error}${oauth.error_description ? `: ${oauth.error_description}` : ''}` : (oauth.message ?? ''))
+    .split('\n')[0]
+    .slice(0, 200);
+  if (network || oauth.code === 'OAUTH_RESPONSE_IS_NOT_CONFORM') {
+    const code = chain.map((e) => e.code).findLast((c) => c !== undefined) ?? network?.name ?? 'error';
+    return new ProviderUnavailableError(`the identity provider cannot be reached (${code}: ${msg})`);
   }
-  return new ProviderRefusedError(msg || (e.code ?? 'refused'));
+  return new ProviderRefusedError(msg || (oauth.code ?? 'refused'));
 }
 
 function asStrings(v: unknown): string[] {
