@@ -44,6 +44,7 @@ export async function startTestProvider(client: { id: string; secret: string; pu
     claims: { openid: ['sub'], profile: ['name', 'preferred_username'], email: ['email'], groups: ['groups'] },
     scopes: ['openid', 'profile', 'email', 'groups', 'offline_access'],
     pkce: { required: () => true },
+    ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, RefreshToken: 3600, IdToken: 600 },
     // As Keycloak does: a refresh token for every code grant of a client allowed to use them.
     issueRefreshToken: async (_ctx: unknown, c: { grantTypeAllowed(type: string): boolean }) => c.grantTypeAllowed('refresh_token') && !revoked,
     features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },

@@ -213,9 +213,27 @@ scope = ["core"]
     assert.equal(bad.status, 2);
   });
 
+  test('provider down: a clear message, audited, and the local administrator still signs in', async () => {
+    const w = new WebClient(t.url);
+    // Discovery was read before: the start still redirects, and the code exchange finds nobody listening.
+    const start = await w.fetch('/login/oidc');
+    assert.equal(start.status, 303);
+    const state = new URL(start.headers.get('Location')!).searchParams.get('state')!;
+    await idp.close();
+    const { res, html } = await w.get(`/login/oidc/callback?code=some-code&state=${encodeURIComponent(state)}&iss=${encodeURIComponent(idp.issuer)}`);
+    assert.equal(res.status, 503);
+    assert.match(html, /identity provider cannot be reached/);
+    assert.match(audit('login.directory_error').at(-1)!.details, /ECONNREFUSED/);
+    assert.equal((await new WebClient(t.url).login('admin', 'admin-password-1')).status, 303);
+  });
+
   test('the login throttle applies: failed callbacks lock the door, even for a good sign-in', async () => {
     const w = new WebClient(t.url);
-    for (let i = 0; i < 5; i++) assert.equal((await w.get(`/login/oidc/callback?code=guess${i}&state=guess`)).res.status, 401);
+    // The provider-down attempt above already counted: the lock comes within five failures.
+    const statuses: number[] = [];
+    for (let i = 0; i < 6 && statuses.at(-1) !== 429; i++) statuses.push((await w.get(`/login/oidc/callback?code=guess${i}&state=guess`)).res.status);
+    assert.equal(statuses.at(-1), 429, statuses.join(' '));
+    assert.ok(statuses.slice(0, -1).every((s) => s === 401) && statuses.length >= 4, statuses.join(' '));
     const locked = await w.get('/login/oidc/callback?code=x&state=y');
     assert.equal(locked.res.status, 429);
     assert.ok(Number(locked.res.headers.get('Retry-After')) > 0);
