@@ -16,8 +16,6 @@ export interface TestProvider {
   issuer: string;
   /** accountId → claims; read at every token and userinfo request, so a change shows at the next refresh. */
   accounts: Map<string, TestAccount>;
-  /** Make the provider refuse every refresh token (the user was removed, or their session revoked). */
-  revokeAll(): void;
   close(): Promise<void>;
 }
 
@@ -26,7 +24,6 @@ export async function startTestProvider(client: { id: string; secret: string; pu
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const accounts = new Map<string, TestAccount>();
-  let revoked = false;
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const provider = new Provider(issuer, {
     clients: [
@@ -46,19 +43,18 @@ export async function startTestProvider(client: { id: string; secret: string; pu
     pkce: { required: () => true },
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, RefreshToken: 3600, IdToken: 600 },
     // As Keycloak does: a refresh token for every code grant of a client allowed to use them.
-    issueRefreshToken: async (_ctx: unknown, c: { grantTypeAllowed(type: string): boolean }) => c.grantTypeAllowed('refresh_token') && !revoked,
+    issueRefreshToken: (_ctx: unknown, c: { grantTypeAllowed(type: string): boolean }) => Promise.resolve(c.grantTypeAllowed('refresh_token')),
     features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
-    async findAccount(_ctx: unknown, id: string) {
+    findAccount(_ctx: unknown, id: string) {
       const a = accounts.get(id);
-      if (!a || revoked) return undefined;
-      return { accountId: id, claims: async () => ({ sub: id, ...accounts.get(id) }) };
+      if (!a) return Promise.resolve(undefined);
+      return Promise.resolve({ accountId: id, claims: () => Promise.resolve({ sub: id, ...accounts.get(id) }) });
     },
   });
   server.on('request', provider.callback());
   return {
     issuer,
     accounts,
-    revokeAll: () => (revoked = true),
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -76,7 +76,7 @@ function asString(v: unknown): string | null {
 /** The claims the configuration names, read from an ID token's and (where given) the userinfo response's claims. */
 export function userFromClaims(cfg: OidcConfig, claims: Record<string, unknown>): ProviderUser {
   return {
-    subject: String(claims.sub ?? ''),
+    subject: typeof claims.sub === 'string' ? claims.sub : '',
     username: asString(claims[cfg.username_claim]),
     displayName: asString(claims[cfg.name_claim]),
     email: asString(claims[cfg.email_claim]),

@@ -314,8 +314,8 @@ function directoryUserPage(c: WebContext, u: User, errors: Record<string, string
           Role <strong>{u.role}</strong>, scope <strong>{scopeLabel(u, paths)}</strong>.
         </p>
         <p class="muted">
-          {u.username} signs in through the {u.source === 'oidc' ? 'identity provider' : 'directory'}. Role and scope come from the [auth.{u.source}] mapping and are applied again at each sign-in and re-check;
-          change the user's directory groups (or the mapping) instead. Disabling here still works.
+          {u.username} signs in through the {u.source === 'oidc' ? 'identity provider' : 'directory'}. Role and scope come from the [auth.{u.source}] mapping
+          and are applied again at each sign-in and re-check; change the user's directory groups (or the mapping) instead. Disabling here still works.
         </p>
         <p>
           <a href="/users">Back to users</a>

@@ -8,9 +8,7 @@ import { createSession } from './sessions.service';
 import type { LoginThrottle } from './throttle';
 
 export type OidcLoginOutcome =
-  | { result: 'throttled'; retryAfterMs: number }
-  | { result: 'ok'; cookie: string }
-  | { result: 'bad' | 'disabled' | 'refused' | 'unavailable'; detail: string };
+  { result: 'throttled'; retryAfterMs: number } | { result: 'ok'; cookie: string } | { result: 'bad' | 'disabled' | 'refused' | 'unavailable'; detail: string };
 
 /** The throttle's name for callbacks from one address: the user is unknown until the provider has answered. */
 export function oidcThrottleName(address: string): string {
