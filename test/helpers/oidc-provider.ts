@@ -16,6 +16,8 @@ export interface TestProvider {
   issuer: string;
   /** accountId → claims; read at every token and userinfo request, so a change shows at the next refresh. */
   accounts: Map<string, TestAccount>;
+  /** accountIds given no refresh token (a provider, or a client, configured without them). */
+  withoutRefresh: Set<string>;
   close(): Promise<void>;
 }
 
@@ -24,6 +26,7 @@ export async function startTestProvider(client: { id: string; secret: string; pu
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const accounts = new Map<string, TestAccount>();
+  const withoutRefresh = new Set<string>();
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048 });
   const provider = new Provider(issuer, {
     clients: [
@@ -43,7 +46,8 @@ export async function startTestProvider(client: { id: string; secret: string; pu
     pkce: { required: () => true },
     ttl: { Interaction: 600, Session: 3600, Grant: 3600, AccessToken: 600, RefreshToken: 3600, IdToken: 600 },
     // As Keycloak does: a refresh token for every code grant of a client allowed to use them.
-    issueRefreshToken: (_ctx: unknown, c: { grantTypeAllowed(type: string): boolean }) => Promise.resolve(c.grantTypeAllowed('refresh_token')),
+    issueRefreshToken: (_ctx: unknown, c: { grantTypeAllowed(type: string): boolean }, code: { accountId: string }) =>
+      Promise.resolve(c.grantTypeAllowed('refresh_token') && !withoutRefresh.has(code.accountId)),
     features: { devInteractions: { enabled: true }, rpInitiatedLogout: { enabled: true } },
     findAccount(_ctx: unknown, id: string) {
       const a = accounts.get(id);
@@ -55,6 +59,7 @@ export async function startTestProvider(client: { id: string; secret: string; pu
   return {
     issuer,
     accounts,
+    withoutRefresh,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
   };
 }

@@ -194,6 +194,30 @@ scope = ["core"]
     assert.equal(t.services.db.prepare("SELECT disabled FROM users WHERE username = 'bob'").pluck().get(), 0);
   });
 
+  test('re-check: a refresh token the provider refuses (the account is gone there) disables the user', async () => {
+    const provider = oidcProviderFor(t.services.db, t.services.secrets, t.services.config.auth.oidc);
+    idp.accounts.delete('bob-sub');
+    const r = await recheckOidcUsers(t.services.db, t.services.secrets, t.services.config.auth.oidc, provider);
+    assert.ok(r.disabled.includes('bob'), JSON.stringify(r));
+    assert.match(audit('user.disable', 'directory').at(-1)!.details, /refused the refresh token/);
+    assert.equal(t.services.db.prepare("SELECT disabled FROM users WHERE username = 'bob'").pluck().get(), 1);
+  });
+
+  test('re-check without a refresh token: the user stays until session_max_minutes after the sign-in, then is ended', async () => {
+    idp.accounts.set('carol-sub', { preferred_username: 'carol', groups: ['netops'] });
+    idp.withoutRefresh.add('carol-sub');
+    const { w } = await signIn('carol-sub');
+    const provider = oidcProviderFor(t.services.db, t.services.secrets, t.services.config.auth.oidc);
+    const cfg = t.services.config.auth.oidc;
+    const soon = await recheckOidcUsers(t.services.db, t.services.secrets, cfg, provider, Date.now() + 60_000);
+    assert.ok(!soon.disabled.includes('carol'), JSON.stringify(soon));
+    assert.equal((await w.get('/groups')).res.status, 200);
+    const late = await recheckOidcUsers(t.services.db, t.services.secrets, cfg, provider, Date.now() + (cfg.session_max_minutes + 1) * 60_000);
+    assert.ok(late.disabled.includes('carol'), JSON.stringify(late));
+    assert.equal((await w.get('/groups')).res.status, 303);
+    assert.match(audit('user.disable', 'directory').at(-1)!.details, /no refresh token/);
+  });
+
   test('auth test-oidc shows the endpoints and what given claims map to; exits 0 / 1 / 2', async () => {
     const [ok, none, bad] = await Promise.all([
       cli(['test-oidc', '--claims', '{"preferred_username":"carol","groups":["x","netops"]}']),
