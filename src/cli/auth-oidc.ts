@@ -1,10 +1,10 @@
 // `confvault auth test-oidc` and `auth set-oidc-secret`: the provider's discovery, the mapping of given claims, the client secret.
 import { readFileSync } from 'node:fs';
-import type { OidcConfig } from '../config/oidc-config';
-import { oidcRedirectUrl } from '../config/oidc-config';
+import { oidcRedirectUrl, type OidcConfig } from '../config/oidc-config';
 import { OidcProvider, ProviderUnavailableError, userFromClaims } from '../features/directory/directory.oidc';
 import { hasOidcClientSecret, oidcAccessFor, setOidcClientSecret } from '../features/directory/oidc.service';
 import type { ConfigFlags } from '../config/config';
+import { printAccess } from './auth-access';
 import { UsageError, consoleActor, err, out, readStdinSecret, withAppliance } from './common';
 
 export const OIDC_USAGE = `  confvault auth test-oidc [--claims JSON]
@@ -56,14 +56,7 @@ export async function testOidc(flags: ConfigFlags, cfg: OidcConfig, claimsJson: 
     for (const g of user.groups) out(`  ${g}`);
     const access = oidcAccessFor(a.db, cfg, user);
     if (access.match) out(`mapping: map[${access.match.index}] group "${access.match.mapping.group}"`);
-    if (!access.ok) {
-      out(`result: refused (${access.detail})`);
-      return 1;
-    }
-    out(`role: ${access.role}`);
-    out(`scope: ${access.groups === null ? 'all' : access.match.mapping.scope.join(', ')}`);
-    out('result: matched');
-    return code;
+    return printAccess(access) || code;
   });
 }
 

@@ -2,6 +2,7 @@
 import { ConfigError, loadConfig, type ConfigFlags } from '../config/config';
 import { OIDC_HELP, OIDC_USAGE, setOidcSecret, testOidc } from './auth-oidc';
 import { accessFor, DirectoryUnavailableError } from '../features/directory/directory.service';
+import { printAccess } from './auth-access';
 import { authenticateDirectoryUser, lookupDirectoryUser, type DirectoryUser } from '../features/directory/directory.ldap';
 import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, readStdinSecret, withAppliance, type Command } from './common';
 
@@ -74,14 +75,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     return withAppliance(flags, (a) => {
       const access = accessFor(a.db, ldap, found);
       if (access.match) out(`mapping: map[${access.match.index}] group "${access.match.mapping.group}" (via ${access.match.group})`);
-      if (!access.ok) {
-        out(`result: refused (${access.detail})`);
-        return 1;
-      }
-      out(`role: ${access.role}`);
-      out(`scope: ${access.groups === null ? 'all' : access.match.mapping.scope.join(', ')}`);
-      out('result: matched');
-      return 0;
+      return printAccess(access);
     });
   },
 };

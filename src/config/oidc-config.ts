@@ -1,15 +1,8 @@
 // The [auth.oidc] section: OpenID Connect sign-in settings, their defaults, and the start-up checks that need more than one key.
 import { z } from 'zod';
+import { mappingSchema } from './ldap-config';
 
 export const CLIENT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post', 'none'] as const;
-
-const mappingSchema = z
-  .object({
-    group: z.string().min(1, 'must name a value of the groups claim'),
-    role: z.string().min(1, 'must name a role'),
-    scope: z.array(z.string().min(1)).min(1, 'must list device groups, or ["all"]').default(['all']),
-  })
-  .strict();
 
 const claimName = z.string().regex(/^[A-Za-z0-9_:.\-/]{1,128}$/, 'must be a claim name such as "groups"');
 
@@ -29,7 +22,7 @@ export const oidcSchema = z
     timeout_seconds: z.number().int().min(1).max(120).default(10),
     recheck_minutes: z.number().min(0.01).max(1440).default(15),
     session_max_minutes: z.number().min(1).max(10080).default(480),
-    map: z.array(mappingSchema).max(200).default([]),
+    map: z.array(mappingSchema('must name a value of the groups claim')).max(200).default([]),
   })
   .strict();
 
