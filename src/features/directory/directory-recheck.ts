@@ -5,7 +5,7 @@ import type { LdapConfig } from '../../config/ldap-config';
 import type { OidcConfig } from '../../config/oidc-config';
 import type { SecretBox } from '../../identity/secrets';
 import { mappingProblems, recheckDirectoryUsers, type RecheckResult } from './directory.service';
-import { oidcProviderFor, recheckOidcUsers } from './oidc.service';
+import { hasOidcClientSecret, oidcProviderFor, recheckOidcUsers } from './oidc.service';
 
 export interface DirectoryRecheck {
   stop(): Promise<void>;
@@ -47,6 +47,7 @@ export function startDirectoryRecheck(db: DB, cfg: LdapConfig, log: Logger): Dir
 export function startOidcRecheck(db: DB, secrets: SecretBox, cfg: OidcConfig, log: Logger): DirectoryRecheck {
   if (!cfg.issuer) return OFF;
   for (const problem of mappingProblems(db, cfg.map, 'oidc')) log.warn({ problem }, 'OIDC mapping names something that does not exist');
+  if (cfg.client_auth !== 'none' && !hasOidcClientSecret(db)) log.warn('OIDC sign-in: no client secret stored; run `confvault auth set-oidc-secret`');
   const provider = oidcProviderFor(db, secrets, cfg);
   return every(cfg.recheck_minutes, 'identity provider', log, () => recheckOidcUsers(db, secrets, cfg, provider));
 }
