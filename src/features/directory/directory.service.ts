@@ -99,6 +99,11 @@ export async function signInWithDirectory(db: DB, cfg: LdapConfig, username: str
     return { result: 'bad' };
   }
   const row = getUserSourceRow(db, username);
+  // The name belongs to a user of the OIDC door: the directory must not take that account over (nor the other way).
+  if (row?.source === 'oidc') {
+    audit(db, ctx, row.username, row.id, 'login.refused_name_taken', { dn: user.dn, reason: 'the name belongs to an oidc account' });
+    return { result: 'refused', detail: 'the name belongs to an oidc account' };
+  }
   const access = accessFor(db, cfg, user);
   if (row && row.disabled === 1 && row.directory_disabled === 0) {
     audit(db, ctx, row.username, row.id, 'login.refused_disabled', { dn: user.dn });
