@@ -1,14 +1,28 @@
-// `confvault auth test-ldap USER`: what the directory says about a user and which mapping entry matches, signing nobody in.
-import { ConfigError, loadConfig } from '../config/config';
+// `confvault auth test-ldap USER`: what the directory says about a user and which mapping entry matches, signing nobody in (OIDC: auth-oidc.ts).
+import { ConfigError, loadConfig, type ConfigFlags } from '../config/config';
+import { OIDC_HELP, OIDC_USAGE, setOidcSecret, testOidc } from './auth-oidc';
 import { accessFor, DirectoryUnavailableError } from '../features/directory/directory.service';
+import { printAccess } from './auth-access';
 import { authenticateDirectoryUser, lookupDirectoryUser, type DirectoryUser } from '../features/directory/directory.ldap';
 import { GLOBAL_OPTIONS_HELP, UsageError, err, flagsOf, out, parse, readStdinSecret, withAppliance, type Command } from './common';
 
+/** The [auth] settings, or null after printing each configuration mistake on its own line. */
+function authSection(flags: ConfigFlags) {
+  try {
+    return loadConfig(flags).auth;
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    for (const line of e.message.split('\n')) err(`confvault auth: ${line}`);
+    return null;
+  }
+}
+
 export const authCommand: Command = {
   name: 'auth',
-  summary: 'Check directory sign-in (test-ldap)',
+  summary: 'Check directory sign-in (test-ldap, test-oidc, set-oidc-secret)',
   help: `Usage:
   confvault auth test-ldap USER [--no-password]
+${OIDC_USAGE}
 
 test-ldap binds with the [auth.ldap] service account, finds USER with user_filter, binds as USER with the
 password read from standard input (one line; never give it as an argument), reads their groups (nested ones
@@ -19,21 +33,24 @@ included) and prints their DN, whether the directory has them disabled, every gr
 Exit codes: 0 a mapping entry matched; 1 not found, wrong password, disabled, no entry matched, or the directory
 cannot be reached; 2 usage error, or [auth.ldap] is not configured or not valid.
 
+${OIDC_HELP}
+
 ${GLOBAL_OPTIONS_HELP}`,
   async run(argv) {
-    const { values, positionals } = parse(argv, { 'no-password': { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { 'no-password': { type: 'boolean' }, claims: { type: 'string' }, file: { type: 'string' } });
     const [sub, username, ...extra] = positionals;
+    if (sub === 'test-oidc' || sub === 'set-oidc-secret') {
+      if (username) throw new UsageError(`auth ${sub}: takes no arguments`);
+      const oidc = authSection(flagsOf(values))?.oidc;
+      if (!oidc) return 2;
+      if (!oidc.issuer) throw new UsageError(`auth ${sub}: [auth.oidc] issuer is not set: OIDC sign-in is off`);
+      return sub === 'test-oidc' ? testOidc(flagsOf(values), oidc, values.claims) : setOidcSecret(flagsOf(values), values.file);
+    }
     if (sub !== 'test-ldap') throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
     if (!username || extra.length) throw new UsageError('auth test-ldap: give exactly one USER (the password comes from standard input)');
     const flags = flagsOf(values);
-    let ldap;
-    try {
-      ldap = loadConfig(flags).auth.ldap;
-    } catch (e) {
-      if (!(e instanceof ConfigError)) throw e;
-      for (const line of e.message.split('\n')) err(`confvault auth: ${line}`);
-      return 2;
-    }
+    const ldap = authSection(flags)?.ldap;
+    if (!ldap) return 2;
     if (!ldap.url) throw new UsageError('auth test-ldap: [auth.ldap] url is not set: directory sign-in is off');
     const password = values['no-password'] ? null : await readStdinSecret('Password');
     let user: DirectoryUser | 'bad' | null;
@@ -59,14 +76,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     return withAppliance(flags, (a) => {
       const access = accessFor(a.db, ldap, found);
       if (access.match) out(`mapping: map[${access.match.index}] group "${access.match.mapping.group}" (via ${access.match.group})`);
-      if (!access.ok) {
-        out(`result: refused (${access.detail})`);
-        return 1;
-      }
-      out(`role: ${access.role}`);
-      out(`scope: ${access.groups === null ? 'all' : access.match.mapping.scope.join(', ')}`);
-      out('result: matched');
-      return 0;
+      return printAccess(access);
     });
   },
 };

@@ -7,7 +7,7 @@ import { createApp } from '../app/app';
 import { loadTls, startServer, type RunningServer } from '../app/server';
 import { VERSION } from '../version';
 import { closeInterruptedBackups } from '../features/backups/backup-engine.service';
-import { startDirectoryRecheck } from '../features/directory/directory-recheck';
+import { startDirectoryRecheck, startOidcRecheck } from '../features/directory/directory-recheck';
 import { startRetention } from '../features/maintenance/retention.service';
 import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
@@ -119,6 +119,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
     const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
+    const oidcRecheck = startOidcRecheck(a.db, a.secrets, config.auth.oidc, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
 
     const signal = await stopRequested;
@@ -126,7 +127,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     clearInterval(retention);
     templateFiles.stop();
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop(), directory.stop()]);
+    await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop(), directory.stop(), oidcRecheck.stop()]);
     a.close();
     lock.release();
     forgetSignals();

@@ -7,6 +7,7 @@ import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { isDestinationEntry } from '../lib/destinations';
 import { ldapProblems, ldapSchema } from './ldap-config';
+import { oidcProblems, oidcSchema } from './oidc-config';
 
 const listenSchema = z
   .string()
@@ -139,6 +140,7 @@ export const configSchema = z
         // Local users allowed to sign in with a password (empty: every local user); the others are refused like a wrong password.
         local_users: z.array(z.string().min(1).max(64)).max(200).default([]),
         ldap: ldapSchema.prefault({}),
+        oidc: oidcSchema.prefault({}),
       })
       .strict()
       .prefault({}),
@@ -259,8 +261,8 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   if (Boolean(cfg.server.tls_cert) !== Boolean(cfg.server.tls_key)) {
     throw new ConfigError('invalid configuration: server.tls_cert and server.tls_key must be set together');
   }
-  const ldap = ldapProblems(cfg.auth.ldap);
-  if (ldap.length) throw new ConfigError(ldap.join('\n'));
+  const auth = [...ldapProblems(cfg.auth.ldap), ...oidcProblems(cfg.auth.oidc)];
+  if (auth.length) throw new ConfigError(auth.join('\n'));
   cfg.storage.data_dir = path.resolve(cfg.storage.data_dir);
   return deepFreeze(cfg);
 }

@@ -4,13 +4,16 @@ import { z } from 'zod';
 
 export const GROUP_SEARCHES = ['memberof', 'member', 'in_chain'] as const;
 
-const mappingSchema = z
-  .object({
-    group: z.string().min(1, 'must name a directory group (its DN or its CN)'),
-    role: z.string().min(1, 'must name a role'),
-    scope: z.array(z.string().min(1)).min(1, 'must list device groups, or ["all"]').default(['all']),
-  })
-  .strict();
+/** One entry of an ordered mapping (`[[auth.ldap.map]]`, `[[auth.oidc.map]]`): a group → role and device-group scope. */
+export function mappingSchema(groupMessage: string) {
+  return z
+    .object({
+      group: z.string().min(1, groupMessage),
+      role: z.string().min(1, 'must name a role'),
+      scope: z.array(z.string().min(1)).min(1, 'must list device groups, or ["all"]').default(['all']),
+    })
+    .strict();
+}
 
 export const ldapSchema = z
   .object({
@@ -28,7 +31,7 @@ export const ldapSchema = z
     nested_depth: z.number().int().min(0).max(10).default(5),
     timeout_seconds: z.number().int().min(1).max(120).default(10),
     recheck_minutes: z.number().min(0.01).max(1440).default(15),
-    map: z.array(mappingSchema).max(200).default([]),
+    map: z.array(mappingSchema('must name a directory group (its DN or its CN)')).max(200).default([]),
   })
   .strict();
 

@@ -11,6 +11,7 @@ import { errorResponse, toApiError } from '../http/errors';
 import { registerApiKeys } from './pages/apikeys';
 import { registerAccount, registerAuth } from './pages/auth';
 import { registerLoginCode, registerTotpAccount, totpEnrolmentRequired } from './pages/totp';
+import { createOidcDoor, registerOidc } from './pages/oidc';
 import { registerAudit } from './pages/audit';
 import { registerDashboard } from './pages/dashboard';
 import { registerDevices } from './pages/devices';
@@ -91,6 +92,8 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   web.get('/favicon.ico', (c) => c.body(null, 204));
   registerAuth(web, throttle);
   registerLoginCode(web, throttle);
+  const oidc = createOidcDoor(app);
+  if (oidc) registerOidc(web, throttle, oidc);
 
   const gate: MiddlewareHandler<WebEnv> = async (c, next) => {
     if (
@@ -99,6 +102,8 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
       c.req.path === TEMPLATE_SCHEMA_URL_PATH ||
       c.req.path === '/login' ||
       c.req.path === '/login/code' ||
+      c.req.path === '/login/oidc' ||
+      c.req.path === '/login/oidc/callback' ||
       c.req.path === '/favicon.ico'
     )
       return next();
@@ -147,7 +152,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   };
   web.use('*', gate);
 
-  registerAccount(web);
+  registerAccount(web, oidc ? (userId) => oidc.logoutUrl(userId) : undefined);
   registerTotpAccount(web);
   registerDashboard(web);
   registerApiKeys(web);

@@ -5,6 +5,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
 import { startDirectoryRecheck } from '../../src/features/directory/directory-recheck';
+import { insertDirectoryUser } from '../../src/features/directory/directory.store';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
@@ -172,6 +173,15 @@ scope = ["core"]
   test('a local user of the same name signs in locally, never through the directory', async () => {
     assert.equal((await new WebClient(t.url).login('admin', 'directory-admin-pass')).status, 401);
     assert.equal((await new WebClient(t.url).login('admin', 'admin-password-1')).status, 303);
+  });
+
+  test('a name that belongs to an OIDC user is not taken over through the directory', async () => {
+    const viewer = t.services.db.prepare("SELECT id FROM roles WHERE name = 'viewer'").pluck().get() as number;
+    insertDirectoryUser(t.services.db, { username: 'erin', dn: 'sub erin-at-the-provider', role_id: viewer, scope_all: false, source: 'oidc' });
+    const { res } = await loginPage(new WebClient(t.url), 'erin', 'erin-pass-1');
+    assert.equal(res.status, 403);
+    assert.equal(audit('login.refused_name_taken', 'erin')[0].door, 'ldap');
+    assert.equal(t.services.db.prepare("SELECT source FROM users WHERE username = 'erin'").pluck().get(), 'oidc');
   });
 
   test('the login throttle applies to directory sign-in', async () => {

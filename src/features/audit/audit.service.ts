@@ -54,7 +54,7 @@ export function recordAudit(db: DB, actor: Actor, e: AuditEntry, at = Date.now()
 /** An event with no signed-in actor (a failed login): who it names, from where. */
 export function recordAnonymousAudit(
   db: DB,
-  e: AuditEntry & { actorName: string; userId?: number | null; door: 'web' | 'api' | 'ldap'; requestId?: string | null },
+  e: AuditEntry & { actorName: string; userId?: number | null; door: 'web' | 'api' | 'ldap' | 'oidc'; requestId?: string | null },
   at = Date.now(),
 ): void {
   insertAuditRow(db, {

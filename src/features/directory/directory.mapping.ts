@@ -31,3 +31,13 @@ export function matchMapping(map: readonly LdapMapping[], groups: readonly strin
   }
   return null;
 }
+
+/** OIDC: the first mapping entry (in file order) naming one of the groups claim's values exactly (case aside), or null. */
+export function matchClaimValues(map: readonly LdapMapping[], values: readonly string[]): MappingMatch | null {
+  const byKey = new Map(values.map((v) => [v.trim().toLowerCase(), v]));
+  for (const [index, mapping] of map.entries()) {
+    const hit = byKey.get(mapping.group.trim().toLowerCase());
+    if (hit !== undefined) return { index, mapping, group: hit };
+  }
+  return null;
+}

@@ -1,7 +1,7 @@
 // Directory sign-in and re-check: the mapping turned into role and scope, directory users created and kept in step, each step audited (door ldap).
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
-import type { LdapConfig } from '../../config/ldap-config';
+import type { LdapConfig, LdapMapping } from '../../config/ldap-config';
 import { changesBetween, recordAnonymousAudit } from '../audit/audit.service';
 import { getRoleById, getRoleByName } from '../roles/roles.store';
 import { deleteUserSessions, listScopeGroupIds, replaceScopeGroups } from '../users/users.store';
@@ -22,6 +22,11 @@ export function accessFor(db: DB, cfg: LdapConfig, user: DirectoryUser | null): 
   if (user.disabled) return { ok: false, reason: 'disabled', detail: 'the account is disabled in the directory' };
   const match = matchMapping(cfg.map, user.groups);
   if (!match) return { ok: false, reason: 'no_mapping', detail: "none of the user's groups is in [[auth.ldap.map]]" };
+  return accessOfMatch(db, match);
+}
+
+/** The role and scope a matched mapping entry gives, or why that entry cannot be used (shared with OIDC's mapping). */
+export function accessOfMatch(db: DB, match: MappingMatch): DirectoryAccess {
   const role = getRoleByName(db, match.mapping.role);
   if (!role) return { ok: false, reason: 'mapping_invalid', detail: `map[${match.index}]: role "${match.mapping.role}" does not exist`, match };
   if (match.mapping.scope.includes('all')) return { ok: true, match, roleId: role.id, role: role.name, groups: null };
@@ -63,10 +68,17 @@ function audit(db: DB, ctx: AuditContext, actorName: string, userId: number | nu
 }
 
 /** Apply the mapping's role and scope to a directory user (creating them at first sign-in); returns the audit changes. */
-function applyAccess(db: DB, row: DirectoryUserRow | undefined, username: string, dn: string, access: Extract<DirectoryAccess, { ok: true }>) {
+export function applyAccess(
+  db: DB,
+  row: DirectoryUserRow | undefined,
+  username: string,
+  dn: string,
+  access: Extract<DirectoryAccess, { ok: true }>,
+  source: 'ldap' | 'oidc' = 'ldap',
+) {
   const scopeAll = access.groups === null;
   if (!row) {
-    const id = insertDirectoryUser(db, { username, dn, role_id: access.roleId, scope_all: scopeAll });
+    const id = insertDirectoryUser(db, { username, dn, role_id: access.roleId, scope_all: scopeAll, source });
     replaceScopeGroups(db, id, access.groups ?? []);
     return { id, created: true, changes: changesBetween(null, { role: access.role, scope: access.groups ?? 'all' }) };
   }
@@ -96,6 +108,11 @@ export async function signInWithDirectory(db: DB, cfg: LdapConfig, username: str
   }
   logReferrals(ctx.log, username, user.referrals);
   const row = getUserSourceRow(db, username);
+  // The name belongs to a user of the OIDC door: the directory must not take that account over (nor the other way).
+  if (row?.source === 'oidc') {
+    audit(db, ctx, row.username, row.id, 'login.refused_name_taken', { dn: user.dn, reason: 'the name belongs to an oidc account' });
+    return { result: 'refused', detail: 'the name belongs to an oidc account' };
+  }
   const access = accessFor(db, cfg, user);
   if (row && row.disabled === 1 && row.directory_disabled === 0) {
     audit(db, ctx, row.username, row.id, 'login.refused_disabled', { dn: user.dn });
@@ -154,41 +171,47 @@ export async function recheckDirectoryUsers(db: DB, cfg: LdapConfig, now = Date.
     }
     result.checked++;
     for (const r of user?.referrals ?? []) if (!result.referrals.includes(r) && result.referrals.length < 20) result.referrals.push(r);
-    const access = accessFor(db, cfg, user);
-    const ctx = { address: 'directory re-check', requestId: null };
-    db.transaction(() => {
-      if (!access.ok) {
-        updateDirectoryUser(db, row.id, { disabled: true, directory_disabled: true }, now);
-        const ended = deleteUserSessions(db, row.id);
-        recordAnonymousAudit(db, {
-          actorName: 'directory',
-          userId: row.id,
-          door: 'ldap',
-          action: 'user.disable',
-          target: `user ${row.username}`,
-          requestId: null,
-          details: { reason: access.detail, sessions_ended: ended, ...ctx },
-          changes: changesBetween({ disabled: false }, { disabled: true }),
-        });
-        result.disabled.push(row.username);
-        return;
-      }
-      const applied = applyAccess(db, row, row.username, user!.dn, access);
-      if (Object.keys(applied.changes).length === 0) return;
+    settleRecheck(db, row, accessFor(db, cfg, user), user?.dn ?? '', 'ldap', result, now);
+  }
+  return result;
+}
+
+/**
+ * One re-checked user: no access any more (gone, disabled, no mapping) disables them (sessions deleted, API keys refused
+ * from the next request); a changed mapping result is applied. Each change is audited with the door that checked.
+ */
+export function settleRecheck(db: DB, row: DirectoryUserRow, access: DirectoryAccess, dn: string, door: 'ldap' | 'oidc', result: RecheckResult, now: number) {
+  db.transaction(() => {
+    if (!access.ok) {
+      updateDirectoryUser(db, row.id, { disabled: true, directory_disabled: true }, now);
+      const ended = deleteUserSessions(db, row.id);
       recordAnonymousAudit(db, {
         actorName: 'directory',
         userId: row.id,
-        door: 'ldap',
-        action: 'user.update',
+        door,
+        action: 'user.disable',
         target: `user ${row.username}`,
         requestId: null,
-        details: { group: access.match.group, mapping: access.match.index },
-        changes: applied.changes,
+        details: { reason: access.detail, sessions_ended: ended, address: `${door === 'ldap' ? 'directory' : 'provider'} re-check`, requestId: null },
+        changes: changesBetween({ disabled: false }, { disabled: true }),
       });
-      result.updated.push(row.username);
-    }).immediate();
-  }
-  return result;
+      result.disabled.push(row.username);
+      return;
+    }
+    const applied = applyAccess(db, row, row.username, dn, access, door);
+    if (Object.keys(applied.changes).length === 0) return;
+    recordAnonymousAudit(db, {
+      actorName: 'directory',
+      userId: row.id,
+      door,
+      action: 'user.update',
+      target: `user ${row.username}`,
+      requestId: null,
+      details: { group: access.match.group, mapping: access.match.index },
+      changes: applied.changes,
+    });
+    result.updated.push(row.username);
+  }).immediate();
 }
 
 /** Whether a username belongs to a local user (who signs in with the local password, never through the directory). */
@@ -198,12 +221,12 @@ export function isLocalUser(db: DB, username: string): boolean {
 }
 
 /** Mapping entries naming a role or device group this database lacks (serve warns at start; sign-in refuses them). */
-export function mappingProblems(db: DB, cfg: LdapConfig): string[] {
+export function mappingProblems(db: DB, map: readonly LdapMapping[], section: 'ldap' | 'oidc' = 'ldap'): string[] {
   const p: string[] = [];
-  cfg.map.forEach((m, i) => {
-    if (!getRoleByName(db, m.role)) p.push(`auth.ldap.map[${i}]: role "${m.role}" does not exist`);
+  map.forEach((m, i) => {
+    if (!getRoleByName(db, m.role)) p.push(`auth.${section}.map[${i}]: role "${m.role}" does not exist`);
     for (const g of m.scope)
-      if (g !== 'all' && groupIdsNamed(db, g).length !== 1) p.push(`auth.ldap.map[${i}]: scope "${g}" must name exactly one device group`);
+      if (g !== 'all' && groupIdsNamed(db, g).length !== 1) p.push(`auth.${section}.map[${i}]: scope "${g}" must name exactly one device group`);
   });
   return p;
 }

@@ -8,25 +8,30 @@ export interface DirectoryUserRow {
   scope_all: number;
   disabled: number;
   directory_disabled: number;
-  source: 'local' | 'ldap';
+  source: 'local' | 'ldap' | 'oidc';
   directory_dn: string | null;
+  directory_checked_at: number | null;
 }
 
-const COLUMNS = 'id, username, role_id, scope_all, disabled, directory_disabled, source, directory_dn';
+const COLUMNS = 'id, username, role_id, scope_all, disabled, directory_disabled, source, directory_dn, directory_checked_at';
 
 export function getUserSourceRow(db: DB, username: string): DirectoryUserRow | undefined {
   return db.prepare(`SELECT ${COLUMNS} FROM users WHERE username = ?`).get(username) as DirectoryUserRow | undefined;
 }
 
 /** A directory user has no password: '!' is no argon2 hash, so a local check of it always fails. */
-export function insertDirectoryUser(db: DB, u: { username: string; dn: string; role_id: number; scope_all: boolean }, now = Date.now()): number {
+export function insertDirectoryUser(
+  db: DB,
+  u: { username: string; dn: string; role_id: number; scope_all: boolean; source?: 'ldap' | 'oidc' },
+  now = Date.now(),
+): number {
   const info = db
     .prepare(
       `INSERT INTO users (username, password_hash, role_id, scope_all, disabled, must_change_password, created_at, updated_at,
                           source, directory_dn, directory_checked_at)
-       VALUES (?, '!', ?, ?, 0, 0, ?, ?, 'ldap', ?, ?)`,
+       VALUES (?, '!', ?, ?, 0, 0, ?, ?, ?, ?, ?)`,
     )
-    .run(u.username, u.role_id, u.scope_all ? 1 : 0, now, now, u.dn, now);
+    .run(u.username, u.role_id, u.scope_all ? 1 : 0, now, now, u.source ?? 'ldap', u.dn, now);
   return Number(info.lastInsertRowid);
 }
 
@@ -40,7 +45,7 @@ export function updateDirectoryUser(
     `UPDATE users SET directory_dn = coalesce(@dn, directory_dn), role_id = coalesce(@role_id, role_id),
             scope_all = coalesce(@scope_all, scope_all), disabled = coalesce(@disabled, disabled),
             directory_disabled = coalesce(@directory_disabled, directory_disabled), directory_checked_at = @now, updated_at = @now
-      WHERE id = @id AND source = 'ldap'`,
+      WHERE id = @id AND source != 'local'`,
   ).run({
     id,
     now,
@@ -53,17 +58,17 @@ export function updateDirectoryUser(
 }
 
 /** Enabled directory users holding a live web session or a usable API key: those a re-check must confirm. */
-export function listDirectoryUsersInUse(db: DB, now = Date.now()): DirectoryUserRow[] {
+export function listDirectoryUsersInUse(db: DB, now = Date.now(), source: 'ldap' | 'oidc' = 'ldap'): DirectoryUserRow[] {
   return db
     .prepare(
       `SELECT ${COLUMNS} FROM users u
-        WHERE u.source = 'ldap' AND u.disabled = 0
+        WHERE u.source = @source AND u.disabled = 0
           AND (EXISTS (SELECT 1 FROM web_sessions s WHERE s.user_id = u.id AND s.expires_at > @now)
                OR EXISTS (SELECT 1 FROM api_keys k WHERE k.user_id = u.id AND k.revoked_at IS NULL
                                                     AND (k.expires_at IS NULL OR k.expires_at > @now)))
         ORDER BY u.id`,
     )
-    .all({ now }) as DirectoryUserRow[];
+    .all({ now, source }) as DirectoryUserRow[];
 }
 
 /** Device groups by name, case-insensitively: a mapping's scope names groups. */

@@ -43,7 +43,7 @@ export interface User {
   disabled: boolean;
   must_change_password: boolean;
   created_at: number;
-  source: 'local' | 'ldap';
+  source: 'local' | 'ldap' | 'oidc';
 }
 
 export function validatePassword(password: string): void {
@@ -158,8 +158,8 @@ function requireUser(db: DB, username: string): UserRow {
 
 /** A directory user's password, role and scope belong to the directory and its mapping, not to this appliance. */
 export function requireLocalUser(row: UserRow, what: string): void {
-  if (row.source === 'ldap') {
-    throw new ApiError('CONFLICT', `${row.username} signs in through the directory: their ${what} come from [auth.ldap] and its mapping`);
+  if (row.source !== 'local') {
+    throw new ApiError('CONFLICT', `${row.username} signs in through the directory: their ${what} come from [auth.${row.source}] and its mapping`);
   }
 }
 

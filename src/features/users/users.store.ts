@@ -13,8 +13,8 @@ export interface UserRow {
   must_change_password: number;
   created_at: number;
   updated_at: number;
-  /** 'ldap': created by directory sign-in; no local password, role and scope owned by the [auth.ldap] mapping. */
-  source: 'local' | 'ldap';
+  /** 'ldap' / 'oidc': created by directory sign-in; no local password, role and scope owned by [auth.ldap] / [auth.oidc]'s mapping. */
+  source: 'local' | 'ldap' | 'oidc';
 }
 
 export interface UserListRow extends UserRow {

@@ -26,13 +26,20 @@ export function clientAddress(c: WebContext): string {
 export function secure(c: WebContext): boolean {
   return clientOf(c, c.get('app').config.server.trusted_proxies).scheme === 'https' || Boolean(c.get('app').config.server.tls_cert);
 }
+export const secureCookies = secure;
+
+/** "Sign in with <name>" on the login page when [auth.oidc] is on. */
+function ssoName(c: WebContext): string | undefined {
+  const oidc = c.get('app').config.auth.oidc;
+  return oidc.issuer ? oidc.name : undefined;
+}
 
 /** Only same-site paths: `next` must never send the user to another host after login. */
 export function safeNext(next: string | undefined): string {
   return next && /^\/(?![/\\])[\x21-\x7e]*$/.test(next) && !next.startsWith('/login') ? next : '/';
 }
 
-function LoginForm(props: { token: string; next: string; username?: string; error?: string }) {
+function LoginForm(props: { token: string; next: string; username?: string; error?: string; sso?: string }) {
   return (
     <section class="card narrow">
       <h1>Log in</h1>
@@ -56,6 +63,13 @@ function LoginForm(props: { token: string; next: string; username?: string; erro
           Log in
         </button>
       </form>
+      {props.sso ? (
+        <p>
+          <a class="button" href={`/login/oidc?next=${encodeURIComponent(props.next)}`}>
+            Sign in with {props.sso}
+          </a>
+        </p>
+      ) : null}
     </section>
   );
 }
@@ -66,7 +80,7 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
     const current = getCookie(c, LOGIN_CSRF_COOKIE);
     const token = current && /^[A-Za-z0-9_-]{43}$/.test(current) ? current : newToken();
     setCookie(c, LOGIN_CSRF_COOKIE, token, { path: '/login', httpOnly: true, sameSite: 'Strict', secure: secure(c), maxAge: 3600 });
-    return render(c, { title: 'Log in' }, <LoginForm token={token} next={safeNext(c.req.query('next'))} />);
+    return render(c, { title: 'Log in' }, <LoginForm token={token} next={safeNext(c.req.query('next'))} sso={ssoName(c)} />);
   });
 
   web.post('/login', async (c) => {
@@ -80,7 +94,7 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
     const again = async (error: string, status: number) => {
       const token = newToken();
       setCookie(c, LOGIN_CSRF_COOKIE, token, { path: '/login', httpOnly: true, sameSite: 'Strict', secure: secure(c), maxAge: 3600 });
-      return render(c, { title: 'Log in', status }, <LoginForm token={token} next={next} username={username} error={error} />);
+      return render(c, { title: 'Log in', status }, <LoginForm token={token} next={next} username={username} error={error} sso={ssoName(c)} />);
     };
     const db = c.get('app').db;
     const outcome = await login(
@@ -116,11 +130,13 @@ export function registerAuth(web: Hono<WebEnv>, throttle: LoginThrottle): void {
 }
 
 /** Routes behind the session: logout and the user's own account. */
-export function registerAccount(web: Hono<WebEnv>): void {
-  web.post('/logout', (c) => {
+export function registerAccount(web: Hono<WebEnv>, providerLogout?: (userId: number) => Promise<string | null>): void {
+  web.post('/logout', async (c) => {
     logout(c.get('app').db, actorOf(c), c.get('session').idHash);
     deleteCookie(c, SESSION_COOKIE, { path: '/' });
-    return c.redirect('/login', 303);
+    // An OIDC user is signed out at the provider too, where it offers an end_session_endpoint.
+    const atProvider = providerLogout ? await providerLogout(c.get('session').userId) : null;
+    return c.redirect(atProvider ?? '/login', 303);
   });
 
   web.get('/account/password', (c) => passwordPage(c, null));

@@ -156,7 +156,7 @@ function listPage(c: WebContext) {
                 <td>
                   {u.disabled ? <span class="badge failed">disabled</span> : <span class="badge active">active</span>}
                   {u.must_change_password ? <span class="badge muted">must change password</span> : null}
-                  {u.source === 'ldap' ? <span class="badge muted">directory</span> : null}
+                  {u.source !== 'local' ? <span class="badge muted">directory</span> : null}
                 </td>
                 <td>{u.timezone ?? `appliance (${tz})`}</td>
                 {can(c, USER_OPS.update) ? (
@@ -269,7 +269,7 @@ async function editPage(c: WebContext, u: User, f?: Record<string, string>, erro
   const scope = (await scopeValues(c, f?.role !== undefined ? f : undefined)) ?? u.scope;
   const csrf = c.get('session').csrfToken;
   const base = `/users/${encodeURIComponent(u.username)}`;
-  if (u.source === 'ldap') return directoryUserPage(c, u, errors, status);
+  if (u.source !== 'local') return directoryUserPage(c, u, errors, status);
   return render(
     c,
     { title: `User ${u.username}`, active: '/users', status: errors ? status : 200 },
@@ -337,8 +337,8 @@ function directoryUserPage(c: WebContext, u: User, errors: Record<string, string
           Role <strong>{u.role}</strong>, scope <strong>{scopeLabel(u, paths)}</strong>.
         </p>
         <p class="muted">
-          {u.username} signs in through the directory. Role and scope come from the [auth.ldap] mapping and are applied again at each sign-in and re-check;
-          change the user's directory groups (or the mapping) instead. Disabling here still works.
+          {u.username} signs in through the {u.source === 'oidc' ? 'identity provider' : 'directory'}. Role and scope come from the [auth.{u.source}] mapping
+          and are applied again at each sign-in and re-check; change the user's directory groups (or the mapping) instead. Disabling here still works.
         </p>
         <p>
           <a href="/users">Back to users</a>
