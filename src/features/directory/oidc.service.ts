@@ -145,7 +145,7 @@ export async function signInWithOidc(
  * not confirmed by a sign-in for session_max_minutes is disabled the same way, until they sign in again.
  */
 export async function recheckOidcUsers(db: DB, secrets: SecretBox, cfg: OidcConfig, provider: OidcProvider, now = Date.now()): Promise<RecheckResult> {
-  const result: RecheckResult = { checked: 0, disabled: [], updated: [] };
+  const result: RecheckResult = { checked: 0, disabled: [], updated: [], referrals: [] };
   for (const row of listDirectoryUsersInUse(db, now, 'oidc')) {
     const stored = getOidcTokens(db, row.id);
     const subject = (row.directory_dn ?? '').replace(/^sub /, '');

@@ -4,7 +4,7 @@ import type { DB } from '../../db/open';
 export interface TotpRow {
   id: number;
   username: string;
-  source: 'local' | 'ldap';
+  source: 'local' | 'ldap' | 'oidc';
   totp_secret: Buffer | null;
   totp_enabled_at: number | null;
   totp_last_step: number;
