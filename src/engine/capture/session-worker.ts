@@ -1,0 +1,50 @@
+// Entry of a session worker thread: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts).
+import { parentPort, type Transferable } from 'node:worker_threads';
+import { lowerThreadPriority } from '../../runtime/worker-pool';
+import { captureParts } from '../collect';
+import { RECEIVED_REPORT_BYTES, type SessionReply, type SessionRequest } from './session-messages';
+
+const port = parentPort;
+/** The captures running in this thread, by the pool's id: what an abort message stops. */
+const running = new Map<number, AbortController>();
+
+async function capture(req: Extract<SessionRequest, { type: 'capture' }>): Promise<void> {
+  const send = (m: SessionReply, transfer: Transferable[] = []) => port?.postMessage(m, transfer);
+  const controller = new AbortController();
+  running.set(req.id, controller);
+  let unreported = 0;
+  const report = () => {
+    if (unreported > 0) send({ type: 'received', id: req.id, bytes: unreported });
+    unreported = 0;
+  };
+  try {
+    const result = await captureParts(req.target, req.template, req.limits, {
+      signal: controller.signal,
+      onReceived: (bytes) => {
+        unreported += bytes;
+        if (unreported >= RECEIVED_REPORT_BYTES) report();
+      },
+    });
+    report();
+    if (!result.ok) return send({ type: 'done', id: req.id, result });
+    // Each part owns its memory (ownedBuffer), so it moves; a part sharing a buffer with another is copied first.
+    const seen = new Set<ArrayBufferLike>();
+    const parts = result.parts.map((p) => {
+      const own = p.byteOffset === 0 && p.byteLength === p.buffer.byteLength && !seen.has(p.buffer) ? p : new Uint8Array(p);
+      seen.add(own.buffer);
+      return own;
+    });
+    send({ type: 'done', id: req.id, result: { ...result, parts } }, parts.map((p) => p.buffer as ArrayBuffer));
+  } finally {
+    running.delete(req.id);
+  }
+}
+
+if (port) {
+  // The sessions' bytes (SSH decryption, the terminal model) are background work next to the event loop answering requests.
+  lowerThreadPriority();
+  port.on('message', (req: SessionRequest) => {
+    if (req.type === 'abort') running.get(req.id)?.abort();
+    else void capture(req);
+  });
+}
