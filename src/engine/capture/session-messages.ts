@@ -5,8 +5,7 @@ import type { CollectFailure, CollectLimits, CollectTarget } from '../types';
 
 /** To a session worker: capture one device's configuration, or stop a capture (a cancelled backup). */
 export type SessionRequest =
-  | { type: 'capture'; id: number; target: CollectTarget; template: TemplateSpec; limits: Partial<CollectLimits> | undefined }
-  | { type: 'abort'; id: number };
+  { type: 'capture'; id: number; target: CollectTarget; template: TemplateSpec; limits: Partial<CollectLimits> | undefined } | { type: 'abort'; id: number };
 
 /**
  * From a session worker: bytes the device sent since the last report (the memory budget accounts them), then the

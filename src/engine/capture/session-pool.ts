@@ -1,7 +1,8 @@
 // Device sessions off the event loop: a small pool of session worker threads, each driving many backups' sessions at once; the main thread gets byte counts and the captured parts.
 import { Worker } from 'node:worker_threads';
 import { WORKER_ASSETS, assetsForWorker } from '../../runtime/assets';
-import { defaultPoolSize, loadWorkerCode } from '../../runtime/worker-pool';
+import { availableParallelism } from 'node:os';
+import { loadWorkerCode } from '../../runtime/worker-pool';
 import { DEFAULTS_ASSET } from '../../templates/defaults';
 import { BUILTIN_FOLDER } from '../../templates/files';
 import type { TemplateSpec } from '../../templates/types';
@@ -24,6 +25,12 @@ interface SessionThread {
   worker: Worker;
   captures: Map<number, Capture>;
 }
+
+/**
+ * One thread per core, two at most: a session is mostly waiting on its device, but a big capture is CPU work (SSH
+ * decryption, the terminal model) that one thread would carry alone; the event loop needs little of a core now.
+ */
+const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism()));
 
 const threads: SessionThread[] = [];
 let code: Promise<string> | null = null;
@@ -88,7 +95,7 @@ function spawnThread(workerCode: string): SessionThread {
 /** The thread with the fewest captures, a new one while the pool is not full and every thread is busy. */
 function pickThread(workerCode: string): SessionThread {
   const least = threads.reduce<SessionThread | null>((a, t) => (!a || t.captures.size < a.captures.size ? t : a), null);
-  if (least && (least.captures.size === 0 || threads.length >= defaultPoolSize())) return least;
+  if (least && (least.captures.size === 0 || threads.length >= POOL_SIZE)) return least;
   return spawnThread(workerCode);
 }
 

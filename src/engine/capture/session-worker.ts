@@ -1,6 +1,5 @@
 // Entry of a session worker thread: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts).
 import { parentPort, type Transferable } from 'node:worker_threads';
-import { lowerThreadPriority } from '../../runtime/worker-pool';
 import { captureParts } from '../collect';
 import { RECEIVED_REPORT_BYTES, type SessionReply, type SessionRequest } from './session-messages';
 
@@ -34,15 +33,18 @@ async function capture(req: Extract<SessionRequest, { type: 'capture' }>): Promi
       seen.add(own.buffer);
       return own;
     });
-    send({ type: 'done', id: req.id, result: { ...result, parts } }, parts.map((p) => p.buffer as ArrayBuffer));
+    send(
+      { type: 'done', id: req.id, result: { ...result, parts } },
+      parts.map((p) => p.buffer as ArrayBuffer),
+    );
   } finally {
     running.delete(req.id);
   }
 }
 
 if (port) {
-  // The sessions' bytes (SSH decryption, the terminal model) are background work next to the event loop answering requests.
-  lowerThreadPriority();
+  // At normal priority, unlike the capture workers: a session runs against its device's timeouts, and on a busy
+  // machine a lowered thread carrying eight 30 MB captures ran past the 120 s device_timeout.
   port.on('message', (req: SessionRequest) => {
     if (req.type === 'abort') running.get(req.id)?.abort();
     else void capture(req);
