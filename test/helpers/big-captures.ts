@@ -43,6 +43,12 @@ export interface BigCaptureResult {
   failures: string[];
   /** One stored text, for the caller to check (redaction, size). */
   sample: { size: number; hasSecret: boolean } | null;
+  /** Successful records whose content reads back, verified against its hash, at the configuration's size at least. */
+  readable: number;
+  /** CPU time of the server's main thread (the event loop) from the job's start to the last backup's end, ms. */
+  mainThreadCpuMs: number;
+  /** CPU time of the whole server process (every thread) over the same span, ms. */
+  processCpuMs: number;
 }
 
 const SECRET = 'Bulk-Snmp-C0mmunity';
@@ -61,6 +67,17 @@ function bigTranscript(mb: number): Record<string, unknown> {
   lines.push('end');
   return { ...base, commands: { ...base.commands, 'show running-config': lines.join('\n') } };
 }
+
+/** CPU time (user + system) of a process (`/proc/PID/stat`) or of one of its threads (`/proc/PID/task/TID/stat`), ms. */
+function cpuMs(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  // The fields after the command name, which is in parentheses and may hold spaces: utime and stime are 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** The kernel's clock ticks per second for /proc times (USER_HZ): 100 on Linux. */
+const CLOCK_TICKS = 100;
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] : 0;
@@ -141,7 +158,10 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     // The idle server first: what this machine's load alone costs a probe, before any backup runs.
     await new Promise((r) => setTimeout(r, BASELINE_MS));
     const baseline = latencies.splice(0).sort((a, b) => a - b);
-    const idleRss = rssMb(served.child.pid as number, 'VmRSS');
+    const pid = served.child.pid as number;
+    const idleRss = rssMb(pid, 'VmRSS');
+    // The main thread's task id is the process id.
+    const cpuAtStart = { main: cpuMs(`/proc/${pid}/task/${pid}/stat`), all: cpuMs(`/proc/${pid}/stat`) };
     slow.length = 0;
     const began = Date.now();
     // Queued as `backup run --all --no-wait` does, from this process: a CLI child starting up would compete for the CPU.
@@ -150,13 +170,17 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     const done = () => db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NOT NULL').pluck().get() as number;
     while (done() < o.devices && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const seconds = (Date.now() - began) / 1000;
+    const mainThreadCpuMs = cpuMs(`/proc/${pid}/task/${pid}/stat`) - cpuAtStart.main;
+    const processCpuMs = cpuMs(`/proc/${pid}/stat`) - cpuAtStart.all;
     probing = false;
     await probe;
     const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
     const failedTypes = db.prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type").pluck().all() as string[];
-    const hash = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1 LIMIT 1').pluck().get() as string | undefined;
-    const text = hash ? t.services.snapshots.read(hash) : null;
+    const hashes = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1').pluck().all() as string[];
+    // Every version reads back (the store verifies each against its hash) and holds the whole configuration.
+    const readable = hashes.filter((h) => (t.services.snapshots.read(h)?.length ?? 0) >= o.mb * 1_000_000).length;
+    const text = hashes.length ? t.services.snapshots.read(hashes[0]) : null;
     const sorted = [...latencies].sort((a, b) => a - b);
     return {
       probes: sorted.length,
@@ -173,6 +197,9 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       succeeded,
       failures: failedTypes,
       sample: text === null ? null : { size: Buffer.byteLength(text), hasSecret: text.includes(SECRET) },
+      readable,
+      mainThreadCpuMs,
+      processCpuMs,
     };
   } finally {
     await served?.stop();
