@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { requestBackupJob } from '../../src/features/backups/jobs.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { REPO_ROOT, TSX_LOADER, spawnServe, startTestAppliance, tempDir } from './appliance';
+import { mainThreadProfile, timeInCode } from './cpu-profile';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from './seed';
 
 export interface BigCaptureOptions {
@@ -18,6 +19,8 @@ export interface BigCaptureOptions {
   timeoutMs?: number;
   /** Write a CPU profile of the `serve` process into this folder. */
   cpuProfileDir?: string;
+  /** Profile the server's event loop (into cpuProfileDir, or a scratch folder) to report eventLoopSsh2Ms. */
+  profileEventLoop?: boolean;
 }
 
 export interface BigCaptureResult {
@@ -49,6 +52,8 @@ export interface BigCaptureResult {
   mainThreadCpuMs: number;
   /** CPU time of the whole server process (every thread) over the same span, ms. */
   processCpuMs: number;
+  /** Time the event loop ran ssh2's code (decrypting, parsing), from its CPU profile; null unless profileEventLoop. */
+  eventLoopSsh2Ms: number | null;
 }
 
 const SECRET = 'Bulk-Snmp-C0mmunity';
@@ -112,6 +117,8 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
   const sim = await startSimProcess(transcriptFile, o.devices);
   const dataArgs = ['--data-dir', t.services.dataDir];
   let served: Awaited<ReturnType<typeof spawnServe>> | null = null;
+  const profileDir = o.cpuProfileDir ?? (o.profileEventLoop ? path.join(scratch, 'profile') : null);
+  let result: BigCaptureResult;
   try {
     const { db, secrets } = t.services;
     const template_id = seedBuiltinTemplate(db, 'cisco-ios');
@@ -132,7 +139,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
         CONFVAULT_LOG_LEVEL: 'info',
         CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
       },
-      { nodeArgs: o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [] },
+      { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
     );
     const url = served.url;
     const latencies: number[] = [];
@@ -182,7 +189,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     const readable = hashes.filter((h) => (t.services.snapshots.read(h)?.length ?? 0) >= o.mb * 1_000_000).length;
     const text = hashes.length ? t.services.snapshots.read(hashes[0]) : null;
     const sorted = [...latencies].sort((a, b) => a - b);
-    return {
+    result = {
       probes: sorted.length,
       failedProbes: failures,
       slow,
@@ -200,9 +207,15 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       readable,
       mainThreadCpuMs,
       processCpuMs,
+      eventLoopSsh2Ms: null,
     };
+    await served.stop();
+    // The profile is written as serve exits.
+    const profile = o.profileEventLoop && profileDir ? mainThreadProfile(profileDir, pid) : null;
+    if (profile) result.eventLoopSsh2Ms = timeInCode(profile, '/node_modules/ssh2/');
+    return result;
   } finally {
-    await served?.stop();
+    if (served && served.child.exitCode === null && served.child.signalCode === null) await served.stop();
     sim.child.kill('SIGTERM');
     await t.close();
     rmSync(scratch, { recursive: true, force: true });
