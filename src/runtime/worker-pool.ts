@@ -79,7 +79,20 @@ const absentOptionalNative: import('esbuild').Plugin = {
  * The worker's code: an asset of the executable, or in development the entry bundled once by esbuild (a dev
  * dependency; its async API runs in esbuild's own process, so bundling does not hold the event loop either).
  */
-export async function loadWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Promise<string> {
+export function loadWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Promise<string> {
+  // Two pools may share one entry (the engine's capture and session workers): it is read or bundled once.
+  let code = loadedCode.get(o.entry);
+  if (!code) {
+    code = readWorkerCode(o);
+    loadedCode.set(o.entry, code);
+    code.catch(() => loadedCode.delete(o.entry));
+  }
+  return code;
+}
+
+const loadedCode = new Map<string, Promise<string>>();
+
+async function readWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Promise<string> {
   if (isExecutable()) return readAsset(o.asset).toString('utf8');
   const root = repoRoot();
   const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');

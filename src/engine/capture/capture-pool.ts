@@ -11,9 +11,10 @@ import { CollectError, type CollectFailure, type CollectLimits, type CollectTarg
 import { MemoryBudget } from './memory-budget';
 import type { CaptureAnswer, CaptureTask } from './capture-task';
 import { captureInThread } from './session-pool';
+import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY } from './session-messages';
 
-/** Name of the capture worker bundle among the executable's assets (build/build.mjs writes it). */
-export const CAPTURE_WORKER_ASSET = 'workers/capture-worker.cjs';
+/** Name of the capture worker bundle among the executable's assets (build/build.mjs writes it); session workers share it. */
+export const CAPTURE_WORKER_ASSET = ENGINE_WORKER_ASSET;
 
 /**
  * Memory a capture holds at its peak, per byte of captured output: its UTF-8 chunks, then in the worker the text,
@@ -25,7 +26,7 @@ const PROCESS_HARD_MS = 15 * 60_000;
 
 const pool = createWorkerPool({
   asset: CAPTURE_WORKER_ASSET,
-  entry: 'src/engine/capture/capture-worker.ts',
+  entry: ENGINE_WORKER_ENTRY,
   size: defaultPoolSize(),
   // Every capture in flight waits for the memory budget before it is queued here: the runner's concurrency bounds it.
   maxQueued: 4096,

@@ -1,7 +1,15 @@
-// The messages between the backup runner's session pool (session-pool.ts) and a session worker thread (session-worker.ts).
+// The engine worker's contract: its bundle, the role a thread plays, and the messages between the session pool (session-pool.ts) and a session worker thread (session-worker.ts).
 import type { TemplateSpec } from '../../templates/types';
 import type { CapturedParts } from '../collect';
 import type { CollectFailure, CollectLimits, CollectTarget } from '../types';
+
+/** Name of the engine workers' bundle among the executable's assets (build/build.mjs writes it): capture and session workers. */
+export const ENGINE_WORKER_ASSET = 'workers/capture-worker.cjs';
+/** Its entry in the source tree, bundled once per process in development. */
+export const ENGINE_WORKER_ENTRY = 'src/engine/capture/capture-worker.ts';
+/** workerData key naming a thread's role: SESSION_ROLE, or absent for a capture worker. */
+export const ENGINE_WORKER_ROLE = 'engineWorkerRole';
+export const SESSION_ROLE = 'session';
 
 /** To a session worker: capture one device's configuration, or stop a capture (a cancelled backup). */
 export type SessionRequest =

@@ -8,11 +8,7 @@ import { BUILTIN_FOLDER } from '../../templates/files';
 import type { TemplateSpec } from '../../templates/types';
 import type { CapturedParts } from '../collect';
 import type { CollectFailure, CollectLimits, CollectTarget } from '../types';
-import type { SessionReply, SessionRequest } from './session-messages';
-
-/** Name of the session worker bundle among the executable's assets (build/build.mjs writes it). */
-export const SESSION_WORKER_ASSET = 'workers/session-worker.cjs';
-const SESSION_WORKER_ENTRY = 'src/engine/capture/session-worker.ts';
+import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY, ENGINE_WORKER_ROLE, SESSION_ROLE, type SessionReply, type SessionRequest } from './session-messages';
 
 interface Capture {
   started: number;
@@ -38,7 +34,8 @@ let workerAssets: Record<string, string> | null = null;
 let nextId = 1;
 
 function loadCode(): Promise<string> {
-  code ??= loadWorkerCode({ asset: SESSION_WORKER_ASSET, entry: SESSION_WORKER_ENTRY }).catch((err: unknown) => {
+  // The capture worker's bundle: one entry for both roles (capture-worker.ts), bundled or read once per process.
+  code ??= loadWorkerCode({ asset: ENGINE_WORKER_ASSET, entry: ENGINE_WORKER_ENTRY }).catch((err: unknown) => {
     code = null;
     throw err;
   });
@@ -67,7 +64,12 @@ function threadFailure(c: Capture): CollectFailure {
 function spawnThread(workerCode: string): SessionThread {
   // The template library (built-in patterns as JavaScript, the engine defaults) reads shipped files the worker cannot reach itself.
   workerAssets ??= assetsForWorker([BUILTIN_FOLDER], [DEFAULTS_ASSET]);
-  const worker = new Worker(workerCode, { eval: true, stdout: false, stderr: false, workerData: { [WORKER_ASSETS]: workerAssets } });
+  const worker = new Worker(workerCode, {
+    eval: true,
+    stdout: false,
+    stderr: false,
+    workerData: { [WORKER_ASSETS]: workerAssets, [ENGINE_WORKER_ROLE]: SESSION_ROLE },
+  });
   const thread: SessionThread = { worker, captures: new Map() };
   worker.unref();
   worker.on('message', (m: SessionReply) => {

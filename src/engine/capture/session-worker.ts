@@ -1,14 +1,13 @@
-// Entry of a session worker thread: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts).
-import { parentPort, type Transferable } from 'node:worker_threads';
+// A session worker thread's work: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts); capture-worker.ts is its entry.
+import { parentPort, type MessagePort, type Transferable } from 'node:worker_threads';
 import { captureParts } from '../collect';
 import { RECEIVED_REPORT_BYTES, type SessionReply, type SessionRequest } from './session-messages';
 
-const port = parentPort;
 /** The captures running in this thread, by the pool's id: what an abort message stops. */
 const running = new Map<number, AbortController>();
 
-async function capture(req: Extract<SessionRequest, { type: 'capture' }>): Promise<void> {
-  const send = (m: SessionReply, transfer: Transferable[] = []) => port?.postMessage(m, transfer);
+async function capture(port: MessagePort, req: Extract<SessionRequest, { type: 'capture' }>): Promise<void> {
+  const send = (m: SessionReply, transfer: Transferable[] = []) => port.postMessage(m, transfer);
   const controller = new AbortController();
   running.set(req.id, controller);
   let unreported = 0;
@@ -42,11 +41,14 @@ async function capture(req: Extract<SessionRequest, { type: 'capture' }>): Promi
   }
 }
 
-if (port) {
+/** Serves the session pool's requests on this thread. */
+export function serveSessions(): void {
+  const port = parentPort;
+  if (!port) return;
   // At normal priority, unlike the capture workers: a session runs against its device's timeouts, and on a busy
   // machine a lowered thread carrying eight 30 MB captures ran past the 120 s device_timeout.
   port.on('message', (req: SessionRequest) => {
     if (req.type === 'abort') running.get(req.id)?.abort();
-    else void capture(req);
+    else void capture(port, req);
   });
 }
