@@ -1,4 +1,4 @@
-// Entry of the engine's worker threads: a capture worker post-processes one captured configuration at a time (capture-pool.ts); a session worker (workerData.role "session") drives device sessions (session-pool.ts). One bundle for both, built once.
+// Entry of the engine's worker threads: a capture worker post-processes one captured configuration at a time (capture-pool.ts); a session worker (workerData[ENGINE_WORKER_ROLE] = SESSION_ROLE) drives device sessions (session-pool.ts). One bundle for both, built once.
 import { workerData } from 'node:worker_threads';
 import { serveWorkerTasks } from '../../runtime/worker-pool';
 import { processCapture, type CaptureTask } from './capture-task';

@@ -1,6 +1,7 @@
 // A session worker thread's work: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts); capture-worker.ts is its entry.
 import { parentPort, type MessagePort, type Transferable } from 'node:worker_threads';
 import { captureParts } from '../collect';
+import type { CollectFailure } from '../types';
 import { RECEIVED_REPORT_BYTES, type SessionReply, type SessionRequest } from './session-messages';
 
 /** The captures running in this thread, by the pool's id: what an abort message stops. */
@@ -41,6 +42,15 @@ async function capture(port: MessagePort, req: Extract<SessionRequest, { type: '
   }
 }
 
+const unsent: CollectFailure = {
+  ok: false,
+  failure: 'INTERNAL',
+  message: 'Internal error in the collection engine (the session thread could not return the capture).',
+  reachable: true,
+  host_key: null,
+  duration_ms: 0,
+};
+
 /** Serves the session pool's requests on this thread. */
 export function serveSessions(): void {
   const port = parentPort;
@@ -49,6 +59,7 @@ export function serveSessions(): void {
   // machine a lowered thread carrying eight 30 MB captures ran past the 120 s device_timeout.
   port.on('message', (req: SessionRequest) => {
     if (req.type === 'abort') running.get(req.id)?.abort();
-    else void capture(port, req);
+    // A capture that could not be sent back (captureParts itself never throws) still ends, as a failure.
+    else capture(port, req).catch(() => port.postMessage({ type: 'done', id: req.id, result: unsent } satisfies SessionReply));
   });
 }
