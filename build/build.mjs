@@ -129,7 +129,7 @@ fs.writeFileSync(process.argv[2], s.createCachedData());`;
 /** Each worker pool's entry (src/runtime/worker-pool.ts) and the asset file its bundle becomes. */
 const WORKERS = [
   ['src/web/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
-  ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing
+  ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing and device sessions
   ['src/features/compliance/compliance-worker.ts', 'compliance-worker.cjs'], // compliance judgements
 ];
 
@@ -140,7 +140,7 @@ const WORKERS = [
 async function bundleWorkers() {
   for (const [entry, file] of WORKERS) {
     const outfile = path.join(TMP, file);
-    await esbuild.build({ ...NODE_BUNDLE, entryPoints: [path.join(ROOT, entry)], outfile });
+    await esbuild.build({ ...NODE_BUNDLE, entryPoints: [path.join(ROOT, entry)], outfile, plugins: [absentNative] });
     step(`bundled ${entry} -> ${rel(outfile)} (${(statSync(outfile).size / 1e6).toFixed(1)} MB)`);
   }
 }

@@ -14,6 +14,7 @@ import { holdServeLock } from '../features/maintenance/db-restore';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { warmCaptureWorkers } from '../engine/capture/capture-pool';
+import { warmSessionWorkers } from '../engine/capture/session-pool';
 import { startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { runNotificationDiffs } from '../web/workers/notification-diffs';
@@ -111,6 +112,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     process.removeListener('SIGHUP', hupBeforeStart);
     const runner = services.runner;
     warmCaptureWorkers();
+    if (config.performance.session_threads) warmSessionWorkers();
     const scheduler = startScheduler(services, runner);
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
     const jobs = startJobPickup(services.jobs, a.db, log);

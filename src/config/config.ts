@@ -130,6 +130,7 @@ export const configSchema = z
         statement_cache: z.boolean().default(true),
         engine_sync_normal: z.boolean().default(true),
         loop_lag_hold: z.boolean().default(true),
+        session_threads: z.boolean().default(true),
       })
       .strict()
       .prefault({}),
@@ -172,6 +173,7 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_PERFORMANCE_STATEMENT_CACHE: ['performance', 'statement_cache', 'bool'],
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: ['performance', 'engine_sync_normal', 'bool'],
   CONFVAULT_PERFORMANCE_LOOP_LAG_HOLD: ['performance', 'loop_lag_hold', 'bool'],
+  CONFVAULT_PERFORMANCE_SESSION_THREADS: ['performance', 'session_threads', 'bool'],
 };
 
 export interface ConfigFlags {

@@ -263,6 +263,7 @@ export class BackupRunner {
           signal,
           compress: snapshots.compresses,
           budget: captureBudget(config.backup.capture_memory_mb),
+          inThread: config.performance.session_threads,
         });
         if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > retry.retries || signal?.aborted) break;
         const wait = retry.waitMs(attempts);

@@ -1,11 +1,10 @@
-// Prompt-driven conversation with a device CLI over any byte stream (SSH shell channel or Telnet socket).
+// Prompt-driven conversation with a device CLI over any byte stream (SSH shell channel or Telnet socket); the login steps are in session-login.ts.
 import { CollectError } from './types';
-import type { TemplateSpec } from '../templates/types';
 import { formatBytes } from '../lib/bytes';
 import { ConfigStreamDecoder, type SourceEncoding } from '../lib/decode';
 import { TerminalScreen, dropEcho } from './normalise';
 import type { LinePattern } from '../lib/re2';
-import { defaultVocabulary, escapeRegex, matchesAny, safePattern, type SessionVocabulary } from './prompts';
+import { defaultVocabulary, escapeRegex, type SessionVocabulary } from './prompts';
 import { formatSeconds } from './transports/tcp';
 import type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './session-types';
 import type { CapturedOutput } from './captured-output';
@@ -16,7 +15,7 @@ export type { SessionOptions, TerminalStream, WaitOptions, WaitStep } from './se
  * Quiet time after a prompt that is almost certainly the one awaited: the first prompt matched by the template's own
  * pattern (the generic shape waits settle_ms), or the prompt right under a command's echo.
  */
-const SURE_PROMPT_SETTLE_MS = 40;
+export const SURE_PROMPT_SETTLE_MS = 40;
 /** Lines of a capture kept as text (the echo and an early prompt are looked for among the first 5, dropEcho 7). */
 const CAPTURE_HEAD_LINES = 16;
 
@@ -66,9 +65,34 @@ export class PromptSession {
     return this.screen.current.trim();
   }
 
+  /** The line being drawn as it stands, untrimmed (a template prompt regex may want its trailing space). */
+  get rawCurrentLine(): string {
+    return this.screen.current;
+  }
+
   /** Completed lines since the last command was sent. */
   get lineCount(): number {
     return this.screen.lineCount;
+  }
+
+  /** Those completed lines, left on the screen. */
+  get recentLines(): readonly string[] {
+    return this.screen.lines;
+  }
+
+  /** Lines erased whole since the last command was sent (a CLI that redraws in place). */
+  get wipedLines(): readonly string[] {
+    return this.screen.wiped;
+  }
+
+  /** Takes the completed lines off the screen: what was said before the next step. */
+  takeLines(): string[] {
+    return this.screen.takeLines();
+  }
+
+  /** The template's prompt regex (login.ts detectPrompt): any line it matches is a prompt of this session. */
+  usePromptPattern(pattern: LinePattern | null): void {
+    this.templatePrompt = pattern;
   }
 
   /** How the device's bytes were decoded, when they were not plain UTF-8 (lib/decode.ts). */
@@ -164,7 +188,8 @@ export class PromptSession {
     });
   }
 
-  private setPrompt(line: string): void {
+  /** The prompt the session now waits for, and the family of prompts of the same host (a mode or privilege change). */
+  adoptPrompt(line: string): void {
     this.prompt = line;
     const m = /^(.*?)\s?[#>$%\]]$/.exec(line);
     // Same host part, any mode suffix, any privilege marker: "sw1>" after "sw1#", "sw1(config)#", and
@@ -173,7 +198,7 @@ export class PromptSession {
   }
 
   /** The line holding `echo` (the command just sent, after the prompt) was erased whole since the command went out. */
-  private echoWiped(echo: string): boolean {
+  echoWiped(echo: string): boolean {
     return this.screen.wiped.some((line) => line.trimEnd().endsWith(echo));
   }
 
@@ -182,7 +207,7 @@ export class PromptSession {
    * the family is every line the regex matches (the untrimmed screen line too, for regexes that want the trailing
    * space); without one, a line with the same host part as the last prompt.
    */
-  private promptKind(line: string): 'exact' | 'family' | null {
+  promptKind(line: string): 'exact' | 'family' | null {
     if (!line) return null;
     if (line === this.prompt) return 'exact';
     const custom = this.templatePrompt;
@@ -198,7 +223,7 @@ export class PromptSession {
    * new output lines. A quiet pager (less's ":") seen too early asks to be looked at again once the output has
    * settled: the device sends nothing more until it is answered.
    */
-  private answerPager(line: string, answered: { lines: number }): WaitStep<never> | false {
+  answerPager(line: string, answered: { lines: number }): WaitStep<never> | false {
     for (const p of this.vocabulary.pagers) {
       if (!p.re.test(line)) continue;
       const quiet = this.quietMs;
@@ -212,132 +237,10 @@ export class PromptSession {
     return false;
   }
 
-  private settled<T>(value: T, settle_ms = this.options.settle_ms): WaitStep<T> {
+  /** `value` once the line has been quiet for `settle_ms`, else a look again when it will have been. */
+  settled<T>(value: T, settle_ms = this.options.settle_ms): WaitStep<T> {
     const quiet = this.quietMs;
     return quiet >= settle_ms ? { done: value } : { retry_ms: settle_ms - quiet };
-  }
-
-  /**
-   * Waits for the first prompt after login: the template's regex or a prompt-shaped last line once the output
-   * is quiet; failing that, a quiet last line that comes back unchanged when Enter is pressed.
-   */
-  async detectPrompt(templatePrompt: string | null): Promise<string> {
-    const custom = templatePrompt ? safePattern(templatePrompt) : null;
-    this.templatePrompt = custom;
-    const pager = { lines: -1 };
-    let nudge: { candidate: string; at: number } | null = null;
-    let nudges = 0;
-    const { login_timeout_ms, nudge_ms, where } = this.options;
-    const line = await this.waitFor<string>(
-      () => {
-        const cur = this.currentLine;
-        const paging = cur ? this.answerPager(cur, pager) : false;
-        if (paging !== false) return paging;
-        // The template's own prompt pattern is believed after a shorter quiet moment than the generic prompt shape
-        // (a banner line that merely looks like a prompt): it is what every backup waits on once per session.
-        if (cur && custom && (custom.test(cur) || custom.test(this.screen.current))) return this.settled(cur, SURE_PROMPT_SETTLE_MS);
-        if (cur && !custom && this.vocabulary.prompt.test(cur)) return this.settled(cur);
-        if (nudge && this.received > nudge.at) {
-          if (cur && cur === nudge.candidate) return this.settled(cur);
-          nudge = null;
-        }
-        if (nudge || nudges >= 3) return null;
-        const quiet = this.quietMs;
-        if (quiet < nudge_ms) return { retry_ms: nudge_ms - quiet };
-        nudge = { candidate: cur, at: this.received };
-        nudges++;
-        this.sendLine('');
-        return null;
-      },
-      {
-        idle_ms: login_timeout_ms,
-        total_ms: login_timeout_ms,
-        onIdle: () =>
-          new CollectError('PROMPT_NOT_FOUND', `Logged in to ${where} but no CLI prompt was recognised within ${formatSeconds(login_timeout_ms)}.`, true),
-        onClose: () => new CollectError('DISCONNECTED', `${where} closed the session right after login, before showing a prompt.`, true),
-      },
-    );
-    this.screen.takeLines();
-    this.setPrompt(line);
-    return line;
-  }
-
-  /**
-   * Enters privileged mode; ENABLE_FAILED when the secret is refused. A username question on the way is answered
-   * with `username`. With `prompt_unchanged` the prompt says nothing about privilege: the step succeeds when the
-   * prompt comes back and no line printed meanwhile reads as a refusal.
-   */
-  async enable(spec: NonNullable<TemplateSpec['enable']>, secret: string, username: string): Promise<void> {
-    const unchanged = spec.prompt_unchanged === true;
-    const privileged = spec.prompt ? safePattern(spec.prompt) : /#$/;
-    if (!unchanged && privileged.test(this.prompt)) return;
-    const passwordPrompt = safePattern(spec.password_prompt);
-    const { vocabulary } = this;
-    const isPassword = (line: string) => passwordPrompt.test(line) || matchesAny(vocabulary.password, line);
-    const isPromptLike = (line: string) => privileged.test(line) || vocabulary.prompt.test(line);
-    const { command_timeout_ms, where } = this.options;
-    const waitOptions = (what: string): WaitOptions => ({
-      idle_ms: command_timeout_ms,
-      onIdle: () => new CollectError('ENABLE_FAILED', `${where} did not answer ${what} within ${formatSeconds(command_timeout_ms)}.`, true),
-      onClose: () => new CollectError('ENABLE_FAILED', `${where} closed the connection while entering enable mode — check the enable secret.`, true),
-    });
-    /** After `echo` (or after a hidden answer when null): a question, or a prompt once it is certain. */
-    const step = (echo: string | null) => {
-      let echoSeen = echo === null;
-      let scanned = 0;
-      return (): WaitStep<'password' | 'username' | 'prompt'> => {
-        // The answer starts on a new line, or on the same line once the device has wiped it and drawn anew
-        // (ArubaOS-Switch redraws with cursor addressing and no CR/LF): the echo, or the question answered
-        // without echo, must have been erased first, so the line still holding it is not read as the answer.
-        if (this.lineCount === 0 && !(echo === null ? this.screen.wiped.length > 0 : this.echoWiped(echo))) return null;
-        const lines = this.screen.lines;
-        if (!echoSeen && echo !== null && this.echoWiped(echo)) echoSeen = true;
-        for (; !echoSeen && scanned < Math.min(lines.length, 5); scanned++) echoSeen = lines[scanned].trimEnd().endsWith(echo ?? '');
-        const cur = this.currentLine;
-        if (isPassword(cur)) return { done: 'password' };
-        if (matchesAny(vocabulary.username, cur)) return { done: 'username' };
-        // Privileged and of the same host: no doubt. Anything else may be a reprinted prompt, so let it settle.
-        if (!unchanged && echoSeen && this.lineCount > 0 && privileged.test(cur) && this.promptKind(cur) !== null) return { done: 'prompt' };
-        return isPromptLike(cur) || this.promptKind(cur) !== null ? this.settled<'prompt'>('prompt') : null;
-      };
-    };
-    const refusedSecret = () => new CollectError('ENABLE_FAILED', `${where} refused the enable secret — check the enable secret for this device.`, true);
-
-    this.screen.takeLines();
-    this.sendLine(spec.command);
-    let outcome = await this.waitFor(step(spec.command.trim()), waitOptions(`'${spec.command}'`));
-    const said: string[] = [];
-    if (outcome === 'username') {
-      said.push(...this.screen.takeLines());
-      this.sendLine(username);
-      outcome = await this.waitFor(step(username), waitOptions('the enable username'));
-      if (outcome === 'username') {
-        this.write('\x03');
-        throw new CollectError('ENABLE_FAILED', `${where} asked for the enable username again — check the credential's username for enable mode.`, true);
-      }
-    }
-    if (outcome === 'password') {
-      said.push(...this.screen.takeLines());
-      this.sendLine(secret);
-      outcome = await this.waitFor(step(null), waitOptions('the enable secret'));
-      if (outcome !== 'prompt') {
-        this.write('\x03'); // leave the repeated question before closing
-        throw refusedSecret();
-      }
-    }
-    const now = this.currentLine;
-    said.push(...this.screen.takeLines());
-    if (unchanged) {
-      // A refusal line (the template's enable_refused, then the defaults): the level did not change.
-      if (said.some((line) => matchesAny(vocabulary.enableRefused, line))) throw refusedSecret();
-      if (this.promptKind(now) === null)
-        throw new CollectError('ENABLE_FAILED', `Enable mode was not confirmed on ${where}: an unexpected prompt came back.`, true);
-      return;
-    }
-    if (!privileged.test(now)) {
-      throw new CollectError('ENABLE_FAILED', `Enable mode was not entered on ${where} (the prompt stayed unprivileged) — check the enable secret.`, true);
-    }
-    this.setPrompt(now);
   }
 
   /** Runs one command and returns its output without the echoed command and the closing prompt. */
@@ -366,7 +269,7 @@ export class PromptSession {
     /** Completed lines up to and including the echo, once it has been seen on a line of its own. */
     let echoLines = 0;
     let scanned = 0;
-    this.screen.takeLines();
+    this.takeLines();
     this.sendLine(command);
     const next = await this.waitFor<string>(
       () => {
@@ -409,7 +312,7 @@ export class PromptSession {
         onClose: () => new CollectError('DISCONNECTED', `The device closed the connection while running '${command}'.`, true),
       },
     );
-    if (next !== this.prompt) this.setPrompt(next);
+    if (next !== this.prompt) this.adoptPrompt(next);
   }
 
   /** Leaves politely (when the template says how) and closes the stream. */

@@ -4,6 +4,7 @@ import { capturedText, ownedBuffer, type CapturedOutput } from './captured-outpu
 import type { LinePattern } from '../lib/re2';
 import { cutOutput } from './normalise';
 import type { PromptSession } from './session';
+import { detectPrompt, enterEnable } from './session-login';
 import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
@@ -16,8 +17,8 @@ export async function driveShell(
   template: TemplateSpec,
   login: { username: string; enable_secret?: string | null },
 ): Promise<Buffer[]> {
-  await session.detectPrompt(template.prompt);
-  if (template.enable && login.enable_secret) await session.enable(template.enable, login.enable_secret, login.username);
+  await detectPrompt(session, template.prompt);
+  if (template.enable && login.enable_secret) await enterEnable(session, template.enable, login.enable_secret, login.username);
   for (const command of template.pre_commands) await session.runCommand(command);
   const out: Buffer[] = [];
   for (const command of template.commands) {

@@ -61,10 +61,38 @@ export interface WorkerPool {
 }
 
 /**
+ * ssh2's optional native parts (cpu-features, sshcrypto.node; both required in try/catch, ssh2 falls back to pure
+ * JavaScript) become modules that throw, as in the executable (build/build.mjs absentNative): a bundle cannot carry them.
+ */
+const absentOptionalNative: import('esbuild').Plugin = {
+  name: 'absent-optional-native',
+  setup(b) {
+    b.onResolve({ filter: /^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
+    b.onLoad({ filter: /.*/, namespace: 'absent-native' }, (a) => ({
+      contents: `throw Object.assign(new Error(${JSON.stringify(`${a.path} is not bundled`)}), { code: 'MODULE_NOT_FOUND' });`,
+      loader: 'js',
+    }));
+  },
+};
+
+/**
  * The worker's code: an asset of the executable, or in development the entry bundled once by esbuild (a dev
  * dependency; its async API runs in esbuild's own process, so bundling does not hold the event loop either).
  */
-async function loadWorkerCode(o: WorkerPoolOptions): Promise<string> {
+export function loadWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Promise<string> {
+  // Two pools may share one entry (the engine's capture and session workers): it is read or bundled once.
+  let code = loadedCode.get(o.entry);
+  if (!code) {
+    code = readWorkerCode(o);
+    loadedCode.set(o.entry, code);
+    code.catch(() => loadedCode.delete(o.entry));
+  }
+  return code;
+}
+
+const loadedCode = new Map<string, Promise<string>>();
+
+async function readWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Promise<string> {
   if (isExecutable()) return readAsset(o.asset).toString('utf8');
   const root = repoRoot();
   const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');
@@ -77,6 +105,7 @@ async function loadWorkerCode(o: WorkerPoolOptions): Promise<string> {
     write: false,
     tsconfig: path.join(root, 'tsconfig.json'),
     logLevel: 'silent',
+    plugins: [absentOptionalNative],
   });
   return out.outputFiles[0].text;
 }
@@ -199,18 +228,25 @@ export interface TaskAnswer {
 export type TaskHandler = (task: OffThreadTask, progress: (value: unknown) => void) => TaskAnswer;
 
 /**
- * The entry of a pool worker thread: runs one task at a time, dispatched on `kind`. Background work: on Linux
- * setPriority lowers this thread only (setpriority on the calling task), so on a small machine the event loop that
- * answers requests and drives backups gets the CPU first.
+ * Background work: on Linux setPriority lowers the calling thread only (setpriority on the calling task), so on a
+ * small machine the event loop that answers requests gets the CPU first. Called by a worker thread's entry.
  */
-export function serveWorkerTasks(handlers: Record<string, TaskHandler>): void {
-  const port = parentPort;
-  if (!port) return;
+export function lowerThreadPriority(): void {
   try {
     setPriority(10);
   } catch {
     /* not permitted or not supported: run at normal priority */
   }
+}
+
+/**
+ * The entry of a pool worker thread: runs one task at a time, dispatched on `kind`, at a lower priority
+ * (lowerThreadPriority).
+ */
+export function serveWorkerTasks(handlers: Record<string, TaskHandler>): void {
+  const port = parentPort;
+  if (!port) return;
+  lowerThreadPriority();
   port.on('message', (req: { id: number; task: OffThreadTask }) => {
     const send = (m: WorkerMessage, transfer?: Transferable[]) => port.postMessage(m, transfer);
     try {

@@ -11,6 +11,7 @@ const OFF = {
   CONFVAULT_PERFORMANCE_STATEMENT_CACHE: '0',
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: '0',
   CONFVAULT_PERFORMANCE_LOOP_LAG_HOLD: '0',
+  CONFVAULT_PERFORMANCE_SESSION_THREADS: '0',
 };
 
 let on: TestAppliance;
@@ -31,6 +32,7 @@ test('the defaults: every speed-up on', () => {
     statement_cache: true,
     engine_sync_normal: true,
     loop_lag_hold: true,
+    session_threads: true,
   });
   assert.deepEqual(tuningOf(on.services.db), { statementCache: true, engineSyncNormal: true, historyPageCache: true });
   assert.equal(prepareCached(on.services.db, 'SELECT 1'), prepareCached(on.services.db, 'SELECT 1'), 'one statement kept');
@@ -38,7 +40,7 @@ test('the defaults: every speed-up on', () => {
 });
 
 test('switched off by CONFVAULT_PERFORMANCE_*: statements prepared per use, engine commits with FULL, the database tuned so', () => {
-  assert.deepEqual(Object.values(off.services.config.performance), [false, false, false, false]);
+  assert.deepEqual(Object.values(off.services.config.performance), [false, false, false, false, false]);
   assert.deepEqual(tuningOf(off.services.db), { statementCache: false, engineSyncNormal: false, historyPageCache: false });
   assert.notEqual(prepareCached(off.services.db, 'SELECT 1'), prepareCached(off.services.db, 'SELECT 1'));
   assert.equal(engineSync(off), 2);

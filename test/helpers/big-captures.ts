@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { requestBackupJob } from '../../src/features/backups/jobs.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { REPO_ROOT, TSX_LOADER, spawnServe, startTestAppliance, tempDir } from './appliance';
+import { mainThreadProfile, timeInCode } from './cpu-profile';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from './seed';
 
 export interface BigCaptureOptions {
@@ -18,6 +19,8 @@ export interface BigCaptureOptions {
   timeoutMs?: number;
   /** Write a CPU profile of the `serve` process into this folder. */
   cpuProfileDir?: string;
+  /** Profile the server's event loop (into cpuProfileDir, or a scratch folder) to report eventLoopSsh2Ms. */
+  profileEventLoop?: boolean;
 }
 
 export interface BigCaptureResult {
@@ -43,6 +46,14 @@ export interface BigCaptureResult {
   failures: string[];
   /** One stored text, for the caller to check (redaction, size). */
   sample: { size: number; hasSecret: boolean } | null;
+  /** Successful records whose content reads back, verified against its hash, at the configuration's size at least. */
+  readable: number;
+  /** CPU time of the server's main thread (the event loop) from the job's start to the last backup's end, ms. */
+  mainThreadCpuMs: number;
+  /** CPU time of the whole server process (every thread) over the same span, ms. */
+  processCpuMs: number;
+  /** Time the event loop ran ssh2's code (decrypting, parsing), from its CPU profile; null unless profileEventLoop. */
+  eventLoopSsh2Ms: number | null;
 }
 
 const SECRET = 'Bulk-Snmp-C0mmunity';
@@ -61,6 +72,17 @@ function bigTranscript(mb: number): Record<string, unknown> {
   lines.push('end');
   return { ...base, commands: { ...base.commands, 'show running-config': lines.join('\n') } };
 }
+
+/** CPU time (user + system) of a process (`/proc/PID/stat`) or of one of its threads (`/proc/PID/task/TID/stat`), ms. */
+function cpuMs(statFile: string): number {
+  const stat = readFileSync(statFile, 'utf8');
+  // The fields after the command name, which is in parentheses and may hold spaces: utime and stime are 14th and 15th.
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return ((Number(fields[11]) + Number(fields[12])) * 1000) / CLOCK_TICKS;
+}
+
+/** The kernel's clock ticks per second for /proc times (USER_HZ): 100 on Linux. */
+const CLOCK_TICKS = 100;
 
 function percentile(sorted: number[], p: number): number {
   return sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((sorted.length * p) / 100))] : 0;
@@ -95,6 +117,8 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
   const sim = await startSimProcess(transcriptFile, o.devices);
   const dataArgs = ['--data-dir', t.services.dataDir];
   let served: Awaited<ReturnType<typeof spawnServe>> | null = null;
+  const profileDir = o.cpuProfileDir ?? (o.profileEventLoop ? path.join(scratch, 'profile') : null);
+  let result: BigCaptureResult;
   try {
     const { db, secrets } = t.services;
     const template_id = seedBuiltinTemplate(db, 'cisco-ios');
@@ -115,7 +139,7 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
         CONFVAULT_LOG_LEVEL: 'info',
         CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
       },
-      { nodeArgs: o.cpuProfileDir ? ['--cpu-prof', `--cpu-prof-dir=${o.cpuProfileDir}`] : [] },
+      { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
     );
     const url = served.url;
     const latencies: number[] = [];
@@ -141,7 +165,10 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     // The idle server first: what this machine's load alone costs a probe, before any backup runs.
     await new Promise((r) => setTimeout(r, BASELINE_MS));
     const baseline = latencies.splice(0).sort((a, b) => a - b);
-    const idleRss = rssMb(served.child.pid as number, 'VmRSS');
+    const pid = served.child.pid as number;
+    const idleRss = rssMb(pid, 'VmRSS');
+    // The main thread's task id is the process id.
+    const cpuAtStart = { main: cpuMs(`/proc/${pid}/task/${pid}/stat`), all: cpuMs(`/proc/${pid}/stat`) };
     slow.length = 0;
     const began = Date.now();
     // Queued as `backup run --all --no-wait` does, from this process: a CLI child starting up would compete for the CPU.
@@ -150,15 +177,19 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
     const done = () => db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NOT NULL').pluck().get() as number;
     while (done() < o.devices && Date.now() < deadline) await new Promise((r) => setTimeout(r, 100));
     const seconds = (Date.now() - began) / 1000;
+    const mainThreadCpuMs = cpuMs(`/proc/${pid}/task/${pid}/stat`) - cpuAtStart.main;
+    const processCpuMs = cpuMs(`/proc/${pid}/stat`) - cpuAtStart.all;
     probing = false;
     await probe;
     const peak = rssMb(served.child.pid as number, 'VmHWM');
     const succeeded = db.prepare('SELECT count(*) FROM backups WHERE success = 1').pluck().get() as number;
     const failedTypes = db.prepare("SELECT failure_type || ' x' || count(*) FROM backups WHERE success = 0 GROUP BY failure_type").pluck().all() as string[];
-    const hash = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1 LIMIT 1').pluck().get() as string | undefined;
-    const text = hash ? t.services.snapshots.read(hash) : null;
+    const hashes = db.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1').pluck().all() as string[];
+    // Every version reads back (the store verifies each against its hash) and holds the whole configuration.
+    const readable = hashes.filter((h) => (t.services.snapshots.read(h)?.length ?? 0) >= o.mb * 1_000_000).length;
+    const text = hashes.length ? t.services.snapshots.read(hashes[0]) : null;
     const sorted = [...latencies].sort((a, b) => a - b);
-    return {
+    result = {
       probes: sorted.length,
       failedProbes: failures,
       slow,
@@ -173,9 +204,18 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       succeeded,
       failures: failedTypes,
       sample: text === null ? null : { size: Buffer.byteLength(text), hasSecret: text.includes(SECRET) },
+      readable,
+      mainThreadCpuMs,
+      processCpuMs,
+      eventLoopSsh2Ms: null,
     };
+    await served.stop();
+    // The profile is written as serve exits.
+    const profile = o.profileEventLoop && profileDir ? mainThreadProfile(profileDir, pid) : null;
+    if (profile) result.eventLoopSsh2Ms = timeInCode(profile, '/node_modules/ssh2/');
+    return result;
   } finally {
-    await served?.stop();
+    if (served && served.child.exitCode === null && served.child.signalCode === null) await served.stop();
     sim.child.kill('SIGTERM');
     await t.close();
     rmSync(scratch, { recursive: true, force: true });

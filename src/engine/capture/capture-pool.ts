@@ -1,4 +1,4 @@
-// The runner's capture pipeline: the session on the event loop (output packed into UTF-8 chunks as it arrives), then strip, redact, fingerprint, hash and gzip in a capture worker thread, all within a memory budget.
+// The runner's capture pipeline: the session in a session worker thread (output packed into UTF-8 chunks as it arrives), then strip, redact, fingerprint, hash and gzip in a capture worker thread, all within a memory budget.
 import { createWorkerPool, defaultPoolSize, OffThreadBusyError } from '../../runtime/worker-pool';
 import { DEFAULTS_ASSET } from '../../templates/defaults';
 import { BUILTIN_FOLDER } from '../../templates/files';
@@ -10,9 +10,11 @@ import { byteLength } from '../captured-output';
 import { CollectError, type CollectFailure, type CollectLimits, type CollectTarget } from '../types';
 import { MemoryBudget } from './memory-budget';
 import type { CaptureAnswer, CaptureTask } from './capture-task';
+import { captureInThread } from './session-pool';
+import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY } from './session-messages';
 
-/** Name of the capture worker bundle among the executable's assets (build/build.mjs writes it). */
-export const CAPTURE_WORKER_ASSET = 'workers/capture-worker.cjs';
+/** Name of the capture worker bundle among the executable's assets (build/build.mjs writes it); session workers share it. */
+export const CAPTURE_WORKER_ASSET = ENGINE_WORKER_ASSET;
 
 /**
  * Memory a capture holds at its peak, per byte of captured output: its UTF-8 chunks, then in the worker the text,
@@ -24,7 +26,7 @@ const PROCESS_HARD_MS = 15 * 60_000;
 
 const pool = createWorkerPool({
   asset: CAPTURE_WORKER_ASSET,
-  entry: 'src/engine/capture/capture-worker.ts',
+  entry: ENGINE_WORKER_ENTRY,
   size: defaultPoolSize(),
   // Every capture in flight waits for the memory budget before it is queued here: the runner's concurrency bounds it.
   maxQueued: 4096,
@@ -51,6 +53,8 @@ export interface StorageCollectOptions {
   /** [storage] compress_snapshots (SnapshotStore.compresses). */
   compress: boolean;
   budget: MemoryBudget;
+  /** [performance] session_threads: the session itself runs in a session worker thread (session-pool.ts). */
+  inThread: boolean;
 }
 
 export type StorageCollectResult = (Omit<CapturedParts, 'parts'> & { prepared: PreparedCapture }) | CollectFailure;
@@ -69,7 +73,8 @@ export async function collectForStorage(
 ): Promise<StorageCollectResult> {
   const share = await opts.budget.admit();
   try {
-    const captured = await captureParts(target, template, limits, { signal: opts.signal, onReceived: (n) => share.add(n) });
+    const capture = opts.inThread ? captureInThread : captureParts;
+    const captured = await capture(target, template, limits, { signal: opts.signal, onReceived: (n) => share.add(n) });
     if (!captured.ok) return captured;
     const { parts, ...rest } = captured;
     try {
