@@ -62,8 +62,11 @@ export async function probeDevice(target: CollectTarget, probes: readonly string
       try {
         outputs[command] = await session.runCommand(command);
       } catch (err) {
-        if (err instanceof CollectError && (err.failure === 'TIMEOUT' || err.failure === 'DISCONNECTED')) break;
-        throw err;
+        if (!(err instanceof CollectError) || (err.failure !== 'TIMEOUT' && err.failure !== 'DISCONNECTED')) throw err;
+        // A pager no pattern knows (PAN-OS "lines 1-24"), or a slow device: its first page is evidence too. The
+        // session's state is unknown after it, so the probing ends here.
+        if (err.failure === 'TIMEOUT') outputs[command] = session.takeLines().join('\n');
+        break;
       }
     }
     session.exit('exit');

@@ -240,6 +240,8 @@ export class PromptSession {
         if (cur && custom && (custom.test(cur) || custom.test(this.screen.current))) return this.settled(cur, SURE_PROMPT_SETTLE_MS);
         if (cur && !custom && this.vocabulary.prompt.test(cur)) return this.settled(cur);
         if (nudge && this.received > nudge.at) {
+          // The Enter's line break often comes before the prompt redrawn after it: wait for the prompt.
+          if (!cur && nudge.candidate) return null;
           if (cur && cur === nudge.candidate) return this.settled(cur);
           nudge = null;
         }
@@ -340,6 +342,11 @@ export class PromptSession {
       throw new CollectError('ENABLE_FAILED', `Enable mode was not entered on ${where} (the prompt stayed unprivileged) — check the enable secret.`, true);
     }
     this.setPrompt(now);
+  }
+
+  /** The lines completed since the last command was sent, taken: what a command that timed out printed so far. */
+  takeLines(): string[] {
+    return this.screen.takeLines();
   }
 
   /** Runs one command and returns its output without the echoed command and the closing prompt. */
