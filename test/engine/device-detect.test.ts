@@ -11,6 +11,7 @@ import { SCOPE_ALL } from '../../src/identity/principal';
 import { REPO_ROOT, runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedDevice, seedGroup } from '../helpers/seed';
 import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/simulator';
+import { WebClient } from '../web/web-client';
 
 const ios = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/cisco-ios.json'));
 const junos = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/juniper-junos.json'));
@@ -44,6 +45,7 @@ describe('device detection', () => {
   /** A credential for the simulated device "edge" (its login name), usable by `groups` (null: every group). */
   const credential = (name: string, password: string, groups: number[] | null = null) =>
     (cred[name] = createCredential(db(), SYSTEM_ACTOR, t.appliance.secrets, { name, username: 'edge', password, group_ids: groups }).id);
+  const getDeviceId = (name: string) => db().prepare('SELECT id FROM devices WHERE name = ?').pluck().get(name) as number;
   const device = (name: string, credentialId: number, groupId: number | null = null, port = sim.port) =>
     seedDevice(db(), { name, port, credential_id: credentialId, template_id: linux, group_id: groupId });
 
@@ -140,6 +142,42 @@ describe('device detection', () => {
     assert.equal(r.tries.length, 1);
     assert.equal(r.tries[0].failure, 'CONNECTION_REFUSED');
     assert.match(r.reason, /^could not tell: /);
+  });
+
+  describe('the web: Detect on a device page, auto in the Add device form', () => {
+    let web: WebClient;
+    let mx = 0;
+    before(async () => {
+      web = new WebClient(t.url);
+      assert.equal((await web.login('admin', 'admin-password-1')).status, 303);
+      mx = createCredential(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'mx-web', username: 'mx', password: 'junos-pw' }).id;
+    });
+
+    test('Detect sets the template and credential, or says why it left the device as it was', async () => {
+      const id = device('web-mx', mx);
+      const page = await web.get(`/devices/${id}`);
+      assert.match(page.html, new RegExp(`action="/devices/${id}/detect"`));
+      const { res } = await web.post(`/devices/${id}/detect`, {}, { csrf: true });
+      assert.equal(res.status, 303);
+      assert.equal(getDevice(db(), SCOPE_ALL, id).template_id, seedBuiltinTemplate(db(), 'juniper-junos'));
+      const after = await web.get(`/devices/${id}`);
+      assert.match(after.html, /Detected juniper-junos: /);
+      const gone = await web.post(`/devices/${getDeviceId('det-gone')}/detect`, {}, { csrf: true });
+      assert.equal(gone.res.status, 303);
+      assert.match((await web.get(`/devices/${getDeviceId('det-gone')}`)).html, /Detection left the device as it was: could not tell: /);
+    });
+
+    test('Add device with template "auto": created with the detected template; nothing found: the form says why', async () => {
+      assert.match((await web.get('/devices/new')).html, /<option value="auto"/);
+      const form = { name: 'web-auto', hostname: '127.0.0.1', port: String(sim.port), protocol: 'ssh', group_id: '', credential_id: String(mx), template_id: 'auto', schedule: '', description: '', enabled: 'on' };
+      const { res } = await web.post('/devices', form, { csrf: true });
+      assert.equal(res.status, 303);
+      const id = Number(/\/devices\/(\d+)/.exec(res.headers.get('location') ?? '')?.[1]);
+      assert.equal(getDevice(db(), SCOPE_ALL, id).template_id, seedBuiltinTemplate(db(), 'juniper-junos'));
+      const none = await web.post('/devices', { ...form, name: 'web-none', port: '1' }, { csrf: true });
+      assert.equal(none.res.status, 422);
+      assert.match(none.html, /could not tell: /);
+    });
   });
 
   describe('confvault device detect / device add --template auto', () => {

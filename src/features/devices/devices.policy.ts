@@ -37,7 +37,7 @@ export const DEVICE_OPS = {
     'devices.detect',
     ['devices.update'],
     { scope: 'groups', ownership: 'credential' },
-    { cli: 'device detect' },
+    { web: ['POST /devices/:id/detect'], cli: 'device detect' },
   ),
   delete: operation('devices.delete', ['devices.delete'], groups, { api: 'DELETE /devices/{device_id}', web: ['POST /devices/:id/delete'] }),
 } as const;
