@@ -144,6 +144,21 @@ describe('device detection', () => {
     assert.match(r.reason, /^could not tell: /);
   });
 
+  test('API: POST /devices with template_id and credential_id "auto" creates the detected device; nothing found is a 422 saying why', async () => {
+    const key = await t.keyFor({ permissions: 'all' });
+    const mx = createCredential(db(), SYSTEM_ACTOR, t.appliance.secrets, { name: 'mx-api', username: 'mx', password: 'junos-pw' }).id;
+    const body = { name: 'api-auto', hostname: '127.0.0.1', port: sim.port, credential_id: mx, template_id: 'auto' };
+    const res = await t.api('/api/v1/devices', { method: 'POST', key, json: body });
+    assert.equal(res.status, 201, await res.clone().text());
+    const created = (await res.json()) as { template_id: number; credential_id: number };
+    assert.deepEqual([created.template_id, created.credential_id], [seedBuiltinTemplate(db(), 'juniper-junos'), mx]);
+    const none = await t.api('/api/v1/devices', { method: 'POST', key, json: { ...body, name: 'api-none', port: 1, credential_id: 'auto' } });
+    assert.equal(none.status, 422);
+    const text = await none.text();
+    assert.match(text, /"field":"template_id"/);
+    assert.match(text, /could not tell: /);
+  });
+
   describe('the web: Detect on a device page, auto in the Add device form', () => {
     let web: WebClient;
     let mx = 0;
