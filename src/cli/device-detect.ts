@@ -27,10 +27,9 @@ function refOrThrow(r: Resolved, flag: string): number {
  * `device add` with --template auto and/or --credential auto: detects at the address first and returns the fields
  * to create the device with (a named credential is tried first). Throws a one-sentence error when nothing was found.
  */
-export async function autoDeviceFields<F extends { hostname?: string; port?: string; protocol?: string; group?: string; credential?: string; template?: string }>(
-  a: Appliance,
-  f: F,
-): Promise<F> {
+export async function autoDeviceFields<
+  F extends { hostname?: string; port?: string; protocol?: string; group?: string; credential?: string; template?: string },
+>(a: Appliance, f: F): Promise<F> {
   if (f.template !== AUTO && f.credential !== AUTO) return f;
   const refs = loadInventoryRefs(a.db);
   const protocol = f.protocol === 'telnet' ? 'telnet' : 'ssh';

@@ -264,7 +264,9 @@ export const deviceCommand: Command = {
         });
       }
       case 'detect':
-        return withAppliance(flags, (a) => runDeviceDetect(a, { arg, all: values.all === true, json: values.json === true, dryRun: values['dry-run'] === true }));
+        return withAppliance(flags, (a) =>
+          runDeviceDetect(a, { arg, all: values.all === true, json: values.json === true, dryRun: values['dry-run'] === true }),
+        );
       default:
         throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
     }

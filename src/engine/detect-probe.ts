@@ -74,7 +74,14 @@ export async function probeDevice(target: CollectTarget, probes: readonly string
   } catch (err) {
     const e = controller.signal.aborted ? (controller.signal.reason as CollectError) : err;
     const c = e instanceof CollectError ? e : new CollectError('INTERNAL', `Internal error during detection (${String(e).slice(0, 160)}).`);
-    return { ok: false, failure: c.failure, message: c.message, reachable: c.reachable ?? reachable, host_key: hostKey, duration_ms: Math.round(performance.now() - started) };
+    return {
+      ok: false,
+      failure: c.failure,
+      message: c.message,
+      reachable: c.reachable ?? reachable,
+      host_key: hostKey,
+      duration_ms: Math.round(performance.now() - started),
+    };
   } finally {
     clearTimeout(overall);
     close();

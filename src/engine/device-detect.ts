@@ -3,13 +3,7 @@ import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
 import type { Actor } from '../identity/actor';
 import type { SecretBox } from '../identity/secrets';
-import {
-  detectableTemplates,
-  detectionCredentials,
-  deviceForDetection,
-  recordDetection,
-  type DetectAddress,
-} from '../features/devices/detect.service';
+import { detectableTemplates, detectionCredentials, deviceForDetection, recordDetection, type DetectAddress } from '../features/devices/detect.service';
 import { updateDevice } from '../features/devices/devices.service';
 import { probeCommands, scoreTemplates, type DetectCandidate } from '../templates/detect';
 import { probeDevice } from './detect-probe';
@@ -53,7 +47,14 @@ export async function detectAt(deps: DetectDeps, actor: Actor, at: DetectAddress
   const { db, secrets, config } = deps;
   const templates = detectableTemplates(db);
   const credentials = detectionCredentials(db, actor, secrets, at, first, config.backup.detect_max_tries);
-  const none = (reason: string, tries: DetectTry[] = []): DetectResult => ({ template: null, template_id: null, credential_id: null, reason, candidates: [], tries });
+  const none = (reason: string, tries: DetectTry[] = []): DetectResult => ({
+    template: null,
+    template_id: null,
+    credential_id: null,
+    reason,
+    candidates: [],
+    tries,
+  });
   if (credentials.length === 0) return none('could not tell: no credential you may use covers this device group');
   const probes = probeCommands(templates);
   const limits = limitsFromConfig(config);

@@ -159,8 +159,11 @@ const AliasesSchema = fieldsOf('a tool whose names are known', {
 });
 
 const DetectProbeSchema = fieldsOf('a detect probe field', {
-  command: command('A safe, read-only command whose output names the platform, run once per detection whatever the number of templates naming it', 'show version'),
-  patterns: list(pattern('Matched against each line of the probe\'s output', '^Cisco IOS Software'), L.patterns_per_list)
+  command: command(
+    'A safe, read-only command whose output names the platform, run once per detection whatever the number of templates naming it',
+    'show version',
+  ),
+  patterns: list(pattern("Matched against each line of the probe's output", '^Cisco IOS Software'), L.patterns_per_list)
     .min(1, 'must hold at least 1 pattern')
     .meta({ description: "Lines of the probe's output that name this platform; one match is enough." }),
 }).meta({ description: 'One read-only command to run after login, and what its output shows on this platform.' });
@@ -182,7 +185,7 @@ export const DetectSchema = fieldsOf('a detect field', {
   probe: DetectProbeSchema.optional(),
 }).meta({
   description:
-    "How detection (template: auto) recognises this platform: patterns on the login banner, the prompt, and the output of one read-only probe command. A probe match weighs 10, a banner match 5, a prompt match 3 (each source counted once); the highest total wins, then the highest priority; below 3 nothing is picked. Absent: the template is never picked by detection.",
+    'How detection (template: auto) recognises this platform: patterns on the login banner, the prompt, and the output of one read-only probe command. A probe match weighs 10, a banner match 5, a prompt match 3 (each source counted once); the highest total wins, then the highest priority; below 3 nothing is picked. Absent: the template is never picked by detection.',
 });
 
 /**

@@ -184,7 +184,18 @@ describe('device detection', () => {
 
     test('Add device with template "auto": created with the detected template; nothing found: the form says why', async () => {
       assert.match((await web.get('/devices/new')).html, /<option value="auto"/);
-      const form = { name: 'web-auto', hostname: '127.0.0.1', port: String(sim.port), protocol: 'ssh', group_id: '', credential_id: String(mx), template_id: 'auto', schedule: '', description: '', enabled: 'on' };
+      const form = {
+        name: 'web-auto',
+        hostname: '127.0.0.1',
+        port: String(sim.port),
+        protocol: 'ssh',
+        group_id: '',
+        credential_id: String(mx),
+        template_id: 'auto',
+        schedule: '',
+        description: '',
+        enabled: 'on',
+      };
       const { res } = await web.post('/devices', form, { csrf: true });
       assert.equal(res.status, 303);
       const id = Number(/\/devices\/(\d+)/.exec(res.headers.get('location') ?? '')?.[1]);

@@ -41,7 +41,14 @@ export function deviceForDetection(db: DB, actor: Actor, deviceId: number): Devi
  * credential the actor is entitled to (credentials.view and a usage scope inside the actor's scope), by id; each must
  * cover the address's group (as a device there could use it). At most `maxTries`, so no account gets locked out.
  */
-export function detectionCredentials(db: DB, actor: Actor, secrets: SecretBox, at: Pick<DetectAddress, 'group_id'>, first: number | null, maxTries: number): DetectCredential[] {
+export function detectionCredentials(
+  db: DB,
+  actor: Actor,
+  secrets: SecretBox,
+  at: Pick<DetectAddress, 'group_id'>,
+  first: number | null,
+  maxTries: number,
+): DetectCredential[] {
   const all = listCredentials(db, { page: 1, limit: 10_000 }).items;
   const ordered = [...all.filter((c) => c.id === first), ...all.filter((c) => c.id !== first)];
   const out: DetectCredential[] = [];

@@ -184,5 +184,9 @@ async function detectedInput(
     const field = template_id === 'auto' ? 'template_id' : 'credential_id';
     throw ApiError.validation([{ field, message: r.reason }], `${field} "auto": ${r.reason}`);
   }
-  return { ...body, template_id: template_id === 'auto' ? r.template_id : template_id, credential_id: credential_id === 'auto' ? r.credential_id : credential_id };
+  return {
+    ...body,
+    template_id: template_id === 'auto' ? r.template_id : template_id,
+    credential_id: credential_id === 'auto' ? r.credential_id : credential_id,
+  };
 }

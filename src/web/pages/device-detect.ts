@@ -23,7 +23,10 @@ export function registerDeviceDetect(web: Hono<WebEnv>): void {
  * The Add device form with "auto" as its template and/or credential: detection at the form's address (a chosen
  * credential tried first) fills them in, or the form comes back with the reason on the field.
  */
-export async function autoFormFields(c: WebContext, f: Record<string, string>): Promise<{ fields: Record<string, string> } | { errors: Record<string, string> }> {
+export async function autoFormFields(
+  c: WebContext,
+  f: Record<string, string>,
+): Promise<{ fields: Record<string, string> } | { errors: Record<string, string> }> {
   if (f.template_id !== AUTO && f.credential_id !== AUTO) return { fields: f };
   const protocol = f.protocol === 'telnet' ? 'telnet' : 'ssh';
   const port = /^\d{1,5}$/.test(f.port ?? '') ? Number(f.port) : DEFAULT_PORT[protocol];

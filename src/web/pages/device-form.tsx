@@ -110,7 +110,11 @@ export function DeviceForm(props: DeviceFormProps) {
         Credential
         <select name="credential_id">
           <option value="">(choose)</option>
-          {d ? null : <option value="auto" selected={v('credential_id', '') === 'auto'}>auto (detect: the first that logs in)</option>}
+          {d ? null : (
+            <option value="auto" selected={v('credential_id', '') === 'auto'}>
+              auto (detect: the first that logs in)
+            </option>
+          )}
           {credentials.map((c) => (
             <option value={String(c.id)} selected={v('credential_id', d ? String(d.credential_id) : '') === String(c.id)}>
               {c.name}
@@ -123,7 +127,11 @@ export function DeviceForm(props: DeviceFormProps) {
         Template
         <select name="template_id" aria-describedby="template-auto-hint">
           <option value="">(choose)</option>
-          {d ? null : <option value="auto" selected={v('template_id', '') === 'auto'}>auto (detect the platform)</option>}
+          {d ? null : (
+            <option value="auto" selected={v('template_id', '') === 'auto'}>
+              auto (detect the platform)
+            </option>
+          )}
           {templates.map((t) => (
             <option value={String(t.id)} selected={v('template_id', d ? String(d.template_id) : '') === String(t.id)}>{`${t.name} — ${t.vendor}`}</option>
           ))}
@@ -131,8 +139,8 @@ export function DeviceForm(props: DeviceFormProps) {
         <FieldError errors={e} name="template_id" />
         {d ? null : (
           <small id="template-auto-hint">
-            auto: logs in (the chosen credential first, then the others you may use here, at most a few) and picks the template whose banner, prompt or
-            show version matches.
+            auto: logs in (the chosen credential first, then the others you may use here, at most a few) and picks the template whose banner, prompt or show
+            version matches.
           </small>
         )}
       </label>
