@@ -19,6 +19,7 @@ import { heldDevices } from '../features/devices/device-holds.service';
 import { getGroup } from '../features/groups/groups.service';
 import { SCOPE_ALL } from '../identity/principal';
 import { DETECT_HELP, autoDeviceFields, runDeviceDetect } from './device-detect';
+import { detectImportRows } from '../engine/device-detect';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
 
 const HELP = `Usage:
@@ -51,6 +52,9 @@ import   Creates (with --update, also updates) the devices of FILE (- for standa
          --dry-run: check and print, write nothing.
          --credential: the credential of a router.db's devices (required unless --logins), and of CSV
          rows whose credential cell is empty and that carry no login.
+         "auto" as a row's template (a router.db's model) or credential, or as --credential: each such
+         row is detected first, as 'device detect' does ("row N: detected: ..." on stderr); a row
+         nothing was detected for is refused with the reason.
          Logins (a CSV's login cells; a router.db's username, password and enable fields with --logins,
          never read without it) become encrypted credentials: the one the credential cell names (reused
          when it holds the same login, created when none has that name), else <username>@<group>, one per
@@ -234,7 +238,7 @@ export const deviceCommand: Command = {
         if (values.cloginrc !== undefined && !values.logins) throw new UsageError('device import: --cloginrc needs --logins');
         const text = readInput(arg);
         const cloginrc = values.cloginrc === undefined ? undefined : readInput(values.cloginrc);
-        return withAppliance(flags, (a) => {
+        return withAppliance(flags, async (a) => {
           const source = {
             format,
             text,
@@ -245,8 +249,11 @@ export const deviceCommand: Command = {
             cloginrc,
             secrets: a.secrets,
           };
+          const detected = await detectImportRows(a, consoleActor(), source);
+          for (const [row, d] of detected) err(`row ${row}: detected: ${'error' in d ? d.error : `${d.template} with credential ${d.credential}`}`);
+          const checked = { ...source, detected };
           const dryRun = values['dry-run'] === true;
-          const report = dryRun ? previewDeviceImport(a.db, consoleActor(), source) : applyDeviceImport(a.db, consoleActor(), source, mode);
+          const report = dryRun ? previewDeviceImport(a.db, consoleActor(), checked) : applyDeviceImport(a.db, consoleActor(), checked, mode);
           return printReport(report, dryRun);
         });
       }

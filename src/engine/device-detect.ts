@@ -4,7 +4,9 @@ import type { DB } from '../db/open';
 import type { Actor } from '../identity/actor';
 import type { SecretBox } from '../identity/secrets';
 import { detectableTemplates, detectionCredentials, deviceForDetection, recordDetection, type DetectAddress } from '../features/devices/detect.service';
-import { updateDevice } from '../features/devices/devices.service';
+import { DEFAULT_PORT, updateDevice } from '../features/devices/devices.service';
+import { loadInventoryRefs } from '../features/devices/devices-import-refs';
+import { rowsToDetect, type ImportSource, type RowDetection } from '../features/devices/devices-import.service';
 import { probeCommands, scoreTemplates, type DetectCandidate } from '../templates/detect';
 import { probeDevice } from './detect-probe';
 import { limitsFromConfig } from './runner';
@@ -99,4 +101,28 @@ export async function detectDevice(deps: DetectDeps, actor: Actor, deviceId: num
     applied,
   });
   return { ...result, applied };
+}
+
+/**
+ * Detection for the rows of an import whose template, model or credential is "auto" (rowsToDetect), one row after
+ * another: the row's named credential first when it has one. Names (group, credential) resolve as the import's do.
+ */
+export async function detectImportRows(deps: DetectDeps, actor: Actor, source: ImportSource): Promise<Map<number, RowDetection>> {
+  const refs = loadInventoryRefs(deps.db);
+  const out = new Map<number, RowDetection>();
+  for (const r of rowsToDetect(source)) {
+    const f = r.fields;
+    const group = f.group?.trim() ? refs.group(f.group) : null;
+    const named = f.credential?.trim() && f.credential.trim().toLowerCase() !== 'auto' ? refs.credential(f.credential) : null;
+    if (group && 'error' in group) {
+      out.set(r.row, { error: group.error });
+      continue;
+    }
+    const protocol = f.protocol === 'telnet' ? 'telnet' : 'ssh';
+    const port = f.port && /^\d{1,5}$/.test(f.port) ? Number(f.port) : DEFAULT_PORT[protocol];
+    const at = { host: (f.hostname ?? f.name ?? '').trim(), port, protocol, group_id: group?.id ?? null } as const;
+    const d = await detectAt(deps, actor, at, named && 'id' in named ? named.id : null);
+    out.set(r.row, d.template && d.credential_id !== null ? { template: d.template, credential: String(d.credential_id) } : { error: d.reason });
+  }
+  return out;
 }

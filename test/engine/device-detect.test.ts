@@ -235,6 +235,22 @@ describe('device detection', () => {
       assert.match(gone.stderr, /1 of 1 device\(s\) not detected: left as they were/);
     });
 
+    test('import: rows with template or credential "auto" are detected first; a row nothing was found for is refused with the reason', async () => {
+      const csv = [
+        'name,hostname,port,protocol,group,credential,template',
+        `imp-mx,127.0.0.1,${sim.port},ssh,,mx-login,auto`,
+        `imp-gone,127.0.0.1,1,ssh,,auto,auto`,
+      ].join('\n');
+      const r = await runCliAsync(['device', 'import', '-', '--mode', 'valid', '--data-dir', t.services.dataDir], { input: csv + '\n' });
+      assert.equal(r.status, 1, r.stderr);
+      assert.match(r.stderr, /^row 2: detected: juniper-junos with credential \d+$/m);
+      assert.match(r.stderr, /^row 3: detected: could not tell: /m);
+      assert.match(r.stderr, /^row 3: row: detection: could not tell: /m);
+      assert.match(r.stdout, /^\d+\timp-mx\tcreated$/m);
+      assert.equal(getDevice(db(), SCOPE_ALL, getDeviceId('imp-mx')).template_id, seedBuiltinTemplate(db(), 'juniper-junos'));
+      assert.equal(getDeviceId('imp-gone'), undefined);
+    });
+
     test('add --template auto --credential auto: created with what was detected', async () => {
       const r = await cli('add', '--name', 'cli-auto', '--hostname', '127.0.0.1', '--port', String(sim.port), '--template', 'auto', '--credential', 'mx-login');
       assert.equal(r.status, 0, r.stderr);
