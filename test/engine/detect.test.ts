@@ -10,7 +10,8 @@ import { DETECT_WEIGHTS, probeCommands, scoreTemplates, type DetectVerdict } fro
 import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator, type Transcript } from '../sim/simulator';
 
 const TRANSCRIPTS = path.join(path.dirname(fileURLToPath(import.meta.url)), '..', 'sim', 'transcripts');
-const LIMITS = { connect_timeout_ms: 5_000, login_timeout_ms: 8_000, command_timeout_ms: 5_000, overall_timeout_ms: 60_000 };
+// A probe stuck at a pager no pattern knows (PAN-OS) waits out the command time-out: short here.
+const LIMITS = { connect_timeout_ms: 5_000, login_timeout_ms: 8_000, command_timeout_ms: 2_000, overall_timeout_ms: 60_000 };
 
 /**
  * What detection makes of each transcript when it is not its own template: twins no evidence tells apart, and
