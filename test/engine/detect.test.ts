@@ -5,7 +5,7 @@ import path from 'node:path';
 import { after, before, describe, test } from 'node:test';
 import { fileURLToPath } from 'node:url';
 import { probeDevice } from '../../src/engine/detect-probe';
-import { builtinTemplates } from '../../src/templates/index';
+import { builtinTemplates, getBuiltinTemplate, validateTemplate } from '../../src/templates/index';
 import { DETECT_WEIGHTS, probeCommands, scoreTemplates, type DetectVerdict } from '../../src/templates/detect';
 import { generateHostKey, loadTranscript, startSimulator, type RunningSimulator, type Transcript } from '../sim/simulator';
 
@@ -109,6 +109,14 @@ describe('scoring', () => {
     const v = scoreTemplates(templates, obs({ banner: 'hello', prompt: 'box#', probes: { 'show version': '% Invalid input' } }));
     assert.equal(v.template, null);
     assert.equal(v.reason, 'could not tell: no template recognised the banner, the prompt or the probe output');
+  });
+
+  test('a custom template\'s detect patterns are checked like its others: RE2 only, never one matching every line', () => {
+    const ios = getBuiltinTemplate('cisco-ios')!;
+    const spec = { ...ios, name: 'ios-custom', detect: { banner: ['(?=lookahead)'], probe: { command: 'show version', patterns: ['.*'] } } };
+    const fields = validateTemplate(spec).map((e) => e.field);
+    assert.ok(fields.includes('detect.banner.0'), JSON.stringify(fields));
+    assert.ok(fields.includes('detect.probe.patterns.0'), JSON.stringify(fields));
   });
 
   test('each probe command is run once, the most shared first', () => {
