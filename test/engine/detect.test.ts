@@ -111,7 +111,7 @@ describe('scoring', () => {
     assert.equal(v.reason, 'could not tell: no template recognised the banner, the prompt or the probe output');
   });
 
-  test('a custom template\'s detect patterns are checked like its others: RE2 only, never one matching every line', () => {
+  test("a custom template's detect patterns are checked like its others: RE2 only, never one matching every line", () => {
     const ios = getBuiltinTemplate('cisco-ios')!;
     const spec = { ...ios, name: 'ios-custom', detect: { banner: ['(?=lookahead)'], probe: { command: 'show version', patterns: ['.*'] } } };
     const fields = validateTemplate(spec).map((e) => e.field);
