@@ -1,12 +1,15 @@
 // Builds the services every request handler shares, once: the backup runner and its job executor included, so manual backups and the schedule share one guard.
 import path from 'node:path';
+import { detectAt } from '../engine/device-detect';
 import { JobExecutor } from '../engine/jobs';
 import { BackupRunner } from '../engine/runner';
 import { attachMetrics } from '../features/metrics/metrics.service';
 import type { AppServices } from '../http/context';
+import type { Actor } from '../identity/actor';
+import type { DetectAddress } from '../features/devices/detect.service';
 import { DB_FILE_NAME } from './bootstrap';
 
-export type AppServicesBase = Omit<AppServices, 'jobs'>;
+export type AppServicesBase = Omit<AppServices, 'jobs' | 'detector'>;
 
 /** The shared services, the process's one backup runner and the executor of its jobs (the scheduler and `serve` use the same ones). */
 export function buildServices(base: AppServicesBase): AppServices & { runner: BackupRunner; jobs: JobExecutor } {
@@ -21,5 +24,6 @@ export function buildServices(base: AppServicesBase): AppServices & { runner: Ba
   runner = new BackupRunner(base, {
     backupFinished: (r, trigger) => metrics.observeBackup({ trigger, success: r.success, changed: r.changed, failure: r.failure, durationMs: r.durationMs }),
   });
-  return { ...base, runner, jobs: new JobExecutor(base.db, runner, base.log) };
+  const detector = { detectAt: (actor: Actor, at: DetectAddress, first: number | null) => detectAt(base, actor, at, first) };
+  return { ...base, runner, jobs: new JobExecutor(base.db, runner, base.log), detector };
 }

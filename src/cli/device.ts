@@ -1,4 +1,4 @@
-// `confvault device ...`: list, show and add devices; import a CSV or an Oxidized router.db; export the inventory as CSV.
+// `confvault device ...`: list, show, add and detect devices; import a CSV or an Oxidized router.db; export the inventory as CSV.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Appliance } from '../app/bootstrap';
@@ -18,6 +18,8 @@ import { toDeviceDto } from '../features/devices/devices.schemas';
 import { heldDevices } from '../features/devices/device-holds.service';
 import { getGroup } from '../features/groups/groups.service';
 import { SCOPE_ALL } from '../identity/principal';
+import { DETECT_HELP, autoDeviceFields, runDeviceDetect } from './device-detect';
+import { detectImportRows } from '../engine/device-detect';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, withAppliance, type Command } from './common';
 
 const HELP = `Usage:
@@ -28,6 +30,7 @@ const HELP = `Usage:
   confvault device import FILE [--dry-run] [--mode all|valid] [--format csv|router.db] [--credential CRED]
                        [--fields LAYOUT] [--logins [--cloginrc FILE]] [--update]
   confvault device export [FILE] [--group ID]
+  confvault device detect ID|NAME|--all [--json] [--dry-run]
 
 list     One line per device, tab-separated: id, name, hostname, template, group, last backup
          (ok|failed|never) and its time. --group: that group and its subgroups. --json: an array of
@@ -35,7 +38,8 @@ list     One line per device, tab-separated: id, name, hostname, template, group
 show     Every fact of one device (by id, or by name): address, template, credential, group, the
          schedule it is backed up on, SSH host key fingerprint, reachability, last backup.
 add      Creates a device (the API's rules). CRED, TPL and GROUP are names (or ids; a group may be
-         given as its path, Parent/Child). Prints the new id on stdout.
+         given as its path, Parent/Child). Prints the new id on stdout. --template auto and/or
+         --credential auto: detected first, as 'device detect' does (a named credential is tried first).
 import   Creates (with --update, also updates) the devices of FILE (- for standard input): a CSV
          whose header line names its columns, of
          ${CSV_COLUMNS.join(', ')}
@@ -48,6 +52,9 @@ import   Creates (with --update, also updates) the devices of FILE (- for standa
          --dry-run: check and print, write nothing.
          --credential: the credential of a router.db's devices (required unless --logins), and of CSV
          rows whose credential cell is empty and that carry no login.
+         "auto" as a row's template (a router.db's model) or credential, or as --credential: each such
+         row is detected first, as 'device detect' does ("row N: detected: ..." on stderr); a row
+         nothing was detected for is refused with the reason.
          Logins (a CSV's login cells; a router.db's username, password and enable fields with --logins,
          never read without it) become encrypted credentials: the one the credential cell names (reused
          when it holds the same login, created when none has that name), else <username>@<group>, one per
@@ -62,6 +69,7 @@ import   Creates (with --update, also updates) the devices of FILE (- for standa
          ones left as they are (without --update such a row is bad). At most ${IMPORT_LIMITS.rows} rows and
          ${IMPORT_LIMITS.bytes / 1024 / 1024} MiB per file. The devices written are printed on stdout, tab-separated: id, name,
          created|updated|unchanged. Exits 1 when any row is bad.
+${DETECT_HELP}
 export   Writes the inventory as CSV (the import's columns, names not ids) to FILE or standard output.
          --group: that group and its subgroups. 'device import' reads it back.
 
@@ -155,6 +163,7 @@ export const deviceCommand: Command = {
       update: { type: 'boolean' },
       logins: { type: 'boolean' },
       cloginrc: { type: 'string' },
+      all: { type: 'boolean' },
     });
     const [sub, arg, extra] = positionals;
     const flags = flagsOf(values);
@@ -198,15 +207,16 @@ export const deviceCommand: Command = {
         ] as const) {
           if (!v) throw new UsageError(`device add: ${flag} is required`);
         }
-        return withAppliance(flags, (a) => {
+        return withAppliance(flags, async (a) => {
+          const fields = await autoDeviceFields(a, values);
           const d = addDeviceFromFields(a.db, consoleActor(), {
             name: values.name,
             hostname: values.hostname,
             port: values.port,
             protocol: values.protocol,
             group: values.group,
-            credential: values.credential,
-            template: values.template,
+            credential: fields.credential,
+            template: fields.template,
             enabled: values.disabled ? 'false' : undefined,
             description: values.description,
             schedule: values.schedule,
@@ -228,7 +238,7 @@ export const deviceCommand: Command = {
         if (values.cloginrc !== undefined && !values.logins) throw new UsageError('device import: --cloginrc needs --logins');
         const text = readInput(arg);
         const cloginrc = values.cloginrc === undefined ? undefined : readInput(values.cloginrc);
-        return withAppliance(flags, (a) => {
+        return withAppliance(flags, async (a) => {
           const source = {
             format,
             text,
@@ -239,8 +249,11 @@ export const deviceCommand: Command = {
             cloginrc,
             secrets: a.secrets,
           };
+          const detected = await detectImportRows(a, consoleActor(), source);
+          for (const [row, d] of detected) err(`row ${row}: detected: ${'error' in d ? d.error : `${d.template} with credential ${d.credential}`}`);
+          const checked = { ...source, detected };
           const dryRun = values['dry-run'] === true;
-          const report = dryRun ? previewDeviceImport(a.db, consoleActor(), source) : applyDeviceImport(a.db, consoleActor(), source, mode);
+          const report = dryRun ? previewDeviceImport(a.db, consoleActor(), checked) : applyDeviceImport(a.db, consoleActor(), checked, mode);
           return printReport(report, dryRun);
         });
       }
@@ -257,6 +270,10 @@ export const deviceCommand: Command = {
           return 0;
         });
       }
+      case 'detect':
+        return withAppliance(flags, (a) =>
+          runDeviceDetect(a, { arg, all: values.all === true, json: values.json === true, dryRun: values['dry-run'] === true }),
+        );
       default:
         throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
     }

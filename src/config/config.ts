@@ -84,6 +84,7 @@ export const configSchema = z
         reachability_interval: z.number().int().min(0).max(86400).default(300),
         redact_secrets: z.boolean().default(true),
         stale_after_hours: z.number().int().min(1).max(87600).default(48),
+        detect_max_tries: z.number().int().min(1).max(10).default(3),
       })
       .strict()
       .prefault({}),

@@ -27,6 +27,8 @@ export async function detectPrompt(s: PromptSession, templatePrompt: string | nu
       if (cur && custom && (custom.test(cur) || custom.test(s.rawCurrentLine))) return s.settled(cur, SURE_PROMPT_SETTLE_MS);
       if (cur && !custom && s.vocabulary.prompt.test(cur)) return s.settled(cur);
       if (nudge && s.bytes > nudge.at) {
+        // The Enter's line break often comes before the prompt redrawn after it: wait for the prompt.
+        if (!cur && nudge.candidate) return null;
         if (cur && cur === nudge.candidate) return s.settled(cur);
         nudge = null;
       }
@@ -46,7 +48,7 @@ export async function detectPrompt(s: PromptSession, templatePrompt: string | nu
       onClose: () => new CollectError('DISCONNECTED', `${where} closed the session right after login, before showing a prompt.`, true),
     },
   );
-  s.takeLines();
+  s.loginLines = s.takeLines();
   s.adoptPrompt(line);
   return line;
 }

@@ -23,6 +23,8 @@ export class PromptSession {
   readonly options: Required<Omit<SessionOptions, 'signal' | 'vocabulary' | 'onReceived'>> & Pick<SessionOptions, 'signal' | 'onReceived'>;
   readonly vocabulary: SessionVocabulary;
   prompt = '';
+  /** The lines printed between login and the first prompt (the banner), as detectPrompt found them. */
+  loginLines: string[] = [];
   private promptFamily: RegExp | null = null;
   /** The template's prompt regex: any line it matches is a prompt, so prompts that count commands (EXOS "X460.2 #") are recognised. */
   private templatePrompt: LinePattern | null = null;

@@ -18,6 +18,17 @@ export interface AppServices {
   snapshots: SnapshotStore;
   /** Runs the backup jobs this process starts (Back up now, the Jobs page) with its one runner, built by the composition root (src/app/services.ts). */
   jobs: ProcessJobs;
+  /** Platform and credential detection for `template_id` / `credential_id` "auto" (engine/device-detect.ts, built by the composition root). */
+  detector: DeviceDetector;
+}
+
+/** Detection at an address: the template and credential picked (null: none), and why. */
+export interface DeviceDetector {
+  detectAt(
+    actor: Actor,
+    at: { host: string; port: number; protocol: 'ssh' | 'telnet'; group_id: number | null },
+    first: number | null,
+  ): Promise<{ template_id: number | null; credential_id: number | null; reason: string }>;
 }
 
 /**

@@ -133,6 +133,12 @@ function templatePatterns(spec: Partial<TemplateSpec>): PatternAt[] {
       at(`session.${f}`, s[f], 'matches every line, so every line would be taken for that login question');
     for (const f of SESSION_PATTERN_LISTS) each(s[f], `session.${f}`, `matches every line, so ${EVERY_LINE[f]}`);
   }
+  if (isMapping(t.detect)) {
+    const matchesAll = 'matches every line, so every device would be taken for this platform';
+    each(t.detect.banner, 'detect.banner', matchesAll);
+    each(t.detect.prompt, 'detect.prompt', matchesAll);
+    if (isMapping(t.detect.probe)) each(t.detect.probe.patterns, 'detect.probe.patterns', matchesAll);
+  }
   for (const [command, rule] of Object.entries(isMapping(t.command_output) ? t.command_output : {})) {
     if (!isMapping(rule)) continue;
     at(`command_output.${command}.start_after`, rule.start_after);
@@ -186,8 +192,8 @@ export function templateFieldsOf(t: TemplateSpec): TemplateSpec {
   return out as TemplateSpec;
 }
 
-/** The optional parts of a template (session, command_output, aliases). */
-export type OptionalSettings = Pick<TemplateSpec, 'session' | 'command_output' | 'aliases'>;
+/** The optional parts of a template (session, command_output, aliases, detect). */
+export type OptionalSettings = Pick<TemplateSpec, 'session' | 'command_output' | 'aliases' | 'detect'>;
 
 /**
  * A template's optional parts with a fixed key order and the empty ones left out, so equal settings give equal
@@ -218,5 +224,9 @@ export function optionalSettings(spec: OptionalSettings): OptionalSettings {
   if (rules.length > 0) out.command_output = Object.fromEntries(rules);
   const aliases = spec.aliases && kept({ oxidized: spec.aliases.oxidized, rancid: spec.aliases.rancid });
   if (aliases) out.aliases = aliases;
+  const d = spec.detect;
+  const probe = d?.probe && { command: d.probe.command, patterns: d.probe.patterns };
+  const detect = d && kept({ priority: d.priority, banner: d.banner, prompt: d.prompt, probe });
+  if (detect) out.detect = detect;
   return out;
 }

@@ -158,6 +158,36 @@ const AliasesSchema = fieldsOf('a tool whose names are known', {
   examples: [{ oxidized: ['ios', 'iosxe'], rancid: ['cisco'] }],
 });
 
+const DetectProbeSchema = fieldsOf('a detect probe field', {
+  command: command(
+    'A safe, read-only command whose output names the platform, run once per detection whatever the number of templates naming it',
+    'show version',
+  ),
+  patterns: list(pattern("Matched against each line of the probe's output", '^Cisco IOS Software'), L.patterns_per_list)
+    .min(1, 'must hold at least 1 pattern')
+    .meta({ description: "Lines of the probe's output that name this platform; one match is enough." }),
+}).meta({ description: 'One read-only command to run after login, and what its output shows on this platform.' });
+
+export const DetectSchema = fieldsOf('a detect field', {
+  priority: z
+    .number()
+    .int('must be a whole number of 0-100')
+    .min(0, 'must be a whole number of 0-100')
+    .max(100, 'must be a whole number of 0-100')
+    .optional()
+    .meta({
+      description:
+        'Breaks a tie between templates whose evidence weighs the same: the higher wins. A specific platform (Cumulus, VyOS) above the generic one it is built on (linux). Absent: 50.',
+      default: 50,
+    }),
+  banner: patternList('Lines of the text the device prints after login, before its first prompt, that name this platform.', 'Banner line', '^Welcome to VyOS'),
+  prompt: patternList("The device's first prompt, when its shape is this platform's alone.", 'Prompt', '^\\(\\S+\\) >$'),
+  probe: DetectProbeSchema.optional(),
+}).meta({
+  description:
+    'How detection (template: auto) recognises this platform: patterns on the login banner, the prompt, and the output of one read-only probe command. A probe match weighs 10, a banner match 5, a prompt match 3 (each source counted once); the highest total wins, then the highest priority; below 3 nothing is picked. Absent: the template is never picked by detection.',
+});
+
 /**
  * Every field of a template, in the order an exported file lists them. Fields with a default may be left out of a file
  * or a new template's request (TemplateFileSchema); session, command_output and aliases are optional.
@@ -180,6 +210,7 @@ const specShape = {
     .refine((s) => descriptionProblem(s) === null, 'must not contain control characters other than tab and line breaks')
     .meta({ maxLength: L.description_max, pattern: TEXT_PATTERN, description: `Free text. ${descriptionRules(L.description_max)}` }),
   aliases: AliasesSchema.optional(),
+  detect: DetectSchema.optional(),
   mode: z.enum(['shell', 'exec'], { error: 'must be "shell" or "exec"' }).meta({
     description:
       '"shell": interactive session driven by the prompt; "exec": one SSH exec channel per command, no prompt handling (SSH only; Telnet falls back to shell).',

@@ -15,6 +15,7 @@ import { createOidcDoor, registerOidc } from './pages/oidc';
 import { registerAudit } from './pages/audit';
 import { registerDashboard } from './pages/dashboard';
 import { registerDevices } from './pages/devices';
+import { registerDeviceDetect } from './pages/device-detect';
 import { registerDeviceImport } from './pages/devices-import';
 import { registerDeviceHistory } from './pages/device-history';
 import { registerInternalApi } from './pages/internal-api';
@@ -158,6 +159,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerApiKeys(web);
   registerDeviceImport(web);
   registerDevices(web);
+  registerDeviceDetect(web);
   registerDeviceHistory(web);
   registerSearch(web);
   registerAdminPages(web);

@@ -263,8 +263,8 @@ export class DeviceShell {
       return;
     }
     const out = deviceOutput(this.device, command);
-    // Like IOS, an unprivileged session knows no capture commands.
-    if (out === undefined || !this.privileged) {
+    // Like IOS, an unprivileged session knows no capture commands, only the few the transcript lists (show version).
+    if (out === undefined || (!this.privileged && !t.enable?.unprivileged_commands?.includes(command))) {
       await this.write(crlf(substitute(this.device, t.unknown_command)) + '\r\n');
       return;
     }

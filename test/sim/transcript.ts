@@ -14,6 +14,8 @@ export interface TranscriptEnable {
   refusal?: string;
   /** Printed when the privilege is granted (VRP's "Now user privilege is 3 level, ..."). */
   granted?: string;
+  /** Commands of `commands` the unprivileged level may run too (IOS's "show version" is a level-1 command). */
+  unprivileged_commands?: string[];
 }
 
 export interface TranscriptPaging {

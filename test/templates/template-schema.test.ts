@@ -82,7 +82,7 @@ describe('template JSON Schema', () => {
       {
         field: 'strip_pattern',
         message:
-          'is not a template field (known fields: name, vendor, description, aliases, mode, prompt, pre_commands, commands, enable, strip_patterns, ignore_patterns, redact_patterns, change_events, session, command_output, redact, exit_command)',
+          'is not a template field (known fields: name, vendor, description, aliases, detect, mode, prompt, pre_commands, commands, enable, strip_patterns, ignore_patterns, redact_patterns, change_events, session, command_output, redact, exit_command)',
       },
     ]);
   });

@@ -47,6 +47,38 @@ export interface ImportSource {
    * row's non-empty cells are set, empty ones left as they are. Without it such a row is refused.
    */
   update?: boolean;
+  /**
+   * Rows whose template (a router.db's model) or credential is "auto" (or every row, with `credential` "auto"), as
+   * detection found them beforehand (rowsToDetect, then the engine), by line: the template and credential picked, or
+   * why none was (the row is then refused with that reason).
+   */
+  detected?: ReadonlyMap<number, RowDetection>;
+}
+
+/** One row's detection: the template (name) and credential (id) picked, or why nothing was. */
+export type RowDetection = { template: string; credential: string } | { error: string };
+
+const isAuto = (v: string | undefined) => v?.trim().toLowerCase() === 'auto';
+
+/** The rows detection must visit before `source` is imported: a template, model or credential "auto" (or the file's credential "auto"). */
+export function rowsToDetect(source: ImportSource): RawRow[] {
+  const all = isAuto(source.credential);
+  return readSource(source).filter((r) => all || isAuto(r.model) || isAuto(r.fields.template) || isAuto(r.fields.credential));
+}
+
+/** Puts each row's detection in place of its "auto" cells; a row nothing was detected for says why. */
+function applyDetections(rows: RawRow[], source: ImportSource): void {
+  for (const r of rows) {
+    const d = source.detected?.get(r.row);
+    if (!d) continue;
+    if ('error' in d) {
+      r.problem ??= `detection: ${d.error}`;
+      continue;
+    }
+    if (isAuto(r.model)) r.model = d.template;
+    if (isAuto(r.fields.template)) r.fields.template = d.template;
+    if (isAuto(r.fields.credential) || (isAuto(source.credential) && !r.fields.credential?.trim())) r.fields.credential = d.credential;
+  }
 }
 
 export type ImportAction = 'create' | 'update' | 'unchanged';
@@ -117,15 +149,16 @@ function runImport(db: DB, actor: Actor, source: ImportSource, mode: ImportMode 
   authorize(actor, DEVICE_OPS.import);
   if (source.update) authorize(actor, DEVICE_OPS.update);
   const raw = readSource(source);
+  applyDetections(raw, source);
   let report: ImportReport | undefined;
   try {
     db.transaction(() => {
       const refs = loadInventoryRefs(db);
-      const defaultCredential = source.credential?.trim() ? refs.credential(source.credential) : null;
+      const defaultCredential = source.credential?.trim() && !isAuto(source.credential) ? refs.credential(source.credential) : null;
       if (defaultCredential && 'error' in defaultCredential) {
         throw ApiError.validation([{ field: 'credential', message: defaultCredential.error }], defaultCredential.error);
       }
-      if (source.format === 'router.db' && !defaultCredential && !source.logins) {
+      if (source.format === 'router.db' && !defaultCredential && !source.logins && !isAuto(source.credential)) {
         const message = 'a router.db import needs one credential for all its devices (or its logins imported, --logins)';
         throw ApiError.validation([{ field: 'credential', message }], message);
       }

@@ -33,5 +33,11 @@ export const DEVICE_OPS = {
     { web: ['POST /devices/:id/host-key/accept'] },
   ),
   approveHold: operation('devices.approve_hold', ['devices.update'], { scope: 'groups', ownership: 'credential' }, { web: ['POST /devices/:id/hold/approve'] }),
+  detect: operation(
+    'devices.detect',
+    ['devices.update'],
+    { scope: 'groups', ownership: 'credential' },
+    { web: ['POST /devices/:id/detect'], cli: 'device detect' },
+  ),
   delete: operation('devices.delete', ['devices.delete'], groups, { api: 'DELETE /devices/{device_id}', web: ['POST /devices/:id/delete'] }),
 } as const;

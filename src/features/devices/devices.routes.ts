@@ -1,11 +1,13 @@
 // Public API routes for devices: list, unreachable list, detail, create, update, delete, under the device-group scope (spec 4.6).
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
-import { actorOf, type AppEnv } from '../../http/context';
+import { actorOf, type AppEnv, type DeviceDetector } from '../../http/context';
+import { ApiError } from '../../errors';
+import type { Actor } from '../../identity/actor';
 import { requirePermission } from '../../http/middleware';
 import { DEVICE_OPS } from './devices.policy';
 import { IntIdParam, SuccessStatusSchema, errorResponses, jsonBody, jsonResponse, pagination } from '../../http/openapi';
 import {
-  DeviceCreateSchema,
+  DeviceCreateRequestSchema,
   DeviceListQuerySchema,
   DevicePageQuerySchema,
   DevicePageSchema,
@@ -13,7 +15,7 @@ import {
   DeviceUpdateSchema,
   toDeviceDto,
 } from './devices.schemas';
-import { createDevice, deleteDevice, getDeviceFor, listDevicesFor, updateDevice, type Device } from './devices.service';
+import { DEFAULT_PORT, createDevice, deleteDevice, getDeviceFor, listDevicesFor, updateDevice, type Device, type DeviceInput } from './devices.service';
 import { registerRoute } from '../../http/route';
 
 const tags = ['Devices'];
@@ -75,10 +77,14 @@ const createDeviceRoute = createRoute({
     '`credentials.view`, or the credential’s usage scope is not inside the caller’s scope, the device is still created (201) but ' +
     '**held**: its backups fail as `CREDENTIAL_NOT_PERMITTED` without decrypting the credential or connecting, until a user ' +
     'entitled to the credential approves the address on the device’s web page. The device JSON is the same; the audit row says ' +
-    'the hold was placed. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field.',
+    'the hold was placed. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field. ' +
+    '`template_id` and/or `credential_id` "auto": the appliance first logs in at the address with the given credential, then the ' +
+    'others the caller is entitled to that may serve the group (at most `backup.detect_max_tries`), and picks the template whose ' +
+    'detect patterns match the banner, prompt and probe output; nothing picked (no login, unreachable, no match, two twins) is a 422 ' +
+    'on that field saying why ("could not tell: ...").',
   security,
   middleware: [requirePermission(DEVICE_OPS.create)] as const,
-  request: { body: jsonBody(DeviceCreateSchema) },
+  request: { body: jsonBody(DeviceCreateRequestSchema) },
   responses: {
     201: jsonResponse(DeviceSchema, 'The created device (held when the caller is not entitled to its credential)'),
     ...errorResponses('PERMISSION_DENIED', 'DEVICE_NAME_EXISTS', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
@@ -146,8 +152,8 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     return c.json(toDeviceDto(getDeviceFor(c.get('app').db, c.get('principal'), device_id), c.get('timezone')), 200);
   });
 
-  registerRoute(api, createDeviceRoute, (c) => {
-    const device = createDevice(c.get('app').db, actorOf(c), c.req.valid('json'));
+  registerRoute(api, createDeviceRoute, async (c) => {
+    const device = createDevice(c.get('app').db, actorOf(c), await detectedInput(c.get('app').detector, actorOf(c), c.req.valid('json')));
     return c.json(toDeviceDto(device, c.get('timezone')), 201);
   });
 
@@ -162,4 +168,25 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     deleteDevice(c.get('app').db, actorOf(c), device_id);
     return c.json({ status: 'success' as const }, 200);
   });
+}
+
+/** A create request with template_id or credential_id "auto": detected at its address first (422 on the field when nothing was). */
+async function detectedInput(
+  detector: DeviceDetector,
+  actor: Actor,
+  body: Omit<DeviceInput, 'template_id' | 'credential_id'> & { template_id: number | 'auto'; credential_id: number | 'auto' },
+): Promise<DeviceInput> {
+  const { template_id, credential_id } = body;
+  if (template_id !== 'auto' && credential_id !== 'auto') return { ...body, template_id, credential_id };
+  const at = { host: body.hostname, port: body.port ?? DEFAULT_PORT[body.protocol], protocol: body.protocol, group_id: body.group_id };
+  const r = await detector.detectAt(actor, at, credential_id === 'auto' ? null : credential_id);
+  if (r.template_id === null || r.credential_id === null) {
+    const field = template_id === 'auto' ? 'template_id' : 'credential_id';
+    throw ApiError.validation([{ field, message: r.reason }], `${field} "auto": ${r.reason}`);
+  }
+  return {
+    ...body,
+    template_id: template_id === 'auto' ? r.template_id : template_id,
+    credential_id: credential_id === 'auto' ? r.credential_id : credential_id,
+  };
 }

@@ -139,6 +139,21 @@ export const DeviceCreateSchema = z
     schedule: fields.schedule.default(null),
     accept_host_key_change: fields.accept_host_key_change.default(false),
   })
+  .strict();
+
+/** The API's create request: DeviceCreateSchema, but template_id and credential_id may be "auto" (detected at the address first). */
+export const DeviceCreateRequestSchema = DeviceCreateSchema.extend({
+  credential_id: z.union([fields.credential_id, z.literal('auto')]).openapi({
+    description:
+      'Credential used to log in (must exist); "auto": the first that logs in of the credentials the caller may use for this group (the device\'s own first, at most backup.detect_max_tries tried)',
+    example: 1,
+  }),
+  template_id: z.union([fields.template_id, z.literal('auto')]).openapi({
+    description:
+      'Backup template (must exist); "auto": detected by logging in and matching each template\'s detect patterns (login banner, prompt, a read-only probe such as show version). Nothing detected: 422 on this field with the reason',
+    example: 4,
+  }),
+})
   .strict()
   .openapi('DeviceCreate');
 

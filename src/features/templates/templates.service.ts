@@ -310,6 +310,13 @@ export function templateAliases(db: DB): ReadonlyMap<string, string> {
   return out;
 }
 
+/** Every template that declares how it is recognised (its `detect` field), with its id, for platform detection. */
+export function detectableTemplates(db: DB): (Pick<TemplateSpec, 'name' | 'detect'> & { id: number })[] {
+  return listTemplateSyncRows(db)
+    .map((row) => ({ id: row.id, name: row.name, detect: toTemplateSpec(row).detect }))
+    .filter((t) => t.detect !== undefined);
+}
+
 /** Validation errors first (422), then the name rule (400). `previousName` is null for a new template. */
 function checkSpec(spec: TemplateSpec, previousName: string | null): void {
   const errors = validateTemplate(spec);
@@ -324,8 +331,8 @@ function checkSpec(spec: TemplateSpec, previousName: string | null): void {
 
 /** Only the TemplateSpec fields, in case the caller's object carries more (the DB row's id, counts); optional parts normalised. */
 export function specFields(t: TemplateSpec): TemplateSpec & { change_events: string[] } {
-  const { session, command_output, aliases, ...fields } = templateFieldsOf(t);
-  return { ...fields, change_events: t.change_events ?? [], ...optionalSettings({ session, command_output, aliases }) };
+  const { session, command_output, aliases, detect, ...fields } = templateFieldsOf(t);
+  return { ...fields, change_events: t.change_events ?? [], ...optionalSettings({ session, command_output, aliases, detect }) };
 }
 
 function definedOnly(patch: TemplatePatch): TemplatePatch {

@@ -110,6 +110,11 @@ export function DeviceForm(props: DeviceFormProps) {
         Credential
         <select name="credential_id">
           <option value="">(choose)</option>
+          {d ? null : (
+            <option value="auto" selected={v('credential_id', '') === 'auto'}>
+              auto (detect: the first that logs in)
+            </option>
+          )}
           {credentials.map((c) => (
             <option value={String(c.id)} selected={v('credential_id', d ? String(d.credential_id) : '') === String(c.id)}>
               {c.name}
@@ -120,13 +125,24 @@ export function DeviceForm(props: DeviceFormProps) {
       </label>
       <label>
         Template
-        <select name="template_id">
+        <select name="template_id" aria-describedby="template-auto-hint">
           <option value="">(choose)</option>
+          {d ? null : (
+            <option value="auto" selected={v('template_id', '') === 'auto'}>
+              auto (detect the platform)
+            </option>
+          )}
           {templates.map((t) => (
             <option value={String(t.id)} selected={v('template_id', d ? String(d.template_id) : '') === String(t.id)}>{`${t.name} — ${t.vendor}`}</option>
           ))}
         </select>
         <FieldError errors={e} name="template_id" />
+        {d ? null : (
+          <small id="template-auto-hint">
+            auto: logs in (the chosen credential first, then the others you may use here, at most a few) and picks the template whose banner, prompt or show
+            version matches.
+          </small>
+        )}
       </label>
       <label>
         Schedule (cron; empty: the group’s schedule, else the appliance’s {props.defaultSchedule})

@@ -73,6 +73,12 @@ function DeviceTitle({ c, device }: { c: WebContext; device: Device }) {
           </form>
         ) : null}
         {can(c, 'devices.update') ? (
+          <form method="post" action={`/devices/${id}/detect`} class="inline">
+            <Csrf token={c.get('session').csrfToken} />
+            <button type="submit">Detect</button>
+          </form>
+        ) : null}
+        {can(c, 'devices.update') ? (
           <a class="button" href={`/devices/${id}/edit`}>
             Edit
           </a>

@@ -12,13 +12,16 @@ import { can, fieldErrors, formFields, formatTime, intParam, need, type WebConte
 import { DeviceForm, parseDeviceForm } from './device-form';
 import { groupOptions } from './groups-options';
 import { listPage } from './device-list';
+import { autoFormFields } from './device-detect';
 
 export function registerDevices(web: Hono<WebEnv>): void {
   web.get('/devices', need(DEVICE_OPS.list), (c) => listPage(c));
   web.get('/devices/new', need(DEVICE_OPS.create), (c) => formPage(c, null));
   web.post('/devices', need(DEVICE_OPS.create), async (c) => {
     const f = await formFields(c);
-    const parsed = parseDeviceForm(f);
+    const auto = f.hostname?.trim() ? await autoFormFields(c, f) : { fields: f };
+    if ('errors' in auto) return formPage(c, null, f, auto.errors);
+    const parsed = parseDeviceForm(auto.fields);
     if (!parsed.ok) return formPage(c, null, f, parsed.errors);
     try {
       const d = createDevice(c.get('app').db, actorOf(c), parsed.input);

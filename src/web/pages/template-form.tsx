@@ -24,7 +24,7 @@ function lines(v: string | undefined): string[] {
 
 /**
  * A form's fields as a whole TemplateSpec, checked with the API's request schema (the engine's own checks follow in the
- * service). `enable`, `session`, `command_output` and `aliases` are not on the form: they keep the stored values. Field errors are keyed by the top-level field.
+ * service). `enable`, `session`, `command_output`, `aliases` and `detect` are not on the form: they keep the stored values. Field errors are keyed by the top-level field.
  */
 export function parseTemplateForm(
   f: Record<string, string>,
@@ -52,6 +52,7 @@ export function parseTemplateForm(
     ...(base?.session ? { session: base.session } : {}),
     ...(base?.command_output ? { command_output: base.command_output } : {}),
     ...(base?.aliases ? { aliases: base.aliases } : {}),
+    ...(base?.detect ? { detect: base.detect } : {}),
     strip_patterns: lines(f.strip_patterns),
     ignore_patterns: lines(f.ignore_patterns),
     redact_patterns,
