@@ -39,8 +39,13 @@ node build/cli-bundle.mjs "$TEST_CLI_BUNDLE" || exit 1
 if [ "${TEST_BUNDLE:-1}" = 0 ]; then
   node --import tsx --test --test-concurrency="${TEST_CONCURRENCY:-3}" "$@" "${ordered[@]}"
 else
-  mapfile -t bundled < <(node build/test-bundle.mjs test/.artifacts/suite "${ordered[@]}") || exit 1
-  if [ ${#bundled[@]} -ne ${#ordered[@]} ]; then echo "test bundle: ${#bundled[@]} files for ${#ordered[@]}" >&2; exit 1; fi
+  mapfile -t bundled < <(node build/test-bundle.mjs test/.artifacts/suite test/helpers/data-template.ts "${ordered[@]}") || exit 1
+  if [ ${#bundled[@]} -ne $((${#ordered[@]} + 1)) ]; then echo "test bundle: ${#bundled[@]} files for ${#ordered[@]}" >&2; exit 1; fi
+  # The data dir every test appliance starts as a copy of (makeDataTemplate in test/helpers/appliance.ts).
+  export TEST_DATA_TEMPLATE="$PWD/test/.artifacts/data-template"
+  rm -rf "$TEST_DATA_TEMPLATE"
+  node "${bundled[0]}" "$TEST_DATA_TEMPLATE" || exit 1
+  bundled=("${bundled[@]:1}")
   node --test --test-concurrency="${TEST_CONCURRENCY:-3}" "$@" "${bundled[@]}"
 fi
 status=$?
