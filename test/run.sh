@@ -31,6 +31,9 @@ done
 # The CLI children start from one bundle of src/ made now (build/cli-bundle.mjs, see cliArgv in
 # test/helpers/appliance.ts): a third of the CPU time of starting each one through tsx.
 export TEST_CLI_BUNDLE="$PWD/test/.artifacts/confvault-cli.cjs"
+# V8's code cache on disk for every process of the suite (test files, CLI children, servers): a module unchanged
+# since the last process that loaded it is not compiled again (Node checks each entry against the module's source).
+export NODE_COMPILE_CACHE="$PWD/test/.artifacts/compile-cache"
 node build/cli-bundle.mjs "$TEST_CLI_BUNDLE" || exit 1
 # Each test file runs from a bundle of itself and the src/ and test/ modules it imports (build/test-bundle.mjs):
 # tsx's loader hooks, which see every module a file loads, cost about a third of a typical file's CPU time.
