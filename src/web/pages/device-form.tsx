@@ -132,6 +132,8 @@ export function DeviceForm(props: DeviceFormProps) {
   const { credentials, templates } = deviceChoices(props);
   const e = props.errors;
   const checked = (k: string, dflt: boolean) => (props.values ? props.values[k] === 'on' : dflt);
+  /** The posted id, else the device's (an id is never 0). */
+  const chosen = (k: 'group_id' | 'credential_id' | 'template_id') => v(k, d?.[k] ? String(d[k]) : '');
   const groups = props.groups.map((g) => ({ value: String(g.id), label: g.label }));
   return (
     <form method="post" action={props.action} class="grid-form" novalidate>
@@ -148,30 +150,9 @@ export function DeviceForm(props: DeviceFormProps) {
         inputmode="numeric"
         value={v('port', d ? String(d.port) : '')}
       />
-      <SelectField
-        label="Group"
-        name="group_id"
-        errors={e}
-        blank="(ungrouped)"
-        choices={groups}
-        selected={v('group_id', d?.group_id ? String(d.group_id) : '')}
-      />
-      <SelectField
-        label="Credential"
-        name="credential_id"
-        errors={e}
-        blank="(choose)"
-        choices={credentials}
-        selected={v('credential_id', d ? String(d.credential_id) : '')}
-      />
-      <SelectField
-        label="Template"
-        name="template_id"
-        errors={e}
-        blank="(choose)"
-        choices={templates}
-        selected={v('template_id', d ? String(d.template_id) : '')}
-      />
+      <SelectField label="Group" name="group_id" errors={e} blank="(ungrouped)" choices={groups} selected={chosen('group_id')} />
+      <SelectField label="Credential" name="credential_id" errors={e} blank="(choose)" choices={credentials} selected={chosen('credential_id')} />
+      <SelectField label="Template" name="template_id" errors={e} blank="(choose)" choices={templates} selected={chosen('template_id')} />
       <TextField
         label={`Schedule (cron; empty: the group’s schedule, else the appliance’s ${props.defaultSchedule})`}
         name="schedule"
