@@ -5,7 +5,10 @@ import { cpSync, existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { openAppliance, type Appliance } from '../../src/app/bootstrap';
+import { DB_FILE_NAME, ensureDataDir, openAppliance, type Appliance } from '../../src/app/bootstrap';
+import { migrate } from '../../src/db/migrate';
+import { openDatabase } from '../../src/db/open';
+import { syncBuiltinTemplates } from '../../src/features/templates/templates.service';
 import { createLogger } from '../../src/lib/logger';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
@@ -57,19 +60,24 @@ let userSeq = 0;
 const ADMIN_PASSWORD = 'admin-password-1';
 
 /**
- * A data dir as a fresh appliance leaves it once started: the database migrated, the built-in templates synced, the
- * first administrator created, the master key written. Made through the same code a test appliance runs; each test
- * appliance starts as a copy, which skips the migrations, the parse of the built-in library and an argon2 hash
- * (some 0.3 s of CPU for a file's first appliance, 0.06 s for each one after). test/run.sh makes one for the whole
- * suite and names it in TEST_DATA_TEMPLATE; a file run alone makes its own, once.
+ * A data dir as a fresh appliance's start leaves it, but for the master key: the database migrated, the built-in
+ * templates synced, the first administrator created. Made through the same functions openAppliance runs; each test
+ * appliance starts as a copy, which skips the migrations, the parse of the built-in library and an argon2 hash (some
+ * 0.3 s of CPU for a file's first appliance, 0.06 s for each one after). Each copy still makes its own master key on
+ * opening, as a new appliance does. test/run.sh makes one for the whole suite and names it in TEST_DATA_TEMPLATE; a
+ * file run alone makes its own, once.
  */
 export async function makeDataTemplate(dataDir: string): Promise<string> {
-  const appliance = openAppliance({}, loadConfig({ dataDir, listen: '127.0.0.1:0' }, { CONFVAULT_LOG_LEVEL: 'silent' }));
+  ensureDataDir(dataDir);
+  const file = path.join(dataDir, DB_FILE_NAME);
+  const db = openDatabase(file);
   try {
-    await ensureFirstAdmin(appliance.db, ADMIN_PASSWORD);
-    appliance.db.pragma('wal_checkpoint(TRUNCATE)');
+    migrate(db, file);
+    syncBuiltinTemplates(db);
+    await ensureFirstAdmin(db, ADMIN_PASSWORD);
+    db.pragma('wal_checkpoint(TRUNCATE)');
   } finally {
-    appliance.close();
+    db.close();
   }
   return dataDir;
 }
