@@ -7,6 +7,7 @@ import { usageInside } from '../../features/credentials/credentials.policy';
 import type { Scope } from '../../identity/principal';
 import { listTemplates } from '../../features/templates/templates.service';
 import type { DB } from '../../db/open';
+import type { Child } from 'hono/jsx';
 import { Csrf, FieldError, FormError } from '../components/layout';
 import type { GroupOption } from './groups-options';
 
@@ -54,106 +55,135 @@ export interface DeviceFormProps {
   defaultSchedule: string;
 }
 
-export function DeviceForm(props: DeviceFormProps) {
+type Errors = Record<string, string> | null | undefined;
+
+/** One labelled field: its caption, its control and the error next to it. */
+function Field(props: { label: Child; name: string; errors: Errors; full?: boolean; children: Child }) {
+  return (
+    <label class={props.full ? 'full' : undefined}>
+      {props.label}
+      {props.children}
+      <FieldError errors={props.errors} name={props.name} />
+    </label>
+  );
+}
+
+/** A text input in its field, flagged invalid when its error is shown. */
+function TextField(props: {
+  label: Child;
+  name: string;
+  value: string;
+  errors: Errors;
+  full?: boolean;
+  flagInvalid?: boolean;
+  required?: boolean;
+  maxlength?: number;
+  inputmode?: 'numeric';
+  placeholder?: string;
+}) {
+  const { label, name, errors, full, flagInvalid, ...attrs } = props;
+  return (
+    <Field label={label} name={name} errors={errors} full={full}>
+      <input name={name} {...attrs} aria-invalid={flagInvalid && errors?.[name] ? 'true' : undefined} />
+    </Field>
+  );
+}
+
+interface Choice {
+  value: string;
+  label: string;
+}
+
+/** A select in its field: the blank choice first (when given), then each choice, the current value selected. */
+function SelectField(props: { label: Child; name: string; errors: Errors; blank?: string; choices: Choice[]; selected: string; hint?: string }) {
+  const hintId = props.hint ? `${props.name}-hint` : undefined;
+  return (
+    <Field label={props.label} name={props.name} errors={props.errors}>
+      <select name={props.name} aria-describedby={hintId}>
+        {props.blank !== undefined && <option value="">{props.blank}</option>}
+        {props.choices.map((c) => (
+          <option value={c.value} selected={props.selected === c.value}>
+            {c.label}
+          </option>
+        ))}
+      </select>
+      {props.hint ? <small id={hintId}>{props.hint}</small> : null}
+    </Field>
+  );
+}
+
+/** The credentials and templates a device may be given, as choices. */
+function deviceChoices(props: DeviceFormProps): { credentials: Choice[]; templates: Choice[] } {
   const d = props.device;
-  const v = (k: string, dflt: string) => props.values?.[k] ?? dflt;
   // Only credentials the user may attach (and the device's own): another one would be refused on saving.
   const credentials = listCredentials(props.db, { page: 1, limit: 1000 }).items.filter(
     (c) => usageInside(props.scope, c.group_ids) || c.id === d?.credential_id,
   );
   const templates = listTemplates(props.db, { page: 1, limit: 1000 }).items;
+  return {
+    credentials: credentials.map((c) => ({ value: String(c.id), label: c.name })),
+    templates: templates.map((t) => ({ value: String(t.id), label: `${t.name} — ${t.vendor}` })),
+  };
+}
+
+/** A new device may leave its credential and template to detection (src/features/devices/detect.service.ts). */
+const AUTO_CREDENTIAL: Choice = { value: 'auto', label: 'auto (detect: the first that logs in)' };
+const AUTO_TEMPLATE: Choice = { value: 'auto', label: 'auto (detect the platform)' };
+const AUTO_HINT =
+  'auto: logs in (the chosen credential first, then the others you may use here, at most a few) and picks the template whose banner, prompt or show version matches.';
+
+const PROTOCOLS: Choice[] = (['ssh', 'telnet'] as const).map((p) => ({ value: p, label: p.toUpperCase() }));
+
+export function DeviceForm(props: DeviceFormProps) {
+  const d = props.device;
+  const v = (k: string, dflt: string) => props.values?.[k] ?? dflt;
+  const { credentials, templates } = deviceChoices(props);
   const e = props.errors;
   const checked = (k: string, dflt: boolean) => (props.values ? props.values[k] === 'on' : dflt);
+  /** The posted id, else the device's (an id is never 0). */
+  const chosen = (k: 'group_id' | 'credential_id' | 'template_id') => v(k, d?.[k] ? String(d[k]) : '');
+  const groups = props.groups.map((g) => ({ value: String(g.id), label: g.label }));
   return (
     <form method="post" action={props.action} class="grid-form" novalidate>
       <Csrf token={props.csrf} />
       <FormError errors={e} full />
-      <label>
-        Name
-        <input name="name" required maxlength={128} value={v('name', d?.name ?? '')} aria-invalid={e?.name ? 'true' : undefined} />
-        <FieldError errors={e} name="name" />
-      </label>
-      <label>
-        Address (IP or DNS name)
-        <input name="hostname" required value={v('hostname', d?.hostname ?? '')} aria-invalid={e?.hostname ? 'true' : undefined} />
-        <FieldError errors={e} name="hostname" />
-      </label>
-      <label>
-        Protocol
-        <select name="protocol">
-          {(['ssh', 'telnet'] as const).map((p) => (
-            <option value={p} selected={v('protocol', d?.protocol ?? 'ssh') === p}>
-              {p.toUpperCase()}
-            </option>
-          ))}
-        </select>
-        <FieldError errors={e} name="protocol" />
-      </label>
-      <label>
-        Port (empty: {DEFAULT_PORT.ssh} for SSH, {DEFAULT_PORT.telnet} for Telnet)
-        <input name="port" inputmode="numeric" value={v('port', d ? String(d.port) : '')} aria-invalid={e?.port ? 'true' : undefined} />
-        <FieldError errors={e} name="port" />
-      </label>
-      <label>
-        Group
-        <select name="group_id">
-          <option value="">(ungrouped)</option>
-          {props.groups.map((g) => (
-            <option value={String(g.id)} selected={v('group_id', d?.group_id ? String(d.group_id) : '') === String(g.id)}>
-              {g.label}
-            </option>
-          ))}
-        </select>
-        <FieldError errors={e} name="group_id" />
-      </label>
-      <label>
-        Credential
-        <select name="credential_id">
-          <option value="">(choose)</option>
-          {d ? null : (
-            <option value="auto" selected={v('credential_id', '') === 'auto'}>
-              auto (detect: the first that logs in)
-            </option>
-          )}
-          {credentials.map((c) => (
-            <option value={String(c.id)} selected={v('credential_id', d ? String(d.credential_id) : '') === String(c.id)}>
-              {c.name}
-            </option>
-          ))}
-        </select>
-        <FieldError errors={e} name="credential_id" />
-      </label>
-      <label>
-        Template
-        <select name="template_id" aria-describedby="template-auto-hint">
-          <option value="">(choose)</option>
-          {d ? null : (
-            <option value="auto" selected={v('template_id', '') === 'auto'}>
-              auto (detect the platform)
-            </option>
-          )}
-          {templates.map((t) => (
-            <option value={String(t.id)} selected={v('template_id', d ? String(d.template_id) : '') === String(t.id)}>{`${t.name} — ${t.vendor}`}</option>
-          ))}
-        </select>
-        <FieldError errors={e} name="template_id" />
-        {d ? null : (
-          <small id="template-auto-hint">
-            auto: logs in (the chosen credential first, then the others you may use here, at most a few) and picks the template whose banner, prompt or show
-            version matches.
-          </small>
-        )}
-      </label>
-      <label>
-        Schedule (cron; empty: the group’s schedule, else the appliance’s {props.defaultSchedule})
-        <input name="schedule" value={v('schedule', d?.schedule ?? '')} placeholder={props.defaultSchedule} />
-        <FieldError errors={e} name="schedule" />
-      </label>
-      <label class="full">
-        Description
-        <input name="description" value={v('description', d?.description ?? '')} />
-        <FieldError errors={e} name="description" />
-      </label>
+      <TextField label="Name" name="name" errors={e} flagInvalid required maxlength={128} value={v('name', d?.name ?? '')} />
+      <TextField label="Address (IP or DNS name)" name="hostname" errors={e} flagInvalid required value={v('hostname', d?.hostname ?? '')} />
+      <SelectField label="Protocol" name="protocol" errors={e} choices={PROTOCOLS} selected={v('protocol', d?.protocol ?? 'ssh')} />
+      <TextField
+        label={`Port (empty: ${DEFAULT_PORT.ssh} for SSH, ${DEFAULT_PORT.telnet} for Telnet)`}
+        name="port"
+        errors={e}
+        flagInvalid
+        inputmode="numeric"
+        value={v('port', d ? String(d.port) : '')}
+      />
+      <SelectField label="Group" name="group_id" errors={e} blank="(ungrouped)" choices={groups} selected={chosen('group_id')} />
+      <SelectField
+        label="Credential"
+        name="credential_id"
+        errors={e}
+        blank="(choose)"
+        choices={d ? credentials : [AUTO_CREDENTIAL, ...credentials]}
+        selected={chosen('credential_id')}
+      />
+      <SelectField
+        label="Template"
+        name="template_id"
+        errors={e}
+        blank="(choose)"
+        choices={d ? templates : [AUTO_TEMPLATE, ...templates]}
+        selected={chosen('template_id')}
+        hint={d ? undefined : AUTO_HINT}
+      />
+      <TextField
+        label={`Schedule (cron; empty: the group’s schedule, else the appliance’s ${props.defaultSchedule})`}
+        name="schedule"
+        errors={e}
+        value={v('schedule', d?.schedule ?? '')}
+        placeholder={props.defaultSchedule}
+      />
+      <TextField label="Description" name="description" errors={e} full value={v('description', d?.description ?? '')} />
       <label class="check">
         <input type="checkbox" name="enabled" checked={checked('enabled', d?.enabled ?? true)} /> Enabled (backed up on schedule)
       </label>
