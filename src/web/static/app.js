@@ -40,6 +40,15 @@
     if (scrollers[i].scrollWidth > scrollers[i].clientWidth + 1 && !scrollers[i].hasAttribute('tabindex')) scrollers[i].setAttribute('tabindex', '0');
   }
 
+  // "All" in a list's header (data-select-all="NAME"): ticks or unticks every NAME box of its form.
+  document.addEventListener('change', function (e) {
+    var all = e.target;
+    var name = all.getAttribute && all.getAttribute('data-select-all');
+    if (!name || !all.form) return;
+    var boxes = all.form.querySelectorAll('input[type="checkbox"][name="' + name + '"]');
+    for (var i = 0; i < boxes.length; i++) boxes[i].checked = all.checked;
+  });
+
   // Copy buttons: data-copy="#selector" of an input.
   document.addEventListener('click', function (e) {
     var btn = e.target.closest && e.target.closest('[data-copy]');
