@@ -28,6 +28,7 @@ const DEVICE_FIELDS = [
   'last_backup',
   'created_at',
   'updated_at',
+  'retired',
 ].sort();
 const TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 

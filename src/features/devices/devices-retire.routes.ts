@@ -2,7 +2,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
-import { IntIdParam, errorResponses, jsonResponse } from '../../http/openapi';
+import { IntIdParam, errorResponses, jsonBody, jsonResponse } from '../../http/openapi';
 import { registerRoute } from '../../http/route';
 import { DEVICE_OPS } from './devices.policy';
 import { DeviceSchema, toDeviceDto } from './devices.schemas';
@@ -11,6 +11,8 @@ import { reactivateDevice, retireDevice } from './devices-retire.service';
 const tags = ['Devices'];
 const security = [{ ApiKeyAuth: [] }];
 const DeviceIdParams = z.object({ device_id: IntIdParam('device_id') });
+/** Every POST of the API carries a JSON body; these take an empty object. */
+const EmptyBody = z.object({}).strict().openapi('EmptyObject', { description: 'An empty object: `{}`' });
 const SCOPE_ONE = 'A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`. Needs `devices.update`.';
 
 const retireRoute = createRoute({
@@ -27,8 +29,11 @@ const retireRoute = createRoute({
   ].join('\n\n'),
   security,
   middleware: [requirePermission(DEVICE_OPS.retire)] as const,
-  request: { params: DeviceIdParams },
-  responses: { 200: jsonResponse(DeviceSchema, 'The retired device'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
+  request: { params: DeviceIdParams, body: jsonBody(EmptyBody) },
+  responses: {
+    200: jsonResponse(DeviceSchema, 'The retired device'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
 });
 
 const reactivateRoute = createRoute({
@@ -40,8 +45,11 @@ const reactivateRoute = createRoute({
   description: `Puts a retired device back in service, enabled: its schedule applies again. A device in service is left as it is. The change is audited. ${SCOPE_ONE}`,
   security,
   middleware: [requirePermission(DEVICE_OPS.reactivate)] as const,
-  request: { params: DeviceIdParams },
-  responses: { 200: jsonResponse(DeviceSchema, 'The device, in service'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
+  request: { params: DeviceIdParams, body: jsonBody(EmptyBody) },
+  responses: {
+    200: jsonResponse(DeviceSchema, 'The device, in service'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
 });
 
 export function register(api: OpenAPIHono<AppEnv>): void {

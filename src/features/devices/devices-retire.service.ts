@@ -64,7 +64,8 @@ export function deviceDeletionImpact(db: DB, actor: Actor, id: number): { device
 export function deleteDeviceConfirmed(db: DB, actor: Actor, id: number, typedName: string): void {
   const { device } = deviceDeletionImpact(db, actor, id);
   if (typedName.trim() !== device.name) {
-    throw ApiError.validation([{ field: 'confirm_name', message: `type the device's name (${device.name}) to delete it and its history` }]);
+    const message = `type the device's name (${device.name}) to delete it and its history`;
+    throw ApiError.validation([{ field: 'confirm_name', message }], message);
   }
   deleteDevice(db, actor, id);
 }
