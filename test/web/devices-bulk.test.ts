@@ -108,7 +108,10 @@ describe('bulk edit', () => {
     const desc = await postPairs(w, '/devices/bulk/apply', [...ids([moved[3], outside]), ['enabled', 'off']]);
     assert.equal(desc.res.status, 200);
     assert.match(desc.html, /1 device\(s\) changed, 1 refused/);
-    assert.match(desc.html, new RegExp(`device ${outside}</td><td><span class="refused"><span class="badge failed">refused</span> The device is outside your device-group scope`));
+    assert.match(
+      desc.html,
+      new RegExp(`device ${outside}</td><td><span class="refused"><span class="badge failed">refused</span> The device is outside your device-group scope`),
+    );
     assert.doesNotMatch(desc.html, /closed-1/, 'the name of a device out of scope is not shown');
     assert.equal(getDeviceRow(db, outside)?.enabled, 1);
     assert.equal(getDeviceRow(db, moved[3])?.enabled, 0);

@@ -158,7 +158,7 @@ export function auditNames(db: DB, scope: Scope, rows: readonly AuditRow[]): Aud
 function changeOf(json: string, field: string): { before?: unknown; after?: unknown } | undefined {
   try {
     const c = (JSON.parse(json) as Record<string, unknown>)[field];
-    return c !== null && typeof c === 'object' ? (c as { before?: unknown; after?: unknown }) : undefined;
+    return c !== null && typeof c === 'object' ? c : undefined;
   } catch {
     return undefined;
   }

@@ -42,7 +42,8 @@ export interface BulkItem {
   refused: string | null;
 }
 
-const ROLLBACK = Symbol('bulk preview rollback');
+/** Thrown to roll the preview's transaction back. */
+class PreviewRollback extends Error {}
 
 /** What applying would do to each device, computed by applying it and rolling back: nothing is written. */
 export function previewBulkEdit(db: DB, actor: Actor, ids: readonly number[], change: BulkChange): BulkItem[] {
@@ -50,10 +51,10 @@ export function previewBulkEdit(db: DB, actor: Actor, ids: readonly number[], ch
   try {
     db.transaction(() => {
       items = applyEach(db, actor, ids, change);
-      throw ROLLBACK;
+      throw new PreviewRollback('preview');
     })();
   } catch (err) {
-    if (err !== ROLLBACK) throw err;
+    if (!(err instanceof PreviewRollback)) throw err;
   }
   return items;
 }

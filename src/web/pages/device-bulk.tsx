@@ -88,10 +88,11 @@ function namer(c: WebContext) {
   const creds = new Map(credentials.map((x) => [x.id, x.name]));
   const tpls = new Map(templates.map((x) => [x.id, x.name]));
   const show = (field: BulkField, v: unknown): string => {
-    if (field === 'group_id') return v === null ? '(ungrouped)' : (paths.get(v as number) ?? `group ${String(v)}`);
-    if (field === 'credential_id') return creds.get(v as number) ?? `credential ${String(v)}`;
-    if (field === 'template_id') return tpls.get(v as number) ?? `template ${String(v)}`;
-    if (field === 'schedule') return v === null ? '(inherited)' : String(v);
+    const id = typeof v === 'number' ? v : NaN;
+    if (field === 'group_id') return v === null ? '(ungrouped)' : (paths.get(id) ?? `group ${id}`);
+    if (field === 'credential_id') return creds.get(id) ?? `credential ${id}`;
+    if (field === 'template_id') return tpls.get(id) ?? `template ${id}`;
+    if (field === 'schedule') return typeof v === 'string' ? v : '(inherited)';
     if (field === 'enabled') return v ? 'enabled' : 'disabled';
     return v ? 'retired' : 'in service';
   };
@@ -141,7 +142,9 @@ function bulkPage(c: WebContext, b: Body, ids: number[], preview: BulkItem[] | n
         ))}
         <input type="hidden" name="step" value="preview" />
         {preview
-          ? ['group_id', 'credential_id', 'template_id', 'schedule_mode', 'schedule', 'enabled', 'retired'].map((k) => <input type="hidden" name={k} value={v(k)} />)
+          ? ['group_id', 'credential_id', 'template_id', 'schedule_mode', 'schedule', 'enabled', 'retired'].map((k) => (
+              <input type="hidden" name={k} value={v(k)} />
+            ))
           : null}
         <div class="form-grid">
           <Choice k="group_id" label="Move to group">
@@ -166,7 +169,13 @@ function bulkPage(c: WebContext, b: Body, ids: number[], preview: BulkItem[] | n
           </Choice>
           <label>
             Schedule expression (with “set”)
-            <input name="schedule" value={v('schedule')} placeholder="0 3 * * *" disabled={preview !== null} aria-describedby={errors?.schedule ? 'schedule-error' : undefined} />
+            <input
+              name="schedule"
+              value={v('schedule')}
+              placeholder="0 3 * * *"
+              disabled={preview !== null}
+              aria-describedby={errors?.schedule ? 'schedule-error' : undefined}
+            />
             <FieldError errors={errors} name="schedule" />
           </label>
           <Choice k="enabled" label="Enabled">

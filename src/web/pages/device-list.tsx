@@ -126,12 +126,12 @@ export function listPage(c: WebContext) {
         <button type="submit">Filter</button>
       </form>
       {items.length === 0 ? (
-        <p class="empty">No {retired ? 'retired ' : ''}devices{q || groupId || templateId || reach || staleOnly || failedOnly ? ' match these filters' : ' yet'}.</p>
+        <p class="empty">
+          No {retired ? 'retired ' : ''}devices{q || groupId || templateId || reach || staleOnly || failedOnly ? ' match these filters' : ' yet'}.
+        </p>
       ) : (
         <form method="post" action="/jobs" id="bulk-backup">
-          {select ? (
-            <BulkActions c={c} backup={bulk} edit={edit} groupId={groupId} groupLabel={groupId ? paths.get(groupId) : undefined} back={here} />
-          ) : null}
+          {select ? <BulkActions c={c} backup={bulk} edit={edit} groupId={groupId} groupLabel={groupId ? paths.get(groupId) : undefined} back={here} /> : null}
           <div class="table-wrap">
             <table class="list" id="devices">
               <thead>

@@ -48,8 +48,8 @@ function deletePage(c: WebContext, id: number, errors?: Record<string, string> |
       <h1>Delete {device.name} and its history</h1>
       <section class="card">
         <p>
-          Deleting removes the device and <strong>all {backups} of its backup records</strong>: its versions can no longer be read, searched or
-          compared. This cannot be undone.
+          Deleting removes the device and <strong>all {backups} of its backup records</strong>: its versions can no longer be read, searched or compared. This
+          cannot be undone.
         </p>
         {!device.retired && can(c, DEVICE_OPS.retire) ? (
           <form method="post" action={`/devices/${id}/retire`} class="inline">
@@ -92,7 +92,12 @@ export function RetireControls({ c, device }: { c: WebContext; device: Device })
     ) : null;
   }
   return can(c, DEVICE_OPS.retire) ? (
-    <form method="post" action={`/devices/${device.id}/retire`} class="inline" data-confirm={`Retire ${device.name}? Its history is kept; it is no longer backed up.`}>
+    <form
+      method="post"
+      action={`/devices/${device.id}/retire`}
+      class="inline"
+      data-confirm={`Retire ${device.name}? Its history is kept; it is no longer backed up.`}
+    >
       <Csrf token={csrf} />
       <button type="submit">Retire</button>
     </form>
@@ -104,8 +109,8 @@ export function RetiredNote({ c, device }: { c: WebContext; device: Device }) {
   return (
     <p class="flash info" id="retired-note">
       Retired {formatTime(device.retired.at, c.get('timezone'))}
-      {device.retired.by ? ` by ${device.retired.by}` : ''}: its versions are kept and can be read, searched and compared; it is not backed up
-      until it is reactivated.
+      {device.retired.by ? ` by ${device.retired.by}` : ''}: its versions are kept and can be read, searched and compared; it is not backed up until it is
+      reactivated.
     </p>
   );
 }
