@@ -127,6 +127,8 @@ export function applicationPages(s: Showcase): string[] {
     `/devices/${d}`,
     `/devices/${s.devices.edge}`,
     `/devices/${d}/edit`,
+    `/devices/${d}/delete`,
+    '/devices?retired=1',
     `/devices/${d}/backups/${s.backups.second}`,
     `/devices/${d}/diff?a=${s.backups.first}&b=${s.backups.second}`,
     `/devices/${d}/diff?a=${s.backups.first}&b=${s.backups.second}&view=unified`,
