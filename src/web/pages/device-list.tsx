@@ -136,13 +136,7 @@ export function listPage(c: WebContext) {
             <table class="list" id="devices">
               <thead>
                 <tr>
-                  {select ? (
-                    <th>
-                      <label class="check">
-                        <input type="checkbox" name="all_on_page" value="1" data-select-all="device_id" /> All
-                      </label>
-                    </th>
-                  ) : null}
+                  {select ? <th>Select</th> : null}
                   <SortHeader label="Name" sort="name" order={order} params={params} />
                   <SortHeader label="Address" sort="address" order={order} params={params} />
                   <SortHeader label="Group" sort="group" order={order} params={params} />
@@ -234,7 +228,8 @@ function tabHref(params: Record<string, string | undefined>, retired: boolean): 
 
 /**
  * Bulk actions on the list: backups of the devices ticked, the group filtered on (with its subgroups), or every device in
- * scope (one job each); "Edit selected" opens the bulk edit of the ticked devices (all on the page with "All").
+ * scope (one job each); "Edit selected" opens the bulk edit of the ticked devices (every device of the page with "All on
+ * this page", also without script).
  */
 function BulkActions(props: { c: WebContext; backup: boolean; edit: boolean; groupId: number; groupLabel?: string; back: string }) {
   const { c, groupId, groupLabel, back } = props;
@@ -242,6 +237,10 @@ function BulkActions(props: { c: WebContext; backup: boolean; edit: boolean; gro
     <div class="actions bulk-actions">
       <Csrf token={c.get('session').csrfToken} />
       <input type="hidden" name="back" value={back} />
+      {/* Above the table, not in its header: on a phone the header is hidden and the rows are cards. */}
+      <label class="check">
+        <input type="checkbox" name="all_on_page" value="1" data-select-all="device_id" /> All on this page
+      </label>
       {props.edit ? (
         <button type="submit" formaction="/devices/bulk" id="bulk-edit-selected">
           Edit selected…
