@@ -78,6 +78,7 @@ describe('POST /devices', () => {
       host_key: null,
       reachability: { status: 'unknown', checked_at: null, error: null },
       last_backup: null,
+      retired: null,
     });
   });
 

@@ -35,3 +35,9 @@ export const SPEC_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'GET', path: '/backups/{backup_id}/content', permission: 'backups.view' },
   { method: 'GET', path: '/stats', permission: 'dashboard.view' },
 ];
+
+/** Operations the appliance adds to spec section 4, in its conventions (issue #25: retire a device instead of deleting it). */
+export const API_ADDITIONS: readonly SpecEndpoint[] = [
+  { method: 'POST', path: '/devices/{device_id}/retire', permission: 'devices.update' },
+  { method: 'POST', path: '/devices/{device_id}/reactivate', permission: 'devices.update' },
+];

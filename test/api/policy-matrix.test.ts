@@ -35,7 +35,7 @@ import { listAuditFor } from '../../src/features/audit/audit.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory } from './backups.seed';
 import { seedCredential, seedDevice, seedGroup, seedTemplate } from '../helpers/seed';
-import { SPEC_ENDPOINTS } from './openapi.endpoints';
+import { API_ADDITIONS, SPEC_ENDPOINTS } from './openapi.endpoints';
 import { WebClient } from '../web/web-client';
 import { SESSION_COOKIE, createSession } from '../../src/web/session/sessions.service';
 import type { Json } from '../helpers/api';
@@ -52,6 +52,8 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'PUT /credentials/{credential_id}': () => ({ description: 'changed by the policy matrix' }),
   'POST /templates': () => ({ name: 'matrix-template', vendor: 'Test', commands: ['show running-config'] }),
   'PUT /templates/{template_id}': () => ({ description: 'changed by the policy matrix' }),
+  'POST /devices/{device_id}/retire': () => ({}),
+  'POST /devices/{device_id}/reactivate': () => ({}),
 };
 
 interface Ids {
@@ -161,9 +163,9 @@ describe('policy matrix: every operation of the table, at every door it has', ()
   });
   after(() => t.close());
 
-  test('the API doors of the table are spec section 4, each with the spec’s permission', () => {
+  test('the API doors of the table are spec section 4 and the declared additions, each with its permission', () => {
     const table = OPERATIONS.filter((op) => op.doors.api).map((op) => `${op.doors.api} ${op.permissions.join('+')}`);
-    const spec = SPEC_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.permission}`);
+    const spec = [...SPEC_ENDPOINTS, ...API_ADDITIONS].map((e) => `${e.method} ${e.path} ${e.permission}`);
     assert.deepEqual([...table].sort(), [...spec].sort());
   });
 
