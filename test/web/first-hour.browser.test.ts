@@ -2,12 +2,11 @@
 // add devices (form and CSV), back up, retire one, bulk-move ten to another group, read history; axe on every page at 1280 and 390 px.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
-import { CHROMIUM, CHROMIUM_ARGS, EXE, REPO_ROOT, ensureBuilt, ensureChromium, seriousViolations } from '../helpers/browser';
+import { CHROMIUM, CHROMIUM_ARGS, REPO_ROOT, ensureBuilt, ensureChromium, seriousViolations, serveExecutable, type ServedExecutable } from '../helpers/browser';
 import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/simulator';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
@@ -20,7 +19,7 @@ const BRANCHES = Array.from({ length: 11 }, (_, i) => `branch-${String(i + 1).pa
 describe('the first hour (Chromium, dist/confvault, simulator)', () => {
   let skip: string | null = null;
   let dir = '';
-  let server: ChildProcess | undefined;
+  let served: ServedExecutable | undefined;
   let sim: RunningSimulator | undefined;
   let url = '';
   let password = '';
@@ -34,39 +33,16 @@ describe('the first hour (Chromium, dist/confvault, simulator)', () => {
     ensureBuilt();
     sim = await startSimulator({ devices: [{ name: 'r1', transcript: frr, ...SIM_LOGIN }] });
     dir = mkdtempSync(path.join(tmpdir(), 'confvault-first-hour-'));
-    const proc = spawn(EXE, ['serve', '--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0'], {
-      cwd: dir,
-      env: { PATH: '/usr/bin:/bin', HOME: dir, CONFVAULT_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server = proc;
-    let stdout = '';
-    let stderr = '';
-    proc.stderr.on('data', (d) => (stderr += d));
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
-      proc.stdout.on('data', (d) => {
-        stdout += d;
-        const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      proc.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stderr}`)));
-    });
-    password = /shown only now\):\s*\n\s+(\S+)/.exec(stderr)?.[1] ?? '';
-    assert.ok(password, `serve printed the first admin password:\n${stderr}`);
+    served = await serveExecutable(dir, { PATH: '/usr/bin:/bin', HOME: dir, CONFVAULT_LOG_LEVEL: 'info' });
+    url = served.url;
+    password = served.password;
+    assert.ok(password, `serve printed the first admin password:\n${served.stderr()}`);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
 
   after(async () => {
     await browser?.close();
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server!.once('exit', r));
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await served?.stop();
     await sim?.close();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
