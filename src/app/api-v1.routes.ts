@@ -4,6 +4,7 @@ import type { AppEnv, AppServices } from '../http/context';
 import * as credentialRoutes from '../features/credentials/credentials.routes';
 import * as templateRoutes from '../features/templates/templates.routes';
 import * as deviceRoutes from '../features/devices/devices.routes';
+import * as deviceRetireRoutes from '../features/devices/devices-retire.routes';
 import * as groupRoutes from '../features/groups/groups.routes';
 import * as backupRoutes from '../features/backups/backups.routes';
 import * as statsRoutes from '../features/stats/stats.routes';
@@ -18,6 +19,7 @@ export const API_ROUTE_MODULES: RouteModule[] = [
   credentialRoutes,
   templateRoutes,
   deviceRoutes,
+  deviceRetireRoutes,
   groupRoutes,
   backupRoutes,
   statsRoutes,

@@ -1,4 +1,4 @@
-// `confvault device ...`: list, show, add and detect devices; import a CSV or an Oxidized router.db; export the inventory as CSV.
+// `confvault device ...`: list, show, add, detect, retire, reactivate and delete devices; import a CSV or an Oxidized router.db; export the inventory as CSV.
 import { readFileSync, writeFileSync } from 'node:fs';
 import { basename } from 'node:path';
 import type { Appliance } from '../app/bootstrap';
@@ -15,6 +15,7 @@ import {
   type ImportReport,
 } from '../features/devices/devices-import.service';
 import { toDeviceDto } from '../features/devices/devices.schemas';
+import { deleteDeviceConfirmed, reactivateDevice, retireDevice } from '../features/devices/devices-retire.service';
 import { heldDevices } from '../features/devices/device-holds.service';
 import { getGroup } from '../features/groups/groups.service';
 import { SCOPE_ALL } from '../identity/principal';
@@ -31,6 +32,9 @@ const HELP = `Usage:
                        [--fields LAYOUT] [--logins [--cloginrc FILE]] [--update]
   confvault device export [FILE] [--group ID]
   confvault device detect ID|NAME|--all [--json] [--dry-run]
+  confvault device retire ID|NAME
+  confvault device reactivate ID|NAME
+  confvault device delete ID|NAME --confirm NAME
 
 list     One line per device, tab-separated: id, name, hostname, template, group, last backup
          (ok|failed|never) and its time. --group: that group and its subgroups. --json: an array of
@@ -70,6 +74,11 @@ import   Creates (with --update, also updates) the devices of FILE (- for standa
          ${IMPORT_LIMITS.bytes / 1024 / 1024} MiB per file. The devices written are printed on stdout, tab-separated: id, name,
          created|updated|unchanged. Exits 1 when any row is bad.
 ${DETECT_HELP}
+retire   Takes the device out of service and keeps its history: its versions stay readable, searchable and
+         diffable; it is disabled, off every schedule and probe, and 'backup run --all' skips it.
+reactivate
+         Puts a retired device back in service, enabled.
+delete   Deletes the device AND every one of its backup records (no undo). --confirm must repeat its name.
 export   Writes the inventory as CSV (the import's columns, names not ids) to FILE or standard output.
          --group: that group and its subgroups. 'device import' reads it back.
 
@@ -104,6 +113,7 @@ function showLines(a: Appliance, d: InventoryDevice): string[] {
     `template:      ${d.template} (id ${d.template_id})`,
     `credential:    ${d.credential} (id ${d.credential_id})`,
     `enabled:       ${d.enabled ? 'yes' : 'no'}`,
+    `retired:       ${d.retired ? `yes, at ${fmtTime(d.retired.at, tz)} by ${d.retired.by ?? '?'} (history kept, never backed up)` : 'no'}`,
     `held:          ${heldDevices(a.db, [d.id]).has(d.id) ? 'yes: backups wait until a user entitled to the credential approves the address (web page)' : 'no'}`,
     `schedule:      ${schedule ? `${schedule.expr} (${schedule.source === 'device' ? 'its own' : 'inherited'})` : '- (disabled: never backed up)'}`,
     `host key:      ${d.host_key ?? '- (none recorded yet)'}${d.accept_host_key_change ? ' (a changed key is approved for the next backup)' : ''}`,
@@ -141,7 +151,7 @@ function printReport(r: ImportReport, dryRun: boolean): number {
 
 export const deviceCommand: Command = {
   name: 'device',
-  summary: 'List, show and add devices; import a CSV or Oxidized router.db; export CSV',
+  summary: 'List, show, add, retire and delete devices; import a CSV or Oxidized router.db; export CSV',
   help: HELP,
   async run(argv) {
     const { values, positionals } = parse(argv, {
@@ -164,6 +174,7 @@ export const deviceCommand: Command = {
       logins: { type: 'boolean' },
       cloginrc: { type: 'string' },
       all: { type: 'boolean' },
+      confirm: { type: 'string' },
     });
     const [sub, arg, extra] = positionals;
     const flags = flagsOf(values);
@@ -274,6 +285,26 @@ export const deviceCommand: Command = {
         return withAppliance(flags, (a) =>
           runDeviceDetect(a, { arg, all: values.all === true, json: values.json === true, dryRun: values['dry-run'] === true }),
         );
+      case 'retire':
+      case 'reactivate':
+      case 'delete': {
+        if (!arg) throw new UsageError(`device ${sub}: missing ID or NAME`);
+        if (sub === 'delete' && values.confirm === undefined) throw new UsageError('device delete: --confirm NAME is required (it deletes the history too)');
+        return withAppliance(flags, (a) => {
+          const d = getInventoryDevice(a.db, SCOPE_ALL, arg);
+          if (sub === 'delete') {
+            deleteDeviceConfirmed(a.db, consoleActor(), d.id, values.confirm ?? '');
+            err(`device ${d.name} and its backup records deleted`);
+          } else if (sub === 'retire') {
+            retireDevice(a.db, consoleActor(), d.id);
+            err(`device ${d.name} retired: its history is kept, it is no longer backed up`);
+          } else {
+            reactivateDevice(a.db, consoleActor(), d.id);
+            err(`device ${d.name} reactivated and enabled`);
+          }
+          return 0;
+        });
+      }
       default:
         throw new UsageError(sub ? `unknown subcommand "${sub}"` : 'missing subcommand');
     }

@@ -28,6 +28,7 @@ const DEVICE_FIELDS = [
   'last_backup',
   'created_at',
   'updated_at',
+  'retired',
 ].sort();
 const TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
@@ -77,6 +78,7 @@ describe('POST /devices', () => {
       host_key: null,
       reachability: { status: 'unknown', checked_at: null, error: null },
       last_backup: null,
+      retired: null,
     });
   });
 

@@ -51,8 +51,9 @@ describe('GET /api/v1/docs', () => {
 
   test('loads everything from the appliance: its own bundle, its own document, no fonts, agent, proxy, toolbar or telemetry', () => {
     const scripts = [...html.matchAll(/<script[^>]*\bsrc="([^"]+)"/g)].map((m) => m[1]);
-    assert.equal(scripts.length, 1);
+    assert.equal(scripts.length, 2);
     assert.match(scripts[0], /^\/api\/v1\/docs\/scalar\.js\?v=[\w-]+$/);
+    assert.equal(scripts[1], '/api/v1/docs/a11y.js', 'the ARIA mending script (src/app/docs-a11y.ts), from the appliance too');
     assert.ok(!/<link\b/i.test(html), 'no stylesheet or font links');
     const urls = [...html.matchAll(/https?:\/\/[^\s"')]+/g)].map((m) => m[0]);
     assert.deepEqual(urls, [], 'no absolute URLs');

@@ -36,7 +36,7 @@ export const SPEC_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'GET', path: '/stats', permission: 'dashboard.view' },
 ];
 
-/** Endpoints added to the API after the spec (additive: same conventions, in the OpenAPI document). */
+/** Endpoints added to the API after the spec (additive: same conventions, in the OpenAPI document): retiring a device instead of deleting it (#25), compliance (#23). */
 export const ADDITIVE_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'GET', path: '/compliance/rules', permission: 'compliance.view' },
   { method: 'GET', path: '/compliance/rules/{rule_id}', permission: 'compliance.view' },
@@ -48,4 +48,6 @@ export const ADDITIVE_ENDPOINTS: readonly SpecEndpoint[] = [
   { method: 'GET', path: '/devices/{device_id}/compliance/waivers', permission: 'compliance.view' },
   { method: 'POST', path: '/devices/{device_id}/compliance/waivers', permission: 'compliance.manage' },
   { method: 'DELETE', path: '/compliance/waivers/{waiver_id}', permission: 'compliance.manage' },
+  { method: 'POST', path: '/devices/{device_id}/retire', permission: 'devices.update' },
+  { method: 'POST', path: '/devices/{device_id}/reactivate', permission: 'devices.update' },
 ];

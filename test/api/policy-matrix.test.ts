@@ -64,6 +64,8 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
     owner: 'matrix',
     expires_at: '2099-01-01 00:00:00',
   }),
+  'POST /devices/{device_id}/retire': () => ({}),
+  'POST /devices/{device_id}/reactivate': () => ({}),
 };
 
 const MATRIX_RULE = { id: 'matrix-rule', title: 'A hostname', severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } } as const;

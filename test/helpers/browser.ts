@@ -1,6 +1,6 @@
 // For browser and executable tests: Debian's chromium (installed under a lock when missing and root), dist/confvault (rebuilt under a lock when stale), a showcase seed, its pages, axe-core.
 import assert from 'node:assert/strict';
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -138,6 +138,8 @@ export function applicationPages(s: Showcase): string[] {
     `/devices/${d}`,
     `/devices/${s.devices.edge}`,
     `/devices/${d}/edit`,
+    `/devices/${d}/delete`,
+    '/devices?retired=1',
     `/devices/${d}/backups/${s.backups.second}`,
     `/devices/${d}/diff?a=${s.backups.first}&b=${s.backups.second}`,
     `/devices/${d}/diff?a=${s.backups.first}&b=${s.backups.second}&view=unified`,
@@ -226,4 +228,47 @@ export async function seriousViolations(page: Page): Promise<AxeFinding[]> {
       .filter((v) => v.impact === 'serious' || v.impact === 'critical')
       .map((v) => ({ id: v.id, impact: v.impact ?? '', help: v.help, nodes: v.nodes.slice(0, 5).map((n) => n.target.map(String).join(' ')) }));
   });
+}
+
+export interface ServedExecutable {
+  proc: ChildProcess;
+  url: string;
+  /** The first administrator's password, as serve prints it on a new data directory ('' when it printed none). */
+  password: string;
+  /** What serve wrote on standard error so far (it keeps growing). */
+  stderr(): string;
+  /** SIGTERM, and wait for the exit. */
+  stop(): Promise<void>;
+}
+
+/** `dist/confvault serve` on a data directory under `dir`, on a free loopback port; resolves once it prints its URL. */
+export async function serveExecutable(dir: string, env: NodeJS.ProcessEnv): Promise<ServedExecutable> {
+  const proc = spawn(EXE, ['serve', '--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0'], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  proc.stderr.on('data', (d) => (stderr += d));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
+    proc.stdout.on('data', (d) => {
+      stdout += d;
+      const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1]);
+      }
+    });
+    proc.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stderr}`)));
+  });
+  return {
+    proc,
+    url,
+    password: /shown only now\):\s*\n\s+(\S+)/.exec(stderr)?.[1] ?? '',
+    stderr: () => stderr,
+    async stop() {
+      if (proc.exitCode !== null) return;
+      const exited = new Promise((r) => proc.once('exit', r));
+      proc.kill('SIGTERM');
+      await exited;
+    },
+  };
 }

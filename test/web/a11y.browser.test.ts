@@ -39,6 +39,24 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
     });
   }
 
+  // The bundled API reference (src/app/docs.ts, docs-a11y.ts): its theme, its mended ARIA and the link to the plain document.
+  // axe over its ~15,000 elements takes about a minute per width on a busy two-core machine.
+  for (const width of WIDTHS) {
+    test(`the API docs page at ${width} px has no serious or critical axe violation, and links the raw OpenAPI document`, { timeout: 300_000 }, async (ctx) => {
+      if (skip) return ctx.skip(skip);
+      const page = pages.get(width)!;
+      const res = await page.goto(`${t.url}/api/v1/docs`);
+      assert.equal(res?.status(), 200);
+      assert.equal(await page.getAttribute('html', 'lang'), 'en');
+      assert.equal(await page.getByRole('link', { name: /OpenAPI document \(JSON\)/ }).getAttribute('href'), '/api/v1/openapi.json');
+      await page.getByText('Backup content').first().waitFor({ timeout: 60_000 });
+      // The mending script runs on the next frame after the reference draws.
+      await page.waitForFunction(() => document.querySelectorAll('button[aria-selected]:not([role])').length === 0, undefined, { timeout: 10_000 });
+      const found = (await seriousViolations(page)).map((v) => `${v.impact} ${v.id} (${v.help}) at ${v.nodes.join(' | ')}`);
+      assert.deepEqual(found, [], `axe on /api/v1/docs at ${width} px:\n${found.join('\n')}`);
+    });
+  }
+
   test('the first Tab reaches a skip link that moves focus to the content', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const page = pages.get(1280)!;

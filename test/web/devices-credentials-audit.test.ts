@@ -98,7 +98,7 @@ test('credential and device created, edited and deleted through the web: one aud
     { csrf: true },
   );
   assert.equal(save.res.status, 303, save.html);
-  assert.equal((await web.post(`/devices/${devId}/delete`, {}, { csrf: true })).res.status, 303);
+  assert.equal((await web.post(`/devices/${devId}/delete`, { confirm_name: 'web-dev' }, { csrf: true })).res.status, 303);
   assert.equal((await web.post(`/credentials/${credId}/delete`, {}, { csrf: true })).res.status, 303);
   rows = rowsSince(mark);
   assert.deepEqual(

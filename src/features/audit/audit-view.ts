@@ -1,6 +1,28 @@
 // How the audit trail reads to people: time filters typed by hand, and changes/details as "field: before → after".
 import { formatTimestamp, parseLocalTimestamp } from '../../lib/time';
 import type { AuditRow } from './audit.store';
+import type { NamedKind } from './audit-names.store';
+
+/** The name of a record that still exists (and the reader may see), or undefined: the page then shows its id. */
+export type AuditNames = (kind: NamedKind, id: number) => string | undefined;
+
+/** Targets that name a record by id ("device 18"). */
+export const TARGET_ID = /^(device|group|credential|template) (\d+)$/;
+
+/** Change fields holding the id of another record, and the kind of record each names. */
+export const ID_FIELDS: Record<string, NamedKind> = { group_id: 'group', credential_id: 'credential', template_id: 'template', device_id: 'device' };
+
+/** "device r1" for a target whose record still exists, "device 18 (deleted)" when it does not; other targets as recorded. */
+export function describeTarget(target: string, names?: AuditNames): { text: string; href?: string } {
+  const m = names ? TARGET_ID.exec(target) : null;
+  if (!m || !names) return { text: target };
+  const kind = m[1] as NamedKind;
+  const id = Number(m[2]);
+  const name = names(kind, id);
+  if (name === undefined) return { text: `${target} (deleted)` };
+  const href = kind === 'device' ? `/devices/${id}` : kind === 'template' ? `/templates/${id}` : undefined;
+  return { text: `${kind} ${name}`, href };
+}
 
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?(Z|[+-]\d{2}:?\d{2})$/;
 
@@ -58,14 +80,35 @@ function parseObject(json: string): Record<string, unknown> {
  * One line per changed field: "name: old → new", "password: changed" for a secret, and for two lists of plain
  * values what was added and removed ("permissions: added devices.view; removed users.view"). `tz`: see showValue.
  */
-export function describeChanges(changesJson: string, tz?: string): string[] {
-  return Object.entries(parseObject(changesJson)).map(([field, c]) => {
-    if (c === 'changed') return `${field}: changed`;
+export function describeChanges(changesJson: string, tz?: string, opts: { action?: string; names?: AuditNames } = {}): string[] {
+  const entries = Object.entries(parseObject(changesJson)).map(([field, c]) => {
     const pair = c !== null && typeof c === 'object' ? (c as { before?: unknown; after?: unknown }) : {};
-    const delta = listDelta(pair.before, pair.after);
-    if (delta) return `${field}: ${delta}`;
-    return `${field}: ${showValue(pair.before, tz, field)} → ${showValue(pair.after, tz, field)}`;
+    return { field, secret: c === 'changed', before: pair.before ?? null, after: pair.after ?? null };
   });
+  const named = (field: string, v: unknown) => nameOf(field, v, tz, opts.names);
+  const label = (field: string) => (opts.names && ID_FIELDS[field] ? ID_FIELDS[field] : field);
+  // A record created or deleted: one line with its fields, not one "— → value" line per field.
+  const whole = opts.action && /\.(create|delete)$/.test(opts.action) ? (opts.action.endsWith('.create') ? 'after' : 'before') : null;
+  if (whole && entries.length > 1) {
+    const parts = entries
+      // Empty and off values are the defaults of a new record; "enabled: false" is worth saying.
+      .filter((e) => e.secret || (e[whole] !== null && e[whole] !== '' && (e[whole] !== false || e.field === 'enabled')))
+      .map((e) => `${label(e.field)}: ${e.secret ? 'set' : named(e.field, e[whole])}`);
+    return [`${whole === 'after' ? 'created with' : 'removed'} ${parts.join(', ')}`];
+  }
+  return entries.map((e) => {
+    if (e.secret) return `${e.field}: changed`;
+    const delta = listDelta(e.before, e.after);
+    if (delta) return `${e.field}: ${delta}`;
+    return `${label(e.field)}: ${named(e.field, e.before)} → ${named(e.field, e.after)}`;
+  });
+}
+
+/** A value as shown, an id field's value as the name of what it names ("core-switches"), or "18 (deleted)". */
+function nameOf(field: string, v: unknown, tz: string | undefined, names?: AuditNames): string {
+  const kind = ID_FIELDS[field];
+  if (!names || !kind || typeof v !== 'number') return showValue(v, tz, field);
+  return names(kind, v) ?? `${v} (deleted)`;
 }
 
 /** "added x; removed y" between two lists of strings or numbers, or null when they are not such lists. */

@@ -15,8 +15,11 @@ import {
   type AuditFilter,
   type AuditRow,
 } from './audit.store';
+import { NAMED_KINDS, recordNames, type NamedKind } from './audit-names.store';
+import { ID_FIELDS, TARGET_ID, type AuditNames } from './audit-view';
 
 export type { AuditFilter, AuditRow };
+export type { AuditNames };
 
 /** Changed fields: before/after values, or "changed" for a secret (its value never reaches the trail). */
 export type AuditChanges = Record<string, { before: unknown; after: unknown } | 'changed'>;
@@ -131,6 +134,34 @@ function withinScope(db: DB, row: AuditRow, groups: readonly number[]): AuditRow
   const group = /^group (\d+)$/.exec(row.target);
   const target = group && groups.includes(Number(group[1])) ? row.target : `${count} device${count === 1 ? '' : 's'} in your scope`;
   return { ...row, target, details: JSON.stringify({ ...details, devices: count, device_ids: ids, scope: 'only devices in your scope are shown' }) };
+}
+
+/**
+ * The names of the devices, groups, credentials and templates a page of rows mentions by id (targets such as "device 18",
+ * and the group_id/credential_id/template_id changes), where they still exist and the reader may see them.
+ */
+export function auditNames(db: DB, scope: Scope, rows: readonly AuditRow[]): AuditNames {
+  const wanted = new Map<NamedKind, Set<number>>(NAMED_KINDS.map((k) => [k, new Set<number>()]));
+  for (const r of rows) {
+    const m = TARGET_ID.exec(r.target);
+    if (m) wanted.get(m[1] as NamedKind)?.add(Number(m[2]));
+    for (const [field, kind] of Object.entries(ID_FIELDS)) {
+      const c = changeOf(r.changes, field);
+      for (const v of [c?.before, c?.after]) if (typeof v === 'number') wanted.get(kind)?.add(v);
+    }
+  }
+  const groups = scope.all ? null : [...scope.groupIds];
+  const found = new Map(NAMED_KINDS.map((k) => [k, recordNames(db, k, [...(wanted.get(k) ?? [])], groups)]));
+  return (kind, id) => found.get(kind)?.get(id);
+}
+
+function changeOf(json: string, field: string): { before?: unknown; after?: unknown } | undefined {
+  try {
+    const c = (JSON.parse(json) as Record<string, unknown>)[field];
+    return c !== null && typeof c === 'object' ? c : undefined;
+  } catch {
+    return undefined;
+  }
 }
 
 export function auditActions(db: DB): string[] {

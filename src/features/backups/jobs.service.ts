@@ -66,7 +66,12 @@ export function requestBackupJob(db: DB, actor: Actor, selection: JobSelection, 
       let ids: number[];
       let groupId: number | null = null;
       if ('deviceIds' in selection) {
-        ids = [...new Set(selection.deviceIds)].map((id) => getDevice(db, scope, id).id);
+        ids = [...new Set(selection.deviceIds)].map((id) => {
+          const d = getDevice(db, scope, id);
+          // A retired device is kept for its history only; backing it up again means reactivating it first.
+          if (d.retired) throw new ApiError('CONFLICT', `device ${d.name} is retired: reactivate it to back it up again`);
+          return d.id;
+        });
         label = ids.length === 1 ? `device ${deviceFactRows(db, ids)[0]?.name ?? ids[0]}` : `${ids.length} selected devices`;
       } else if ('groupId' in selection) {
         const g = getGroup(db, scope, selection.groupId);

@@ -39,5 +39,25 @@ export const DEVICE_OPS = {
     { scope: 'groups', ownership: 'credential' },
     { web: ['POST /devices/:id/detect'], cli: 'device detect' },
   ),
-  delete: operation('devices.delete', ['devices.delete'], groups, { api: 'DELETE /devices/{device_id}', web: ['POST /devices/:id/delete'] }),
+  retire: operation('devices.retire', ['devices.update'], groups, {
+    api: 'POST /devices/{device_id}/retire',
+    web: ['POST /devices/:id/retire'],
+    cli: 'device retire',
+  }),
+  reactivate: operation('devices.reactivate', ['devices.update'], groups, {
+    api: 'POST /devices/{device_id}/reactivate',
+    web: ['POST /devices/:id/reactivate'],
+    cli: 'device reactivate',
+  }),
+  bulkEdit: operation(
+    'devices.bulk_edit',
+    ['devices.update'],
+    { scope: 'groups', ownership: 'credential' },
+    { web: ['POST /devices/bulk', 'POST /devices/bulk/apply'] },
+  ),
+  delete: operation('devices.delete', ['devices.delete'], groups, {
+    api: 'DELETE /devices/{device_id}',
+    web: ['GET /devices/:id/delete', 'POST /devices/:id/delete'],
+    cli: 'device delete',
+  }),
 } as const;

@@ -120,8 +120,14 @@ const deleteRoute = createRoute({
   path: '/devices/{device_id}',
   operationId: 'deleteDevice',
   tags,
-  summary: 'Delete a device',
-  description: `Deletes the device and all its backup records. ${SCOPE_ONE}`,
+  summary: 'Delete a device and its backup history',
+  description: [
+    'Deletes the device **and its whole history**: the device record and every one of its backup records (the versions listed by ' +
+      '`GET /devices/{device_id}/backups`, their metadata and their place in diffs and search) are removed and cannot be restored. ' +
+      'Stored configuration files shared with another device’s versions stay. The deletion is audited with the device’s fields.',
+    'To take a device out of service and keep its versions, retire it instead (`POST /devices/{device_id}/retire`).',
+    SCOPE_ONE,
+  ].join('\n\n'),
   security,
   middleware: [requirePermission(DEVICE_OPS.delete)] as const,
   request: { params: DeviceIdParams },

@@ -55,6 +55,17 @@ const LastBackupSchema = z
   })
   .openapi('DeviceLastBackup', { description: 'The most recent backup record; its content is at /backups/{id}/content' });
 
+const RetiredSchema = z
+  .object({
+    at: TimestampSchema,
+    by: z.string().nullable().openapi({ description: 'The user (or API key owner, or OS user) who retired it', example: 'alice' }),
+  })
+  .openapi('DeviceRetired', {
+    description:
+      'A retired device keeps its backup records (listed, readable, searchable, diffable) but is never backed up: off every schedule, ' +
+      'event backup and probe, and out of the problem lists, until it is reactivated',
+  });
+
 export const DeviceSchema = z
   .object({
     id: z.number().int().openapi({ example: 17 }),
@@ -80,6 +91,7 @@ export const DeviceSchema = z
     last_backup: LastBackupSchema.nullable(),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
+    retired: RetiredSchema.nullable().openapi({ description: 'null while the device is in service' }),
   })
   .openapi('Device');
 
@@ -92,6 +104,7 @@ export function toDeviceDto(d: Device, tz: string): DeviceDto {
     last_backup: d.last_backup && { ...d.last_backup, started_at: formatTimestamp(d.last_backup.started_at, tz) },
     created_at: formatTimestamp(d.created_at, tz),
     updated_at: formatTimestamp(d.updated_at, tz),
+    retired: d.retired && { ...d.retired, at: formatTimestamp(d.retired.at, tz) },
   };
 }
 
@@ -183,6 +196,7 @@ export const DeviceListQuerySchema = z.object({
   enabled: BoolQuery().openapi({ description: 'Only enabled (`true`) or only disabled (`false`) devices', example: true }),
   protocol: ProtocolSchema.optional().openapi({ description: 'Only devices backed up over this protocol' }),
   reachability: ReachabilityStatusSchema.optional().openapi({ description: 'Only devices with this reachability status', example: 'unreachable' }),
+  retired: BoolQuery().openapi({ description: 'Only retired (`true`) or only in-service (`false`) devices; unset: both', example: false }),
 });
 
 export const DevicePageQuerySchema = z.object({ ...paginationQuery() });

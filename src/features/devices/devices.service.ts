@@ -122,7 +122,7 @@ export function getDevice(db: DB, scope: Scope, id: number): Device {
   return toDevice(row);
 }
 
-function requireDeviceInScope(db: DB, scope: Scope, id: number): DeviceRow {
+export function requireDeviceInScope(db: DB, scope: Scope, id: number): DeviceRow {
   const row = getDeviceRow(db, id);
   if (!row) throw ApiError.notFound(`device ${id}`);
   if (!inScope(scope, row.group_id)) throw new ApiError('PERMISSION_DENIED', OUT_OF_SCOPE);
@@ -148,14 +148,14 @@ function nameExists(name: string): ApiError {
   return new ApiError('DEVICE_NAME_EXISTS', `a device named "${name}" already exists`);
 }
 
-function loadDevice(db: DB, id: number): Device {
+export function loadDevice(db: DB, id: number): Device {
   const row = getDeviceViewRow(db, id);
   if (!row) throw ApiError.notFound(`device ${id}`);
   return toDevice(row);
 }
 
 /** The fields the audit trail compares (reachability, host key and timestamps are observations, not edits). */
-function auditView(d: Device) {
+export function auditView(d: Device) {
   return {
     name: d.name,
     hostname: d.hostname,
@@ -238,6 +238,9 @@ export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatc
       const credentialId = patch.credential_id ?? row.credential_id;
       const groupId = patch.group_id !== undefined ? patch.group_id : row.group_id;
       const credentialChanged = credentialId !== row.credential_id;
+      if (patch.enabled === true && row.retired_at !== null) {
+        throw new ApiError('CONFLICT', `device ${row.name} is retired: reactivate it to back it up again`, { field: 'enabled' });
+      }
       if (credentialChanged || groupId !== row.group_id) requireCredentialCovers(db, credentialId, groupId);
       const { accept_host_key_change: accept, ...fields } = patch;
       try {

@@ -27,6 +27,9 @@ export interface DeviceRow {
   last_backup_id: string | null;
   created_at: number;
   updated_at: number;
+  /** When the device was retired (ms), null while in service (schema 0023). */
+  retired_at: number | null;
+  retired_by: string | null;
 }
 
 /** A device row with the summary of its last backup (null columns when there is none or it was pruned). */
@@ -53,6 +56,8 @@ export interface Device {
   last_backup: { id: string; started_at: number; success: boolean } | null;
   created_at: number;
   updated_at: number;
+  /** Retired: kept with its history, never backed up; null while in service. */
+  retired: { at: number; by: string | null } | null;
 }
 
 export function toDevice(row: DeviceViewRow): Device {
@@ -77,6 +82,7 @@ export function toDevice(row: DeviceViewRow): Device {
         : null,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    retired: row.retired_at === null ? null : { at: row.retired_at, by: row.retired_by },
   };
 }
 
@@ -96,6 +102,8 @@ export interface DeviceFilter {
   template_id?: number;
   /** Devices whose newest backup failed; the web list's filter. */
   last_failed?: boolean;
+  /** true: only retired devices; false: only devices in service; unset: both. */
+  retired?: boolean;
 }
 
 /** The orders a device list can take (the web list's column headers); the API lists by name. */
@@ -165,6 +173,7 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
     params.template_id = f.template_id;
   }
   if (f.last_failed) conds.push('(SELECT fb.success FROM backups fb WHERE fb.id = d.last_backup_id) = 0');
+  if (f.retired !== undefined) conds.push(f.retired ? 'd.retired_at IS NOT NULL' : 'd.retired_at IS NULL');
   return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
 }
 

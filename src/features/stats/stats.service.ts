@@ -63,7 +63,8 @@ export interface DayPoint {
 }
 
 export interface Dashboard {
-  devices: { total: number; enabled: number; unreachable: number };
+  /** total: in service; retired apart. */
+  devices: { total: number; enabled: number; unreachable: number; retired: number };
   last_24h: { succeeded: number; failed: number };
   days: DayPoint[];
   failures: FailureRow[];

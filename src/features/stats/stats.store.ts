@@ -87,13 +87,15 @@ export function countOutcomesSince(db: DB, since: number): OutcomeCounts {
 const scopeCond = (groupIds: readonly number[] | null) => (groupIds === null ? '' : 'AND d.group_id IN (SELECT value FROM json_each(@groups))');
 const scopeParams = (groupIds: readonly number[] | null) => (groupIds === null ? {} : { groups: JSON.stringify(groupIds) });
 
-export function countScopedDevices(db: DB, groupIds: readonly number[] | null): { total: number; enabled: number; unreachable: number } {
+/** Devices in service (total, enabled, unreachable) and, counted apart, the retired ones. */
+export function countScopedDevices(db: DB, groupIds: readonly number[] | null): { total: number; enabled: number; unreachable: number; retired: number } {
   return db
     .prepare(
-      `SELECT count(*) AS total, ifnull(sum(d.enabled), 0) AS enabled, ifnull(sum(d.reachability = 'unreachable'), 0) AS unreachable
+      `SELECT ifnull(sum(d.retired_at IS NULL), 0) AS total, ifnull(sum(d.enabled), 0) AS enabled,
+              ifnull(sum(d.reachability = 'unreachable'), 0) AS unreachable, ifnull(sum(d.retired_at IS NOT NULL), 0) AS retired
          FROM devices d WHERE 1 = 1 ${scopeCond(groupIds)}`,
     )
-    .get(scopeParams(groupIds)) as { total: number; enabled: number; unreachable: number };
+    .get(scopeParams(groupIds)) as { total: number; enabled: number; unreachable: number; retired: number };
 }
 
 export interface OutcomeBucketRow {
@@ -145,7 +147,7 @@ export function listRecentFailures(db: DB, groupIds: readonly number[] | null, s
     .prepare(
       `SELECT b.id AS backup_id, d.id AS device_id, d.name AS device_name, b.started_at, b.failure_type, b.error_message
          FROM backups b JOIN devices d ON d.id = b.device_id
-        WHERE b.started_at >= @since AND b.finished_at IS NOT NULL AND b.success = 0 ${scopeCond(groupIds)}
+        WHERE b.started_at >= @since AND b.finished_at IS NOT NULL AND b.success = 0 AND d.retired_at IS NULL ${scopeCond(groupIds)}
         ORDER BY b.started_at DESC ${boundLimit('@limit')}`,
     )
     .all({ since, limit, ...scopeParams(groupIds) }) as FailureRow[];

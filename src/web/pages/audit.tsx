@@ -1,8 +1,8 @@
 // Audit log page (audit.view): newest first, paged, filtered by actor, action, target and time range in the user's zone.
 import { AUDIT_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
-import { auditActions, listAuditFor, type AuditFilter } from '../../features/audit/audit.service';
-import { describeChanges, describeDetails, describeDoor, parseAuditTime } from '../../features/audit/audit-view';
+import { auditActions, auditNames, listAuditFor, type AuditFilter, type AuditNames } from '../../features/audit/audit.service';
+import { describeChanges, describeDetails, describeDoor, describeTarget, parseAuditTime } from '../../features/audit/audit-view';
 import { Pager } from '../components/layout';
 import { render } from '../render';
 import { formatTime, intQuery, need, type WebContext, type WebEnv } from '../web-context';
@@ -40,6 +40,18 @@ function endOf(text: string, ms: number, tz: string): number {
   return ms + 1000;
 }
 
+/** The row's target, named (a link to the record) while it exists, its id once deleted. */
+function Target({ target, names }: { target: string; names: AuditNames }) {
+  const t = describeTarget(target, names);
+  return t.href ? (
+    <a href={t.href} title={target}>
+      {t.text}
+    </a>
+  ) : (
+    <>{t.text}</>
+  );
+}
+
 export function registerAudit(web: Hono<WebEnv>): void {
   web.get('/audit', need(AUDIT_OPS.list), (c) => {
     const db = c.get('app').db;
@@ -48,6 +60,7 @@ export function registerAudit(web: Hono<WebEnv>): void {
     const { values, filter, errors } = readFilters(c, tz);
     const { items: rows, total } = listAuditFor(db, c.get('principal'), filter, page, PAGE);
     const actions = auditActions(db);
+    const names = auditNames(db, c.get('principal').scope, rows);
     const filtered = Object.values(values).some(Boolean);
     return render(
       c,
@@ -109,9 +122,11 @@ export function registerAudit(web: Hono<WebEnv>): void {
                     <td>{r.actor}</td>
                     <td class="small">{describeDoor(r)}</td>
                     <td class="mono">{r.action}</td>
-                    <td>{r.target}</td>
+                    <td>
+                      <Target target={r.target} names={names} />
+                    </td>
                     <td class="small">
-                      {describeChanges(r.changes, tz).map((l) => (
+                      {describeChanges(r.changes, tz, { action: r.action, names }).map((l) => (
                         <div>{l}</div>
                       ))}
                     </td>

@@ -41,9 +41,10 @@ function dashboardPage(c: WebContext) {
     { title: 'Dashboard', active: '/' },
     <>
       <h1>Dashboard</h1>
-      {d.devices.total === 0 && can(c, 'devices.create') ? <GettingStarted c={c} /> : null}
+      {d.devices.total + d.devices.retired === 0 && can(c, 'devices.create') ? <GettingStarted c={c} /> : null}
       <section class="tiles" id="stats">
-        <Tile label="Devices" value={d.devices.total} id="stat-devices" />
+        <Tile label="Devices in service" value={d.devices.total} id="stat-devices" />
+        {d.devices.retired ? <Tile label="Retired (history kept)" value={d.devices.retired} id="stat-retired" /> : null}
         <Tile label="Enabled" value={d.devices.enabled} />
         <Tile label="Unreachable" value={d.devices.unreachable} warn={d.devices.unreachable > 0} id="stat-unreachable" />
         <Tile label={`Stale (no good backup in ${staleHours} h)`} value={stale} warn={stale > 0} id="stat-stale" />

@@ -16,6 +16,7 @@ import { registerDeviceVersions } from './device-versions';
 import { groupOptions, groupPaths } from './groups-options';
 import { HostKeyChange } from './devices';
 import { DeviceHold } from '../components/device-hold';
+import { RetireControls, RetiredNote } from './device-retire';
 
 const HISTORY_PAGE = 20;
 
@@ -48,6 +49,7 @@ function devicePage(c: WebContext) {
         <a href="/devices">Devices</a> / {device.name}
       </p>
       <DeviceTitle c={c} device={device} />
+      <RetiredNote c={c} device={device} />
       <BackupStatus c={c} deviceId={id} />
       <HostKeyChange c={c} deviceId={id} />
       <DeviceHold c={c} deviceId={id} />
@@ -64,7 +66,7 @@ function DeviceTitle({ c, device }: { c: WebContext; device: Device }) {
     <div class="title-row">
       <h1>{device.name}</h1>
       <div class="actions">
-        {can(c, 'backups.run') ? (
+        {can(c, 'backups.run') && !device.retired ? (
           <form method="post" action={`/devices/${id}/backup`} class="inline" data-backup-now={String(id)}>
             <Csrf token={c.get('session').csrfToken} />
             <button type="submit" class="primary">
@@ -88,6 +90,7 @@ function DeviceTitle({ c, device }: { c: WebContext; device: Device }) {
             Compliance
           </a>
         ) : null}
+        <RetireControls c={c} device={device} />
       </div>
     </div>
   );
@@ -126,7 +129,7 @@ function FactsList({ c, device }: { c: WebContext; device: Device }) {
         {device.reachability.error ? <div class="muted">{device.reachability.error}</div> : null}
       </dd>
       <dt>State</dt>
-      <dd>{device.enabled ? 'enabled' : 'disabled'}</dd>
+      <dd>{device.retired ? 'retired' : device.enabled ? 'enabled' : 'disabled'}</dd>
       <DeviceFacts c={c} device={device} />
       {device.description ? (
         <>

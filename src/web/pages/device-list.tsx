@@ -1,4 +1,5 @@
-// The device list: filters (search, group, platform, reachability, stale, failed), sorting, numbered paging, bulk backup and CSV export links.
+// The device list: in service or retired, filters (search, group, platform, reachability, stale, failed), sorting, numbered paging,
+// bulk backup and bulk edit of the ticked devices, CSV export links.
 import { staleBefore, staleDevices } from '../../features/notifications/notification-events.service';
 import { listDevices, listPlatforms, DEVICE_SORTS, type DeviceFilter, type DeviceOrder } from '../../features/devices/devices.service';
 import { heldDevices } from '../../features/devices/device-holds.service';
@@ -6,6 +7,7 @@ import { FilterSelect, GroupPlatformFilters } from '../components/filter-select'
 import { Csrf, Pager } from '../components/layout';
 import { render } from '../render';
 import { can, formatTime, intQuery, type WebContext } from '../web-context';
+import { DEVICE_OPS } from '../../features/policy';
 import { groupOptions, groupPaths } from './groups-options';
 
 const PAGE_SIZE = 50;
@@ -19,6 +21,7 @@ export function deviceListQuery(c: WebContext) {
   const staleOnly = c.req.query('stale') === '1';
   const failedOnly = c.req.query('failed') === '1';
   const templateId = intQuery(c, 'template_id', 0);
+  const retired = c.req.query('retired') === '1';
   const order: DeviceOrder = { sort: DEVICE_SORTS.find((s) => s === c.req.query('sort')) ?? 'name', desc: c.req.query('dir') === 'desc' };
   const staleHours = c.get('app').config.backup.stale_after_hours;
   const filter: DeviceFilter = {
@@ -28,6 +31,7 @@ export function deviceListQuery(c: WebContext) {
     stale_before: staleOnly ? staleBefore(staleHours) : undefined,
     template_id: templateId || undefined,
     last_failed: failedOnly || undefined,
+    retired,
   };
   const params = {
     q,
@@ -36,8 +40,9 @@ export function deviceListQuery(c: WebContext) {
     reachability: reach,
     stale: staleOnly ? '1' : undefined,
     failed: failedOnly ? '1' : undefined,
+    retired: retired ? '1' : undefined,
   };
-  return { q, groupId, reach, staleOnly, failedOnly, templateId, order, staleHours, filter, params };
+  return { q, groupId, reach, staleOnly, failedOnly, templateId, retired, order, staleHours, filter, params };
 }
 
 export function listPage(c: WebContext) {
@@ -45,13 +50,17 @@ export function listPage(c: WebContext) {
   const p = c.get('principal');
   const tz = c.get('timezone');
   const page = intQuery(c, 'page', 1, 100_000);
-  const { q, groupId, reach, staleOnly, failedOnly, templateId, order, staleHours, filter, params } = deviceListQuery(c);
+  const { q, groupId, reach, staleOnly, failedOnly, templateId, retired, order, staleHours, filter, params } = deviceListQuery(c);
   const exportQuery = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => Boolean(e[1]))).toString();
   const { items, total } = listDevices(db, p.scope, filter, page, PAGE_SIZE, order);
   const platforms = listPlatforms(db);
   const platformNames = new Map(platforms.map((t) => [t.id, t.name]));
   const sortParams = { ...params, sort: order.sort === 'name' ? undefined : order.sort, dir: order.desc ? 'desc' : undefined };
-  const bulk = can(c, 'backups.run');
+  // The other tab's count, under the same filters: retired devices are counted apart from those in service.
+  const other = listDevices(db, p.scope, { ...filter, retired: !retired }, 1, 1).total;
+  const bulk = can(c, 'backups.run') && !retired;
+  const edit = can(c, DEVICE_OPS.bulkEdit);
+  const select = bulk || edit;
   const here = `/devices${new URL(c.req.url).search}`;
   const held = heldDevices(
     db,
@@ -86,7 +95,16 @@ export function listPage(c: WebContext) {
           ) : null}
         </div>
       </div>
+      <nav class="tabs" aria-label="Device state">
+        <a href={tabHref(params, false)} aria-current={retired ? undefined : 'page'} id="tab-active">
+          In service ({retired ? other : total})
+        </a>
+        <a href={tabHref(params, true)} aria-current={retired ? 'page' : undefined} id="tab-retired">
+          Retired ({retired ? total : other})
+        </a>
+      </nav>
       <form method="get" action="/devices" class="row filters" role="search">
+        {retired ? <input type="hidden" name="retired" value="1" /> : null}
         <label>
           Search
           <input name="q" type="search" value={q} placeholder="name or address" />
@@ -108,15 +126,17 @@ export function listPage(c: WebContext) {
         <button type="submit">Filter</button>
       </form>
       {items.length === 0 ? (
-        <p class="empty">No devices{q || groupId || templateId || reach || staleOnly || failedOnly ? ' match these filters' : ' yet'}.</p>
+        <p class="empty">
+          No {retired ? 'retired ' : ''}devices{q || groupId || templateId || reach || staleOnly || failedOnly ? ' match these filters' : ' yet'}.
+        </p>
       ) : (
         <form method="post" action="/jobs" id="bulk-backup">
-          {bulk ? <BulkActions c={c} groupId={groupId} groupLabel={groupId ? paths.get(groupId) : undefined} back={here} /> : null}
+          {select ? <BulkActions c={c} backup={bulk} edit={edit} groupId={groupId} groupLabel={groupId ? paths.get(groupId) : undefined} back={here} /> : null}
           <div class="table-wrap">
             <table class="list" id="devices">
               <thead>
                 <tr>
-                  {bulk ? <th>Select</th> : null}
+                  {select ? <th>Select</th> : null}
                   <SortHeader label="Name" sort="name" order={order} params={params} />
                   <SortHeader label="Address" sort="address" order={order} params={params} />
                   <SortHeader label="Group" sort="group" order={order} params={params} />
@@ -128,14 +148,15 @@ export function listPage(c: WebContext) {
               <tbody>
                 {items.map((d) => (
                   <tr>
-                    {bulk ? (
+                    {select ? (
                       <td>
                         <input type="checkbox" name="device_id" value={String(d.id)} aria-label={`Select ${d.name}`} />
+                        <input type="hidden" name="page_device_id" value={String(d.id)} />
                       </td>
                     ) : null}
                     <td>
                       <a href={`/devices/${d.id}`}>{d.name}</a>
-                      {d.enabled ? null : <span class="badge muted">disabled</span>}
+                      {d.retired ? <span class="badge muted">retired</span> : d.enabled ? null : <span class="badge muted">disabled</span>}
                       {held.has(d.id) ? (
                         <span class="badge failed" title="backups held until an entitled user approves the address">
                           held
@@ -197,12 +218,42 @@ function SortHeader(props: { label: string; sort: DeviceOrder['sort']; order: De
   );
 }
 
-/** Bulk backups from the list: the devices ticked, the group filtered on (with its subgroups), or every device in scope; one job each. */
-function BulkActions({ c, groupId, groupLabel, back }: { c: WebContext; groupId: number; groupLabel?: string; back: string }) {
+/** The list with the other state's devices (in service / retired), its other filters kept. */
+function tabHref(params: Record<string, string | undefined>, retired: boolean): string {
+  const q = new URLSearchParams();
+  for (const [k, v] of Object.entries(params)) if (v && k !== 'retired') q.set(k, v);
+  if (retired) q.set('retired', '1');
+  return q.size ? `/devices?${q}` : '/devices';
+}
+
+/**
+ * Bulk actions on the list: backups of the devices ticked, the group filtered on (with its subgroups), or every device in
+ * scope (one job each); "Edit selected" opens the bulk edit of the ticked devices (every device of the page with "All on
+ * this page", also without script).
+ */
+function BulkActions(props: { c: WebContext; backup: boolean; edit: boolean; groupId: number; groupLabel?: string; back: string }) {
+  const { c, groupId, groupLabel, back } = props;
   return (
     <div class="actions bulk-actions">
       <Csrf token={c.get('session').csrfToken} />
       <input type="hidden" name="back" value={back} />
+      {/* Above the table, not in its header: on a phone the header is hidden and the rows are cards. */}
+      <label class="check">
+        <input type="checkbox" name="all_on_page" value="1" data-select-all="device_id" /> All on this page
+      </label>
+      {props.edit ? (
+        <button type="submit" formaction="/devices/bulk" id="bulk-edit-selected">
+          Edit selected…
+        </button>
+      ) : null}
+      {props.backup ? <BackupButtons groupId={groupId} groupLabel={groupLabel} /> : null}
+    </div>
+  );
+}
+
+function BackupButtons({ groupId, groupLabel }: { groupId: number; groupLabel?: string }) {
+  return (
+    <>
       <button type="submit" name="selection" value="devices">
         Back up selected
       </button>
@@ -218,6 +269,6 @@ function BulkActions({ c, groupId, groupLabel, back }: { c: WebContext; groupId:
         Back up all
       </button>
       <a href="/jobs">Jobs</a>
-    </div>
+    </>
   );
 }

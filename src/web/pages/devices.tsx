@@ -1,8 +1,8 @@
-// Devices: create, edit, delete, host-key acceptance and hold approval; the list itself is device-list.tsx.
+// Devices: create, edit, retire and delete (device-retire.tsx), host-key acceptance and hold approval; the list itself is device-list.tsx.
 import { DEVICE_OPS } from '../../features/policy';
 import type { Hono } from 'hono';
 import { ApiError } from '../../errors';
-import { DEFAULT_PORT, acceptHostKey, createDevice, deleteDevice, getDevice, getHostKeyChange, updateDevice } from '../../features/devices/devices.service';
+import { DEFAULT_PORT, acceptHostKey, createDevice, getDevice, getHostKeyChange, updateDevice } from '../../features/devices/devices.service';
 import { approveDeviceHold, getDeviceHoldView } from '../../features/devices/device-holds.service';
 import { actorOf } from '../../http/context';
 import { DeviceHold } from '../components/device-hold';
@@ -13,6 +13,8 @@ import { DeviceForm, parseDeviceForm } from './device-form';
 import { groupOptions } from './groups-options';
 import { listPage } from './device-list';
 import { autoFormFields } from './device-detect';
+import { registerDeviceRetire } from './device-retire';
+import { registerDeviceBulk } from './device-bulk';
 
 export function registerDevices(web: Hono<WebEnv>): void {
   web.get('/devices', need(DEVICE_OPS.list), (c) => listPage(c));
@@ -64,13 +66,8 @@ export function registerDevices(web: Hono<WebEnv>): void {
       throw err;
     }
   });
-  web.post('/devices/:id/delete', need(DEVICE_OPS.delete), (c) => {
-    const id = intParam(c, 'id');
-    const db = c.get('app').db;
-    const d = getDevice(db, c.get('principal').scope, id);
-    deleteDevice(db, actorOf(c), id);
-    return redirectWith(c, '/devices', `Device ${d.name} and its backup records deleted.`);
-  });
+  registerDeviceRetire(web);
+  registerDeviceBulk(web);
   // The fingerprint posted is the one the page showed: a device offering another key since is refused (409).
   web.post('/devices/:id/host-key/accept', need(DEVICE_OPS.acceptHostKey), async (c) => {
     const id = intParam(c, 'id');
@@ -129,12 +126,11 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
       {device ? <DeviceHold c={c} deviceId={device.id} /> : null}
       {device ? <HostKeyChange c={c} deviceId={device.id} /> : null}
       {device && can(c, 'devices.delete') ? (
-        <form method="post" action={`/devices/${device.id}/delete`} class="inline" data-confirm={`Delete ${device.name} and all its backup records?`}>
-          <Csrf token={c.get('session').csrfToken} />
-          <button type="submit" class="danger">
-            Delete device
-          </button>
-        </form>
+        <p>
+          <a class="button danger" href={`/devices/${device.id}/delete`}>
+            Delete device and history…
+          </a>
+        </p>
       ) : null}
     </>,
   );

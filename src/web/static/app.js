@@ -40,6 +40,26 @@
     if (scrollers[i].scrollWidth > scrollers[i].clientWidth + 1 && !scrollers[i].hasAttribute('tabindex')) scrollers[i].setAttribute('tabindex', '0');
   }
 
+  // "All" in a list's header (data-select-all="NAME"): ticks or unticks every NAME box of its form.
+  // Unticking one row unticks "All" (which, posted, would take the whole page).
+  document.addEventListener('change', function (e) {
+    var box = e.target;
+    if (!box.form || box.type !== 'checkbox') return;
+    var name = box.getAttribute('data-select-all');
+    var i, boxes;
+    if (name) {
+      boxes = box.form.querySelectorAll('input[type="checkbox"][name="' + name + '"]');
+      for (i = 0; i < boxes.length; i++) boxes[i].checked = box.checked;
+      return;
+    }
+    var all = box.form.querySelector('input[data-select-all="' + box.name + '"]');
+    if (!all) return;
+    boxes = box.form.querySelectorAll('input[type="checkbox"][name="' + box.name + '"]');
+    var every = true;
+    for (i = 0; i < boxes.length; i++) every = every && boxes[i].checked;
+    all.checked = every;
+  });
+
   // Copy buttons: data-copy="#selector" of an input.
   document.addEventListener('click', function (e) {
     var btn = e.target.closest && e.target.closest('[data-copy]');
