@@ -307,7 +307,7 @@ export function getDeviceBackup(
   return { row, text: readBackupText(store, log, row) };
 }
 
-/** The record of getDeviceBackup without reading its text (large texts are read off the event loop, web/diff.ts). */
+/** The record of getDeviceBackup without reading its text (large texts are read off the event loop, features/configs/diff.service.ts). */
 export function getDeviceBackupRow(db: DB, scope: Scope, deviceId: number, backupId: string): BackupRow {
   const row = getBackupRow(db, backupId);
   if (!row || row.device_id !== deviceId) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} of device ${deviceId} does not exist`);

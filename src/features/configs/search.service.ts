@@ -1,14 +1,14 @@
 // Configuration search: a text or RE2 pattern over the newest stored version of every device in the user's scope, run on a worker.
-import { ApiError } from '../errors';
-import { recordAudit } from '../features/audit/audit.service';
-import { listLatestSnapshots } from '../features/backups/backups.service';
-import { listDeviceIds } from '../features/devices/devices.service';
-import type { AppServices } from '../http/context';
-import type { Actor } from '../identity/actor';
-import { authorize } from '../identity/policy';
-import { BACKUP_OPS } from '../features/policy';
-import type { Scope } from '../identity/principal';
-import { PatternError, compileRe2 } from '../lib/re2';
+import { ApiError } from '../../errors';
+import { recordAudit } from '../audit/audit.service';
+import { listLatestSnapshots } from '../backups/backups.service';
+import { listDeviceIds } from '../devices/devices.service';
+import type { AppServices } from '../../http/context';
+import type { Actor } from '../../identity/actor';
+import { authorize } from '../../identity/policy';
+import { BACKUP_OPS } from '../policy';
+import type { Scope } from '../../identity/principal';
+import { PatternError, compileRe2 } from '../../lib/re2';
 import { OffThreadBusy, OffThreadTimeout, runOffThread } from './workers/pool';
 import type { SearchDone, SearchHit, SearchQuery, SearchTask } from './workers/search-task';
 
