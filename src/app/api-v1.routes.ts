@@ -7,9 +7,23 @@ import * as deviceRoutes from '../features/devices/devices.routes';
 import * as groupRoutes from '../features/groups/groups.routes';
 import * as backupRoutes from '../features/backups/backups.routes';
 import * as statsRoutes from '../features/stats/stats.routes';
+import * as jobRoutes from '../features/backups/jobs.routes';
+import * as configRoutes from '../features/configs/configs.routes';
+import * as auditRoutes from '../features/audit/audit.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
 }
 
-export const API_ROUTE_MODULES: RouteModule[] = [credentialRoutes, templateRoutes, deviceRoutes, groupRoutes, backupRoutes, statsRoutes];
+export const API_ROUTE_MODULES: RouteModule[] = [
+  credentialRoutes,
+  templateRoutes,
+  deviceRoutes,
+  groupRoutes,
+  backupRoutes,
+  statsRoutes,
+  // The automation API (issue #26): additive operations beside the spec's 25.
+  jobRoutes,
+  configRoutes,
+  auditRoutes,
+];

@@ -113,14 +113,18 @@ export async function searchConfigs(
   };
 }
 
-/** The search a person runs (web page): permissions checked, the search run in their scope, one audit row. */
-export async function searchConfigsAs(
+/** The search a person runs (web page, API): permissions checked at once, the search run in their scope, one audit row. */
+export function searchConfigsAs(
   app: AppServices,
   actor: Actor,
   query: SearchQuery,
   opts: SearchOptions & { format?: 'csv' | 'txt' } = {},
 ): Promise<SearchResult> {
   authorize(actor, BACKUP_OPS.search);
+  return searchAndAudit(app, actor, query, opts);
+}
+
+async function searchAndAudit(app: AppServices, actor: Actor, query: SearchQuery, opts: SearchOptions & { format?: 'csv' | 'txt' }): Promise<SearchResult> {
   const { format, ...search } = opts;
   const result = await searchConfigs(app, actor.principal.scope, query, SEARCH_BUDGET_MS, search);
   recordAudit(app.db, actor, {
