@@ -58,6 +58,7 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'PUT /templates/{template_id}': () => ({ description: 'changed by the policy matrix' }),
   // A device that does not exist: past the guard (404), and no backup runs against a seeded address.
   'POST /jobs': () => ({ device_id: MISSING }),
+  'POST /jobs/{job_id}/cancel': () => ({}),
 };
 
 interface Ids {

@@ -8,6 +8,7 @@ import { BACKUP_OPS } from './backups.policy';
 import { startBackupJob } from './jobs-here.service';
 import { cancelBackupJob, getBackupJob, pageBackupJobs } from './jobs.service';
 import {
+  CancelJobBodySchema,
   JobItemsQuery,
   JobListQuery,
   JobPageSchema,
@@ -84,11 +85,11 @@ const cancelRoute = createRoute({
   summary: 'Cancel a backup job',
   description:
     'Cancels what is left of an open job: queued items at once, running ones within a second or two. Idempotent while the job is open ' +
-    '(cancelling again changes nothing and answers 200 with the job); a job that already ended answers 409 `CONFLICT`. A scoped key cancels ' +
+    '(cancelling again changes nothing and answers 200 with the job). The body is `{}` (request bodies are JSON); a job that already ended answers 409 `CONFLICT`. A scoped key cancels ' +
     'only the devices of its groups; another user’s job also needs `users.update`. Permission: `backups.run`.',
   security,
   middleware: [requirePermission(BACKUP_OPS.cancelJob)] as const,
-  request: { params: JobParams },
+  request: { params: JobParams, body: jsonBody(CancelJobBodySchema) },
   responses: { 200: jsonResponse(JobSchema, 'The job after the request'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT') },
 });
 

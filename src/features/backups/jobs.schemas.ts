@@ -25,6 +25,9 @@ export const StartJobBodySchema = z
   })
   .openapi('StartBackupJob', { description: 'What to back up: exactly one of `device_id`, `device_ids`, `group_id`', example: { device_id: 12 } });
 
+/** Cancelling takes no options: the body is `{}` (every request body of the API is JSON). */
+export const CancelJobBodySchema = z.object({}).strict().openapi('CancelBackupJob', { example: {} });
+
 export function selectionOf(b: z.infer<typeof StartJobBodySchema>): JobSelection {
   if (b.group_id !== undefined) return { groupId: b.group_id };
   return { deviceIds: b.device_ids ?? [b.device_id!] };
