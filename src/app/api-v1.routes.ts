@@ -10,6 +10,7 @@ import * as statsRoutes from '../features/stats/stats.routes';
 import * as jobRoutes from '../features/backups/jobs.routes';
 import * as configRoutes from '../features/configs/configs.routes';
 import * as auditRoutes from '../features/audit/audit.routes';
+import * as notificationRoutes from '../features/notifications/notifications.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
@@ -26,4 +27,5 @@ export const API_ROUTE_MODULES: RouteModule[] = [
   jobRoutes,
   configRoutes,
   auditRoutes,
+  notificationRoutes,
 ];

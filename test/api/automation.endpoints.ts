@@ -15,4 +15,12 @@ export const AUTOMATION_ENDPOINTS: readonly AutomationEndpoint[] = [
   { method: 'GET', path: '/diff', permissions: ['devices.view', 'backups.view'] },
   { method: 'GET', path: '/search', permissions: ['devices.view', 'backups.view'] },
   { method: 'GET', path: '/audit', permissions: ['audit.view'] },
+  { method: 'GET', path: '/notifications/channels', permissions: ['settings.view'] },
+  { method: 'GET', path: '/notifications/channels/{name}', permissions: ['settings.view'] },
+  { method: 'GET', path: '/notifications/rules', permissions: ['settings.view'] },
+  { method: 'GET', path: '/notifications/rules/{name}', permissions: ['settings.view'] },
+  { method: 'POST', path: '/notifications/channels', permissions: ['settings.view', 'settings.update'] },
+  { method: 'DELETE', path: '/notifications/channels/{name}', permissions: ['settings.update'] },
+  { method: 'POST', path: '/notifications/rules', permissions: ['settings.view', 'settings.update'] },
+  { method: 'DELETE', path: '/notifications/rules/{name}', permissions: ['settings.update'] },
 ];

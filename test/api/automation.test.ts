@@ -218,3 +218,31 @@ test('permissions: reading keys cannot start or cancel; the trail needs audit.vi
   const noDevices = await t.keyFor({ permissions: ['backups.view'] });
   assert.equal(expectError(await apiCall(t, `/diff?device_id=${ids.a1}`, { key: noDevices }), 403, 'PERMISSION_DENIED').details.permission, 'devices.view');
 });
+
+test('notification channels and rules: created, read without their secret, refused where the web refuses, deleted', async () => {
+  const body = { name: 'auto-hook', type: 'webhook', url: 'https://hooks.example.net/confvault', secret: 'hmac-secret-value-1' };
+  const created = await call('/notifications/channels', { method: 'POST', json: body });
+  assert.equal(created.status, 201, created.text);
+  assert.deepEqual([created.body.has_secret, created.body.settings.url], [true, body.url]);
+  for (const r of [created, await call('/notifications/channels/auto-hook'), await call('/notifications/channels')]) {
+    assert.ok(!r.text.includes(body.secret), 'the secret never comes back');
+  }
+  expectError(await call('/notifications/channels', { method: 'POST', json: body }), 409, 'CONFLICT');
+  const local = await call('/notifications/channels', { method: 'POST', json: { ...body, name: 'auto-local', url: 'http://127.0.0.1:9/x' } });
+  expectError(local, 422, 'VALIDATION_ERROR', ['url']);
+  const scoped = await t.keyFor({ permissions: ['settings.view', 'settings.update'], groups: [ids.groupB] });
+  const refused = await apiCall(t, '/notifications/channels', { key: scoped, method: 'POST', json: { ...body, name: 'auto-scoped' } });
+  expectError(refused, 403, 'PERMISSION_DENIED');
+  // A scoped key makes rules for its own groups only.
+  const rule = { name: 'auto-rule', events: ['config_changed'], channels: ['auto-hook'], groups: [ids.groupB] };
+  expectError(await apiCall(t, '/notifications/rules', { key: scoped, method: 'POST', json: { ...rule, groups: [ids.groupA] } }), 403, 'PERMISSION_DENIED');
+  const made = await apiCall(t, '/notifications/rules', { key: scoped, method: 'POST', json: rule });
+  assert.equal(made.status, 201, made.text);
+  assert.deepEqual((await call('/notifications/rules/auto-rule')).body.channel_ids, [created.body.id]);
+  expectError(await call('/notifications/rules/no-such-rule'), 404, 'RESOURCE_NOT_FOUND');
+  assert.equal((await apiCall(t, '/notifications/rules/auto-rule', { key: scoped, method: 'DELETE' })).body.status, 'success');
+  assert.equal((await call('/notifications/channels/auto-hook', { method: 'DELETE' })).body.status, 'success');
+  expectError(await call('/notifications/channels/auto-hook'), 404, 'RESOURCE_NOT_FOUND');
+  const audit = (await call('/audit?target=' + encodeURIComponent('notification channel auto-hook'))).body.items.map((e: Json) => e.action);
+  assert.deepEqual(audit, ['notification_channel.delete', 'notification_channel.create']);
+});

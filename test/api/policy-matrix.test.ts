@@ -40,6 +40,7 @@ import { AUTOMATION_ENDPOINTS } from './automation.endpoints';
 import { compareVersionsFor } from '../../src/features/configs/compare.service';
 import { searchConfigsAs } from '../../src/features/configs/search.service';
 import { pageBackupJobs } from '../../src/features/backups/jobs.service';
+import { listChannels } from '../../src/features/notifications/notifications.service';
 import { WebClient } from '../web/web-client';
 import { SESSION_COOKIE, createSession } from '../../src/web/session/sessions.service';
 import type { Json } from '../helpers/api';
@@ -59,6 +60,9 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   // A device that does not exist: past the guard (404), and no backup runs against a seeded address.
   'POST /jobs': () => ({ device_id: MISSING }),
   'POST /jobs/{job_id}/cancel': () => ({}),
+  // A type no channel has: past the guard (422), and nothing is written.
+  'POST /notifications/channels': () => ({ name: 'matrix-channel', type: 'pigeon' }),
+  'POST /notifications/rules': () => ({ name: 'matrix-rule', events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
 };
 
 interface Ids {
@@ -262,6 +266,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     read('backups.content', (p) => getBackupContent(db, t.services.snapshots, null, p, ids.backup_id));
     read('stats.dashboard', (p) => getStatisticsFor(db, p));
     read('audit.list', (p) => listAuditFor(db, p, {}, 1, 10));
+    read('notifications.view', (p) => listChannels(db, { principal: p, door: { kind: 'system' }, requestId: null }));
     read('backups.jobs', (p) => pageBackupJobs(db, p, { offset: 0 }));
     // The two that work on a pool worker check at once, before they return their promise.
     const same = { from: ids.backup_id, to: ids.backup_id };
