@@ -435,6 +435,102 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/notifications/channels": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notification channels
+         * @description Every channel, its settings in clear and whether it holds a secret (secrets are never returned). Permission: `settings.view`.
+         */
+        get: operations["listNotificationChannels"];
+        put?: never;
+        /**
+         * Add a notification channel
+         * @description A channel decides where the appliance connects: its destination must be inside `[notifications] allowed_destinations` (422 naming the field), and only a key whose user has device-group scope "all" adds one. A name in use: 409. Permission: `settings.view` and `settings.update`.
+         */
+        post: operations["createNotificationChannel"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/channels/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a notification channel
+         * @description One channel by name. Permission: `settings.view`.
+         */
+        get: operations["getNotificationChannel"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a notification channel
+         * @description A scoped key may not remove a channel used by rules covering devices outside its scope (403). Permission: `settings.update`.
+         */
+        delete: operations["deleteNotificationChannel"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List notification rules
+         * @description Every rule: its events, channels and device groups. Permission: `settings.view`.
+         */
+        get: operations["listNotificationRules"];
+        put?: never;
+        /**
+         * Add a notification rule
+         * @description Which events go to which channels, for which device groups. A scoped key names groups inside its scope (a rule without groups needs scope "all"); `include_diff` needs `backups.view`. Permission: `settings.view` and `settings.update`.
+         */
+        post: operations["createNotificationRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/notifications/rules/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a notification rule
+         * @description One rule by name. Permission: `settings.view`.
+         */
+        get: operations["getNotificationRule"];
+        put?: never;
+        post?: never;
+        /**
+         * Remove a notification rule
+         * @description A scoped key removes only rules covering devices of its scope. Permission: `settings.update`.
+         */
+        delete: operations["deleteNotificationRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1894,6 +1990,118 @@ export interface components {
             details: {
                 [key: string]: unknown;
             };
+        };
+        NotificationChannelList: {
+            items: components["schemas"]["NotificationChannel"][];
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "name": "noc-webhook",
+         *       "type": "webhook",
+         *       "settings": {
+         *         "url": "https://hooks.example.net/confvault"
+         *       },
+         *       "has_secret": true,
+         *       "last_sent_at": null
+         *     }
+         */
+        NotificationChannel: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            type: "webhook" | "slack" | "teams" | "email" | "syslog";
+            /** @description The settings kept in clear (URL of a webhook, SMTP host...); no secret */
+            settings: {
+                [key: string]: unknown;
+            };
+            has_secret: boolean;
+            /** @description Time as `YYYY-MM-DD HH:MM:SS` in the request time zone */
+            last_sent_at: string | null;
+        };
+        /**
+         * @example {
+         *       "name": "noc-webhook",
+         *       "type": "webhook",
+         *       "url": "https://hooks.example.net/confvault",
+         *       "secret": "hmac-key"
+         *     }
+         */
+        NotificationChannelInput: {
+            /**
+             * @description Letters, digits, ".", "_" or "-", 1-64 characters
+             * @example noc-webhook
+             */
+            name: string;
+            /** @enum {string} */
+            type: "webhook" | "slack" | "teams" | "email" | "syslog";
+            /**
+             * @description webhook: the URL; syslog: `udp://host:port` or `tcp://host:port`
+             * @example https://hooks.example.net/confvault
+             */
+            url?: string;
+            /** @description webhook: HMAC key; slack/teams: the incoming-webhook URL; email: the SMTP password. Stored encrypted, never returned. */
+            secret?: string;
+            smtp_host?: string;
+            smtp_port?: number;
+            /** @enum {string} */
+            smtp_tls?: "none" | "starttls" | "tls";
+            smtp_user?: string;
+            from?: string;
+            to?: string[];
+        };
+        NotificationRuleList: {
+            items: components["schemas"]["NotificationRule"][];
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "name": "core-changes",
+         *       "events": [
+         *         "config_changed"
+         *       ],
+         *       "include_diff": false,
+         *       "channel_ids": [
+         *         1
+         *       ],
+         *       "group_ids": [
+         *         3
+         *       ]
+         *     }
+         */
+        NotificationRule: {
+            id: number;
+            name: string;
+            events: ("config_changed" | "backup_failed" | "device_unreachable" | "device_recovered" | "backup_stale" | "compliance_failed" | "compliance_recovered")[];
+            include_diff: boolean;
+            channel_ids: number[];
+            group_ids: number[];
+        };
+        /**
+         * @example {
+         *       "name": "core-changes",
+         *       "events": [
+         *         "config_changed",
+         *         "backup_failed"
+         *       ],
+         *       "channels": [
+         *         "noc-webhook"
+         *       ],
+         *       "groups": [
+         *         3
+         *       ]
+         *     }
+         */
+        NotificationRuleInput: {
+            /** @example core-changes */
+            name: string;
+            events: ("config_changed" | "backup_failed" | "device_unreachable" | "device_recovered" | "backup_stale" | "compliance_failed" | "compliance_recovered")[];
+            /** @description Channel names */
+            channels: string[];
+            /** @description Device groups (with subgroups); none: every device (scope "all" only) */
+            groups?: number[];
+            /** @description Send the diff with config_changed (needs backups.view) */
+            include_diff?: boolean;
         };
     };
     responses: never;
@@ -5149,6 +5357,704 @@ export interface operations {
             };
             /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
             403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotificationChannels: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The channels */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannelList"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationChannelInput"];
+            };
+        };
+        responses: {
+            /** @description The channel, without its secret */
+            201: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannel"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The channel */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannel"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listNotificationRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationRuleList"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationRuleInput"];
+            };
+        };
+        responses: {
+            /** @description The rule */
+            201: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationRule"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationRule"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;
