@@ -1,6 +1,6 @@
 // Schemas of the backup-job API (start, list, read, cancel; they generate the OpenAPI components) and the DTO mapping.
 import { z } from '@hono/zod-openapi';
-import { MAX_ID, pagedSchema, PaginationSchema, paginationQuery, queryBoolean } from '../../http/openapi';
+import { MAX_ID, pagedSchema, PaginationSchema, paginationQuery, queryBoolean, UuidParam } from '../../http/openapi';
 import { formatNullable, formatTimestamp } from '../../lib/time';
 import type { JobItemView, JobSelection, JobView } from './jobs.service';
 
@@ -99,13 +99,7 @@ export const JobWithItemsSchema = z
 
 export const JobPageSchema = pagedSchema(JobSchema, 'BackupJobPage');
 
-export const JobParams = z.object({
-  job_id: z
-    .string()
-    .regex(/^[0-9a-fA-F-]{36}$/, 'job_id must be a UUID')
-    .transform((s) => s.toLowerCase())
-    .openapi({ param: { name: 'job_id', in: 'path' }, format: 'uuid', example: '5d0c3b8e-1f2a-4c3d-9e8f-7a6b5c4d3e2f' }),
-});
+export const JobParams = z.object({ job_id: UuidParam('job_id').openapi({ example: '5d0c3b8e-1f2a-4c3d-9e8f-7a6b5c4d3e2f' }) });
 
 export const JobListQuery = z.object({
   ...paginationQuery(),

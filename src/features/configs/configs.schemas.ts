@@ -1,18 +1,15 @@
 // Schemas of the diff and search API (they generate the OpenAPI components) and the DTO mapping.
 import { z } from '@hono/zod-openapi';
-import { IntIdParam, PaginationSchema, paginationQuery, queryBoolean } from '../../http/openapi';
+import { IntIdParam, PaginationSchema, paginationQuery, queryBoolean, UuidParam } from '../../http/openapi';
 import { formatTimestamp } from '../../lib/time';
 import type { CompareResult, CompareSide } from './compare.service';
 import type { SearchHit } from './search.service';
 
 const TIME = 'Time as `YYYY-MM-DD HH:MM:SS` in the request time zone';
-const uuid = (description: string) =>
-  z
-    .string()
-    .regex(/^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/, 'must be a UUID')
-    .transform((s) => s.toLowerCase())
+const uuid = (name: string, description: string) =>
+  UuidParam(name)
     .optional()
-    .openapi({ format: 'uuid', description });
+    .openapi({ param: { name, in: 'query' }, description });
 const queryId = (name: string, description: string) =>
   IntIdParam(name)
     .optional()
@@ -20,8 +17,8 @@ const queryId = (name: string, description: string) =>
 
 export const DiffQuery = z
   .object({
-    from: uuid('The older version: a backup id (with `to`)'),
-    to: uuid('The newer version: a backup id (with `from`); it may belong to another device'),
+    from: uuid('from', 'The older version: a backup id (with `to`)'),
+    to: uuid('to', 'The newer version: a backup id (with `from`); it may belong to another device'),
     device_id: queryId('device_id', 'Without `from`/`to`: the newest two versions of this device'),
     other_device_id: queryId('other_device_id', 'With `device_id`: the newest version of `device_id` against the newest of this device'),
     ignore: queryBoolean().openapi({ description: 'Drop the lines the devices’ templates ignore (timestamps, counters) before comparing' }),
