@@ -320,7 +320,7 @@ export interface paths {
         };
         /**
          * List backup jobs
-         * @description Backup jobs of the last 30 days, newest first, from every door (web, CLI, API, schedule excluded). A key scoped to groups sees only jobs holding a device of its groups, counted over those devices. Permission: `backups.view`.
+         * @description Backup jobs of the last 30 days, newest first, started from the web, the CLI or the API. A key scoped to groups sees only jobs holding a device of its groups, counted over those devices. Permission: `backups.view`.
          */
         get: operations["listBackupJobs"];
         put?: never;

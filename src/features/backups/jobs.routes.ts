@@ -54,7 +54,7 @@ const listRoute = createRoute({
   tags,
   summary: 'List backup jobs',
   description:
-    'Backup jobs of the last 30 days, newest first, from every door (web, CLI, API, schedule excluded). A key scoped to groups sees only jobs ' +
+    'Backup jobs of the last 30 days, newest first, started from the web, the CLI or the API. A key scoped to groups sees only jobs ' +
     'holding a device of its groups, counted over those devices. Permission: `backups.view`.',
   security,
   middleware: [requirePermission(BACKUP_OPS.jobs)] as const,
