@@ -240,6 +240,14 @@ test('notification channels and rules: created, read without their secret, refus
   assert.equal(made.status, 201, made.text);
   assert.deepEqual((await call('/notifications/rules/auto-rule')).body.channel_ids, [created.body.id]);
   expectError(await call('/notifications/rules/no-such-rule'), 404, 'RESOURCE_NOT_FOUND');
+  const change = { events: ['config_changed', 'backup_failed'], channels: ['auto-hook'], groups: [ids.groupB] };
+  const changed = await apiCall(t, '/notifications/rules/auto-rule', { key: scoped, method: 'PUT', json: change });
+  assert.deepEqual(changed.body.events, change.events, changed.text);
+  const outside = await apiCall(t, '/notifications/rules/auto-rule', { key: scoped, method: 'PUT', json: { ...change, groups: [ids.groupA] } });
+  expectError(outside, 403, 'PERMISSION_DENIED');
+  expectError(await call('/notifications/rules/no-such-rule', { method: 'PUT', json: change }), 404, 'RESOURCE_NOT_FOUND');
+  const updates = (await call('/audit?action=notification_rule.update')).body.items;
+  assert.deepEqual(updates[0].changes.events, { before: ['config_changed'], after: change.events });
   assert.equal((await apiCall(t, '/notifications/rules/auto-rule', { key: scoped, method: 'DELETE' })).body.status, 'success');
   assert.equal((await call('/notifications/channels/auto-hook', { method: 'DELETE' })).body.status, 'success');
   expectError(await call('/notifications/channels/auto-hook'), 404, 'RESOURCE_NOT_FOUND');

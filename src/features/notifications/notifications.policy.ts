@@ -37,6 +37,8 @@ export const NOTIFICATION_OPS = {
     { scope: 'groups' },
     { api: 'POST /notifications/rules', web: [`POST ${BASE}/rules`], cli: 'notify rule add' },
   ),
+  /** Changing a rule: as adding one (the new rule in the actor's scope) and as removing it (the old one too). */
+  updateRule: operation('notifications.update_rule', ['settings.view', 'settings.update'], shared, { api: 'PUT /notifications/rules/{name}' }),
   removeRule: operation('notifications.remove_rule', ['settings.update'], shared, {
     api: 'DELETE /notifications/rules/{name}',
     web: [`POST ${BASE}/rules/:name/remove`],

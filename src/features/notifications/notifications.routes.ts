@@ -14,10 +14,11 @@ import {
   RuleInputSchema,
   RuleListSchema,
   RuleSchema,
+  RuleUpdateSchema,
   toChannelDto,
   toRuleDto,
 } from './notifications.schemas';
-import { createChannel, createRule, destinationPolicy, listChannels, listRules, removeChannel, removeRule } from './notifications.service';
+import { createChannel, createRule, destinationPolicy, listChannels, listRules, removeChannel, removeRule, updateRule } from './notifications.service';
 
 const tags = ['Notifications'];
 const security = [{ ApiKeyAuth: [] }];
@@ -113,6 +114,20 @@ const routes = {
     request: { body: jsonBody(RuleInputSchema) },
     responses: { 201: jsonResponse(RuleSchema, 'The rule'), ...errorResponses('PERMISSION_DENIED', 'CONFLICT') },
   }),
+  updateRule: createRoute({
+    method: 'put',
+    path: `${RU}/{name}`,
+    operationId: 'updateNotificationRule',
+    tags,
+    security,
+    summary: 'Change a notification rule',
+    description:
+      'Replaces the rule’s events, channels, groups and `include_diff` (its name stays). The rule as it was and as it becomes must both lie ' +
+      'inside the key’s scope. Permission: `settings.view` and `settings.update`.',
+    middleware: [requirePermission(NOTIFICATION_OPS.updateRule)] as const,
+    request: { params: NameParams, body: jsonBody(RuleUpdateSchema) },
+    responses: { 200: jsonResponse(RuleSchema, 'The rule as changed'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
+  }),
   deleteRule: createRoute({
     method: 'delete',
     path: `${RU}/{name}`,
@@ -155,6 +170,10 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     return c.json(toRuleDto(found), 200);
   });
   registerRoute(api, routes.createRule, (c) => c.json(toRuleDto(createRule(c.get('app').db, actorOf(c), c.req.valid('json'))), 201));
+  registerRoute(api, routes.updateRule, (c) => {
+    const rule = updateRule(c.get('app').db, actorOf(c), c.req.valid('param').name, c.req.valid('json'));
+    return c.json(toRuleDto(rule), 200);
+  });
   registerRoute(api, routes.deleteRule, (c) => {
     removeRule(c.get('app').db, actorOf(c), c.req.valid('param').name);
     return c.json({ status: 'success' as const }, 200);

@@ -64,6 +64,10 @@ export const RuleInputSchema = z
   .strict()
   .openapi('NotificationRuleInput', { example: { name: 'core-changes', events: ['config_changed', 'backup_failed'], channels: ['noc-webhook'], groups: [3] } });
 
+export const RuleUpdateSchema = RuleInputSchema.omit({ name: true }).openapi('NotificationRuleUpdate', {
+  example: { events: ['config_changed'], channels: ['noc-webhook'], groups: [3, 4], include_diff: true },
+});
+
 export const RuleSchema = z
   .object({
     id: z.number().int(),
