@@ -519,7 +519,11 @@ export interface paths {
          * @description One rule by name. Permission: `settings.view`.
          */
         get: operations["getNotificationRule"];
-        put?: never;
+        /**
+         * Change a notification rule
+         * @description Replaces the rule’s events, channels, groups and `include_diff` (its name stays). The rule as it was and as it becomes must both lie inside the key’s scope. Permission: `settings.view` and `settings.update`.
+         */
+        put: operations["updateNotificationRule"];
         post?: never;
         /**
          * Remove a notification rule
@@ -2095,6 +2099,30 @@ export interface components {
         NotificationRuleInput: {
             /** @example core-changes */
             name: string;
+            events: ("config_changed" | "backup_failed" | "device_unreachable" | "device_recovered" | "backup_stale" | "compliance_failed" | "compliance_recovered")[];
+            /** @description Channel names */
+            channels: string[];
+            /** @description Device groups (with subgroups); none: every device (scope "all" only) */
+            groups?: number[];
+            /** @description Send the diff with config_changed (needs backups.view) */
+            include_diff?: boolean;
+        };
+        /**
+         * @example {
+         *       "events": [
+         *         "config_changed"
+         *       ],
+         *       "channels": [
+         *         "noc-webhook"
+         *       ],
+         *       "groups": [
+         *         3,
+         *         4
+         *       ],
+         *       "include_diff": true
+         *     }
+         */
+        NotificationRuleUpdate: {
             events: ("config_changed" | "backup_failed" | "device_unreachable" | "device_recovered" | "backup_stale" | "compliance_failed" | "compliance_recovered")[];
             /** @description Channel names */
             channels: string[];
@@ -5931,6 +5959,100 @@ export interface operations {
         requestBody?: never;
         responses: {
             /** @description The rule */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationRule"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateNotificationRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationRuleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rule as changed */
             200: {
                 headers: {
                     /** @description Request id, also in error.request_id */
