@@ -43,7 +43,7 @@ const startRoute = createRoute({
       ...jsonResponse(JobSchema, 'The job, started'),
       headers: { Location: { description: 'The job’s address', schema: { type: 'string' as const } } },
     },
-    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });
 
@@ -90,7 +90,10 @@ const cancelRoute = createRoute({
   security,
   middleware: [requirePermission(BACKUP_OPS.cancelJob)] as const,
   request: { params: JobParams, body: jsonBody(CancelJobBodySchema) },
-  responses: { 200: jsonResponse(JobSchema, 'The job after the request'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT') },
+  responses: {
+    200: jsonResponse(JobSchema, 'The job after the request'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+  },
 });
 
 export function register(api: OpenAPIHono<AppEnv>): void {

@@ -63,7 +63,10 @@ const routes = {
       'the field), and only a key whose user has device-group scope "all" adds one. A name in use: 409. Permission: `settings.view` and `settings.update`.',
     middleware: [requirePermission(NOTIFICATION_OPS.addChannel)] as const,
     request: { body: jsonBody(ChannelInputSchema) },
-    responses: { 201: jsonResponse(ChannelSchema, 'The channel, without its secret'), ...errorResponses('PERMISSION_DENIED', 'CONFLICT') },
+    responses: {
+      201: jsonResponse(ChannelSchema, 'The channel, without its secret'),
+      ...errorResponses('PERMISSION_DENIED', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    },
   }),
   deleteChannel: createRoute({
     method: 'delete',
@@ -112,7 +115,7 @@ const routes = {
       'scope "all"); `include_diff` needs `backups.view`. Permission: `settings.view` and `settings.update`.',
     middleware: [requirePermission(NOTIFICATION_OPS.addRule)] as const,
     request: { body: jsonBody(RuleInputSchema) },
-    responses: { 201: jsonResponse(RuleSchema, 'The rule'), ...errorResponses('PERMISSION_DENIED', 'CONFLICT') },
+    responses: { 201: jsonResponse(RuleSchema, 'The rule'), ...errorResponses('PERMISSION_DENIED', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE') },
   }),
   updateRule: createRoute({
     method: 'put',
@@ -126,7 +129,10 @@ const routes = {
       'inside the key’s scope. Permission: `settings.view` and `settings.update`.',
     middleware: [requirePermission(NOTIFICATION_OPS.updateRule)] as const,
     request: { params: NameParams, body: jsonBody(RuleUpdateSchema) },
-    responses: { 200: jsonResponse(RuleSchema, 'The rule as changed'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND') },
+    responses: {
+      200: jsonResponse(RuleSchema, 'The rule as changed'),
+      ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    },
   }),
   deleteRule: createRoute({
     method: 'delete',
