@@ -25,7 +25,7 @@ const ASSET_FILES = {
   'native/argon2.linux-x64-gnu.node': 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node',
   'node_modules/@scalar/api-reference/dist/browser/standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
   'src/templates/defaults.yaml': 'src/templates/defaults.yaml', // the engine's session defaults (src/templates/defaults.ts)
-  'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorkers(); WORKER_ASSET in src/web/workers/pool.ts
+  'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorkers(); WORKER_ASSET in src/features/configs/workers/pool.ts
   'workers/capture-worker.cjs': 'build/.tmp/capture-worker.cjs', // built by bundleWorkers(); CAPTURE_WORKER_ASSET in src/engine/capture/capture-pool.ts
   'program/confvault-full.cjs': 'build/.tmp/confvault-full.cjs', // `confvault serve`: PROGRAM_ASSET in src/runtime/shipped-program.ts
   'program/confvault-full.cache': 'build/.tmp/confvault-full.cache', // its V8 code cache, made by shipProgram()
@@ -128,7 +128,7 @@ fs.writeFileSync(process.argv[2], s.createCachedData());`;
 
 /** Each worker pool's entry (src/runtime/worker-pool.ts) and the asset file its bundle becomes. */
 const WORKERS = [
-  ['src/web/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
+  ['src/features/configs/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
   ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing and device sessions
   ['src/features/compliance/compliance-worker.ts', 'compliance-worker.cjs'], // compliance judgements
 ];

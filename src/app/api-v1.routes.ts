@@ -10,6 +10,10 @@ import * as backupRoutes from '../features/backups/backups.routes';
 import * as statsRoutes from '../features/stats/stats.routes';
 import * as complianceRoutes from '../features/compliance/compliance.routes';
 import * as complianceDeviceRoutes from '../features/compliance/compliance-devices.routes';
+import * as jobRoutes from '../features/backups/jobs.routes';
+import * as configRoutes from '../features/configs/configs.routes';
+import * as auditRoutes from '../features/audit/audit.routes';
+import * as notificationRoutes from '../features/notifications/notifications.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
@@ -25,4 +29,9 @@ export const API_ROUTE_MODULES: RouteModule[] = [
   statsRoutes,
   complianceRoutes,
   complianceDeviceRoutes,
+  // The automation API (issue #26): additive operations beside the spec's 25.
+  jobRoutes,
+  configRoutes,
+  auditRoutes,
+  notificationRoutes,
 ];

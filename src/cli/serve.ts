@@ -17,7 +17,7 @@ import { warmCaptureWorkers } from '../engine/capture/capture-pool';
 import { warmSessionWorkers } from '../engine/capture/session-pool';
 import { startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
-import { runNotificationDiffs } from '../web/workers/notification-diffs';
+import { runNotificationDiffs } from '../features/configs/workers/notification-diffs';
 import { startEventBackups } from '../events/start';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';

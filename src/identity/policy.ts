@@ -30,7 +30,13 @@ export interface Operation {
   readonly permissions: readonly Permission[];
   readonly scope: ScopeRule;
   readonly ownership: OwnershipRule;
-  readonly doors: { readonly api?: string; readonly web?: readonly string[]; readonly cli?: string };
+  readonly doors: { readonly api?: string | readonly string[]; readonly web?: readonly string[]; readonly cli?: string };
+}
+
+/** The public API doors of an operation (`METHOD /path` under /api/v1): none, one, or several (a list and its reads). */
+export function apiDoors(op: Operation): readonly string[] {
+  const api = op.doors.api;
+  return api === undefined ? [] : typeof api === 'string' ? [api] : api;
 }
 
 /** The permission of `op` the holder lacks first, or null when it holds them all. */

@@ -1,4 +1,4 @@
-// Small bounded pools of worker threads (search and diff: src/web/workers; capture post-processing: src/engine/capture), each task with a hard deadline.
+// Small bounded pools of worker threads (search and diff: src/features/configs/workers; capture post-processing: src/engine/capture), each task with a hard deadline.
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parentPort, Worker, type Transferable } from 'node:worker_threads';

@@ -1,25 +1,9 @@
-// Backup jobs from the web (device page, device list, Jobs page): requested through the jobs service, run at once by this server's runner.
-import { getBackupJob, requestBackupJob, resumeBackupJob, type JobSelection, type RequestedJob } from '../features/backups/jobs.service';
+// Backup jobs from the web (device page, device list, Jobs page): started by jobs-here.service, followed per device here.
+import { getBackupJob } from '../features/backups/jobs.service';
 import type { AppServices } from '../http/context';
-import type { Actor } from '../identity/actor';
 import type { Principal } from '../identity/principal';
 
-/**
- * Start a job now: the service checks permission and scope, writes the job, its items and the audit row; this
- * process runs it (the Jobs page and the device page follow it through the database).
- */
-export function startBackupJob(app: AppServices, actor: Actor, selection: JobSelection): RequestedJob {
-  const job = requestBackupJob(app.db, actor, selection, app.jobs.owner);
-  void app.jobs.execute(job.id);
-  return job;
-}
-
-/** Resume an interrupted job now (the service checks permission and scope, requeues, audits); this process runs it. */
-export function resumeBackupJobHere(app: AppServices, actor: Actor, id: string): { resumed: number; label: string } {
-  const r = resumeBackupJob(app.db, actor, id, app.jobs.owner);
-  void app.jobs.execute(id);
-  return r;
-}
+export { resumeBackupJobHere, startBackupJob } from '../features/backups/jobs-here.service';
 
 export type DeviceJobState = 'running' | 'succeeded' | 'failed' | 'skipped' | 'cancelled' | 'interrupted';
 

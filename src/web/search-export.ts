@@ -1,5 +1,5 @@
 // The configuration search's hits as a file: CSV (one row per matching line) or plain text (grep-like), with a note when bounded.
-import type { SearchResult } from './search';
+import type { SearchResult } from '../features/configs/search.service';
 import { formatTime } from './web-context';
 
 /**

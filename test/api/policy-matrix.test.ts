@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { BUILTIN_ROLES, OPERATIONS } from '../../src/features/policy';
 import { PERMISSIONS, type Permission } from '../../src/identity/permissions';
-import { missingFor, type Operation } from '../../src/identity/policy';
+import { apiDoors, missingFor, type Operation } from '../../src/identity/policy';
 import type { Command } from '../../src/cli/common';
 import { apikeyCommand } from '../../src/cli/apikey';
 import { auditCommand } from '../../src/cli/audit';
@@ -40,6 +40,11 @@ import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { recordBackup, seedInventory } from './backups.seed';
 import { seedCredential, seedDevice, seedGroup, seedTemplate } from '../helpers/seed';
 import { ADDITIVE_ENDPOINTS, SPEC_ENDPOINTS } from './openapi.endpoints';
+import { AUTOMATION_ENDPOINTS } from './automation.endpoints';
+import { compareVersionsFor } from '../../src/features/configs/compare.service';
+import { searchConfigsAs } from '../../src/features/configs/search.service';
+import { pageBackupJobs } from '../../src/features/backups/jobs.service';
+import { listChannels } from '../../src/features/notifications/notifications.service';
 import { WebClient } from '../web/web-client';
 import { SESSION_COOKIE, createSession } from '../../src/web/session/sessions.service';
 import type { Json } from '../helpers/api';
@@ -66,6 +71,13 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   }),
   'POST /devices/{device_id}/retire': () => ({}),
   'POST /devices/{device_id}/reactivate': () => ({}),
+  // A device that does not exist: past the guard (404), and no backup runs against a seeded address.
+  'POST /jobs': () => ({ device_id: MISSING }),
+  'POST /jobs/{job_id}/cancel': () => ({}),
+  // A type no channel has: past the guard (422), and nothing is written.
+  'POST /notifications/channels': () => ({ name: 'matrix-channel', type: 'pigeon' }),
+  'PUT /notifications/rules/{name}': () => ({ events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
+  'POST /notifications/rules': () => ({ name: 'matrix-rule', events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
 };
 
 const MATRIX_RULE = { id: 'matrix-rule', title: 'A hostname', severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } } as const;
@@ -78,6 +90,7 @@ interface Ids {
   backup_id: string;
   rule_id: string;
   waiver_id: number;
+  job_id: string;
   deletable: { device_id: number; group_id: number; credential_id: number; template_id: number; rule_id: string; waiver_id: number };
 }
 
@@ -179,6 +192,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       backup_id: recordBackup(t.services, inv.devices.dA, { text: 'hostname matrix\n' }),
       rule_id: MATRIX_RULE.id,
       waiver_id: waiver(inv.devices.dA),
+      job_id: '00000000-0000-4000-8000-000000000000',
       deletable: {
         device_id: doomedDevice,
         rule_id: 'matrix-doomed-rule',
@@ -195,10 +209,11 @@ describe('policy matrix: every operation of the table, at every door it has', ()
   });
   after(() => t.close());
 
-  test('the API doors of the table are spec section 4 and the additive endpoints, each with its permission', () => {
-    const table = OPERATIONS.filter((op) => op.doors.api).map((op) => `${op.doors.api} ${op.permissions.join('+')}`);
+  test('the API doors of the table are spec section 4, the additive endpoints and the automation API (issue #26), each with its permission', () => {
+    const table = OPERATIONS.flatMap((op) => apiDoors(op).map((door) => `${door} ${op.permissions.join('+')}`));
     const spec = [...SPEC_ENDPOINTS, ...ADDITIVE_ENDPOINTS].map((e) => `${e.method} ${e.path} ${e.permission}`);
-    assert.deepEqual([...table].sort(), [...spec].sort());
+    const automation = AUTOMATION_ENDPOINTS.map((e) => `${e.method} ${e.path} ${e.permissions.join('+')}`);
+    assert.deepEqual([...table].sort(), [...spec, ...automation].sort());
   });
 
   test('every permission of the catalogue guards some operation', () => {
@@ -215,9 +230,9 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       // Lacking any one permission is refused at each door; denied first, so the record a holder changes is still there.
       for (const p of op.permissions) {
         const lacking = actor(allBut(p));
-        if (op.doors.api) {
-          const r = await callApi(op.doors.api, lacking.key);
-          assert.equal(r.status, 403, `API ${op.doors.api} without ${p}: ${r.status} ${JSON.stringify(r.body)}`);
+        for (const door of apiDoors(op)) {
+          const r = await callApi(door, lacking.key);
+          assert.equal(r.status, 403, `API ${door} without ${p}: ${r.status} ${JSON.stringify(r.body)}`);
           assert.equal(r.body?.error?.code, 'PERMISSION_DENIED');
           assert.equal(r.body?.error?.details?.permission, p);
         }
@@ -229,11 +244,11 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       }
       // Holding exactly the operation's permissions gets past every door's guard.
       const holder = actor(op.permissions);
-      if (op.doors.api) {
-        const r = await callApi(op.doors.api, holder.key);
+      for (const door of apiDoors(op)) {
+        const r = await callApi(door, holder.key);
         assert.notEqual(r.body?.error?.code, 'ROUTE_NOT_FOUND', 'the route exists');
-        assert.ok(![401, 403].includes(r.status), `API ${op.doors.api} with ${op.permissions.join(',')}: ${r.status} ${JSON.stringify(r.body)}`);
-        if (op.doors.api === 'POST /devices') {
+        assert.ok(![401, 403].includes(r.status), `API ${door} with ${op.permissions.join(',')}: ${r.status} ${JSON.stringify(r.body)}`);
+        if (door === 'POST /devices') {
           // Spec 4.6 rule 3: devices.create alone creates the device, held until someone entitled to its credential approves.
           assert.equal(r.status, 201);
           assert.match(getDeviceHoldView(t.services.db, SYSTEM_ACTOR, r.body.id)?.hold.reason ?? '', /credentials\.view/, 'created, and held');
@@ -292,8 +307,17 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     read('compliance.summary', (p) => fleetCompliance(db, t.services.snapshots, as(p)));
     read('compliance.check', (p) => deviceCompliance(db, t.services.snapshots, as(p), ids.device_id));
     read('compliance.waivers', (p) => listWaivers(db, as(p), ids.device_id));
+    read('notifications.view', (p) => listChannels(db, { principal: p, door: { kind: 'system' }, requestId: null }));
+    read('backups.jobs', (p) => pageBackupJobs(db, p, { offset: 0 }));
+    // The two that work on a pool worker check at once, before they return their promise.
+    const same = { from: ids.backup_id, to: ids.backup_id };
+    read('backups.browse', (p) => void compareVersionsFor(t.services, p, same, false).catch(() => undefined));
+    read('backups.search', (p) => {
+      const q = { query: 'hostname', mode: 'text' as const, caseSensitive: false };
+      void searchConfigsAs(t.services, { principal: p, door: { kind: 'system' }, requestId: null }, q).catch(() => undefined);
+    });
     // Every read the API offers is here.
-    const apiReads = OPERATIONS.filter((o) => o.doors.api?.startsWith('GET ')).map((o) => o.id);
+    const apiReads = OPERATIONS.filter((o) => apiDoors(o).some((d) => d.startsWith('GET '))).map((o) => o.id);
     for (const id of apiReads)
       assert.ok(
         reads.some(([o]) => o.id === id),
@@ -330,11 +354,12 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       const username = `builtin-${r.name}`;
       await createUser(db, SYSTEM_ACTOR, { username, password: 'matrix-password-1', role: r.name });
       const key = createApiKey(db, SYSTEM_ACTOR, { username }).key;
-      for (const op of OPERATIONS.filter((o) => o.doors.api?.startsWith('GET '))) {
-        const res = await callApi(op.doors.api!, key);
-        const allowed = op.permissions.every((p) => r.permissions.includes(p));
-        assert.equal(res.status === 403, !allowed, `${r.name} ${op.doors.api}: ${res.status}`);
-      }
+      for (const op of OPERATIONS)
+        for (const door of apiDoors(op).filter((d) => d.startsWith('GET '))) {
+          const res = await callApi(door, key);
+          const allowed = op.permissions.every((p) => r.permissions.includes(p));
+          assert.equal(res.status === 403, !allowed, `${r.name} ${door}: ${res.status}`);
+        }
     }
     const names = BUILTIN_ROLES.map((r) => r.name);
     assert.deepEqual(names, ['administrator', 'read-only', 'backup-operator', 'auditor']);

@@ -3,7 +3,7 @@ import { openDatabase } from '../../src/db/open';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { SnapshotStore } from '../../src/store/snapshots';
 import type { AppServices } from '../../src/http/context';
-import { buildMatcher, searchConfigs } from '../../src/web/search';
+import { buildMatcher, searchConfigs } from '../../src/features/configs/search.service';
 import { row, type Section } from './common';
 import type { SeededDatabase } from './seed';
 import path from 'node:path';

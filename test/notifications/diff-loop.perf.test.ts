@@ -7,7 +7,7 @@ import { NotificationWorker } from '../../src/features/notifications/notificatio
 import { DIFF_DID_NOT_FIT } from '../../src/features/notifications/notification-diffs';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { DestinationPolicy } from '../../src/lib/destinations';
-import { runNotificationDiffs } from '../../src/web/workers/notification-diffs';
+import { runNotificationDiffs } from '../../src/features/configs/workers/notification-diffs';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { WebhookReceiver } from './receivers';

@@ -17,7 +17,7 @@ import { NotificationWorker, backoffMs, checkStaleDevices, sendTestMessage, type
 import { pruneDeliveries } from '../../src/features/notifications/notifications.store';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { DestinationPolicy } from '../../src/lib/destinations';
-import { runNotificationDiffs } from '../../src/web/workers/notification-diffs';
+import { runNotificationDiffs } from '../../src/features/configs/workers/notification-diffs';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { rawState, seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { SmtpReceiver, WebhookReceiver } from './receivers';

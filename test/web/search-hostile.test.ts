@@ -4,7 +4,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';
 import { SCOPE_ALL } from '../../src/identity/principal';
-import { buildMatcher, searchConfigs } from '../../src/web/search';
+import { buildMatcher, searchConfigs } from '../../src/features/configs/search.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { WebClient } from './web-client';

@@ -2,5 +2,5 @@
 import { operation } from '../../identity/policy';
 
 export const AUDIT_OPS = {
-  list: operation('audit.list', ['audit.view'], { scope: 'groups' }, { web: ['GET /audit'], cli: 'audit list' }),
+  list: operation('audit.list', ['audit.view'], { scope: 'groups' }, { api: 'GET /audit', web: ['GET /audit'], cli: 'audit list' }),
 } as const;

@@ -274,13 +274,17 @@ function readHistoryPage(db: DB, scope: Scope, deviceId: number, page: number, l
  */
 export function getBackupContent(db: DB, store: SnapshotStore, log: Logger | null, reader: Principal, backupId: string): string | null {
   authorize(reader, BACKUP_OPS.content);
-  const scope = reader.scope;
+  return readBackupText(store, log, getBackupRowFor(db, reader.scope, backupId));
+}
+
+/** A backup record by id, its device inside the scope: BACKUP_NOT_FOUND when missing, BACKUP_DEVICE_FORBIDDEN outside. */
+export function getBackupRowFor(db: DB, scope: Scope, backupId: string): BackupRow & { group_id: number | null } {
   const row = getBackupRow(db, backupId);
   if (!row) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} does not exist`);
   if (!inScope(scope, row.group_id)) {
     throw new ApiError('BACKUP_DEVICE_FORBIDDEN', `The device of backup ${backupId} is outside your device-group scope`);
   }
-  return readBackupText(store, log, row);
+  return row;
 }
 
 /** Like listDeviceBackups, with every column of the records (the web interface's history table). */
@@ -307,7 +311,7 @@ export function getDeviceBackup(
   return { row, text: readBackupText(store, log, row) };
 }
 
-/** The record of getDeviceBackup without reading its text (large texts are read off the event loop, web/diff.ts). */
+/** The record of getDeviceBackup without reading its text (large texts are read off the event loop, features/configs/diff.service.ts). */
 export function getDeviceBackupRow(db: DB, scope: Scope, deviceId: number, backupId: string): BackupRow {
   const row = getBackupRow(db, backupId);
   if (!row || row.device_id !== deviceId) throw new ApiError('BACKUP_NOT_FOUND', `Backup ${backupId} of device ${deviceId} does not exist`);

@@ -13,6 +13,7 @@ import { selectDeviceIdRows } from './backup-engine.store';
 import {
   OPEN_ITEM_STATES,
   closeOpenItems,
+  countJobRows,
   deleteFinishedJobsBefore,
   deviceFactRows,
   finishJobRow,
@@ -266,15 +267,20 @@ export function closeDeadJobs(db: DB, now = Date.now()): number {
 
 /** Recent jobs the reader may see (needs backups.view; scoped readers see jobs with devices of their groups, counted over those). */
 export function listBackupJobs(db: DB, reader: Reader, opts: { openOnly?: boolean; mine?: boolean; limit?: number } = {}): JobView[] {
+  return pageBackupJobs(db, reader, { ...opts, offset: 0 }).items;
+}
+
+/** One page of the jobs the reader may see, newest first, with how many there are in all (the API's paged list). */
+export function pageBackupJobs(
+  db: DB,
+  reader: Reader,
+  opts: { openOnly?: boolean; mine?: boolean; limit?: number; offset: number },
+): { items: JobView[]; total: number } {
   if (!reader.permissions.has('backups.view')) throw denied('This operation needs the permission backups.view', { permission: 'backups.view' });
   const now = Date.now();
   const groups = scopeGroups(reader.scope);
-  const rows = listJobRows(db, {
-    groupIds: groups,
-    openOnly: opts.openOnly === true,
-    userId: opts.mine ? reader.userId : null,
-    limit: Math.min(Math.max(opts.limit ?? 50, 1), 500),
-  });
+  const filter = { groupIds: groups, openOnly: opts.openOnly === true, userId: opts.mine ? reader.userId : null };
+  const rows = listJobRows(db, { ...filter, limit: Math.min(Math.max(opts.limit ?? 50, 1), 500), offset: opts.offset });
   const counts = new Map(
     jobCountRows(
       db,
@@ -283,7 +289,8 @@ export function listBackupJobs(db: DB, reader: Reader, opts: { openOnly?: boolea
     ).map((c) => [c.job_id, c]),
   );
   const views = rows.map((r) => jobView(reader, r, counts.get(r.id), now));
-  return opts.openOnly ? views.filter((j) => j.state === 'queued' || j.state === 'running') : views;
+  // A dead job not yet swept is stored as running but reads as interrupted: the open filter is applied to what is shown.
+  return { items: opts.openOnly ? views.filter((j) => j.state === 'queued' || j.state === 'running') : views, total: countJobRows(db, filter) };
 }
 
 /**

@@ -113,15 +113,28 @@ export function jobHasItemInScope(db: DB, id: string, groupIds: readonly number[
  * The newest jobs with at least one item the reader may see. `openOnly`: queued and running jobs only;
  * `userId`: only that user's jobs.
  */
-export function listJobRows(db: DB, f: { groupIds: readonly number[] | null; openOnly: boolean; userId: number | null; limit: number }): JobRow[] {
-  return prepareCached(
-    db,
-    `SELECT j.* FROM backup_jobs j
-      WHERE (@open = 0 OR j.state IN ('queued', 'running'))
+const JOBS_WHERE = `(@open = 0 OR j.state IN ('queued', 'running'))
         AND (@user IS NULL OR j.user_id = @user)
-        AND EXISTS (SELECT 1 FROM backup_job_items i WHERE i.job_id = j.id AND ${ITEM_IN_SCOPE})
-      ORDER BY j.created_at DESC, j.id DESC LIMIT @limit`,
-  ).all({ open: f.openOnly ? 1 : 0, user: f.userId, groups: groupFilter(f.groupIds), limit: f.limit }) as JobRow[];
+        AND EXISTS (SELECT 1 FROM backup_job_items i WHERE i.job_id = j.id AND ${ITEM_IN_SCOPE})`;
+
+export interface JobFilter {
+  groupIds: readonly number[] | null;
+  openOnly: boolean;
+  userId: number | null;
+}
+
+const jobFilterParams = (f: JobFilter) => ({ open: f.openOnly ? 1 : 0, user: f.userId, groups: groupFilter(f.groupIds) });
+
+export function listJobRows(db: DB, f: JobFilter & { limit: number; offset?: number }): JobRow[] {
+  return prepareCached(db, `SELECT j.* FROM backup_jobs j WHERE ${JOBS_WHERE} ORDER BY j.created_at DESC, j.id DESC LIMIT @limit OFFSET @offset`).all({
+    ...jobFilterParams(f),
+    limit: f.limit,
+    offset: f.offset ?? 0,
+  }) as JobRow[];
+}
+
+export function countJobRows(db: DB, f: JobFilter): number {
+  return prepareCached(db, `SELECT count(*) FROM backup_jobs j WHERE ${JOBS_WHERE}`).pluck().get(jobFilterParams(f)) as number;
 }
 
 export function jobCountRows(db: DB, jobIds: readonly string[], groupIds: readonly number[] | null): JobCounts[] {

@@ -5,7 +5,16 @@ const shared = { scope: 'groups', ownership: 'shared-thing' } as const;
 const BASE = '/settings/notifications';
 
 export const NOTIFICATION_OPS = {
-  view: operation('notifications.view', ['settings.view'], { scope: 'groups' }, { web: [`GET ${BASE}`], cli: 'notify channel list' }),
+  view: operation(
+    'notifications.view',
+    ['settings.view'],
+    { scope: 'groups' },
+    {
+      api: ['GET /notifications/channels', 'GET /notifications/channels/{name}', 'GET /notifications/rules', 'GET /notifications/rules/{name}'],
+      web: [`GET ${BASE}`],
+      cli: 'notify channel list',
+    },
+  ),
   /**
    * A channel decides where the appliance connects: adding one needs scope "all" (notifications.service). Adding a
    * channel or a rule is done on the page that lists them (and shows a refused form again), hence settings.view too.
@@ -14,9 +23,10 @@ export const NOTIFICATION_OPS = {
     'notifications.add_channel',
     ['settings.view', 'settings.update'],
     { scope: 'all' },
-    { web: [`POST ${BASE}/channels`], cli: 'notify channel add' },
+    { api: 'POST /notifications/channels', web: [`POST ${BASE}/channels`], cli: 'notify channel add' },
   ),
   removeChannel: operation('notifications.remove_channel', ['settings.update'], shared, {
+    api: 'DELETE /notifications/channels/{name}',
     web: [`POST ${BASE}/channels/:name/remove`],
     cli: 'notify channel remove',
   }),
@@ -25,7 +35,13 @@ export const NOTIFICATION_OPS = {
     'notifications.add_rule',
     ['settings.view', 'settings.update'],
     { scope: 'groups' },
-    { web: [`POST ${BASE}/rules`], cli: 'notify rule add' },
+    { api: 'POST /notifications/rules', web: [`POST ${BASE}/rules`], cli: 'notify rule add' },
   ),
-  removeRule: operation('notifications.remove_rule', ['settings.update'], shared, { web: [`POST ${BASE}/rules/:name/remove`], cli: 'notify rule remove' }),
+  /** Changing a rule: as adding one (the new rule in the actor's scope) and as removing it (the old one too). */
+  updateRule: operation('notifications.update_rule', ['settings.view', 'settings.update'], shared, { api: 'PUT /notifications/rules/{name}' }),
+  removeRule: operation('notifications.remove_rule', ['settings.update'], shared, {
+    api: 'DELETE /notifications/rules/{name}',
+    web: [`POST ${BASE}/rules/:name/remove`],
+    cli: 'notify rule remove',
+  }),
 } as const;

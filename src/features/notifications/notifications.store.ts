@@ -113,6 +113,27 @@ export function insertRule(
   return id;
 }
 
+/** Replaces what a rule sends and where (its name stays): events, include_diff, channels, groups. */
+export function updateRuleRow(
+  db: DB,
+  id: number,
+  r: { events: string[]; include_diff: boolean; channelIds: number[]; groupIds: number[] },
+  now = Date.now(),
+): void {
+  db.prepare('UPDATE notification_rules SET events = ?, include_diff = ?, updated_at = ? WHERE id = ?').run(
+    JSON.stringify(r.events),
+    r.include_diff ? 1 : 0,
+    now,
+    id,
+  );
+  db.prepare('DELETE FROM notification_rule_channels WHERE rule_id = ?').run(id);
+  db.prepare('DELETE FROM notification_rule_groups WHERE rule_id = ?').run(id);
+  const ch = db.prepare('INSERT INTO notification_rule_channels (rule_id, channel_id) VALUES (?, ?)');
+  for (const c of r.channelIds) ch.run(id, c);
+  const gr = db.prepare('INSERT INTO notification_rule_groups (rule_id, group_id) VALUES (?, ?)');
+  for (const g of r.groupIds) gr.run(id, g);
+}
+
 export function deleteRuleRow(db: DB, id: number): boolean {
   return db.prepare('DELETE FROM notification_rules WHERE id = ?').run(id).changes > 0;
 }

@@ -49,7 +49,7 @@ export interface WorkerDeps {
   secrets: SecretBox;
   snapshots: SnapshotStore;
   config: Readonly<AppConfig>;
-  /** Where the diffs of a message are computed: a pool worker (src/web/workers/notification-diffs.ts). */
+  /** Where the diffs of a message are computed: a pool worker (src/features/configs/workers/notification-diffs.ts). */
   diffs: NotificationDiffRunner;
   log?: Logger | null;
 }

@@ -5,7 +5,7 @@ import { ApiError } from '../../errors';
 import { getDeviceBackupRow, listDeviceHistory } from '../../features/backups/backups.service';
 import { getDevice, listDevices, type Device } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
-import { diffBackups, unifiedText } from '../diff';
+import { diffBackups, unifiedText } from '../../features/configs/diff.service';
 import { render } from '../render';
 import { formatTime, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';

@@ -8,7 +8,7 @@ import type { RuleOutcome } from '../../features/compliance/compliance.service';
 import { ApiError } from '../../errors';
 import { actorOf } from '../../http/context';
 import { parseLocalTimestamp } from '../../lib/time';
-import { numberedLinesHtml } from '../config-view';
+import { numberedLinesHtml } from '../../features/configs/numbered-lines';
 import { Csrf } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';

@@ -6,7 +6,7 @@ import { SOURCE_ENCODING_WORDS } from '../../lib/decode';
 import { describeBackupStart, getDeviceBackupRow, previousVersions } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
-import { diffBackups, readBackupTextOffThread, readBackupViewOffThread, unifiedText } from '../diff';
+import { diffBackups, readBackupTextOffThread, readBackupViewOffThread, unifiedText } from '../../features/configs/diff.service';
 import { render } from '../render';
 import { formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { DiffView } from './diff-view';

@@ -1,6 +1,6 @@
 // Rendering a diff: a side-by-side table (folded unchanged stretches), unified hunks, or both versions when too different to align.
 // Changes are marked by sign and words for screen readers as well as by colour; changed words inside a line by <mark>.
-import type { DiffResult, WordParts } from '../diff';
+import type { DiffResult, WordParts } from '../../features/configs/diff.service';
 
 /** A line's text, its changed words marked when the diff found them. */
 function Words({ text, words }: { text: string; words?: WordParts }) {

@@ -6,7 +6,7 @@ import { getDeviceBackupRow } from '../../features/backups/backups.service';
 import { getDevice } from '../../features/devices/devices.service';
 import { getTemplateSpec } from '../../features/templates/templates.service';
 import { deviceJobView, startBackupJob } from '../backup-jobs';
-import { diffBackups } from '../diff';
+import { diffBackups } from '../../features/configs/diff.service';
 import { intParam, need, type WebEnv } from '../web-context';
 import { actorOf } from '../../http/context';
 

@@ -8,7 +8,7 @@ import { listPlatforms } from '../../features/devices/devices.service';
 import { FieldError, Pager } from '../components/layout';
 import { render } from '../render';
 import { actorOf } from '../../http/context';
-import { buildMatcher, searchConfigsAs, type SearchOptions, type SearchResult } from '../search';
+import { buildMatcher, searchConfigsAs, type SearchOptions, type SearchResult } from '../../features/configs/search.service';
 import { exportNote, searchCsv, searchText } from '../search-export';
 import { fieldErrors, formatTime, intQuery, need, type WebContext, type WebEnv } from '../web-context';
 import { groupOptions } from './groups-options';

@@ -1,14 +1,14 @@
 // Configuration search: a text or RE2 pattern over the newest stored version of every device in the user's scope, run on a worker.
-import { ApiError } from '../errors';
-import { recordAudit } from '../features/audit/audit.service';
-import { listLatestSnapshots } from '../features/backups/backups.service';
-import { listDeviceIds } from '../features/devices/devices.service';
-import type { AppServices } from '../http/context';
-import type { Actor } from '../identity/actor';
-import { authorize } from '../identity/policy';
-import { BACKUP_OPS } from '../features/policy';
-import type { Scope } from '../identity/principal';
-import { PatternError, compileRe2 } from '../lib/re2';
+import { ApiError } from '../../errors';
+import { recordAudit } from '../audit/audit.service';
+import { listLatestSnapshots } from '../backups/backups.service';
+import { listDeviceIds } from '../devices/devices.service';
+import type { AppServices } from '../../http/context';
+import type { Actor } from '../../identity/actor';
+import { authorize } from '../../identity/policy';
+import { BACKUP_OPS } from '../policy';
+import type { Scope } from '../../identity/principal';
+import { PatternError, compileRe2 } from '../../lib/re2';
 import { OffThreadBusy, OffThreadTimeout, runOffThread } from './workers/pool';
 import type { SearchDone, SearchHit, SearchQuery, SearchTask } from './workers/search-task';
 
@@ -113,14 +113,18 @@ export async function searchConfigs(
   };
 }
 
-/** The search a person runs (web page): permissions checked, the search run in their scope, one audit row. */
-export async function searchConfigsAs(
+/** The search a person runs (web page, API): permissions checked at once, the search run in their scope, one audit row. */
+export function searchConfigsAs(
   app: AppServices,
   actor: Actor,
   query: SearchQuery,
   opts: SearchOptions & { format?: 'csv' | 'txt' } = {},
 ): Promise<SearchResult> {
   authorize(actor, BACKUP_OPS.search);
+  return searchAndAudit(app, actor, query, opts);
+}
+
+async function searchAndAudit(app: AppServices, actor: Actor, query: SearchQuery, opts: SearchOptions & { format?: 'csv' | 'txt' }): Promise<SearchResult> {
   const { format, ...search } = opts;
   const result = await searchConfigs(app, actor.principal.scope, query, SEARCH_BUDGET_MS, search);
   recordAudit(app.db, actor, {

@@ -1,12 +1,12 @@
 // Comparing two stored versions: side-by-side rows and unified hunks (the `diff` package, bounded), optionally without ignored lines.
 import { diffLines, diffWordsWithSpace, structuredPatch } from 'diff';
 import type { Logger } from 'pino';
-import { usablePatterns } from '../templates/patterns';
-import type { BackupRow } from '../features/backups/backups.store';
-import { SnapshotIntegrityError, type SnapshotStore } from '../store/snapshots';
+import { usablePatterns } from '../../templates/patterns';
+import type { BackupRow } from '../backups/backups.store';
+import { SnapshotIntegrityError, type SnapshotStore } from '../../store/snapshots';
 import { runOffThread } from './workers/pool';
 import { readSnapshotText } from './workers/snapshot-text';
-import { numberedLinesHtml, type NumberedText } from './config-view';
+import { numberedLinesHtml, type NumberedText } from './numbered-lines';
 
 /** A line cut into pieces, `mark` on the words that changed (word-level highlight of a changed line pair). */
 export type WordParts = { text: string; mark: boolean }[];

@@ -1,6 +1,6 @@
 // The worker side of the configuration search: reads snapshot files, matches line by line, streams hits, stops at the deadline.
-import { compileRe2 } from '../../lib/re2';
-import { SnapshotIntegrityError } from '../../store/snapshots';
+import { compileRe2 } from '../../../lib/re2';
+import { SnapshotIntegrityError } from '../../../store/snapshots';
 import { readSnapshotText } from './snapshot-text';
 
 export interface SearchQuery {

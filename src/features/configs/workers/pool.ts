@@ -1,10 +1,10 @@
-// The web's pool of worker threads for CPU-heavy requests (search, diff, large reads): src/runtime/worker-pool.ts with its worker and limits.
-import { ApiError } from '../../errors';
-import { createWorkerPool, defaultPoolSize, type OffThreadTask } from '../../runtime/worker-pool';
-import { DEFAULTS_ASSET } from '../../templates/defaults';
-import { BUILTIN_FOLDER } from '../../templates/files';
+// The pool of worker threads for CPU-heavy reads of stored configurations (search, diff, large reads) used by the web and the API: src/runtime/worker-pool.ts with its worker and limits.
+import { ApiError } from '../../../errors';
+import { createWorkerPool, defaultPoolSize, type OffThreadTask } from '../../../runtime/worker-pool';
+import { DEFAULTS_ASSET } from '../../../templates/defaults';
+import { BUILTIN_FOLDER } from '../../../templates/files';
 
-export { OffThreadTimeout, type OffThreadTask, type WorkerMessage } from '../../runtime/worker-pool';
+export { OffThreadTimeout, type OffThreadTask, type WorkerMessage } from '../../../runtime/worker-pool';
 
 /** Name of the worker bundle among the executable's assets (build/build.mjs writes it). */
 export const WORKER_ASSET = 'workers/compute-worker.cjs';
@@ -22,7 +22,7 @@ export class OffThreadBusy extends ApiError {
 
 const pool = createWorkerPool({
   asset: WORKER_ASSET,
-  entry: 'src/web/workers/compute-worker.ts',
+  entry: 'src/features/configs/workers/compute-worker.ts',
   size: POOL_SIZE,
   maxQueued: MAX_QUEUED,
   busy: () => new OffThreadBusy('too many searches and diffs are waiting; try again shortly'),
@@ -31,7 +31,7 @@ const pool = createWorkerPool({
 });
 
 /**
- * Runs `task` on a pool worker (src/web/workers/compute-worker.ts dispatches on `kind`). Rejects with
+ * Runs `task` on a pool worker (src/features/configs/workers/compute-worker.ts dispatches on `kind`). Rejects with
  * OffThreadTimeout when it runs past `hardMs` (the worker is terminated and replaced), OffThreadBusy when
  * too many tasks wait. `onProgress` receives the worker's partial results as they come.
  */

@@ -1,7 +1,7 @@
-// Entry of a web pool worker thread: runs one search, diff, notification's diffs or snapshot read at a time for the main thread (see pool.ts).
-import { serveWorkerTasks } from '../../runtime/worker-pool';
-import { computeNotificationDiffs, type NotificationDiffsTask } from '../../features/notifications/notification-diffs';
-import { diffTask, readTask } from '../diff';
+// Entry of a configs pool worker thread: runs one search, diff, notification's diffs or snapshot read at a time for the main thread (see pool.ts).
+import { serveWorkerTasks } from '../../../runtime/worker-pool';
+import { computeNotificationDiffs, type NotificationDiffsTask } from '../../notifications/notification-diffs';
+import { diffTask, readTask } from '../diff.service';
 import { runSearch, type SearchTask } from './search-task';
 import { readSnapshotText } from './snapshot-text';
 

@@ -1,6 +1,6 @@
 // Snapshot texts read inside a worker thread (read, gunzip, hash check: ~0.1 s per 10 MB, never on the event loop), with a bounded cache.
 import path from 'node:path';
-import { SnapshotStore } from '../../store/snapshots';
+import { SnapshotStore } from '../../../store/snapshots';
 import { POOL_SIZE } from './pool';
 
 // Snapshots are content-addressed, so a cached text can never be stale. The cap keeps memory bounded: 64 M characters
