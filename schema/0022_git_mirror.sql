@@ -8,6 +8,7 @@
 CREATE TABLE git_mirror_state (
   id          INTEGER PRIMARY KEY CHECK (id = 1),
   enabled     INTEGER NOT NULL CHECK (enabled IN (0, 1)),
+  max_queue   INTEGER NOT NULL DEFAULT 100000,
   overflowed  INTEGER NOT NULL DEFAULT 0
 ) STRICT;
 

@@ -32,16 +32,18 @@ const VERSION_COLUMNS = `b.id AS backup_id, b.started_at, b.trigger, b.changed_b
   (SELECT i.job_id FROM backup_job_items i WHERE i.backup_id = b.id LIMIT 1) AS job_id`;
 
 /** Turns queueing on or off (the backup path queues only while the mirror is enabled). */
-export function setMirrorEnabled(db: DB, enabled: boolean): void {
-  db.prepare('INSERT INTO git_mirror_state (id, enabled) VALUES (1, ?) ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled').run(enabled ? 1 : 0);
+export function setMirrorEnabled(db: DB, enabled: boolean, maxQueue: number): void {
+  db.prepare(
+    'INSERT INTO git_mirror_state (id, enabled, max_queue) VALUES (1, ?, ?) ON CONFLICT (id) DO UPDATE SET enabled = excluded.enabled, max_queue = excluded.max_queue',
+  ).run(enabled ? 1 : 0, maxQueue);
 }
 
 /** Queue one stored version; a full queue counts it as overflowed instead. Runs inside the backup's transaction. */
-export function insertPending(db: DB, backupId: string, at: number, max: number): void {
-  const enabled = prepareCached(db, 'SELECT enabled FROM git_mirror_state WHERE id = 1').pluck().get() as number | undefined;
-  if (enabled !== 1) return;
+export function insertPending(db: DB, backupId: string, at: number): void {
+  const state = prepareCached(db, 'SELECT max_queue FROM git_mirror_state WHERE id = 1 AND enabled = 1').get() as { max_queue: number } | undefined;
+  if (!state) return;
   const queued = prepareCached(db, 'SELECT count(*) FROM git_mirror_pending').pluck().get() as number;
-  if (queued >= max) {
+  if (queued >= state.max_queue) {
     prepareCached(db, 'UPDATE git_mirror_state SET overflowed = overflowed + 1 WHERE id = 1').run();
     return;
   }
