@@ -136,17 +136,30 @@ async function exclusive<T>(dir: string, fn: () => Promise<T>): Promise<T> {
 async function withLockFile<T>(dir: string, fn: () => Promise<T>): Promise<T> {
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   const lock = path.join(dir, 'confvault.lock');
-  try {
-    fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
-  } catch {
-    const holder = Number(fs.readFileSync(lock, 'utf8'));
-    if (holder && holder !== process.pid && isAlive(holder)) throw new Error(`git mirror ${dir} is in use by process ${holder}`);
-    fs.writeFileSync(lock, String(process.pid));
+  for (let waited = 0; !takeLock(lock); waited += LOCK_POLL_MS) {
+    if (waited >= LOCK_WAIT_MS) throw new Error(`git mirror ${dir} is in use by process ${fs.readFileSync(lock, 'utf8')}`);
+    await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
   }
   try {
     return await fn();
   } finally {
     fs.rmSync(lock, { force: true });
+  }
+}
+
+const LOCK_WAIT_MS = 60_000;
+const LOCK_POLL_MS = 200;
+
+/** Takes the lock file, or takes it over from a process that is gone; false while a live process holds it. */
+function takeLock(lock: string): boolean {
+  try {
+    fs.writeFileSync(lock, String(process.pid), { flag: 'wx' });
+    return true;
+  } catch {
+    const holder = Number(fs.readFileSync(lock, 'utf8'));
+    if (holder && holder !== process.pid && isAlive(holder)) return false;
+    fs.writeFileSync(lock, String(process.pid));
+    return true;
   }
 }
 
@@ -216,5 +229,29 @@ export async function mirrorStatus(ctx: Pick<MirrorContext, 'db' | 'config'>): P
     dir,
     head: fs.existsSync(path.join(dir, 'HEAD')) ? await headCommit(dir) : null,
     remotes: listRemotes(ctx.db).filter((r) => urls.has(r.url)),
+  };
+}
+
+/**
+ * serve's mirror: every [git_mirror] interval seconds, commit what is queued and push to the remotes that are due
+ * (one round at a time). Records the enabled setting first, so the backup path queues only while it is on.
+ */
+export function startGitMirror(ctx: MirrorContext): { stop(): Promise<void> } {
+  applyMirrorSetting(ctx.db, ctx.config);
+  if (!ctx.config.git_mirror.enabled) return { stop: () => Promise.resolve() };
+  let round: Promise<void> | null = null;
+  const tick = () => {
+    round ??= syncGitMirror(ctx)
+      .catch((err: unknown) => ctx.log?.error({ err }, 'git mirror: round failed'))
+      .finally(() => (round = null));
+  };
+  const timer = setInterval(tick, ctx.config.git_mirror.interval * 1000);
+  timer.unref();
+  tick();
+  return {
+    async stop() {
+      clearInterval(timer);
+      await round;
+    },
   };
 }
