@@ -7,8 +7,9 @@ import { importBackup } from '../../src/features/backups/import.service';
 import { readBackupText } from '../../src/features/backups/backups.service';
 import { getBackupRow } from '../../src/features/backups/backups.store';
 import { applyMirrorSetting, backfill, mirrorDir, mirrorStatus, syncGitMirror, type MirrorContext } from '../../src/features/gitmirror/gitmirror.service';
+import { createApplianceMetrics } from '../../src/features/metrics/metrics.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
+import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { git } from '../helpers/git';
 import { GitHttpServer } from './git-http-server';
@@ -142,6 +143,10 @@ describe('git mirror', () => {
     assert.equal(r.rejected_total, 1);
     assert.match(r.last_error ?? '', /rejected .*never force-pushed/);
     assert.equal(git(dir, ['rev-parse', 'main']).trim(), foreign, 'the remote branch is untouched');
+    const metrics = createApplianceMetrics({ db: db(), dbFile: t.appliance.dbFile, staleAfterHours: 48, queued: () => 0 });
+    const text = await metrics.registry.metrics();
+    assert.match(text, /^confvault_git_mirror_push_failures\{kind="rejected"\} 1$/m);
+    assert.match(text, /^confvault_git_mirror_remotes_rejecting 1$/m);
   });
 
   test('a remote the outbound policy does not allow is never reached', async () => {
@@ -172,5 +177,35 @@ describe('git mirror', () => {
     assert.equal(await backfill(c), 0, 'a second backfill commits nothing');
     assert.equal(count(), first);
     assert.match(git(repoDir, ['log', '-1', '--format=%s', 'main']), new RegExp(`edge${seq}: import backup`));
+  });
+
+  test('confvault git-mirror backfill and status, from the command line', async () => {
+    const repo = bare('cli.git');
+    const dataDir = t.appliance.dataDir;
+    const conf = path.join(root, 'cli.conf');
+    const mirror = path.join(root, 'cli-mirror');
+    writeFileSync(
+      conf,
+      `[notifications]\nallowed_destinations = ["127.0.0.1"]\n[git_mirror]\nenabled = true\npath = "${mirror}"\n` +
+        `[[git_mirror.remote]]\nurl = "${server.url(repo)}"\ntoken_file = "${path.join(root, 'token')}"\n`,
+    );
+    const env = { CONFVAULT_DATA_DIR: dataDir };
+    const fill = await runCliAsync(['git-mirror', 'backfill', '--config', conf], { env });
+    assert.equal(fill.status, 0, fill.stderr);
+    const written = Number(/^(\d+) version\(s\) written$/m.exec(fill.stdout)?.[1]);
+    assert.ok(written > 0, 'a new repository gets the whole stored history');
+    assert.equal(
+      Number(git(mirror, ['rev-list', '--count', 'main']).trim()),
+      Number(git(path.join(root, repo), ['rev-list', '--count', 'main']).trim()),
+      'pushed',
+    );
+    const again = await runCliAsync(['git-mirror', 'backfill', '--config', conf], { env });
+    assert.match(again.stdout, /^0 version\(s\) written$/m, 'a version already committed is not committed again');
+    const status = await runCliAsync(['git-mirror', 'status', '--json', '--config', conf], { env });
+    assert.equal(status.status, 0, status.stderr);
+    const s = JSON.parse(status.stdout) as { remotes: { url: string; last_error: string | null }[]; pending: number };
+    assert.equal(s.remotes[0].url, server.url(repo));
+    assert.equal(s.remotes[0].last_error, null);
+    assert.equal(s.pending, 0);
   });
 });

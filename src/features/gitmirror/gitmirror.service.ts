@@ -8,6 +8,7 @@ import type { AppConfig } from '../../config/config';
 import type { SnapshotStore } from '../../store/snapshots';
 import {
   commitOf,
+  forgetCommits,
   listRemotes,
   mirrorCounts,
   setMirrorEnabled,
@@ -57,10 +58,12 @@ function segment(name: string): string {
   return s === '' || s === '.' || s === '..' || s === '.git' ? `_${s}` : s;
 }
 
-async function ensureRepo(dir: string): Promise<void> {
+/** Creates the bare repository when it is missing; a new repository holds nothing, so no version counts as committed. */
+async function ensureRepo(db: DB, dir: string): Promise<void> {
   if (fs.existsSync(path.join(dir, 'HEAD'))) return;
   fs.mkdirSync(dir, { recursive: true, mode: 0o700 });
   await git.init({ fs, dir, gitdir: dir, bare: true, defaultBranch: BRANCH });
+  forgetCommits(db);
 }
 
 async function headCommit(dir: string): Promise<string | null> {
@@ -176,7 +179,7 @@ function isAlive(pid: number): boolean {
 export async function commitPending(ctx: MirrorContext): Promise<number> {
   const dir = mirrorDir(ctx.config);
   return exclusive(dir, async () => {
-    await ensureRepo(dir);
+    await ensureRepo(ctx.db, dir);
     let done = 0;
     for (let batch = listPending(ctx.db, BATCH); batch.length; batch = listPending(ctx.db, BATCH)) {
       for (const v of batch) await commitVersion(ctx, dir, v);
@@ -190,7 +193,7 @@ export async function commitPending(ctx: MirrorContext): Promise<number> {
 export async function backfill(ctx: MirrorContext, onProgress?: (done: number) => void): Promise<number> {
   const dir = mirrorDir(ctx.config);
   return exclusive(dir, async () => {
-    await ensureRepo(dir);
+    await ensureRepo(ctx.db, dir);
     let done = 0;
     for (let batch = listUncommitted(ctx.db, BATCH); batch.length; batch = listUncommitted(ctx.db, BATCH)) {
       for (const v of batch) await commitVersion(ctx, dir, v);
@@ -209,6 +212,18 @@ export async function syncGitMirror(ctx: MirrorContext, now = Date.now()): Promi
   if (head) await pushRemotes(ctx, dir, head, now);
 }
 
+const NEVER_PUSHED: RemoteRow = {
+  url: '',
+  pushed_commit: null,
+  pushed_at: null,
+  attempts: 0,
+  next_attempt_at: 0,
+  last_error: null,
+  rejected: 0,
+  rejected_total: 0,
+  failures_total: 0,
+};
+
 export interface MirrorStatus {
   enabled: boolean;
   dir: string;
@@ -223,12 +238,13 @@ export interface MirrorStatus {
 export async function mirrorStatus(ctx: Pick<MirrorContext, 'db' | 'config'>): Promise<MirrorStatus> {
   const dir = mirrorDir(ctx.config);
   const urls = new Set(ctx.config.git_mirror.remote.map((r) => r.url));
+  const known = new Map(listRemotes(ctx.db).map((r) => [r.url, r]));
   return {
     ...mirrorCounts(ctx.db),
     enabled: ctx.config.git_mirror.enabled,
     dir,
     head: fs.existsSync(path.join(dir, 'HEAD')) ? await headCommit(dir) : null,
-    remotes: listRemotes(ctx.db).filter((r) => urls.has(r.url)),
+    remotes: [...urls].map((url) => known.get(url) ?? { ...NEVER_PUSHED, url }),
   };
 }
 

@@ -110,6 +110,11 @@ export function recordCommit(db: DB, backupId: string, commitId: string, path: s
   }).immediate();
 }
 
+/** A new repository: every version is to be written again (the backfill does it). */
+export function forgetCommits(db: DB): void {
+  db.prepare('DELETE FROM git_mirror_commits').run();
+}
+
 export function dropPending(db: DB, backupId: string): void {
   db.prepare('DELETE FROM git_mirror_pending WHERE backup_id = ?').run(backupId);
 }
@@ -149,4 +154,15 @@ export function recordPushFailure(db: DB, url: string, error: string, rejected: 
     `UPDATE git_mirror_remotes SET attempts = attempts + 1, next_attempt_at = ?, last_error = ?, rejected = ?,
        rejected_total = rejected_total + ?, failures_total = failures_total + 1 WHERE url = ?`,
   ).run(nextAttemptAt, error, rejected ? 1 : 0, rejected ? 1 : 0, url);
+}
+
+/** What /metrics reads of the mirror: versions by state, and push failures over all remotes (no URL in a label). */
+export function mirrorMetrics(db: DB): { pending: number; committed: number; overflowed: number; rejected: number; unreachable: number; rejectedNow: number } {
+  const r = db
+    .prepare(
+      'SELECT ifnull(sum(rejected_total), 0) AS rejected, ifnull(sum(failures_total - rejected_total), 0) AS unreachable, ifnull(sum(rejected), 0) AS rejectedNow FROM git_mirror_remotes',
+    )
+    .get() as { rejected: number; unreachable: number; rejectedNow: number };
+  const c = mirrorCounts(db);
+  return { pending: c.pending, committed: c.committed, overflowed: c.overflowed, ...r };
 }
