@@ -4,7 +4,7 @@ import git from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
 import { DestinationPolicy } from '../../lib/destinations';
 import { getRemote, recordPushFailure, recordPushed } from './gitmirror.store';
-import type { MirrorContext } from './gitmirror.service';
+import type { MirrorContext } from './gitmirror.types';
 
 const MAX_BACKOFF_MS = 15 * 60_000;
 

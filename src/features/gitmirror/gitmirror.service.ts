@@ -2,10 +2,8 @@
 import fs from 'node:fs';
 import path from 'node:path';
 import git from 'isomorphic-git';
-import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { AppConfig } from '../../config/config';
-import type { SnapshotStore } from '../../store/snapshots';
 import {
   commitOf,
   forgetCommits,
@@ -22,17 +20,13 @@ import {
   type MirrorVersionRow,
 } from './gitmirror.store';
 import { pushRemotes } from './gitmirror.push';
+import type { MirrorContext } from './gitmirror.types';
+
+export type { MirrorContext };
 
 export const BRANCH = 'main';
 const REF = `refs/heads/${BRANCH}`;
 const BATCH = 200;
-
-export interface MirrorContext {
-  db: DB;
-  store: SnapshotStore;
-  config: Readonly<AppConfig>;
-  log: Logger | null;
-}
 
 /** Where the bare repository lives: [git_mirror] path, else <data_dir>/git-mirror. */
 export function mirrorDir(config: Readonly<AppConfig>): string {
