@@ -169,33 +169,29 @@ function isAlive(pid: number): boolean {
   }
 }
 
-/** Commits the queued versions, in the order they were stored. Returns how many were handled. */
-export async function commitPending(ctx: MirrorContext): Promise<number> {
+/** Commits batch after batch of versions from `next` until it has none; returns how many were handled. */
+async function drain(ctx: MirrorContext, next: (db: DB, limit: number) => MirrorVersionRow[], onProgress?: (done: number) => void): Promise<number> {
   const dir = mirrorDir(ctx.config);
   return exclusive(dir, async () => {
     await ensureRepo(ctx.db, dir);
     let done = 0;
-    for (let batch = listPending(ctx.db, BATCH); batch.length; batch = listPending(ctx.db, BATCH)) {
-      for (const v of batch) await commitVersion(ctx, dir, v);
-      done += batch.length;
-    }
-    return done;
-  });
-}
-
-/** Writes every stored version not yet in the repository, oldest first; a version already committed is skipped. */
-export async function backfill(ctx: MirrorContext, onProgress?: (done: number) => void): Promise<number> {
-  const dir = mirrorDir(ctx.config);
-  return exclusive(dir, async () => {
-    await ensureRepo(ctx.db, dir);
-    let done = 0;
-    for (let batch = listUncommitted(ctx.db, BATCH); batch.length; batch = listUncommitted(ctx.db, BATCH)) {
+    for (let batch = next(ctx.db, BATCH); batch.length; batch = next(ctx.db, BATCH)) {
       for (const v of batch) await commitVersion(ctx, dir, v);
       done += batch.length;
       onProgress?.(done);
     }
     return done;
   });
+}
+
+/** Commits the queued versions, in the order they were stored. Returns how many were handled. */
+export function commitPending(ctx: MirrorContext): Promise<number> {
+  return drain(ctx, listPending);
+}
+
+/** Writes every stored version not yet in the repository, oldest first; a version already committed is skipped. */
+export function backfill(ctx: MirrorContext, onProgress?: (done: number) => void): Promise<number> {
+  return drain(ctx, listUncommitted, onProgress);
 }
 
 /** One round: commit what is queued, then push to each remote that is due. */
