@@ -6,7 +6,15 @@ import path from 'node:path';
 import { importBackup } from '../../src/features/backups/import.service';
 import { readBackupText } from '../../src/features/backups/backups.service';
 import { getBackupRow } from '../../src/features/backups/backups.store';
-import { applyMirrorSetting, backfill, mirrorDir, mirrorStatus, syncGitMirror, type MirrorContext } from '../../src/features/gitmirror/gitmirror.service';
+import {
+  applyMirrorSetting,
+  backfill,
+  mirrorDir,
+  mirrorStatus,
+  startGitMirror,
+  syncGitMirror,
+  type MirrorContext,
+} from '../../src/features/gitmirror/gitmirror.service';
 import { createApplianceMetrics } from '../../src/features/metrics/metrics.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
@@ -100,6 +108,27 @@ describe('git mirror', () => {
     const status = await mirrorStatus(c);
     assert.equal(status.pending, 0);
     assert.equal(status.remotes[0].pushed_commit, status.head);
+  });
+
+  test("serve's mirror round puts a stored version into the remote within seconds", async () => {
+    const repo = bare('live.git');
+    const c = ctx([repo]);
+    const base = c.config;
+    const mirror = startGitMirror({ ...c, config: { ...base, git_mirror: { ...base.git_mirror, interval: 1 } } });
+    try {
+      const v = store(newDevice(null), 'snmp-server contact noc');
+      const since = Date.now();
+      let landed = false;
+      // Bounded: 100 looks, 100 ms apart.
+      for (let i = 0; i < 100 && !landed; i++) {
+        await new Promise((r) => setTimeout(r, 100));
+        landed = git(path.join(root, repo), ['log', '--format=%B', '--all']).includes(`Backup-Id: ${v.id}`);
+      }
+      assert.ok(landed, 'the version reached the remote');
+      assert.ok(Date.now() - since < 10_000);
+    } finally {
+      await mirror.stop();
+    }
   });
 
   test('a remote that was down gets every version, in order, nothing duplicated', async () => {
