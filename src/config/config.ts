@@ -123,7 +123,12 @@ export const configSchema = z
           .array(
             z
               .object({
-                url: z.string().regex(/^https?:\/\/[^\s/]+/, 'expected an http(s):// URL (SSH remotes are not supported yet)'),
+                url: z
+                  .string()
+                  .regex(
+                    /^https?:\/\/[^\s/@]+(\/\S*)?$/,
+                    'expected an http(s):// URL without a user or token in it (token_file holds the token; SSH remotes are not supported yet)',
+                  ),
                 token_file: z.string().default(''),
                 username: z.string().min(1).default('confvault'),
               })

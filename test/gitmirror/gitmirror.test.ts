@@ -15,6 +15,7 @@ import {
   syncGitMirror,
   type MirrorContext,
 } from '../../src/features/gitmirror/gitmirror.service';
+import { loadConfig } from '../../src/config/config';
 import { createApplianceMetrics } from '../../src/features/metrics/metrics.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
@@ -236,5 +237,13 @@ describe('git mirror', () => {
     assert.equal(s.remotes[0].url, server.url(repo));
     assert.equal(s.remotes[0].last_error, null);
     assert.equal(s.pending, 0);
+  });
+
+  test('a remote URL with a user or token in it, or an SSH URL, is refused at start', () => {
+    for (const url of ['https://u:tok@git.example.net/a.git', 'ssh://git@git.example.net/a.git']) {
+      const file = path.join(root, 'bad.conf');
+      writeFileSync(file, `[[git_mirror.remote]]\nurl = "${url}"\n`);
+      assert.throws(() => loadConfig({ config: file }, {}), /git_mirror\.remote\.0\.url/);
+    }
   });
 });
