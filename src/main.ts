@@ -18,6 +18,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   template: async () => (await import('./cli/template')).templateCommand,
   compliance: async () => (await import('./cli/compliance')).complianceCommand,
   auth: async () => (await import('./cli/auth')).authCommand,
+  'git-mirror': async () => (await import('./cli/git-mirror')).gitMirrorCommand,
 };
 
 async function usage(): Promise<string> {

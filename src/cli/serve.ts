@@ -19,6 +19,7 @@ import { startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { runNotificationDiffs } from '../features/configs/workers/notification-diffs';
 import { startEventBackups } from '../events/start';
+import { startGitMirror } from '../features/gitmirror/gitmirror.service';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 import { SERVE_SUMMARY } from './serve-summary';
@@ -118,6 +119,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const jobs = startJobPickup(services.jobs, a.db, log);
     const retention = startRetention(a.db, a.snapshots, a.dataDir, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, diffs: runNotificationDiffs, log });
+    const gitMirror = startGitMirror({ db: a.db, store: a.snapshots, config, log });
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
     const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
@@ -129,7 +131,17 @@ ${GLOBAL_OPTIONS_HELP}`,
     clearInterval(retention);
     templateFiles.stop();
     // Stop accepting and let in-flight requests finish; running backups are cancelled and recorded as interrupted.
-    await Promise.all([server.close(), scheduler.stop(), jobs.stop(), notifier.stop(), events?.stop(), dbCopies.stop(), directory.stop(), oidcRecheck.stop()]);
+    await Promise.all([
+      server.close(),
+      scheduler.stop(),
+      jobs.stop(),
+      notifier.stop(),
+      gitMirror.stop(),
+      events?.stop(),
+      dbCopies.stop(),
+      directory.stop(),
+      oidcRecheck.stop(),
+    ]);
     a.close();
     lock.release();
     forgetSignals();

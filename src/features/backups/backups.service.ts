@@ -9,6 +9,7 @@ import { SnapshotIntegrityError, type PreparedSnapshot, type SnapshotInfo, type 
 import { ApiError } from '../../errors';
 import { enqueueFinishedBackup } from '../notifications/notification-events.service';
 import { judgeStoredVersion } from '../compliance/compliance.service';
+import { queueGitMirror } from '../gitmirror/gitmirror.service';
 import { inScope, type Principal, type Scope } from '../../identity/principal';
 import { authorize } from '../../identity/policy';
 import { BACKUP_OPS } from './backups.policy';
@@ -209,6 +210,7 @@ function recordFinishedBackup(
     });
     setDeviceLastBackup(db, started.deviceId, started.id);
     enqueueFinishedBackup(db, started.id, finishedAt);
+    queueGitMirror(db, started.id, finishedAt);
   }).immediate();
   return { id: started.id, success: true, changed, first, hash: snap.hash };
 }

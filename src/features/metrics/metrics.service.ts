@@ -6,6 +6,7 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
 import type { DB } from '../../db/open';
 import { createRequestMetrics } from './request-metrics';
 import { countViolations } from '../compliance/compliance.service';
+import { mirrorMetrics } from '../gitmirror/gitmirror.store';
 import { countDeliveriesByStatus, countDevicesByState, countRunningBackups, countStaleDevices, readStorageCounts } from './metrics.store';
 
 /** What the metrics need to know of a finished device backup (the runner's result has these fields). */
@@ -114,6 +115,35 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     collect() {
       this.set({ state: 'running' }, countRunningBackups(src.db));
       this.set({ state: 'queued' }, src.queued());
+    },
+  });
+  new Gauge({
+    name: 'confvault_git_mirror_versions',
+    help: 'Git mirror: versions committed, waiting in the queue, and not queued because it was full (a backfill writes them)',
+    labelNames: ['state'] as const,
+    registers,
+    collect() {
+      const m = mirrorMetrics(src.db);
+      for (const state of ['committed', 'pending', 'overflowed'] as const) this.set({ state }, m[state]);
+    },
+  });
+  new Gauge({
+    name: 'confvault_git_mirror_push_failures',
+    help: 'Git mirror pushes that failed, over all remotes since each was configured: rejected (the remote refused, e.g. non-fast-forward) or unreachable',
+    labelNames: ['kind'] as const,
+    registers,
+    collect() {
+      const m = mirrorMetrics(src.db);
+      this.set({ kind: 'rejected' }, m.rejected);
+      this.set({ kind: 'unreachable' }, m.unreachable);
+    },
+  });
+  new Gauge({
+    name: 'confvault_git_mirror_remotes_rejecting',
+    help: 'Git mirror remotes whose last push was rejected (they get nothing until the remote is fixed; never force-pushed)',
+    registers,
+    collect() {
+      this.set(mirrorMetrics(src.db).rejectedNow);
     },
   });
   new Gauge({
