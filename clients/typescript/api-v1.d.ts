@@ -113,7 +113,7 @@ export interface paths {
         put?: never;
         /**
          * Create a device
-         * @description Needs `devices.create` only (spec 4.6 rule 3): the `group_id` is not checked against the caller’s scope, so a scoped caller may create a device it cannot then see. The credential’s usage scope (`group_ids`) must cover `group_id` (ungrouped devices: unrestricted credentials only), else 422 `VALIDATION_ERROR` on the field `credential_id` naming the reason: that is about the data, so not even scope "all" may break it. A secret only goes where someone entitled to it sent it: when the caller lacks `credentials.view`, or the credential’s usage scope is not inside the caller’s scope, the device is still created (201) but **held**: its backups fail as `CREDENTIAL_NOT_PERMITTED` without decrypting the credential or connecting, until a user entitled to the credential approves the address on the device’s web page. The device JSON is the same; the audit row says the hold was placed. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field.
+         * @description Needs `devices.create` only (spec 4.6 rule 3): the `group_id` is not checked against the caller’s scope, so a scoped caller may create a device it cannot then see. The credential’s usage scope (`group_ids`) must cover `group_id` (ungrouped devices: unrestricted credentials only), else 422 `VALIDATION_ERROR` on the field `credential_id` naming the reason: that is about the data, so not even scope "all" may break it. A secret only goes where someone entitled to it sent it: when the caller lacks `credentials.view`, or the credential’s usage scope is not inside the caller’s scope, the device is still created (201) but **held**: its backups fail as `CREDENTIAL_NOT_PERMITTED` without decrypting the credential or connecting, until a user entitled to the credential approves the address on the device’s web page. The device JSON is the same; the audit row says the hold was placed. Missing `group_id`, `credential_id` or `template_id` records are a 422 naming the field. `template_id` and/or `credential_id` "auto": the appliance first logs in at the address with the given credential, then the others the caller is entitled to that may serve the group (at most `backup.detect_max_tries`), and picks the template whose detect patterns match the banner, prompt and probe output; nothing picked (no login, unreachable, no match, two twins) is a 422 on that field saying why ("could not tell: ...").
          */
         post: operations["createDevice"];
         delete?: never;
@@ -173,10 +173,56 @@ export interface paths {
         put: operations["updateDevice"];
         post?: never;
         /**
-         * Delete a device
-         * @description Deletes the device and all its backup records. A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`.
+         * Delete a device and its backup history
+         * @description Deletes the device **and its whole history**: the device record and every one of its backup records (the versions listed by `GET /devices/{device_id}/backups`, their metadata and their place in diffs and search) are removed and cannot be restored. Stored configuration files shared with another device’s versions stay. The deletion is audited with the device’s fields.
+         *
+         *     To take a device out of service and keep its versions, retire it instead (`POST /devices/{device_id}/retire`).
+         *
+         *     A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`.
          */
         delete: operations["deleteDevice"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/devices/{device_id}/retire": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retire a device (keep its history)
+         * @description The device stays with every backup record (still listed by `GET /devices/{device_id}/backups` and readable), but is disabled and never backed up again: off every schedule, event backup and reachability probe, out of the unreachable list. `retired` says when and by whom. A retired device cannot be enabled (`PUT` gives 409 `CONFLICT`) until it is reactivated.
+         *
+         *     Retiring a retired device changes nothing. The change is audited. A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`. Needs `devices.update`.
+         */
+        post: operations["retireDevice"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/devices/{device_id}/reactivate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reactivate a retired device
+         * @description Puts a retired device back in service, enabled: its schedule applies again. A device in service is left as it is. The change is audited. A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`. Needs `devices.update`.
+         */
+        post: operations["reactivateDevice"];
+        delete?: never;
         options?: never;
         head?: never;
         patch?: never;
@@ -311,6 +357,142 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/compliance/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List compliance rules
+         * @description The rules in force (database, files, enabled packs), ordered by id. Rules are not scoped: every holder of `compliance.view` sees them all.
+         */
+        get: operations["listComplianceRules"];
+        put?: never;
+        /**
+         * Create a compliance rule
+         * @description A new database rule; it takes precedence over a file or pack rule with the same id. 409 `CONFLICT` when the database already holds one with its id. Audited. The fleet’s newest versions are judged again in the background; reads of results wait for it.
+         */
+        post: operations["createComplianceRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/rules/{rule_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a compliance rule
+         * @description A rule in force, or a shipped pack’s rule (`in_force` false while its pack is enabled nowhere).
+         */
+        get: operations["getComplianceRule"];
+        /**
+         * Replace a compliance rule
+         * @description The whole definition is replaced (not a partial update). Only rules kept in the database (made here or in the web interface, or imported with `confvault compliance rule import`) can be changed: a rule read from a file in `<data_dir>/compliance/` or from a shipped pack gives 409 `CONFLICT` naming where it lives. Audited. The fleet’s newest versions are judged again in the background; reads of results wait for it.
+         */
+        put: operations["updateComplianceRule"];
+        post?: never;
+        /**
+         * Delete a compliance rule
+         * @description Only rules kept in the database (made here or in the web interface, or imported with `confvault compliance rule import`) can be changed: a rule read from a file in `<data_dir>/compliance/` or from a shipped pack gives 409 `CONFLICT` naming where it lives. A file or pack rule of the same id, if any, is in force again. Audited. The fleet’s newest versions are judged again in the background; reads of results wait for it.
+         */
+        delete: operations["deleteComplianceRule"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/summary": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Fleet compliance summary
+         * @description Counts over each device’s newest stored version: devices compliant or not, results by status, by severity and by rule (most failures first). Only devices inside the key owner’s device-group scope are counted; ungrouped devices need scope "all". A failure under a waiver in force counts as `waived`.
+         */
+        get: operations["getComplianceSummary"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/devices/{device_id}/compliance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A device’s compliance
+         * @description The results of the rules that apply to the device on its newest stored version (judged first if the rules in force have not judged it yet): status, the failing lines of the stored configuration (which is stored redacted: secrets never appear), the remediation to apply, the waiver in force. A device with no stored version has `backup_id` null and no results. A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`, as the device reads do (spec 4.6).
+         */
+        get: operations["getDeviceCompliance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/devices/{device_id}/compliance/waivers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a device’s waivers
+         * @description Waivers in force and expired ones (`active` false), latest expiry first. A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`, as the device reads do (spec 4.6).
+         */
+        get: operations["listDeviceComplianceWaivers"];
+        put?: never;
+        /**
+         * Waive a rule on a device
+         * @description Until `expires_at`, the rule’s failures on the device show as `waived` and count as compliant. The rule must exist (in force or in a shipped pack), else 422 on `rule_id`. Audited. A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`, as the device reads do (spec 4.6).
+         */
+        post: operations["createDeviceComplianceWaiver"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/compliance/waivers/{waiver_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Remove a waiver
+         * @description The rule’s failures on its device count again at once. Audited. A waiver of a device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`.
+         */
+        delete: operations["deleteDeviceComplianceWaiver"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/jobs": {
         parameters: {
             query?: never;
@@ -326,7 +508,7 @@ export interface paths {
         put?: never;
         /**
          * Start a backup
-         * @description Backs up one device (`device_id`), a selection (`device_ids`) or a group with its subgroups (`group_id`, its enabled devices) now. Answers 202 with the job at once; follow it with `GET /jobs/{job_id}` until `status` is no longer `queued` or `running`. Every named device and the group must exist (404) and be inside the key’s device-group scope (403). One audit entry. Permission: `backups.run` and `devices.view`.
+         * @description Backs up one device (`device_id`), a selection (`device_ids`) or a group with its subgroups (`group_id`, its enabled devices) now. Answers 202 with the job at once; follow it with `GET /jobs/{job_id}` until `status` is no longer `queued` or `running`. Every named device and the group must exist (404) and be inside the key’s device-group scope (403); a retired device named by `device_id` or `device_ids` answers 409 `CONFLICT` (reactivate it first; a group’s retired devices are skipped). One audit entry. Permission: `backups.run` and `devices.view`.
          */
         post: operations["startBackupJob"];
         delete?: never;
@@ -760,6 +942,28 @@ export interface components {
                  */
                 rancid?: string[];
             };
+            /** @description How detection (template: auto) recognises this platform: patterns on the login banner, the prompt, and the output of one read-only probe command. A probe match weighs 10, a banner match 5, a prompt match 3 (each source counted once); the highest total wins, then the highest priority; below 3 nothing is picked. Absent: the template is never picked by detection. */
+            detect?: {
+                /**
+                 * @description Breaks a tie between templates whose evidence weighs the same: the higher wins. A specific platform (Cumulus, VyOS) above the generic one it is built on (linux). Absent: 50.
+                 * @default 50
+                 */
+                priority: number;
+                /** @description Lines of the text the device prints after login, before its first prompt, that name this platform. */
+                banner?: string[];
+                /** @description The device's first prompt, when its shape is this platform's alone. */
+                prompt?: string[];
+                /** @description One read-only command to run after login, and what its output shows on this platform. */
+                probe?: {
+                    /**
+                     * @description A safe, read-only command whose output names the platform, run once per detection whatever the number of templates naming it; one non-blank line, 1-512 characters
+                     * @example show version
+                     */
+                    command: string;
+                    /** @description Lines of the probe's output that name this platform; one match is enough. */
+                    patterns: string[];
+                };
+            };
             /**
              * @description "shell": interactive session driven by the prompt; "exec": one SSH exec channel per command, no prompt handling (SSH only; Telnet falls back to shell).
              * @enum {string}
@@ -975,6 +1179,28 @@ export interface components {
                  */
                 rancid?: string[];
             };
+            /** @description How detection (template: auto) recognises this platform: patterns on the login banner, the prompt, and the output of one read-only probe command. A probe match weighs 10, a banner match 5, a prompt match 3 (each source counted once); the highest total wins, then the highest priority; below 3 nothing is picked. Absent: the template is never picked by detection. */
+            detect?: {
+                /**
+                 * @description Breaks a tie between templates whose evidence weighs the same: the higher wins. A specific platform (Cumulus, VyOS) above the generic one it is built on (linux). Absent: 50.
+                 * @default 50
+                 */
+                priority: number;
+                /** @description Lines of the text the device prints after login, before its first prompt, that name this platform. */
+                banner?: string[];
+                /** @description The device's first prompt, when its shape is this platform's alone. */
+                prompt?: string[];
+                /** @description One read-only command to run after login, and what its output shows on this platform. */
+                probe?: {
+                    /**
+                     * @description A safe, read-only command whose output names the platform, run once per detection whatever the number of templates naming it; one non-blank line, 1-512 characters
+                     * @example show version
+                     */
+                    command: string;
+                    /** @description Lines of the probe's output that name this platform; one match is enough. */
+                    patterns: string[];
+                };
+            };
             /**
              * @description "shell": interactive session driven by the prompt; "exec": one SSH exec channel per command, no prompt handling (SSH only; Telnet falls back to shell).
              * @default shell
@@ -1143,6 +1369,28 @@ export interface components {
                  */
                 rancid?: string[];
             };
+            /** @description How detection (template: auto) recognises this platform: patterns on the login banner, the prompt, and the output of one read-only probe command. A probe match weighs 10, a banner match 5, a prompt match 3 (each source counted once); the highest total wins, then the highest priority; below 3 nothing is picked. Absent: the template is never picked by detection. */
+            detect?: {
+                /**
+                 * @description Breaks a tie between templates whose evidence weighs the same: the higher wins. A specific platform (Cumulus, VyOS) above the generic one it is built on (linux). Absent: 50.
+                 * @default 50
+                 */
+                priority: number;
+                /** @description Lines of the text the device prints after login, before its first prompt, that name this platform. */
+                banner?: string[];
+                /** @description The device's first prompt, when its shape is this platform's alone. */
+                prompt?: string[];
+                /** @description One read-only command to run after login, and what its output shows on this platform. */
+                probe?: {
+                    /**
+                     * @description A safe, read-only command whose output names the platform, run once per detection whatever the number of templates naming it; one non-blank line, 1-512 characters
+                     * @example show version
+                     */
+                    command: string;
+                    /** @description Lines of the probe's output that name this platform; one match is enough. */
+                    patterns: string[];
+                };
+            };
             /**
              * @description "shell": interactive session driven by the prompt; "exec": one SSH exec channel per command, no prompt handling (SSH only; Telnet falls back to shell).
              * @enum {string}
@@ -1300,6 +1548,7 @@ export interface components {
              * @example 2024-05-01 02:00:13
              */
             updated_at: string;
+            retired: components["schemas"]["DeviceRetired"];
         };
         /** @description Outcome of the last backup or reachability probe */
         DeviceReachability: {
@@ -1333,6 +1582,19 @@ export interface components {
             started_at: string;
             success: boolean;
         } | null;
+        /** @description null while the device is in service */
+        DeviceRetired: {
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            at: string;
+            /**
+             * @description The user (or API key owner, or OS user) who retired it
+             * @example alice
+             */
+            by: string | null;
+        } | null;
         DeviceCreate: {
             /**
              * @description Unique across all devices, 1-128 characters. Leading and trailing spaces are removed and the name is stored in Unicode NFC; control characters (U+0000-U+001F, U+007F-U+009F) are refused. Uniqueness ignores case with Unicode case folding ("Zürich", "ZÜRICH" and a decomposed "Zürich" are the same name).
@@ -1363,15 +1625,15 @@ export interface components {
              */
             group_id: number | null;
             /**
-             * @description Credential used to log in (must exist)
+             * @description Credential used to log in (must exist); "auto": the first that logs in of the credentials the caller may use for this group (the device's own first, at most backup.detect_max_tries tried)
              * @example 1
              */
-            credential_id: number;
+            credential_id: number | "auto";
             /**
-             * @description Backup template (must exist)
+             * @description Backup template (must exist); "auto": detected by logging in and matching each template's detect patterns (login banner, prompt, a read-only probe such as show version). Nothing detected: 422 on this field with the reason
              * @example 4
              */
-            template_id: number;
+            template_id: number | "auto";
             /** @default true */
             enabled: boolean;
             /**
@@ -1440,6 +1702,8 @@ export interface components {
             /** @description true: approve the fingerprint the device offered at its latest HOST_KEY_CHANGED backup (exactly that key, once; 409 CONFLICT when none was offered). false: withdraw an approval. No effect on create (the first key seen is recorded). */
             accept_host_key_change?: boolean;
         };
+        /** @description An empty object: `{}` */
+        EmptyObject: Record<string, never>;
         GroupPage: {
             items: components["schemas"]["Group"][];
             pagination: components["schemas"]["Pagination"];
@@ -1689,6 +1953,580 @@ export interface components {
              * @example 51.2
              */
             dedup_ratio: number;
+        };
+        ComplianceRulePage: {
+            items: components["schemas"]["ComplianceRule"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "id": "vty-ssh-only",
+         *       "title": "VTY lines accept SSH only",
+         *       "severity": "critical",
+         *       "origin": "database",
+         *       "location": null,
+         *       "editable": true,
+         *       "in_force": true,
+         *       "definition": {
+         *         "id": "vty-ssh-only",
+         *         "title": "VTY lines accept SSH only",
+         *         "description": "Remote logins use SSH; telnet sends passwords in clear text.",
+         *         "severity": "critical",
+         *         "applies_to": {
+         *           "templates": [
+         *             "cisco-ios"
+         *           ],
+         *           "groups": [
+         *             "dc"
+         *           ]
+         *         },
+         *         "remediation": "line vty 0 15\n transport input ssh",
+         *         "check": {
+         *           "kind": "sections",
+         *           "match": "^line vty",
+         *           "must_contain": [
+         *             "^transport input ssh$"
+         *           ],
+         *           "must_not_contain": [
+         *             "telnet"
+         *           ],
+         *           "require_section": true
+         *         }
+         *       }
+         *     }
+         */
+        ComplianceRule: {
+            id: string;
+            title: string;
+            /** @enum {string} */
+            severity: "info" | "low" | "medium" | "high" | "critical";
+            /**
+             * @description `database`: made in the web or API (editable); `file`: a YAML file in the rules folder; `pack`: a shipped pack
+             * @enum {string}
+             */
+            origin: "database" | "file" | "pack";
+            /** @description The file name of a file rule, the pack of a pack rule, else null */
+            location: string | null;
+            /** @description Whether PUT and DELETE may change it (database rules only; others give 409 CONFLICT) */
+            editable: boolean;
+            /** @description False for a shipped pack’s rule while its pack is enabled nowhere */
+            in_force: boolean;
+            definition: {
+                /** @description Unique rule id */
+                id: string;
+                title: string;
+                /** @default  */
+                description: string;
+                /** @enum {string} */
+                severity: "info" | "low" | "medium" | "high" | "critical";
+                /**
+                 * @default {
+                 *       "templates": [],
+                 *       "groups": []
+                 *     }
+                 */
+                applies_to: {
+                    /**
+                     * @description Template names; empty: every template
+                     * @default []
+                     */
+                    templates: string[];
+                    /**
+                     * @description Group paths ("dc/core"); subgroups inherit; empty: every device
+                     * @default []
+                     */
+                    groups: string[];
+                };
+                /**
+                 * @description What to do when the rule fails (golden rules also generate commands)
+                 * @default
+                 */
+                remediation: string;
+                /** @description The public guidance the rule is written from */
+                source?: {
+                    title: string;
+                    /** Format: uri */
+                    url: string;
+                };
+                check: {
+                    /** @enum {string} */
+                    kind: "must_exist";
+                    /** @description An RE2 pattern, matched against one line (anchor it with ^ and $ as needed) */
+                    line: string;
+                } | {
+                    /** @enum {string} */
+                    kind: "must_not_exist";
+                    /** @description An RE2 pattern, matched against one line (anchor it with ^ and $ as needed) */
+                    line: string;
+                } | {
+                    /** @enum {string} */
+                    kind: "sections";
+                    /** @description Which sections: an RE2 pattern on the section header (indent, FortiOS) or its path (braces, set) */
+                    match: string;
+                    /**
+                     * @description Each pattern must match a statement inside every matching section
+                     * @default []
+                     */
+                    must_contain: string[];
+                    /**
+                     * @description No statement inside a matching section may match these
+                     * @default []
+                     */
+                    must_not_contain: string[];
+                    /**
+                     * @description Fail when no section matches at all
+                     * @default false
+                     */
+                    require_section: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "value";
+                    /** @description An RE2 pattern with exactly one capture group: the value of each matching line */
+                    capture: string;
+                    /** @description At least this many lines match */
+                    count_min?: number;
+                    /** @description At most this many lines match */
+                    count_max?: number;
+                    /** @description Every captured value is a number at least this */
+                    min?: number;
+                    /** @description Every captured value is a number at most this */
+                    max?: number;
+                    /** @description No captured value is one of these */
+                    not_in?: string[];
+                    /** @description Every captured value is exactly this */
+                    equals?: string;
+                } | {
+                    /** @enum {string} */
+                    kind: "golden";
+                    /** @description Configuration text as the device prints it; {{device.name}}, {{device.hostname}}, {{group.path}}, {{custom.FIELD}} are replaced */
+                    snippet: string;
+                    /** @description Top-level lines matching this that are not in the snippet are reported as extra (lines inside a snippet section always are) */
+                    extra_match?: string;
+                };
+            };
+        };
+        /**
+         * @description One rule, as in a rule file (docs/compliance.md has an example of each check kind).
+         * @example {
+         *       "id": "vty-ssh-only",
+         *       "title": "VTY lines accept SSH only",
+         *       "description": "Remote logins use SSH; telnet sends passwords in clear text.",
+         *       "severity": "critical",
+         *       "applies_to": {
+         *         "templates": [
+         *           "cisco-ios"
+         *         ],
+         *         "groups": [
+         *           "dc"
+         *         ]
+         *       },
+         *       "remediation": "line vty 0 15\n transport input ssh",
+         *       "check": {
+         *         "kind": "sections",
+         *         "match": "^line vty",
+         *         "must_contain": [
+         *           "^transport input ssh$"
+         *         ],
+         *         "must_not_contain": [
+         *           "telnet"
+         *         ],
+         *         "require_section": true
+         *       }
+         *     }
+         */
+        ComplianceRuleDefinition: {
+            /** @description Unique rule id */
+            id: string;
+            title: string;
+            /** @default  */
+            description: string;
+            /** @enum {string} */
+            severity: "info" | "low" | "medium" | "high" | "critical";
+            /**
+             * @default {
+             *       "templates": [],
+             *       "groups": []
+             *     }
+             */
+            applies_to: {
+                /**
+                 * @description Template names; empty: every template
+                 * @default []
+                 */
+                templates: string[];
+                /**
+                 * @description Group paths ("dc/core"); subgroups inherit; empty: every device
+                 * @default []
+                 */
+                groups: string[];
+            };
+            /**
+             * @description What to do when the rule fails (golden rules also generate commands)
+             * @default
+             */
+            remediation: string;
+            /** @description The public guidance the rule is written from */
+            source?: {
+                title: string;
+                /** Format: uri */
+                url: string;
+            };
+            check: {
+                /** @enum {string} */
+                kind: "must_exist";
+                /** @description An RE2 pattern, matched against one line (anchor it with ^ and $ as needed) */
+                line: string;
+            } | {
+                /** @enum {string} */
+                kind: "must_not_exist";
+                /** @description An RE2 pattern, matched against one line (anchor it with ^ and $ as needed) */
+                line: string;
+            } | {
+                /** @enum {string} */
+                kind: "sections";
+                /** @description Which sections: an RE2 pattern on the section header (indent, FortiOS) or its path (braces, set) */
+                match: string;
+                /**
+                 * @description Each pattern must match a statement inside every matching section
+                 * @default []
+                 */
+                must_contain: string[];
+                /**
+                 * @description No statement inside a matching section may match these
+                 * @default []
+                 */
+                must_not_contain: string[];
+                /**
+                 * @description Fail when no section matches at all
+                 * @default false
+                 */
+                require_section: boolean;
+            } | {
+                /** @enum {string} */
+                kind: "value";
+                /** @description An RE2 pattern with exactly one capture group: the value of each matching line */
+                capture: string;
+                /** @description At least this many lines match */
+                count_min?: number;
+                /** @description At most this many lines match */
+                count_max?: number;
+                /** @description Every captured value is a number at least this */
+                min?: number;
+                /** @description Every captured value is a number at most this */
+                max?: number;
+                /** @description No captured value is one of these */
+                not_in?: string[];
+                /** @description Every captured value is exactly this */
+                equals?: string;
+            } | {
+                /** @enum {string} */
+                kind: "golden";
+                /** @description Configuration text as the device prints it; {{device.name}}, {{device.hostname}}, {{group.path}}, {{custom.FIELD}} are replaced */
+                snippet: string;
+                /** @description Top-level lines matching this that are not in the snippet are reported as extra (lines inside a snippet section always are) */
+                extra_match?: string;
+            };
+        };
+        /**
+         * @description The rule’s new definition; its id is the path’s.
+         * @example {
+         *       "title": "VTY lines accept SSH only",
+         *       "description": "Remote logins use SSH; telnet sends passwords in clear text.",
+         *       "severity": "critical",
+         *       "applies_to": {
+         *         "templates": [
+         *           "cisco-ios"
+         *         ],
+         *         "groups": [
+         *           "dc"
+         *         ]
+         *       },
+         *       "remediation": "line vty 0 15\n transport input ssh",
+         *       "check": {
+         *         "kind": "sections",
+         *         "match": "^line vty",
+         *         "must_contain": [
+         *           "^transport input ssh$"
+         *         ],
+         *         "must_not_contain": [
+         *           "telnet"
+         *         ],
+         *         "require_section": true
+         *       }
+         *     }
+         */
+        ComplianceRuleUpdate: {
+            title: string;
+            /** @default  */
+            description: string;
+            /** @enum {string} */
+            severity: "info" | "low" | "medium" | "high" | "critical";
+            /**
+             * @default {
+             *       "templates": [],
+             *       "groups": []
+             *     }
+             */
+            applies_to: {
+                /**
+                 * @description Template names; empty: every template
+                 * @default []
+                 */
+                templates: string[];
+                /**
+                 * @description Group paths ("dc/core"); subgroups inherit; empty: every device
+                 * @default []
+                 */
+                groups: string[];
+            };
+            /**
+             * @description What to do when the rule fails (golden rules also generate commands)
+             * @default
+             */
+            remediation: string;
+            /** @description The public guidance the rule is written from */
+            source?: {
+                title: string;
+                /** Format: uri */
+                url: string;
+            };
+            check: {
+                /** @enum {string} */
+                kind: "must_exist";
+                /** @description An RE2 pattern, matched against one line (anchor it with ^ and $ as needed) */
+                line: string;
+            } | {
+                /** @enum {string} */
+                kind: "must_not_exist";
+                /** @description An RE2 pattern, matched against one line (anchor it with ^ and $ as needed) */
+                line: string;
+            } | {
+                /** @enum {string} */
+                kind: "sections";
+                /** @description Which sections: an RE2 pattern on the section header (indent, FortiOS) or its path (braces, set) */
+                match: string;
+                /**
+                 * @description Each pattern must match a statement inside every matching section
+                 * @default []
+                 */
+                must_contain: string[];
+                /**
+                 * @description No statement inside a matching section may match these
+                 * @default []
+                 */
+                must_not_contain: string[];
+                /**
+                 * @description Fail when no section matches at all
+                 * @default false
+                 */
+                require_section: boolean;
+            } | {
+                /** @enum {string} */
+                kind: "value";
+                /** @description An RE2 pattern with exactly one capture group: the value of each matching line */
+                capture: string;
+                /** @description At least this many lines match */
+                count_min?: number;
+                /** @description At most this many lines match */
+                count_max?: number;
+                /** @description Every captured value is a number at least this */
+                min?: number;
+                /** @description Every captured value is a number at most this */
+                max?: number;
+                /** @description No captured value is one of these */
+                not_in?: string[];
+                /** @description Every captured value is exactly this */
+                equals?: string;
+            } | {
+                /** @enum {string} */
+                kind: "golden";
+                /** @description Configuration text as the device prints it; {{device.name}}, {{device.hostname}}, {{group.path}}, {{custom.FIELD}} are replaced */
+                snippet: string;
+                /** @description Top-level lines matching this that are not in the snippet are reported as extra (lines inside a snippet section always are) */
+                extra_match?: string;
+            };
+        };
+        /**
+         * @example {
+         *       "devices": {
+         *         "judged": 2,
+         *         "compliant": 1,
+         *         "non_compliant": 1
+         *       },
+         *       "by_status": {
+         *         "pass": 3,
+         *         "fail": 1,
+         *         "waived": 0
+         *       },
+         *       "by_severity": [
+         *         {
+         *           "severity": "critical",
+         *           "pass": 1,
+         *           "fail": 1,
+         *           "waived": 0
+         *         }
+         *       ],
+         *       "by_rule": [
+         *         {
+         *           "rule_id": "vty-ssh-only",
+         *           "title": "VTY lines accept SSH only",
+         *           "severity": "critical",
+         *           "pass": 1,
+         *           "fail": 1,
+         *           "waived": 0
+         *         }
+         *       ]
+         *     }
+         */
+        ComplianceSummary: {
+            devices: {
+                /** @description Devices in scope with a stored version */
+                judged: number;
+                /** @description Of those, devices failing no rule (a waived failure does not count) */
+                compliant: number;
+                non_compliant: number;
+            };
+            by_status: {
+                pass: number;
+                fail: number;
+                waived: number;
+            };
+            by_severity: {
+                /** @enum {string} */
+                severity: "info" | "low" | "medium" | "high" | "critical";
+                pass: number;
+                fail: number;
+                waived: number;
+            }[];
+            by_rule: {
+                rule_id: string;
+                title: string;
+                /** @enum {string} */
+                severity: "info" | "low" | "medium" | "high" | "critical";
+                pass: number;
+                fail: number;
+                waived: number;
+            }[];
+        };
+        /**
+         * @example {
+         *       "device_id": 1,
+         *       "device_name": "core-sw1",
+         *       "backup_id": "0b5e8a3c-6f1d-4d2e-9a7b-2c4f1e8d9a10",
+         *       "backed_up_at": "2024-05-01 02:00:13",
+         *       "compliant": false,
+         *       "results": [
+         *         {
+         *           "rule_id": "vty-ssh-only",
+         *           "title": "VTY lines accept SSH only",
+         *           "severity": "critical",
+         *           "status": "fail",
+         *           "failing_lines": [
+         *             {
+         *               "line": 42,
+         *               "text": " transport input ssh telnet",
+         *               "message": "must not contain telnet"
+         *             }
+         *           ],
+         *           "remediation": "line vty 0 15\n transport input ssh",
+         *           "waiver": null
+         *         }
+         *       ]
+         *     }
+         */
+        DeviceCompliance: {
+            device_id: number;
+            device_name: string;
+            /** @description The newest stored version judged; null when the device has none */
+            backup_id: string | null;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            backed_up_at: string | null;
+            /** @description No rule fails (waived failures do not count) */
+            compliant: boolean;
+            /** @description One per rule that applies to the device, by rule id */
+            results: {
+                rule_id: string;
+                title: string;
+                /** @enum {string} */
+                severity: "info" | "low" | "medium" | "high" | "critical";
+                /** @enum {string} */
+                status: "pass" | "fail" | "waived";
+                failing_lines: {
+                    /** @description 1-based line of the stored (redacted) configuration; null for something missing */
+                    line: number | null;
+                    text: string;
+                    message: string;
+                }[];
+                /** @description The rule’s remediation text, then the commands generated for a golden rule */
+                remediation: string;
+                waiver: {
+                    reason: string;
+                    owner: string;
+                    /**
+                     * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+                     * @example 2024-05-01 02:00:13
+                     */
+                    expires_at: string;
+                } | null;
+            }[];
+        };
+        ComplianceWaiverPage: {
+            items: components["schemas"]["ComplianceWaiver"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        /**
+         * @example {
+         *       "id": 1,
+         *       "device_id": 1,
+         *       "rule_id": "vty-ssh-only",
+         *       "reason": "Console server needs telnet until the migration in June",
+         *       "owner": "netops",
+         *       "expires_at": "2024-06-30 23:59:59",
+         *       "active": true,
+         *       "created_by": "alice",
+         *       "created_at": "2024-05-01 09:12:00"
+         *     }
+         */
+        ComplianceWaiver: {
+            id: number;
+            device_id: number;
+            rule_id: string;
+            reason: string;
+            owner: string;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            expires_at: string;
+            /** @description False once expired (expired waivers are kept for the record) */
+            active: boolean;
+            created_by: string;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            created_at: string;
+        };
+        /**
+         * @example {
+         *       "rule_id": "vty-ssh-only",
+         *       "reason": "Console server needs telnet until the migration in June",
+         *       "owner": "netops",
+         *       "expires_at": "2030-06-30 23:59:59"
+         *     }
+         */
+        ComplianceWaiverCreate: {
+            rule_id: string;
+            reason: string;
+            owner: string;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone; must be in the future
+             * @example 2030-06-30 23:59:59
+             */
+            expires_at: string;
         };
         /** @description A backup job: one or more devices backed up now */
         BackupJob: {
@@ -1975,7 +2813,7 @@ export interface components {
             actor: string;
             user_id: number | null;
             /** @enum {string} */
-            door: "api" | "web" | "cli" | "system" | "ldap";
+            door: "api" | "web" | "cli" | "system" | "ldap" | "oidc";
             /**
              * @description Which key, session or console
              * @example key 3
@@ -3239,6 +4077,8 @@ export interface operations {
                 protocol?: "ssh" | "telnet";
                 /** @description Only devices with this reachability status */
                 reachability?: "reachable" | "unreachable" | "unknown";
+                /** @description Only retired (`true`) or only in-service (`false`) devices; unset: both */
+                retired?: boolean;
             };
             header?: never;
             path?: never;
@@ -3787,6 +4627,240 @@ export interface operations {
             };
             /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
             404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    retireDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                device_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description The retired device */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Device"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    reactivateDevice: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                device_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description The device, in service */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Device"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;
@@ -4728,6 +5802,998 @@ export interface operations {
             };
         };
     };
+    listComplianceRules: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Records per page, 1-500 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of rules */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRulePage"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceRuleDefinition"];
+            };
+        };
+        responses: {
+            /** @description The created rule */
+            201: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRule"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRule"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceRuleUpdate"];
+            };
+        };
+        responses: {
+            /** @description The rule as now defined */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceRule"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteComplianceRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                rule_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule was deleted */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getComplianceSummary: {
+        parameters: {
+            query?: {
+                /** @description Only devices in this group and its subgroups */
+                group_id?: number;
+                /** @description Only devices with this template (platform) name */
+                template?: string;
+                /** @description Only rules of this severity */
+                severity?: "info" | "low" | "medium" | "high" | "critical";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The counts */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceSummary"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getDeviceCompliance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                device_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The device’s results */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeviceCompliance"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listDeviceComplianceWaivers: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Records per page, 1-500 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                device_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of waivers */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceWaiverPage"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createDeviceComplianceWaiver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                device_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ComplianceWaiverCreate"];
+            };
+        };
+        responses: {
+            /** @description The waiver */
+            201: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ComplianceWaiver"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteDeviceComplianceWaiver: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                waiver_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The waiver was removed */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
     listBackupJobs: {
         parameters: {
             query?: {
@@ -4862,6 +6928,17 @@ export interface operations {
             };
             /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
             404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;

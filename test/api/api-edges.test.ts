@@ -66,7 +66,9 @@ test('id fields in bodies have the documented maximum 2^53-1, and the server hol
   const s = schemas();
   const idOf = (schema: Json, field: string): Json => {
     const p = schema.properties[field] as Json;
-    return p.items ?? p;
+    // An id that may also be "auto" (detection, DeviceCreate) is an anyOf: its integer branch carries the bounds.
+    const branch = (p.anyOf as Json[] | undefined)?.find((b) => b.type === 'integer');
+    return branch ?? p.items ?? p;
   };
   for (const [schema, field] of [
     ['GroupCreate', 'parent_id'],

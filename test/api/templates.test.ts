@@ -76,10 +76,10 @@ describe('templates', () => {
       builtinTemplates().map((b) => b.name),
     );
     for (const item of page.items) {
-      // session, command_output and aliases are optional: present only on templates that set them
+      // session, command_output, aliases and detect are optional: present only on templates that set them
       assert.deepEqual(
         Object.keys(item)
-          .filter((k) => k !== 'session' && k !== 'command_output' && k !== 'aliases')
+          .filter((k) => k !== 'session' && k !== 'command_output' && k !== 'aliases' && k !== 'detect')
           .sort(),
         FIELDS,
       );

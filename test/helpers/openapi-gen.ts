@@ -82,6 +82,13 @@ export class SchemaGen {
     if (b) {
       const nonNull = b.filter((x) => this.resolve(x).type !== 'null');
       if (nonNull.length < b.length && this.rng.chance(0.15)) return null;
+      // An id field that also takes a word (DeviceCreate's credential_id and template_id may be "auto") mostly gets an
+      // id from the pool, as integrations send: the word's path (detection at a made-up address) is a 422 every time.
+      const pool = (this.ids as Record<string, unknown[] | undefined>)[field];
+      const ids = pool?.length
+        ? nonNull.filter((x) => this.resolve(x).type === typeof pool[0] || (typeof pool[0] === 'number' && this.resolve(x).type === 'integer'))
+        : [];
+      if (ids.length && this.rng.chance(0.9)) return this.valid(this.rng.pick(ids), field);
       return this.valid(this.rng.pick(nonNull.length ? nonNull : b), field);
     }
     if (Array.isArray(s.allOf)) return this.valid({ ...s, allOf: undefined, ...this.resolve(s.allOf[0] as Schema) }, field);

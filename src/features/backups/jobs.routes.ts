@@ -33,8 +33,8 @@ const startRoute = createRoute({
   description:
     'Backs up one device (`device_id`), a selection (`device_ids`) or a group with its subgroups (`group_id`, its enabled devices) now. ' +
     'Answers 202 with the job at once; follow it with `GET /jobs/{job_id}` until `status` is no longer `queued` or `running`. ' +
-    'Every named device and the group must exist (404) and be inside the key’s device-group scope (403). One audit entry. ' +
-    'Permission: `backups.run` and `devices.view`.',
+    'Every named device and the group must exist (404) and be inside the key’s device-group scope (403); a retired device named by `device_id` or `device_ids` answers 409 `CONFLICT` ' +
+    '(reactivate it first; a group’s retired devices are skipped). One audit entry. Permission: `backups.run` and `devices.view`.',
   security,
   middleware: [requirePermission(BACKUP_OPS.run)] as const,
   request: { body: jsonBody(StartJobBodySchema) },
@@ -43,7 +43,7 @@ const startRoute = createRoute({
       ...jsonResponse(JobSchema, 'The job, started'),
       headers: { Location: { description: 'The job’s address', schema: { type: 'string' as const } } },
     },
-    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
   },
 });
 
