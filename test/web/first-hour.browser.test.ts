@@ -11,8 +11,8 @@ import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/si
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const SIM_LOGIN = { username: 'r1', password: 'first-hour-pw-1' };
-// DETECTION: when `template: auto` lands (issue #25 item 1), add the devices with PLATFORM = 'auto' (form and CSV) and
-// check the platform picked; until then the platform is chosen by hand.
+// The form's device is added with `template: auto` (detection logs in and reads the FRRouting banner); the CSV names
+// the platform, as the web import does not detect yet.
 const PLATFORM = 'frr';
 const BRANCHES = Array.from({ length: 11 }, (_, i) => `branch-${String(i + 1).padStart(2, '0')}`);
 
@@ -113,10 +113,10 @@ describe('the first hour (Chromium, dist/confvault, simulator)', () => {
     await page.locator('input[name="port"]').fill(String(sim!.port));
     await page.locator('select[name="group_id"]').selectOption({ label: 'Core' });
     await page.locator('select[name="credential_id"]').selectOption({ label: 'sim-login' });
-    const platform = await page.locator('select[name="template_id"] option', { hasText: new RegExp(`^${PLATFORM} — `) }).getAttribute('value');
-    await page.locator('select[name="template_id"]').selectOption({ value: platform ?? '' });
+    await page.locator('select[name="template_id"]').selectOption({ value: 'auto' });
     await page.getByRole('button', { name: 'Create device' }).click();
     await page.waitForURL(/\/devices\/\d+$/);
+    assert.equal((await page.locator('dt:text-is("Platform") + dd').textContent())?.trim(), PLATFORM, 'detection picked the platform');
     await axe(page, 1280);
     const coreId = Number(/\/devices\/(\d+)$/.exec(page.url())![1]);
 
