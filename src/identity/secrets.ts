@@ -1,6 +1,6 @@
 // The master key (a 0600 file in the data dir) and AES-256-GCM encryption of device secrets at rest.
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, fsyncSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { chmodSync, closeSync, existsSync, fsyncSync, linkSync, openSync, readFileSync, statSync, unlinkSync, writeSync } from 'node:fs';
 import path from 'node:path';
 
 export const MASTER_KEY_FILE = 'master.key';
@@ -41,16 +41,24 @@ export class SecretBox {
 /** Read the master key, creating it (mode 0600, exclusive create) on first start. */
 export function loadOrCreateMasterKey(dataDir: string): Buffer {
   const file = path.join(dataDir, MASTER_KEY_FILE);
-  try {
-    const fd = openSync(file, 'wx', 0o600);
+  // Written whole under a temporary name, then linked into place: link() fails with EEXIST when another process won,
+  // so a concurrent start never reads a key file that exists but is still empty.
+  if (!existsSync(file)) {
+    const temp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    const fd = openSync(temp, 'wx', 0o600);
     try {
       writeSync(fd, randomBytes(32).toString('base64') + '\n');
       fsyncSync(fd);
     } finally {
       closeSync(fd);
     }
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    try {
+      linkSync(temp, file);
+    } catch (err) {
+      if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    } finally {
+      unlinkSync(temp);
+    }
   }
   // A key restored with cp or tar may have come back group- or world-readable: tighten it, as the data dir is.
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
