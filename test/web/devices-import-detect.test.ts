@@ -2,7 +2,10 @@
 // a row nothing was found for is an error with the reason); apply uses what the preview found, without detecting again.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { createServer, type Socket } from 'node:net';
 import path from 'node:path';
+import { detectImportRows, IMPORT_DETECT_CONCURRENCY } from '../../src/engine/device-detect';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential } from '../helpers/seed';
 import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/simulator';
@@ -69,4 +72,39 @@ test('template auto: the preview shows frr for the row that answers and the reas
   const bare = await post('/devices/import', { format: 'csv', text: text.replace(/auto-frr/g, 'auto-frr2'), mode: 'all' });
   assert.equal(bare.res.status, 422);
   assert.equal(db().prepare("SELECT count(*) FROM devices WHERE name = 'auto-frr2'").pluck().get(), 0);
+});
+
+test('an import detects several rows at a time, never more than IMPORT_DETECT_CONCURRENCY', async () => {
+  const rows = IMPORT_DETECT_CONCURRENCY + 2;
+  // Each connection is held until as many are open as the bound allows (or the last row has come), then all are dropped:
+  // one row at a time would wait on the first until it timed out; more than the bound would be counted.
+  let held: Socket[] = [];
+  let accepted = 0;
+  let peak = 0;
+  const server = createServer((s) => {
+    accepted++;
+    held.push(s);
+    peak = Math.max(peak, held.length);
+    if (held.length === IMPORT_DETECT_CONCURRENCY || accepted === rows) {
+      setTimeout(() => {
+        for (const h of held) h.destroy();
+        held = [];
+      }, 50);
+    }
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const port = (server.address() as { port: number }).port;
+    const lines = Array.from({ length: rows }, (_, i) => `bound-${i},127.0.0.1,${port},ssh,frr-login,auto`);
+    const text = ['name,hostname,port,protocol,credential,template', ...lines].join('\n');
+    const deps = { db: db(), secrets: t.appliance.secrets, config: t.services.config };
+    const found = await detectImportRows(deps, SYSTEM_ACTOR, { format: 'csv', text });
+    assert.deepEqual([...found.keys()], Array.from({ length: rows }, (_, i) => i + 2), 'one result a row, in the file\'s order');
+    // Every row ended when the server dropped it, none by waiting for a time-out (as one row at a time would).
+    for (const d of found.values()) assert.match('error' in d ? d.error : '', /Connection lost before handshake/);
+    assert.equal(accepted, rows);
+    assert.equal(peak, IMPORT_DETECT_CONCURRENCY);
+  } finally {
+    server.close();
+  }
 });
