@@ -27,7 +27,13 @@ async function post(path: string, fields: Record<string, string>) {
   return { res, html: await res.text() };
 }
 
-const unescape = (s: string) => s.replace(/&quot;/g, '"').replace(/&#39;/g, "'").replace(/&lt;/g, '<').replace(/&gt;/g, '>').replace(/&amp;/g, '&');
+const unescape = (s: string) =>
+  s
+    .replace(/&quot;/g, '"')
+    .replace(/&#39;/g, "'")
+    .replace(/&lt;/g, '<')
+    .replace(/&gt;/g, '>')
+    .replace(/&amp;/g, '&');
 
 before(async () => {
   t = await startTestAppliance();
@@ -64,7 +70,9 @@ test('template auto: the preview shows frr for the row that answers and the reas
   sim = undefined;
   const applied = await post('/devices/import', { format: 'csv', text, credential: '', detected: unescape(hidden), mode: 'valid' });
   assert.equal(applied.res.status, 303, applied.html);
-  const row = db().prepare("SELECT t.name AS template, d.credential_id FROM devices d JOIN templates t ON t.id = d.template_id WHERE d.name = 'auto-frr'").get();
+  const row = db()
+    .prepare("SELECT t.name AS template, d.credential_id FROM devices d JOIN templates t ON t.id = d.template_id WHERE d.name = 'auto-frr'")
+    .get();
   assert.deepEqual({ ...(row as object) }, { template: 'frr', credential_id: credentialId });
   assert.equal(db().prepare("SELECT count(*) FROM devices WHERE name = 'auto-gone'").pluck().get(), 0);
 
@@ -99,7 +107,11 @@ test('an import detects several rows at a time, never more than IMPORT_DETECT_CO
     const text = ['name,hostname,port,protocol,credential,template', ...lines].join('\n');
     const deps = { db: db(), secrets: t.appliance.secrets, config: t.services.config };
     const found = await detectImportRows(deps, SYSTEM_ACTOR, { format: 'csv', text });
-    assert.deepEqual([...found.keys()], Array.from({ length: rows }, (_, i) => i + 2), 'one result a row, in the file\'s order');
+    assert.deepEqual(
+      [...found.keys()],
+      Array.from({ length: rows }, (_, i) => i + 2),
+      "one result a row, in the file's order",
+    );
     // Every row ended when the server dropped it, none by waiting for a time-out (as one row at a time would).
     for (const d of found.values()) assert.match('error' in d ? d.error : '', /Connection lost before handshake/);
     assert.equal(accepted, rows);
