@@ -103,26 +103,36 @@ export async function detectDevice(deps: DetectDeps, actor: Actor, deviceId: num
   return { ...result, applied };
 }
 
+/** Rows of one import detected at the same time (each row's own tries stay one after another, at most backup.detect_max_tries). */
+export const IMPORT_DETECT_CONCURRENCY = 4;
+
 /**
- * Detection for the rows of an import whose template, model or credential is "auto" (rowsToDetect), one row after
- * another: the row's named credential first when it has one. Names (group, credential) resolve as the import's do.
+ * Detection for the rows of an import whose template, model or credential is "auto" (rowsToDetect), at most
+ * IMPORT_DETECT_CONCURRENCY rows at a time: the row's named credential first when it has one. Names (group,
+ * credential) resolve as the import's do. The map is in the order of the file's lines.
  */
 export async function detectImportRows(deps: DetectDeps, actor: Actor, source: ImportSource): Promise<Map<number, RowDetection>> {
   const refs = loadInventoryRefs(deps.db);
-  const out = new Map<number, RowDetection>();
-  for (const r of rowsToDetect(source)) {
+  const rows = rowsToDetect(source);
+  const found = new Map<number, RowDetection>();
+  const detectRow = async (r: (typeof rows)[number]): Promise<RowDetection> => {
     const f = r.fields;
     const group = f.group?.trim() ? refs.group(f.group) : null;
     const named = f.credential?.trim() && f.credential.trim().toLowerCase() !== 'auto' ? refs.credential(f.credential) : null;
-    if (group && 'error' in group) {
-      out.set(r.row, { error: group.error });
-      continue;
-    }
+    if (group && 'error' in group) return { error: group.error };
     const protocol = f.protocol === 'telnet' ? 'telnet' : 'ssh';
     const port = f.port && /^\d{1,5}$/.test(f.port) ? Number(f.port) : DEFAULT_PORT[protocol];
     const at = { host: (f.hostname ?? f.name ?? '').trim(), port, protocol, group_id: group?.id ?? null } as const;
     const d = await detectAt(deps, actor, at, named && 'id' in named ? named.id : null);
-    out.set(r.row, d.template && d.credential_id !== null ? { template: d.template, credential: String(d.credential_id) } : { error: d.reason });
-  }
-  return out;
+    return d.template && d.credential_id !== null ? { template: d.template, credential: String(d.credential_id), reason: d.reason } : { error: d.reason };
+  };
+  let next = 0;
+  const worker = async () => {
+    while (next < rows.length) {
+      const r = rows[next++];
+      found.set(r.row, await detectRow(r));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(IMPORT_DETECT_CONCURRENCY, rows.length) }, worker));
+  return new Map(rows.map((r) => [r.row, found.get(r.row) as RowDetection]));
 }

@@ -55,8 +55,8 @@ export interface ImportSource {
   detected?: ReadonlyMap<number, RowDetection>;
 }
 
-/** One row's detection: the template (name) and credential (id) picked, or why nothing was. */
-export type RowDetection = { template: string; credential: string } | { error: string };
+/** One row's detection: the template (name) and credential (id) picked and why, or why nothing was. */
+export type RowDetection = { template: string; credential: string; reason?: string } | { error: string };
 
 const isAuto = (v: string | undefined) => v?.trim().toLowerCase() === 'auto';
 

@@ -1,11 +1,20 @@
 // Device import (CSV or Oxidized router.db: upload or paste, a preview with each row's errors, then all rows or only the valid ones) and the list's CSV export.
+import { z } from '@hono/zod-openapi';
 import type { Hono } from 'hono';
 import { DEVICE_OPS } from '../../features/policy';
 import { ApiError } from '../../errors';
 import { exportDevicesCsv } from '../../features/devices/devices-csv.service';
 import { CSV_COLUMN_DOCS, DEFAULT_ROUTER_DB_FIELDS, IMPORT_LIMITS } from '../../features/devices/devices-csv';
 import { templateAliases } from '../../features/templates/templates.service';
-import { applyDeviceImport, previewDeviceImport, type ImportMode, type ImportReport, type ImportSource } from '../../features/devices/devices-import.service';
+import {
+  applyDeviceImport,
+  previewDeviceImport,
+  type ImportMode,
+  type ImportReport,
+  type ImportSource,
+  type RowDetection,
+} from '../../features/devices/devices-import.service';
+import { detectImportRows } from '../../engine/device-detect';
 import { listCredentials } from '../../features/credentials/credentials.service';
 import { usageInside } from '../../features/credentials/credentials.policy';
 import { actorOf } from '../../http/context';
@@ -21,9 +30,21 @@ interface ImportForm {
   credential: string;
   fields: string;
   update: boolean;
+  /** The preview's detections (rows with template or credential "auto"), posted back so that apply does not detect again. */
+  detected: ReadonlyMap<number, RowDetection>;
 }
 
-const EMPTY_FORM: ImportForm = { format: 'csv', text: '', credential: '', fields: DEFAULT_ROUTER_DB_FIELDS, update: false };
+const EMPTY_FORM: ImportForm = { format: 'csv', text: '', credential: '', fields: DEFAULT_ROUTER_DB_FIELDS, update: false, detected: new Map() };
+
+/** The apply form's `detected` field: [line, detection] pairs as the preview wrote them. */
+const DetectedSchema = z
+  .array(
+    z.tuple([
+      z.number().int().positive(),
+      z.union([z.object({ template: z.string(), credential: z.string(), reason: z.string().optional() }), z.object({ error: z.string() })]),
+    ]),
+  )
+  .max(IMPORT_LIMITS.rows);
 
 /** Registered before the device pages: `/devices/import` is not a device id. */
 export function registerDeviceImport(web: Hono<WebEnv>): void {
@@ -40,7 +61,10 @@ export function registerDeviceImport(web: Hono<WebEnv>): void {
     const form = await readForm(c);
     if (form.text.trim() === '') return formPage(c, form, 'Choose a file or paste the device list.');
     try {
-      return await previewPage(c, form, previewDeviceImport(c.get('app').db, actorOf(c), sourceOf(form)));
+      // Rows with template or credential "auto" are detected here, at most a few at a time; apply uses what this found.
+      const detected = await detectImportRows(c.get('app'), actorOf(c), sourceOf(form));
+      const previewed = { ...form, detected };
+      return await previewPage(c, previewed, previewDeviceImport(c.get('app').db, actorOf(c), sourceOf(previewed)));
     } catch (err) {
       if (err instanceof ApiError && err.status < 500 && err.code !== 'PERMISSION_DENIED') return formPage(c, form, err.message);
       throw err;
@@ -83,7 +107,19 @@ async function readForm(c: WebContext): Promise<ImportForm> {
     credential: str('credential'),
     fields: str('fields').trim() || DEFAULT_ROUTER_DB_FIELDS,
     update: str('update') === 'on',
+    detected: readDetected(str('detected')),
   };
+}
+
+/** The detections the preview posted back; anything unreadable counts as none (the "auto" rows are then refused). */
+function readDetected(text: string): ReadonlyMap<number, RowDetection> {
+  if (text === '') return new Map();
+  try {
+    const parsed = DetectedSchema.safeParse(JSON.parse(text));
+    return new Map(parsed.success ? parsed.data : []);
+  } catch {
+    return new Map();
+  }
 }
 
 function sourceOf(form: ImportForm): ImportSource {
@@ -93,6 +129,7 @@ function sourceOf(form: ImportForm): ImportSource {
     credential: form.credential || undefined,
     fields: form.format === 'router.db' ? form.fields : undefined,
     update: form.update,
+    detected: form.detected,
   };
 }
 
@@ -249,6 +286,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
           </div>
         </section>
       ) : null}
+      <DetectedRows c={c} report={report} detected={form.detected} />
       {good.length ? (
         <details class="card">
           <summary>Valid rows ({good.length})</summary>
@@ -273,6 +311,7 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
           <input type="hidden" name="credential" value={form.credential} />
           <input type="hidden" name="fields" value={form.fields} />
           {form.update ? <input type="hidden" name="update" value="on" /> : null}
+          {form.detected.size ? <input type="hidden" name="detected" value={JSON.stringify([...form.detected])} /> : null}
           <textarea name="text" hidden>
             {'\n' + form.text}
           </textarea>
@@ -294,5 +333,45 @@ function previewPage(c: WebContext, form: ImportForm, report: ImportReport, erro
         </form>
       </section>
     </>,
+  );
+}
+
+/** Each row detection picked a platform for: the template, the credential that logged in, and why (rows it did not are errors above). */
+function DetectedRows({ c, report, detected }: { c: WebContext; report: ImportReport; detected: ReadonlyMap<number, RowDetection> }) {
+  const picked = report.rows.flatMap((r) => {
+    const d = detected.get(r.row);
+    return d && 'template' in d ? [{ row: r, d }] : [];
+  });
+  if (picked.length === 0) return null;
+  const names = new Map(listCredentials(c.get('app').db, { page: 1, limit: 1000 }).items.map((cr) => [String(cr.id), cr.name]));
+  return (
+    <section class="card">
+      <h2>Detected</h2>
+      <p class="muted">Rows with template or credential “auto”: what detection found. Applying uses these; it does not detect again.</p>
+      <div class="table-wrap">
+        <table class="list" id="import-detected">
+          <thead>
+            <tr>
+              <th>Row</th>
+              <th>Name</th>
+              <th>Template</th>
+              <th>Credential</th>
+              <th>Why</th>
+            </tr>
+          </thead>
+          <tbody>
+            {picked.map(({ row, d }) => (
+              <tr>
+                <td>{row.row}</td>
+                <td>{row.name || '—'}</td>
+                <td class="mono">{d.template}</td>
+                <td>{names.get(d.credential) ?? d.credential}</td>
+                <td>{d.reason ?? ''}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+    </section>
   );
 }
