@@ -12,7 +12,7 @@ import { loadTranscript, startSimulator, type RunningSimulator } from '../sim/si
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const SIM_LOGIN = { username: 'r1', password: 'first-hour-pw-1' };
 // The form's device is added with `template: auto` (detection logs in and reads the FRRouting banner); the CSV names
-// the platform, as the web import does not detect yet.
+// the platform (the web import detects `auto` rows too: test/web/devices-import-detect.test.ts).
 const PLATFORM = 'frr';
 const BRANCHES = Array.from({ length: 11 }, (_, i) => `branch-${String(i + 1).padStart(2, '0')}`);
 
