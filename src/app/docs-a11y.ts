@@ -38,7 +38,7 @@ export const DOCS_CSS = `
  * Mends the reference's markup for assistive technology, as it renders and re-renders: a name for every button that
  * has only an icon, no search landmark role on a button, no aria-selected on plain buttons (aria-current instead), tabs
  * inside its tab list, no control nested in another button, the right name for its code editors, and keyboard focus
- * for code blocks that scroll sideways. Served from the appliance
+ * for code blocks and endpoint lists that scroll. Served from the appliance
  * (/api/v1/docs/a11y.js), so the page's CSP needs nothing new.
  */
 export const DOCS_A11Y_SCRIPT = `(function () {
@@ -93,7 +93,8 @@ export const DOCS_A11Y_SCRIPT = `(function () {
       el.setAttribute('aria-label', /copy/.test(cls) ? 'Copy code' : 'Show or hide details');
     }
     // A control inside a disclosure's button (the content-type menu of a response with more than one media type):
-    // its part of the button moves to just after it, in the same positioned list item, so it looks the same.
+    // the button's part holding it stays (the viewer inserts before it) but its content moves into a twin just after
+    // the button, in the same positioned list item, so it looks the same.
     all = root.querySelectorAll('button button, button a[href], button input, button select, button textarea');
     for (i = 0; i < all.length; i++) {
       el = all[i];
@@ -101,7 +102,13 @@ export const DOCS_A11Y_SCRIPT = `(function () {
       if (!outer || !outer.parentNode) continue;
       var part = el;
       while (part.parentElement !== outer) part = part.parentElement;
-      outer.parentNode.insertBefore(part, outer.nextSibling);
+      if (part === el) continue;
+      if (!part.a11yTwin || !part.a11yTwin.isConnected) {
+        part.a11yTwin = part.cloneNode(false);
+        part.a11yTwin.removeAttribute('id');
+        outer.parentNode.insertBefore(part.a11yTwin, outer.nextSibling);
+      }
+      while (part.firstChild) part.a11yTwin.appendChild(part.firstChild);
     }
     all = root.querySelectorAll('[role="tablist"] button:not([role])');
     for (i = 0; i < all.length; i++) all[i].setAttribute('role', 'tab');
@@ -109,6 +116,9 @@ export const DOCS_A11Y_SCRIPT = `(function () {
     for (i = 0; i < all.length; i++) nameEditor(all[i]);
     all = root.querySelectorAll('pre > code:not([tabindex]), pre:not([tabindex])');
     for (i = 0; i < all.length; i++) if (all[i].scrollWidth > all[i].clientWidth + 1) all[i].setAttribute('tabindex', '0');
+    // A group's list of endpoints scrolls on a phone (the compliance group's ten): the keyboard reaches it too.
+    all = root.querySelectorAll('ul[aria-label]:not([tabindex])');
+    for (i = 0; i < all.length; i++) if (all[i].scrollHeight > all[i].clientHeight + 1 || all[i].scrollWidth > all[i].clientWidth + 1) all[i].setAttribute('tabindex', '0');
   }
   var queued = false;
   function schedule() {
