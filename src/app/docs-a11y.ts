@@ -36,8 +36,9 @@ export const DOCS_CSS = `
 
 /**
  * Mends the reference's markup for assistive technology, as it renders and re-renders: a name for every button that
- * has only an icon, no search landmark role on a button, no aria-selected on plain buttons (aria-current instead), tabs inside its tab list, a name for its
- * read-only code editors, and keyboard focus for code blocks that scroll sideways. Served from the appliance
+ * has only an icon, no search landmark role on a button, no aria-selected on plain buttons (aria-current instead), tabs
+ * inside its tab list, no control nested in another button, the right name for its code editors, and keyboard focus
+ * for code blocks and endpoint lists that scroll. Served from the appliance
  * (/api/v1/docs/a11y.js), so the page's CSP needs nothing new.
  */
 export const DOCS_A11Y_SCRIPT = `(function () {
@@ -55,6 +56,22 @@ export const DOCS_A11Y_SCRIPT = `(function () {
     if (el.getAttribute('aria-label') || el.getAttribute('aria-labelledby') || el.getAttribute('title')) return false;
     // Rendered text only: a hidden "Copy" label does not name the button either.
     return !spoken(el).trim() || !(el.innerText || '').trim();
+  }
+  // A code editor is named by the label of the field it is the input of (the test client's header name, say), else
+  // by its placeholder; only one that cannot be edited is an example value. (A wrong name sends typing elsewhere.)
+  function nameEditor(el) {
+    var field = el.parentElement && el.parentElement.closest('[id]');
+    var label = field && document.querySelector('label[for="' + CSS.escape(field.id) + '"]');
+    if (label) {
+      if (!label.id) label.id = field.id + '-label';
+      el.setAttribute('aria-labelledby', label.id);
+      return;
+    }
+    var hint = el.querySelector('.cm-placeholder');
+    var editable = el.getAttribute('contenteditable') === 'true' && el.getAttribute('aria-readonly') !== 'true';
+    if (!editable) el.setAttribute('aria-label', 'Example value (read-only)');
+    else if (hint && hint.textContent.trim()) el.setAttribute('aria-label', hint.textContent.trim());
+    else el.setAttribute('aria-label', 'Value');
   }
   function mend(root) {
     var i, el, all;
@@ -75,12 +92,33 @@ export const DOCS_A11Y_SCRIPT = `(function () {
       var cls = el.className && el.className.baseVal === undefined ? String(el.className) : '';
       el.setAttribute('aria-label', /copy/.test(cls) ? 'Copy code' : 'Show or hide details');
     }
+    // A control inside a disclosure's button (the content-type menu of a response with more than one media type):
+    // the button's part holding it stays (the viewer inserts before it) but its content moves into a twin just after
+    // the button, in the same positioned list item, so it looks the same.
+    all = root.querySelectorAll('button button, button a[href], button input, button select, button textarea');
+    for (i = 0; i < all.length; i++) {
+      el = all[i];
+      var outer = el.parentElement && el.parentElement.closest('button');
+      if (!outer || !outer.parentNode) continue;
+      var part = el;
+      while (part.parentElement !== outer) part = part.parentElement;
+      if (part === el) continue;
+      if (!part.a11yTwin || !part.a11yTwin.isConnected) {
+        part.a11yTwin = part.cloneNode(false);
+        part.a11yTwin.removeAttribute('id');
+        outer.parentNode.insertBefore(part.a11yTwin, outer.nextSibling);
+      }
+      while (part.firstChild) part.a11yTwin.appendChild(part.firstChild);
+    }
     all = root.querySelectorAll('[role="tablist"] button:not([role])');
     for (i = 0; i < all.length; i++) all[i].setAttribute('role', 'tab');
-    all = root.querySelectorAll('.cm-content[role="textbox"]:not([aria-label])');
-    for (i = 0; i < all.length; i++) all[i].setAttribute('aria-label', 'Example value (read-only)');
+    all = root.querySelectorAll('.cm-content[role="textbox"]:not([aria-label]):not([aria-labelledby])');
+    for (i = 0; i < all.length; i++) nameEditor(all[i]);
     all = root.querySelectorAll('pre > code:not([tabindex]), pre:not([tabindex])');
     for (i = 0; i < all.length; i++) if (all[i].scrollWidth > all[i].clientWidth + 1) all[i].setAttribute('tabindex', '0');
+    // A group's list of endpoints scrolls on a phone (the compliance group's ten): the keyboard reaches it too.
+    all = root.querySelectorAll('ul[aria-label]:not([tabindex])');
+    for (i = 0; i < all.length; i++) if (all[i].scrollHeight > all[i].clientHeight + 1 || all[i].scrollWidth > all[i].clientWidth + 1) all[i].setAttribute('tabindex', '0');
   }
   var queued = false;
   function schedule() {

@@ -110,6 +110,27 @@ describe('docs page in headless Chromium', () => {
     await page.close();
   });
 
+  test('a response offered in two media types has its menu beside the response, not inside its button, and the menu works', async (ctx) => {
+    if (skip) return ctx.skip(skip);
+    const page = await browser!.newPage({ viewport: { width: 1280, height: 900 } });
+    await page.goto(`${t!.url}/api/v1/docs#tag/diff/get/diff`);
+    const section = page.locator('section[id="api-1/tag/diff/GET/diff"]');
+    const menu = section.getByRole('button', { name: /content type/i }).first();
+    await menu.waitFor({ timeout: 60_000 });
+    await page.waitForFunction(() => !document.querySelector('button button'), undefined, { timeout: 10_000 });
+    // The disclosure button of the response the menu belongs to: its sibling in the same list item.
+    const response = menu.locator('xpath=ancestor::li[1]/button[contains(@class, "parameter-item-trigger")]');
+    assert.match(await response.innerText(), /200/);
+    assert.equal(await response.locator('button').count(), 0, 'no control inside the response’s disclosure button');
+    await menu.click();
+    await page.getByRole('option', { name: 'text/x-diff' }).click();
+    await menu.filter({ hasText: 'text/x-diff' }).waitFor({ timeout: 5_000 });
+    assert.equal(await response.getAttribute('aria-expanded'), 'false', 'choosing a media type does not open the response');
+    await response.click();
+    await response.and(page.locator('[aria-expanded="true"]')).waitFor({ timeout: 5_000 }); // the response still opens
+    await page.close();
+  });
+
   test('"Test Request" calls the appliance directly (no proxy) with the X-API-Key typed in, and does not keep it', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const origin = new URL(t!.url).origin;
@@ -118,11 +139,15 @@ describe('docs page in headless Chromium', () => {
     const net = await watchNetwork(page);
     await page.goto(`${t!.url}/api/v1/docs#tag/statistics/get/stats`);
     await page.getByText('System statistics').first().waitFor({ timeout: 60_000 });
-    const open = page.getByRole('button', { name: /test request/i }).last();
+    // The statistics operation's own button: with every group open, the page has one per operation.
+    const open = page.locator('section[id="api-1/tag/statistics/GET/stats"]').getByRole('button', { name: /test request/i });
     await open.scrollIntoViewIfNeeded();
     await open.click();
     const dialog = page.getByRole('dialog');
+    // The header's name is a code editor named by its own label ("Name"): typing meant for "Value" must not land there.
+    const name = dialog.getByRole('textbox', { name: 'Name', exact: true });
     await dialog.getByLabel('Value').first().fill(key);
+    assert.equal((await name.innerText()).trim(), 'X-API-Key');
     await dialog.getByRole('button', { name: /^send/i }).first().click();
     await dialog.getByText('"total_devices"').first().waitFor({ timeout: 30_000 });
     await net.settle();

@@ -75,6 +75,10 @@ describe('compressed responses', () => {
     assert.equal(r.status, 200);
     assert.equal(r.headers['content-encoding'], 'gzip');
     const html = gunzipSync(r.body).toString('utf8');
-    assert.match(html, /<body[^>]*>\s*<nav aria-label="Application"[^>]*><a href="\/"[^>]*>← Back to confvault<\/a><\/nav>/);
+    // First in the body: the way back to the application and the raw OpenAPI document, and nothing else.
+    assert.match(
+      html,
+      /<body[^>]*>\s*<nav aria-label="Application"[^>]*><a href="\/"[^>]*>← Back to confvault<\/a><a href="\/api\/v1\/openapi\.json"[^>]*>OpenAPI document \(JSON\)[^<]*<\/a><\/nav>/,
+    );
   });
 });
