@@ -22,8 +22,14 @@ export function loadMigrations(): Migration[] {
 }
 
 function appliedVersions(db: DB): number[] {
-  db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
-    version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`);
+  // Created under the write lock: two processes starting on a new file at once (several `init`) could otherwise both
+  // compile the CREATE against a schema without the table, and the second fail with "table ... already exists".
+  if (!db.prepare("SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'schema_migrations'").get()) {
+    db.transaction(() =>
+      db.exec(`CREATE TABLE IF NOT EXISTS schema_migrations (
+        version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at INTEGER NOT NULL) STRICT`),
+    ).immediate();
+  }
   return db.prepare('SELECT version FROM schema_migrations ORDER BY version').pluck().all() as number[];
 }
 
