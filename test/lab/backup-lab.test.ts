@@ -414,3 +414,36 @@ test(
     }
   },
 );
+
+test(
+  'detection on the real lab devices: template auto picks frr on r1, bird on bird1 and linux on srv1; credential auto finds the login',
+  { skip },
+  async () => {
+    const birdops = await app.createCredential({ name: 'detect-birdops', username: bird1.username, password: bird1.password });
+    const linuxops = await app.createCredential({ name: 'detect-linuxops', username: srv1.username, password: srv1.password });
+    const cases = [
+      { name: 'detect-r1', port: r1.ssh_port, credential_id: netops, expected: 'frr' },
+      { name: 'detect-bird1', port: bird1.ssh_port, credential_id: birdops, expected: 'bird' },
+      { name: 'detect-srv1', port: srv1.ssh_port, credential_id: linuxops, expected: 'linux' },
+    ];
+    for (const c of cases) {
+      const dev = await app.call<DeviceDto & { template_id: number }>('POST', '/devices', 201, {
+        hostname: '127.0.0.1',
+        name: c.name,
+        port: c.port,
+        credential_id: c.credential_id,
+        template_id: 'auto',
+      });
+      assert.equal(dev.template_id, await app.templateId(c.expected), `${c.name}: detected as ${c.expected}`);
+    }
+    // The credential left to detection: the credentials the key may use, in order, until one logs in (netops, created first).
+    const byLogin = await app.call<DeviceDto & { credential_id: number }>('POST', '/devices', 201, {
+      hostname: '127.0.0.1',
+      name: 'detect-r1-login',
+      port: r1.ssh_port,
+      credential_id: 'auto',
+      template_id: frrTemplate,
+    });
+    assert.equal(byLogin.credential_id, netops);
+  },
+);
