@@ -1,13 +1,23 @@
 // End to end in headless Chromium against dist/confvault and the device lab: first login, inventory, backups, diff, search, bulk backup with the Jobs page, API keys, scope, phone width; CSV import of 500 devices with 3 bad rows; axe-core at 1280 and 390 px.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { LAB_DEVICES, acquireLabLock, ensureLab, labAvailable, vtysh } from '../lab/lab';
-import { CHROMIUM, CHROMIUM_ARGS, EXE, REPO_ROOT, ensureBuilt, ensureChromium, seriousViolations } from '../helpers/browser';
+import {
+  CHROMIUM,
+  CHROMIUM_ARGS,
+  EXE,
+  REPO_ROOT,
+  ensureBuilt,
+  ensureChromium,
+  serveExecutable,
+  seriousViolations,
+  type ServedExecutable,
+} from '../helpers/browser';
 import { inventory500 } from '../helpers/inventory';
 
 // The screenshots in docs/web.md are rewritten only on request (CONFVAULT_UPDATE_SCREENSHOTS=1 npm test), so that a
@@ -19,7 +29,7 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
   let skip: string | null = null;
   let releaseLab: (() => void) | undefined;
   let dir = '';
-  let server: ChildProcess | undefined;
+  let server: ServedExecutable | undefined;
   let url = '';
   let printedPassword = '';
   let browser: Browser | undefined;
@@ -37,39 +47,16 @@ describe('web interface end to end (Chromium, dist/confvault, device lab)', () =
     await ensureLab();
     ensureBuilt();
     dir = mkdtempSync(path.join(tmpdir(), 'confvault-web-e2e-'));
-    const proc = spawn(EXE, ['serve', '--data-dir', path.join(dir, 'data'), '--listen', '127.0.0.1:0'], {
-      cwd: dir,
-      env: { ...env(), CONFVAULT_LOG_LEVEL: 'info' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    server = proc;
-    let stdout = '';
-    let stderr = '';
-    proc.stderr.on('data', (d) => (stderr += d));
-    url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`serve did not start:\n${stderr}`)), 30_000);
-      proc.stdout.on('data', (d) => {
-        stdout += d;
-        const m = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
-        if (m) {
-          clearTimeout(timer);
-          resolve(m[1]);
-        }
-      });
-      proc.once('exit', (code) => reject(new Error(`serve exited with ${code}:\n${stderr}`)));
-    });
-    printedPassword = /shown only now\):\s*\n\s+(\S+)/.exec(stderr)?.[1] ?? '';
-    assert.ok(printedPassword, `serve printed the first admin password:\n${stderr}`);
+    server = await serveExecutable(dir, { ...env(), CONFVAULT_LOG_LEVEL: 'info' });
+    url = server.url;
+    printedPassword = server.password;
+    assert.ok(printedPassword, `serve printed the first admin password:\n${server.stderr()}`);
     browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   });
 
   after(async () => {
     await browser?.close();
-    if (server && server.exitCode === null) {
-      const exited = new Promise((r) => server!.once('exit', r));
-      server.kill('SIGTERM');
-      await exited;
-    }
+    await server?.stop();
     releaseLab?.();
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
