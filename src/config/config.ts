@@ -6,6 +6,7 @@ import { Cron } from 'croner';
 import { parse as parseToml } from 'smol-toml';
 import { z } from 'zod';
 import { isDestinationEntry } from '../lib/destinations';
+import { gitMirrorSchema } from './git-mirror-config';
 import { ldapProblems, ldapSchema } from './ldap-config';
 import { oidcProblems, oidcSchema } from './oidc-config';
 
@@ -115,32 +116,7 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
-    git_mirror: z
-      .object({
-        enabled: z.boolean().default(false),
-        path: z.string().default(''),
-        interval: z.number().int().min(1).max(3600).default(5),
-        max_queue: z.number().int().min(1).max(10_000_000).default(100_000),
-        remote: z
-          .array(
-            z
-              .object({
-                url: z
-                  .string()
-                  .regex(
-                    /^https?:\/\/[^\s/@]+(\/\S*)?$/,
-                    'expected an http(s):// URL without a user or token in it (token_file holds the token; SSH remotes are not supported yet)',
-                  ),
-                token_file: z.string().default(''),
-                username: z.string().min(1).default('confvault'),
-              })
-              .strict(),
-          )
-          .max(16)
-          .default([]),
-      })
-      .strict()
-      .prefault({}),
+    git_mirror: gitMirrorSchema,
     events: z
       .object({
         syslog_listen: z.union([z.literal(''), listenSchema]).default(''),

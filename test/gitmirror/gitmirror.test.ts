@@ -1,9 +1,8 @@
 // The git mirror against a real git server (git http-backend on 127.0.0.1): versions stored through the service land as commits, read back with plain git.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { importBackup } from '../../src/features/backups/import.service';
 import { readBackupText } from '../../src/features/backups/backups.service';
 import { getBackupRow } from '../../src/features/backups/backups.store';
 import {
@@ -17,75 +16,40 @@ import {
 } from '../../src/features/gitmirror/gitmirror.service';
 import { loadConfig } from '../../src/config/config';
 import { createApplianceMetrics } from '../../src/features/metrics/metrics.service';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { runCliAsync, tempDir } from '../helpers/appliance';
+import { seedGroup } from '../helpers/seed';
 import { git } from '../helpers/git';
 import { GitHttpServer } from './git-http-server';
+import { MirrorFixture, remote, SECRET } from './mirror-fixture';
 
 const TOKEN = 'tok-3f9a';
-const SECRET = 'S3cr3tEnable99';
 const HOUR = 3_600_000;
-const T0 = Date.UTC(2026, 0, 5, 8, 0, 0);
-
-function config(text: string) {
-  return `hostname edge\nenable secret 9 ${SECRET}\n${text}\nend\n`;
-}
 
 describe('git mirror', () => {
-  let t: TestAppliance;
+  const f = new MirrorFixture();
   let server: GitHttpServer;
-  let root: string;
-  let tpl: number;
-  let cred: number;
-  let seq = 0;
-  let clock = T0;
 
-  const db = () => t.appliance.db;
+  const db = () => f.db;
   /** A context whose remotes are the given bare repositories on the test server. */
-  function ctx(repos: string[], opts: { allowed?: string[]; enabled?: boolean; dataDir?: string } = {}): MirrorContext {
-    const tokenFile = path.join(root, 'token');
-    const base = t.services.config;
-    const config = {
-      ...base,
-      storage: { ...base.storage, data_dir: opts.dataDir ?? base.storage.data_dir },
-      notifications: { ...base.notifications, allowed_destinations: opts.allowed ?? ['127.0.0.1'] },
-      git_mirror: {
-        ...base.git_mirror,
-        enabled: opts.enabled ?? true,
-        remote: repos.map((r) => ({ url: server.url(r), token_file: tokenFile, username: 'confvault' })),
-      },
-    };
-    return { db: db(), store: t.appliance.snapshots, config, log: null };
-  }
-  function bare(name: string): string {
-    const dir = path.join(root, name);
-    mkdirSync(dir);
-    git(dir, ['init', '--bare', '-q', '-b', 'main']);
-    git(dir, ['config', 'http.receivepack', 'true']);
-    return name;
-  }
-  const newDevice = (group: number | null) =>
-    seedDevice(db(), { name: `edge${++seq}`, hostname: `10.0.0.${seq}`, port: 22, credential_id: cred, template_id: tpl, group_id: group });
-  const store = (device: number, text: string) =>
-    importBackup(db(), SYSTEM_ACTOR, t.appliance.snapshots, device, config(text), (clock += HOUR), { redact_key: t.appliance.secrets.redactionKey });
-  const log = (repo: string, fmt: string) =>
-    git(path.join(root, repo), ['log', '--reverse', `--format=${fmt}`, 'main'])
-      .trim()
-      .split('\n');
+  const ctx = (repos: string[], opts: { allowed?: string[]; enabled?: boolean; dataDir?: string } = {}): MirrorContext =>
+    f.ctx(
+      repos.map((r) => remote({ url: server.url(r), token_file: path.join(f.root, 'token') })),
+      opts,
+    );
+  const bare = (name: string) => f.bare(name);
+  const newDevice = (group: number | null) => f.newDevice(group);
+  const store = (device: number, text: string) => f.store(device, text);
+  const log = (repo: string, fmt: string) => f.log(repo, fmt);
 
   before(async () => {
-    t = await startTestAppliance();
-    root = tempDir('confvault-gitmirror-');
-    writeFileSync(path.join(root, 'token'), `${TOKEN}\n`);
-    server = await new GitHttpServer(root, TOKEN).start();
-    tpl = seedBuiltinTemplate(db(), 'cisco-ios');
-    cred = seedCredential(db(), t.appliance.secrets, { name: 'c', username: 'u', password: 'p' });
+    await f.start();
+    writeFileSync(path.join(f.root, 'token'), `${TOKEN}\n`);
+    server = await new GitHttpServer(f.root, TOKEN).start();
   });
 
   after(async () => {
     await server.stop();
-    await t.close();
+    await f.t.close();
   });
 
   test('each stored version lands as one commit at its backup time, at <group path>/<device>, redacted as stored', async () => {
@@ -97,15 +61,15 @@ describe('git mirror', () => {
     const v1 = store(dev, 'snmp-server location rack1');
     const v2 = store(dev, 'snmp-server location rack2');
     await syncGitMirror(c);
-    const file = `site-a/core/edge${seq}`;
+    const file = `site-a/core/edge${f.seq}`;
     assert.deepEqual(log(repo, '%at %an %s'), [
-      `${(clock - HOUR) / 1000} confvault ${file}: import backup`,
-      `${clock / 1000} confvault ${file}: import backup`,
+      `${(f.clock - HOUR) / 1000} confvault ${file}: import backup`,
+      `${f.clock / 1000} confvault ${file}: import backup`,
     ]);
-    const shown = git(path.join(root, repo), ['show', `main:${file}`]);
-    assert.equal(shown, readBackupText(t.appliance.snapshots, null, getBackupRow(db(), v2.id)!));
+    const shown = git(path.join(f.root, repo), ['show', `main:${file}`]);
+    assert.equal(shown, readBackupText(f.t.appliance.snapshots, null, getBackupRow(db(), v2.id)!));
     assert.ok(!shown.includes(SECRET), 'the stored (redacted) text, never the secret');
-    assert.match(git(path.join(root, repo), ['log', '-1', '--format=%B', 'main~1']), new RegExp(`Backup-Id: ${v1.id}`));
+    assert.match(git(path.join(f.root, repo), ['log', '-1', '--format=%B', 'main~1']), new RegExp(`Backup-Id: ${v1.id}`));
     const status = await mirrorStatus(c);
     assert.equal(status.pending, 0);
     assert.equal(status.remotes[0].pushed_commit, status.head);
@@ -123,7 +87,7 @@ describe('git mirror', () => {
       // Bounded: 100 looks, 100 ms apart.
       for (let i = 0; i < 100 && !landed; i++) {
         await new Promise((r) => setTimeout(r, 100));
-        landed = git(path.join(root, repo), ['log', '--format=%B', '--all']).includes(`Backup-Id: ${v.id}`);
+        landed = git(path.join(f.root, repo), ['log', '--format=%B', '--all']).includes(`Backup-Id: ${v.id}`);
       }
       assert.ok(landed, 'the version reached the remote');
       assert.ok(Date.now() - since < 10_000);
@@ -162,10 +126,8 @@ describe('git mirror', () => {
   test('a rejected push (the remote moved on) is reported and never forced', async () => {
     const repo = bare('rejected.git');
     const c = ctx([repo]);
-    const dir = path.join(root, repo);
-    const foreignTree = git(dir, ['mktree'], undefined).trim();
-    const foreign = git(dir, ['commit-tree', foreignTree, '-m', 'someone else'], undefined).trim();
-    git(dir, ['update-ref', 'refs/heads/main', foreign]);
+    const dir = path.join(f.root, repo);
+    const foreign = f.moveOn(repo);
     store(newDevice(null), 'logging host 10.1.1.1');
     await syncGitMirror(c);
     const r = (await mirrorStatus(c)).remotes[0];
@@ -173,7 +135,7 @@ describe('git mirror', () => {
     assert.equal(r.rejected_total, 1);
     assert.match(r.last_error ?? '', /rejected .*never force-pushed/);
     assert.equal(git(dir, ['rev-parse', 'main']).trim(), foreign, 'the remote branch is untouched');
-    const metrics = createApplianceMetrics({ db: db(), dbFile: t.appliance.dbFile, staleAfterHours: 48, queued: () => 0 });
+    const metrics = createApplianceMetrics({ db: db(), dbFile: f.t.appliance.dbFile, staleAfterHours: 48, queued: () => 0 });
     const text = await metrics.registry.metrics();
     assert.match(text, /^confvault_git_mirror_push_failures\{kind="rejected"\} 1$/m);
     assert.match(text, /^confvault_git_mirror_remotes_rejecting 1$/m);
@@ -186,7 +148,7 @@ describe('git mirror', () => {
     await syncGitMirror(c);
     const r = (await mirrorStatus(c)).remotes[0];
     assert.match(r.last_error ?? '', /not in allowed_destinations/);
-    assert.throws(() => git(path.join(root, repo), ['rev-parse', '--verify', '-q', 'main']));
+    assert.throws(() => git(path.join(f.root, repo), ['rev-parse', '--verify', '-q', 'main']));
   });
 
   test('backfill writes the history stored before the mirror, once', async () => {
@@ -206,18 +168,18 @@ describe('git mirror', () => {
     assert.ok(first >= 2);
     assert.equal(await backfill(c), 0, 'a second backfill commits nothing');
     assert.equal(count(), first);
-    assert.match(git(repoDir, ['log', '-1', '--format=%s', 'main']), new RegExp(`edge${seq}: import backup`));
+    assert.match(git(repoDir, ['log', '-1', '--format=%s', 'main']), new RegExp(`edge${f.seq}: import backup`));
   });
 
   test('confvault git-mirror backfill and status, from the command line', async () => {
     const repo = bare('cli.git');
-    const dataDir = t.appliance.dataDir;
-    const conf = path.join(root, 'cli.conf');
-    const mirror = path.join(root, 'cli-mirror');
+    const dataDir = f.t.appliance.dataDir;
+    const conf = path.join(f.root, 'cli.conf');
+    const mirror = path.join(f.root, 'cli-mirror');
     writeFileSync(
       conf,
       `[notifications]\nallowed_destinations = ["127.0.0.1"]\n[git_mirror]\nenabled = true\npath = "${mirror}"\n` +
-        `[[git_mirror.remote]]\nurl = "${server.url(repo)}"\ntoken_file = "${path.join(root, 'token')}"\n`,
+        `[[git_mirror.remote]]\nurl = "${server.url(repo)}"\ntoken_file = "${path.join(f.root, 'token')}"\n`,
     );
     const env = { CONFVAULT_DATA_DIR: dataDir };
     const fill = await runCliAsync(['git-mirror', 'backfill', '--config', conf], { env });
@@ -226,7 +188,7 @@ describe('git mirror', () => {
     assert.ok(written > 0, 'a new repository gets the whole stored history');
     assert.equal(
       Number(git(mirror, ['rev-list', '--count', 'main']).trim()),
-      Number(git(path.join(root, repo), ['rev-list', '--count', 'main']).trim()),
+      Number(git(path.join(f.root, repo), ['rev-list', '--count', 'main']).trim()),
       'pushed',
     );
     const again = await runCliAsync(['git-mirror', 'backfill', '--config', conf], { env });
@@ -239,11 +201,11 @@ describe('git mirror', () => {
     assert.equal(s.pending, 0);
   });
 
-  test('a remote URL with a user or token in it, or an SSH URL, is refused at start', () => {
+  test('a remote URL with a user or token in it, or an SSH URL without a key and a pinned host key, is refused at start', () => {
     for (const url of ['https://u:tok@git.example.net/a.git', 'ssh://git@git.example.net/a.git']) {
-      const file = path.join(root, 'bad.conf');
+      const file = path.join(f.root, 'bad.conf');
       writeFileSync(file, `[[git_mirror.remote]]\nurl = "${url}"\n`);
-      assert.throws(() => loadConfig({ config: file }, {}), /git_mirror\.remote\.0\.url/);
+      assert.throws(() => loadConfig({ config: file }, {}), /git_mirror\.remote\.0\.(url|ssh_key_file)/);
     }
   });
 });

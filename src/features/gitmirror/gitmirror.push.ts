@@ -4,7 +4,8 @@ import git from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
 import { DestinationPolicy } from '../../lib/destinations';
 import { getRemote, recordPushFailure, recordPushed } from './gitmirror.store';
-import type { MirrorContext } from './gitmirror.types';
+import { isSshUrl, parseSshUrl, SshGitSession } from './gitmirror.ssh';
+import type { MirrorContext, RemoteConfig } from './gitmirror.types';
 
 const MAX_BACKOFF_MS = 15 * 60_000;
 
@@ -24,6 +25,41 @@ async function checkDestination(policy: DestinationPolicy, url: string): Promise
   await policy.resolve(u.hostname, port);
 }
 
+/** An HTTPS remote: isomorphic-git's own client, the token from token_file as the password. */
+async function pushHttps(dir: string, policy: DestinationPolicy, remote: RemoteConfig) {
+  await checkDestination(policy, remote.url);
+  const token = remote.token_file ? fs.readFileSync(remote.token_file, 'utf8').trim() : null;
+  return git.push({
+    ...PUSH,
+    fs,
+    http,
+    gitdir: dir,
+    url: remote.url,
+    onAuth: () => (token ? { username: remote.username, password: token } : { cancel: true }),
+  });
+}
+
+/** An SSH remote: the same push through an SSH session to the checked address, the host key pinned. */
+async function pushSsh(dir: string, policy: DestinationPolicy, remote: RemoteConfig) {
+  const target = parseSshUrl(remote.url);
+  const address = await policy.resolve(target.host, target.port);
+  const session = new SshGitSession(target, {
+    address,
+    keyFile: remote.ssh_key_file,
+    passphraseFile: remote.ssh_key_passphrase_file,
+    knownHost: remote.known_host,
+    acceptAnyHostKey: remote.accept_any_host_key,
+  });
+  try {
+    // isomorphic-git speaks only HTTP: it is handed a placeholder URL and the session as its HTTP client.
+    return await git.push({ ...PUSH, fs, http: session.http, gitdir: dir, url: 'https://ssh.invalid/repository' });
+  } finally {
+    session.close();
+  }
+}
+
+const PUSH = { ref: 'main', remoteRef: 'refs/heads/main', force: false } as const;
+
 /** Pushes `head` to every remote that is due and not already there; a failure waits interval x 2^attempts (at most 15 min). */
 export async function pushRemotes(ctx: MirrorContext, dir: string, head: string, now: number): Promise<void> {
   const policy = new DestinationPolicy(ctx.config.notifications.allowed_destinations);
@@ -31,18 +67,7 @@ export async function pushRemotes(ctx: MirrorContext, dir: string, head: string,
     const state = getRemote(ctx.db, remote.url);
     if (state.pushed_commit === head || state.next_attempt_at > now) continue;
     try {
-      await checkDestination(policy, remote.url);
-      const token = remote.token_file ? fs.readFileSync(remote.token_file, 'utf8').trim() : null;
-      const result = await git.push({
-        fs,
-        http,
-        gitdir: dir,
-        url: remote.url,
-        ref: 'main',
-        remoteRef: 'refs/heads/main',
-        force: false,
-        onAuth: () => (token ? { username: remote.username, password: token } : { cancel: true }),
-      });
+      const result = await (isSshUrl(remote.url) ? pushSsh : pushHttps)(dir, policy, remote);
       if (!result.ok) throw Object.assign(new Error(result.error ?? 'push refused'), { code: 'GitPushError' });
       recordPushed(ctx.db, remote.url, head, Date.now());
       ctx.log?.info({ remote: remote.url, commit: head }, 'git mirror: pushed');

@@ -10,3 +10,6 @@ export interface MirrorContext {
   config: Readonly<AppConfig>;
   log: Logger | null;
 }
+
+/** One [[git_mirror.remote]]. */
+export type RemoteConfig = AppConfig['git_mirror']['remote'][number];
