@@ -653,7 +653,11 @@ export interface paths {
          * @description One channel by name. Permission: `settings.view`.
          */
         get: operations["getNotificationChannel"];
-        put?: never;
+        /**
+         * Change a notification channel
+         * @description Partial update: omitted fields keep their value, `secret` null clears it (it is never returned), the type cannot change. Checked as a new channel: each field (422 naming it), the destination against `[notifications] allowed_destinations` (422), device-group scope "all" (403); a new name in use: 409. Rules keep using the channel. Audited. Permission: `settings.view` and `settings.update`.
+         */
+        put: operations["updateNotificationChannel"];
         post?: never;
         /**
          * Remove a notification channel
@@ -2891,6 +2895,34 @@ export interface components {
             smtp_user?: string;
             from?: string;
             to?: string[];
+        };
+        /**
+         * @description Fields to change; omitted fields keep their value. The type cannot change. Unknown fields are refused (422).
+         * @example {
+         *       "url": "https://hooks.example.net/confvault-v2",
+         *       "secret": "new-hmac-key"
+         *     }
+         */
+        NotificationChannelUpdate: {
+            /**
+             * @description Letters, digits, ".", "_" or "-", 1-64 characters
+             * @example noc-webhook
+             */
+            name?: string;
+            /**
+             * @description webhook: the URL; syslog: `udp://host:port` or `tcp://host:port`
+             * @example https://hooks.example.net/confvault
+             */
+            url?: string;
+            smtp_host?: string;
+            smtp_port?: number;
+            /** @enum {string} */
+            smtp_tls?: "none" | "starttls" | "tls";
+            smtp_user?: string;
+            from?: string;
+            to?: string[];
+            /** @description A new secret (stored encrypted, never returned); null clears it; omitted keeps it. */
+            secret?: string | null;
         };
         NotificationRuleList: {
             items: components["schemas"]["NotificationRule"][];
@@ -7787,6 +7819,133 @@ export interface operations {
             };
             /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
             404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateNotificationChannel: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NotificationChannelUpdate"];
+            };
+        };
+        responses: {
+            /** @description The channel as changed, without its secret */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NotificationChannel"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;

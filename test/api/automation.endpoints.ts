@@ -20,6 +20,7 @@ export const AUTOMATION_ENDPOINTS: readonly AutomationEndpoint[] = [
   { method: 'GET', path: '/notifications/rules', permissions: ['settings.view'] },
   { method: 'GET', path: '/notifications/rules/{name}', permissions: ['settings.view'] },
   { method: 'POST', path: '/notifications/channels', permissions: ['settings.view', 'settings.update'] },
+  { method: 'PUT', path: '/notifications/channels/{name}', permissions: ['settings.view', 'settings.update'] },
   { method: 'DELETE', path: '/notifications/channels/{name}', permissions: ['settings.update'] },
   { method: 'POST', path: '/notifications/rules', permissions: ['settings.view', 'settings.update'] },
   { method: 'PUT', path: '/notifications/rules/{name}', permissions: ['settings.view', 'settings.update'] },

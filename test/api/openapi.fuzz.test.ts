@@ -27,6 +27,7 @@ const NEEDS_STATE = new Set([
   'POST /notifications/rules',
   'GET /notifications/channels/{name}',
   'GET /notifications/rules/{name}',
+  'PUT /notifications/channels/{name}',
   'PUT /notifications/rules/{name}',
   'DELETE /notifications/channels/{name}',
   'DELETE /notifications/rules/{name}',

@@ -76,6 +76,7 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'POST /jobs/{job_id}/cancel': () => ({}),
   // A type no channel has: past the guard (422), and nothing is written.
   'POST /notifications/channels': () => ({ name: 'matrix-channel', type: 'pigeon' }),
+  'PUT /notifications/channels/{name}': () => ({ url: 'ftp://refused.invalid/' }),
   'PUT /notifications/rules/{name}': () => ({ events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
   'POST /notifications/rules': () => ({ name: 'matrix-rule', events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
 };

@@ -25,6 +25,13 @@ export const NOTIFICATION_OPS = {
     { scope: 'all' },
     { api: 'POST /notifications/channels', web: [`POST ${BASE}/channels`], cli: 'notify channel add' },
   ),
+  /** Renaming or retargeting a channel decides where the appliance connects, as adding one: scope "all". */
+  updateChannel: operation(
+    'notifications.update_channel',
+    ['settings.view', 'settings.update'],
+    { scope: 'all' },
+    { api: 'PUT /notifications/channels/{name}' },
+  ),
   removeChannel: operation('notifications.remove_channel', ['settings.update'], shared, {
     api: 'DELETE /notifications/channels/{name}',
     web: [`POST ${BASE}/channels/:name/remove`],

@@ -1,4 +1,4 @@
-// Public API routes of notification channels and rules: list, read, create, delete, with the web's rules (policy, destinations, ownership).
+// Public API routes of notification channels and rules: list, read, create, change, delete, with the web's rules (policy, destinations, ownership).
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { ApiError } from '../../errors';
 import { actorOf, type AppEnv } from '../../http/context';
@@ -10,6 +10,7 @@ import {
   ChannelInputSchema,
   ChannelListSchema,
   ChannelSchema,
+  ChannelUpdateSchema,
   NameParams,
   RuleInputSchema,
   RuleListSchema,
@@ -19,6 +20,7 @@ import {
   toRuleDto,
 } from './notifications.schemas';
 import { createChannel, createRule, destinationPolicy, listChannels, listRules, removeChannel, removeRule, updateRule } from './notifications.service';
+import { updateChannel } from './notifications.update.service';
 
 const tags = ['Notifications'];
 const security = [{ ApiKeyAuth: [] }];
@@ -66,6 +68,24 @@ const routes = {
     responses: {
       201: jsonResponse(ChannelSchema, 'The channel, without its secret'),
       ...errorResponses('PERMISSION_DENIED', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    },
+  }),
+  updateChannel: createRoute({
+    method: 'put',
+    path: `${CH}/{name}`,
+    operationId: 'updateNotificationChannel',
+    tags,
+    security,
+    summary: 'Change a notification channel',
+    description:
+      'Partial update: omitted fields keep their value, `secret` null clears it (it is never returned), the type cannot change. Checked as a ' +
+      'new channel: each field (422 naming it), the destination against `[notifications] allowed_destinations` (422), device-group scope ' +
+      '"all" (403); a new name in use: 409. Rules keep using the channel. Audited. Permission: `settings.view` and `settings.update`.',
+    middleware: [requirePermission(NOTIFICATION_OPS.updateChannel)] as const,
+    request: { params: NameParams, body: jsonBody(ChannelUpdateSchema) },
+    responses: {
+      200: jsonResponse(ChannelSchema, 'The channel as changed, without its secret'),
+      ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
     },
   }),
   deleteChannel: createRoute({
@@ -163,6 +183,11 @@ export function register(api: OpenAPIHono<AppEnv>): void {
     const app = c.get('app');
     const ch = await createChannel(app.db, actorOf(c), app.secrets, destinationPolicy(app.config), c.req.valid('json'));
     return c.json(toChannelDto(ch, c.get('timezone')), 201);
+  });
+  registerRoute(api, routes.updateChannel, async (c) => {
+    const app = c.get('app');
+    const ch = await updateChannel(app.db, actorOf(c), app.secrets, destinationPolicy(app.config), c.req.valid('param').name, c.req.valid('json'));
+    return c.json(toChannelDto(ch, c.get('timezone')), 200);
   });
   registerRoute(api, routes.deleteChannel, (c) => {
     removeChannel(c.get('app').db, actorOf(c), c.req.valid('param').name);

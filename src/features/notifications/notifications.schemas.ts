@@ -36,6 +36,22 @@ export const ChannelInputSchema = z
   .strict()
   .openapi('NotificationChannelInput', { example: { name: 'noc-webhook', type: 'webhook', url: 'https://hooks.example.net/confvault', secret: 'hmac-key' } });
 
+export const ChannelUpdateSchema = ChannelInputSchema.omit({ type: true, secret: true })
+  .partial()
+  .extend({
+    secret: z
+      .string()
+      .max(4096)
+      .nullable()
+      .optional()
+      .openapi({ description: 'A new secret (stored encrypted, never returned); null clears it; omitted keeps it.' }),
+  })
+  .strict()
+  .openapi('NotificationChannelUpdate', {
+    description: 'Fields to change; omitted fields keep their value. The type cannot change. Unknown fields are refused (422).',
+    example: { url: 'https://hooks.example.net/confvault-v2', secret: 'new-hmac-key' },
+  });
+
 export const ChannelSchema = z
   .object({
     id: z.number().int(),

@@ -78,8 +78,8 @@ function checkUrl(field: string, v: string | undefined, schemes: string[]): stri
   return v;
 }
 
-/** Validated settings and secrets of a new channel (422 naming the field). */
-function channelParts(input: ChannelInput): { type: ChannelType; settings: ChannelSettings; secrets: ChannelSecrets } {
+/** Validated settings and secrets of a channel, new or changed (422 naming the field). */
+export function channelParts(input: ChannelInput): { type: ChannelType; settings: ChannelSettings; secrets: ChannelSecrets } {
   const errors: FieldError[] = [];
   if (!NAME_RE.test(input.name ?? '')) errors.push({ field: 'name', message: 'letters, digits, ".", "_" or "-", 1-64 characters' });
   if (!(CHANNEL_TYPES as readonly string[]).includes(input.type)) errors.push({ field: 'type', message: `one of ${CHANNEL_TYPES.join(', ')}` });
@@ -134,7 +134,7 @@ export function destinationPolicy(config: Readonly<AppConfig>): DestinationPolic
 }
 
 /** Where a channel connects, with the input field that names it. */
-function channelTarget(type: ChannelType, settings: ChannelSettings, secrets: ChannelSecrets): { field: string; host: string; port: number } {
+export function channelTarget(type: ChannelType, settings: ChannelSettings, secrets: ChannelSecrets): { field: string; host: string; port: number } {
   if (type === 'email') return { field: 'smtp_host', host: settings.smtp_host ?? '', port: settings.smtp_port ?? 587 };
   const u = new URL((type === 'slack' || type === 'teams' ? secrets.url : settings.url) ?? '');
   const port = Number(u.port || { 'http:': 80, 'https:': 443, 'udp:': 514, 'tcp:': 514 }[u.protocol] || 0);
@@ -142,7 +142,7 @@ function channelTarget(type: ChannelType, settings: ChannelSettings, secrets: Ch
 }
 
 /** A destination outside allowed_destinations (or a host that does not resolve) is a 422 naming the field. */
-async function checkDestination(policy: DestinationPolicy, target: { field: string; host: string; port: number }): Promise<void> {
+export async function checkDestination(policy: DestinationPolicy, target: { field: string; host: string; port: number }): Promise<void> {
   try {
     await policy.resolve(target.host, target.port);
   } catch (e) {

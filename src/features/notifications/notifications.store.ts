@@ -59,6 +59,15 @@ export function insertChannel(db: DB, c: { name: string; type: ChannelType; sett
   );
 }
 
+/** Renames or retargets a channel; false when it is gone. Its rules, outbox and deliveries follow it (by id). */
+export function updateChannelRow(db: DB, id: number, c: { name: string; settings: string; secret_enc: Buffer | null }, now = Date.now()): boolean {
+  return (
+    db
+      .prepare('UPDATE notification_channels SET name = ?, settings = ?, secret_enc = ?, updated_at = ? WHERE id = ?')
+      .run(c.name, c.settings, c.secret_enc, now, id).changes > 0
+  );
+}
+
 export function listChannelRows(db: DB): ChannelRow[] {
   return db.prepare('SELECT * FROM notification_channels ORDER BY name').all() as ChannelRow[];
 }
