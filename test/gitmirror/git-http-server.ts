@@ -1,42 +1,29 @@
 // A real git server for the mirror's tests: git's own http-backend (smart HTTP) behind a tiny CGI bridge on 127.0.0.1, with a token check.
 import { spawn } from 'node:child_process';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { LoopbackServer } from './loopback';
 
 const BACKEND = '/usr/lib/git-core/git-http-backend';
 
-export class GitHttpServer {
-  private server: Server | null = null;
-  port = 0;
-
+export class GitHttpServer extends LoopbackServer<Server> {
   /** `root` holds bare repositories; a request must carry Basic auth with password `token`. */
   constructor(
     private readonly root: string,
     private readonly token: string,
-  ) {}
+  ) {
+    super();
+  }
 
   url(repo: string): string {
     return `http://127.0.0.1:${this.port}/${repo}`;
   }
 
-  async start(): Promise<this> {
-    const server = createServer((req, res) => this.handle(req, res));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-    return this;
+  protected create(): Server {
+    return createServer((req, res) => this.handle(req, res));
   }
 
-  /** Down: the port refuses connections until start() listens on it again. */
-  async stop(): Promise<void> {
-    const s = this.server;
-    this.server = null;
-    if (!s) return;
-    s.closeAllConnections();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
+  protected dropConnections(server: Server): void {
+    server.closeAllConnections();
   }
 
   private handle(req: IncomingMessage, res: ServerResponse): void {

@@ -1,10 +1,10 @@
 // A real git server over SSH for the mirror's tests: an ssh2 Server on 127.0.0.1 that accepts one public key and runs git's own receive-pack/upload-pack on bare repositories.
 import { spawn } from 'node:child_process';
 import { timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
 import path from 'node:path';
 import ssh2 from 'ssh2';
 import type { Connection, ParsedKey, Server } from 'ssh2';
+import { LoopbackServer } from './loopback';
 
 const { Server: SshServer, utils } = ssh2;
 
@@ -23,12 +23,10 @@ function parsed(text: string): ParsedKey {
   return key;
 }
 
-export class GitSshServer {
-  private server: Server | null = null;
+export class GitSshServer extends LoopbackServer<Server> {
   private readonly clients = new Set<Connection>();
   private readonly hostKey: string;
   private readonly allowed: ParsedKey[];
-  port = 0;
   /** The commands the server ran, in order (a test can see the transport did what git does). */
   readonly commands: string[] = [];
 
@@ -38,6 +36,7 @@ export class GitSshServer {
     clientPublicKeys: string[],
     hostKey = sshKeyPair().private,
   ) {
+    super();
     this.hostKey = hostKey;
     this.allowed = clientPublicKeys.map(parsed);
   }
@@ -52,24 +51,12 @@ export class GitSshServer {
     return `ssh://git@127.0.0.1:${this.port}/${repo}`;
   }
 
-  async start(): Promise<this> {
-    const server = new SshServer({ hostKeys: [this.hostKey] }, (client) => this.accept(client));
-    await new Promise<void>((resolve, reject) => {
-      server.once('error', reject);
-      server.listen(this.port, '127.0.0.1', () => resolve());
-    });
-    this.port = (server.address() as AddressInfo).port;
-    this.server = server;
-    return this;
+  protected create(): Server {
+    return new SshServer({ hostKeys: [this.hostKey] }, (client) => this.accept(client));
   }
 
-  /** Down: the port refuses connections until start() listens on it again. */
-  async stop(): Promise<void> {
-    const s = this.server;
-    this.server = null;
-    if (!s) return;
+  protected dropConnections(): void {
     for (const c of this.clients) c.end();
-    await new Promise<void>((resolve) => s.close(() => resolve()));
   }
 
   private accept(client: Connection): void {
