@@ -178,7 +178,8 @@ export class SshGitSession {
     this.client = client;
     this.timer = setTimeout(() => client.destroy(), PUSH_TIMEOUT_MS).unref();
     return new Promise((resolve, reject) => {
-      client.once('error', (err: Error & { level?: string }) => {
+      // `on`, not `once`: a connection lost later in the push emits again (the channel's reader then ends with it).
+      client.on('error', (err: Error & { level?: string }) => {
         if (this.seenHostKey && pin && this.seenHostKey !== pin)
           reject(new Error(`host key of ${where} is ${this.seenHostKey}, not the pinned known_host ${pin}: refused, nothing sent`));
         else if (err.level === 'client-authentication') reject(new Error(`${where} refused the key of ssh_key_file for user ${target.user}`));
