@@ -29,6 +29,8 @@ export class GitSshServer extends LoopbackServer<Server> {
   private readonly allowed: ParsedKey[];
   /** The commands the server ran, in order (a test can see the transport did what git does). */
   readonly commands: string[] = [];
+  /** Set: the next session is cut as soon as the client starts sending its push (a connection lost mid-push). */
+  cutNextPush = false;
 
   /** `root` holds bare repositories; only the given public keys may log in, as any user. */
   constructor(
@@ -82,6 +84,15 @@ export class GitSshServer extends LoopbackServer<Server> {
           const channel = acceptExec();
           const repo = path.join(this.root, path.normalize(m[2]).replace(/^(\.\.(\/|$))+/, ''));
           const child = spawn(m[1], [repo], { env: { PATH: process.env.PATH, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+          if (this.cutNextPush) {
+            this.cutNextPush = false;
+            channel.once('data', () => {
+              child.kill();
+              client.end();
+            });
+          }
+          // A client gone mid-push leaves git's stdin closed under the pipe: EPIPE is the expected end, not a failure.
+          child.stdin.on('error', () => undefined);
           channel.pipe(child.stdin);
           child.stdout.pipe(channel, { end: false });
           child.stderr.pipe(channel.stderr, { end: false });

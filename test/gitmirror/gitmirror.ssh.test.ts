@@ -119,6 +119,21 @@ describe('git mirror over SSH', () => {
     assert.equal((await lastError(c)).last_error, null);
   });
 
+  test('a connection lost in the middle of a push is a failure like any other, and the next try delivers', async () => {
+    const repo = f.bare('ssh-cut.git');
+    const c = f.ctx([sshRemote(repo)]);
+    const id = f.store(f.newDevice(null), 'ntp server 10.7.7.7').id;
+    server.cutNextPush = true;
+    await syncGitMirror(c);
+    const cut = await lastError(c);
+    assert.equal(cut.attempts, 1);
+    assert.notEqual(cut.last_error, null);
+    assert.equal(cut.pushed_commit, null);
+    await syncGitMirror(c, Date.now() + 10 * 60_000);
+    assert.equal((await lastError(c)).last_error, null);
+    assert.match(git(path.join(f.root, repo), ['log', '-1', '--format=%B', 'main']), new RegExp(`Backup-Id: ${id}`));
+  });
+
   test('a rejected push (the remote moved on) is reported and never forced', async () => {
     const repo = f.bare('ssh-rejected.git');
     const foreign = f.moveOn(repo);
