@@ -4,7 +4,8 @@ import git from 'isomorphic-git';
 import http from 'isomorphic-git/http/node';
 import { DestinationPolicy } from '../../lib/destinations';
 import { getRemote, recordPushFailure, recordPushed } from './gitmirror.store';
-import { isSshUrl, parseSshUrl, SshGitSession } from './gitmirror.ssh';
+import { isSshRemote } from '../../config/git-mirror-config';
+import { parseSshUrl, SshGitSession } from './gitmirror.ssh';
 import type { MirrorContext, RemoteConfig } from './gitmirror.types';
 
 const MAX_BACKOFF_MS = 15 * 60_000;
@@ -67,7 +68,7 @@ export async function pushRemotes(ctx: MirrorContext, dir: string, head: string,
     const state = getRemote(ctx.db, remote.url);
     if (state.pushed_commit === head || state.next_attempt_at > now) continue;
     try {
-      const result = await (isSshUrl(remote.url) ? pushSsh : pushHttps)(dir, policy, remote);
+      const result = await (isSshRemote(remote.url) ? pushSsh : pushHttps)(dir, policy, remote);
       if (!result.ok) throw Object.assign(new Error(result.error ?? 'push refused'), { code: 'GitPushError' });
       recordPushed(ctx.db, remote.url, head, Date.now());
       ctx.log?.info({ remote: remote.url, commit: head }, 'git mirror: pushed');

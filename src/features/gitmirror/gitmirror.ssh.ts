@@ -30,10 +30,6 @@ const READY_TIMEOUT_MS = 20_000;
 /** A push that is still running after this is cut: the next round tries again (with backoff). */
 const PUSH_TIMEOUT_MS = 10 * 60_000;
 
-export function isSshUrl(url: string): boolean {
-  return url.startsWith('ssh://') || SCP_LIKE.test(url);
-}
-
 /** `ssh://[user@]host[:port]/path` or `user@host:path` (the path as the server's shell sees it); the user defaults to git. */
 export function parseSshUrl(url: string): SshTarget {
   const scp = SCP_LIKE.exec(url);
