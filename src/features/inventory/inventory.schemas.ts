@@ -1,6 +1,8 @@
 // Schemas of inventory sources (one shape each: the API, the CLI and the stored JSON all read them); the token goes in, never out.
 import { z } from '@hono/zod-openapi';
-import { MAX_ID } from '../../http/openapi';
+import { IntIdParam, MAX_ID, queryBoolean } from '../../http/openapi';
+import { formatNullable } from '../../lib/time';
+import type { SourceInfo } from './inventory.service';
 
 export const SOURCE_KINDS = ['netbox', 'nautobot', 'http'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
@@ -132,3 +134,13 @@ export const PlanSchema = z
   })
   .openapi('InventorySyncPlan');
 export type Plan = z.infer<typeof PlanSchema>;
+
+export const SourceIdParams = z.object({ source_id: IntIdParam('source_id') });
+export const SyncQuery = z.object({
+  dry_run: queryBoolean().openapi({ description: 'true: return the plan without writing anything' }),
+});
+
+/** The response DTO of a source: its times in the reader's zone, never its token. */
+export function toSourceDto(s: SourceInfo, tz: string): z.infer<typeof SourceSchema> {
+  return { ...s, last_sync_at: formatNullable(s.last_sync_at, tz) };
+}
