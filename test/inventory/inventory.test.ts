@@ -5,6 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { PassThrough } from 'node:stream';
 import { listAudit } from '../../src/features/audit/audit.service';
+import { syncDueSources } from '../../src/features/inventory/inventory.schedule';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError, type CallInit } from '../helpers/api';
@@ -235,6 +236,22 @@ describe('other kinds', () => {
     const p = await call(`/inventory-sources/${m.body.id}/sync?dry_run=true`, { method: 'POST', json: {} });
     assert.deepEqual(p.body.creates, [{ external_id: 'ox-nested', name: 'ox-nested', hostname: '192.0.2.9', template: 'cisco-ios', group_path: 'oxidized/x' }]);
   });
+});
+
+test('a source with an interval is synced by the schedule when due, once per interval', async () => {
+  src.oxidized = [{ name: 'sched-1', ip: '192.0.2.50', model: 'ios', group: 'sched' }];
+  const r = await call('/inventory-sources', {
+    method: 'POST',
+    json: { name: 'scheduled', kind: 'http', url: `${src.url}/oxidized/nodes.json`, credential_id, platform_map: { ios: 'cisco-ios' }, group_path: '{group}', interval_minutes: 5 },
+  });
+  assert.equal(r.status, 201, r.text);
+  const ctx = { db: t.services.db, secrets: t.services.secrets, config: t.services.config, log: t.services.log };
+  assert.equal(await syncDueSources(ctx), 1);
+  assert.equal(deviceByName('sched-1')!.hostname, '192.0.2.50');
+  assert.equal(await syncDueSources(ctx), 0, 'not due again before its interval');
+  assert.equal(await syncDueSources(ctx, Date.now() + 5 * 60_000), 1);
+  const row = listAudit(t.services.db, SCOPE_ALL, { action: 'inventory.sync' }, 1, 1).items[0];
+  assert.match(row.door_ref ?? '', /source scheduled, started by schedule/);
 });
 
 test('the token never appears in a response, the audit trail or the log', () => {
