@@ -12,6 +12,7 @@ import { apiCall, expectError, type CallInit } from '../helpers/api';
 import { seedCredential, seedGroup } from '../helpers/seed';
 import { recordBackup } from '../api/backups.seed';
 import { startSourceServer, type NbDevice, type SourceServer } from './source-server';
+import { WebClient } from '../web/web-client';
 
 const TOKEN = 'nb-0123456789abcdef-secret';
 let t: TestAppliance;
@@ -237,6 +238,45 @@ describe('other kinds', () => {
     assert.deepEqual(p.body.creates, [{ external_id: 'ox-nested', name: 'ox-nested', hostname: '192.0.2.9', template: 'cisco-ios', group_path: 'oxidized/x' }]);
   });
 });
+
+test('the web page lists the sources, previews a sync without writing, applies it; the device form shows source-owned fields read-only', async () => {
+  src.oxidized = [{ name: 'web-1', ip: '192.0.2.60', model: 'ios', group: 'web' }];
+  const r = await call('/inventory-sources', {
+    method: 'POST',
+    json: { name: 'web-source', kind: 'http', url: `${src.url}/oxidized/nodes.json`, credential_id, platform_map: { ios: 'cisco-ios' }, group_path: '{group}' },
+  });
+  const w = new WebClient(t.url);
+  assert.equal((await w.login('admin', 'admin-password-1')).status, 303);
+  const list = await w.get('/inventory');
+  assert.equal(list.res.status, 200);
+  assert.match(list.html, /data-source="web-source"/);
+  const preview = await w.post(`/inventory/${r.body.id}/preview`, {}, { csrf: true });
+  assert.equal(preview.res.status, 200);
+  assert.match(preview.html, /<tr data-change="create"><td>create<\/td><td>web-1<\/td><td>192\.0\.2\.60, cisco-ios, web<\/td>/);
+  assert.equal(deviceByName('web-1'), undefined, 'a preview writes nothing');
+  const applied = await w.post(`/inventory/${r.body.id}/sync`, {}, { csrf: true });
+  assert.equal(applied.res.status, 303);
+  const id = deviceByName('web-1')!.id;
+  const form = await w.get(`/devices/${id}/edit`);
+  assert.match(form.html, /id="source-owned"/);
+  assert.match(form.html, /<input name="name" required="" maxlength="128" value="web-1" readonly=""\/>/);
+  assert.match(form.html, /<input type="hidden" name="template_id"/);
+  const saved = await w.post(`/devices/${id}/edit`, { ...formValues(form.html), description: 'from the web' }, { csrf: true });
+  assert.equal(saved.res.status, 303, 'the form saves its other fields');
+  assert.equal(deviceByName('web-1')!.description, 'from the web');
+});
+
+/** The named inputs and selected options of a form page (what a browser would post back). */
+function formValues(html: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const m of html.matchAll(/<input ([^>]*)>/g)) {
+    const name = /name="(\w+)"/.exec(m[1])?.[1];
+    if (name && name !== '_csrf' && !/type="checkbox"/.test(m[1])) out[name] ??= /value="([^"]*)"/.exec(m[1])?.[1] ?? '';
+    if (name && /type="checkbox"/.test(m[1]) && /checked/.test(m[1])) out[name] = 'on';
+  }
+  for (const m of html.matchAll(/<select name="(\w+)"[^>]*>([\s\S]*?)<\/select>/g)) out[m[1]] = /<option value="([^"]*)" selected/.exec(m[2])?.[1] ?? '';
+  return out;
+}
 
 test('a source with an interval is synced by the schedule when due, once per interval', async () => {
   src.oxidized = [{ name: 'sched-1', ip: '192.0.2.50', model: 'ios', group: 'sched' }];
