@@ -1,8 +1,7 @@
 // `confvault inventory ...`: inventory sources (NetBox, Nautobot, HTTP JSON): list, add, sync (or its dry run), remove.
 import { syncSource } from '../features/inventory/inventory-sync.service';
 import { SourceInputSchema, type Plan } from '../features/inventory/inventory.schemas';
-import { createSource, deleteSource, findSourceRow, listSources } from '../features/inventory/inventory.service';
-import { credentialIdByName } from '../features/inventory/inventory.store';
+import { createSource, credentialIdNamed, deleteSource, findSourceRow, listSources } from '../features/inventory/inventory.service';
 import { destinationPolicy } from '../features/notifications/notifications.service';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, fmtTime, out, parse, readStdinSecret, withAppliance, type Command } from './common';
 
@@ -109,8 +108,7 @@ ${GLOBAL_OPTIONS_HELP}`,
         const token = values['token-stdin'] ? await readStdinSecret('API token') : undefined;
         const fields = values.fields === undefined ? undefined : pairs(values.fields, '--fields');
         return withAppliance(flags, async (a) => {
-          const credential_id = credentialIdByName(a.db, values.credential ?? '');
-          if (credential_id === undefined) throw new Error(`credential ${values.credential} not found`);
+          const credential_id = credentialIdNamed(a.db, values.credential ?? '');
           const parsed = SourceInputSchema.safeParse({
             name: n,
             kind: values.kind,

@@ -2,6 +2,8 @@
 import { createRoute, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
+import type { z } from '@hono/zod-openapi';
+import { formatNullable } from '../../lib/time';
 import { errorResponses, jsonBody, jsonResponse, SuccessStatusSchema } from '../../http/openapi';
 import { registerRoute } from '../../http/route';
 import { destinationPolicy } from '../notifications/notifications.service';
@@ -15,9 +17,8 @@ import {
   SourcePatchSchema,
   SourceSchema,
   SyncQuery,
-  toSourceDto,
 } from './inventory.schemas';
-import { createSource, deleteSource, getSource, listSources, updateSource } from './inventory.service';
+import { createSource, deleteSource, getSource, listSources, updateSource, type SourceInfo } from './inventory.service';
 
 const tags = ['Inventory sources'];
 const security = [{ ApiKeyAuth: [] }];
@@ -26,6 +27,11 @@ const ONE = `${BASE}/{source_id}`;
 const MANAGE =
   'The URL must be inside `[notifications] allowed_destinations` (422 naming `url`); the key’s user needs device-group scope "all". ' +
   'Permission: `inventory.manage`.';
+
+/** The response DTO of a source: its times in the reader's zone, never its token. */
+function toSourceDto(s: SourceInfo, tz: string): z.infer<typeof SourceSchema> {
+  return { ...s, last_sync_at: formatNullable(s.last_sync_at, tz) };
+}
 
 const routes = {
   list: createRoute({

@@ -1,8 +1,6 @@
 // Schemas of inventory sources (one shape each: the API, the CLI and the stored JSON all read them); the token goes in, never out.
 import { z } from '@hono/zod-openapi';
 import { IntIdParam, MAX_ID, queryBoolean } from '../../http/openapi';
-import { formatNullable } from '../../lib/time';
-import type { SourceInfo } from './inventory.service';
 
 export const SOURCE_KINDS = ['netbox', 'nautobot', 'http'] as const;
 export type SourceKind = (typeof SOURCE_KINDS)[number];
@@ -66,7 +64,7 @@ export const SourceInputSchema = z
     url: z
       .string()
       .max(2048)
-      .regex(/^https?:\/\//i, 'an http:// or https:// URL')
+      .regex(/^https?:\/\//, 'an http:// or https:// URL')
       .openapi({ description: 'netbox/nautobot: the base URL (…/api/dcim/devices/ is appended); http: the URL of the JSON list', example: 'https://netbox.example.net' }),
     token: z.string().min(1).max(4096).optional().openapi({ description: 'API token (sent as `Authorization: Token …`). Stored encrypted, never returned.' }),
     credential_id: z.number().int().min(1).max(MAX_ID).openapi({ description: 'The credential of the devices the source creates' }),
@@ -139,8 +137,3 @@ export const SourceIdParams = z.object({ source_id: IntIdParam('source_id') });
 export const SyncQuery = z.object({
   dry_run: queryBoolean().openapi({ description: 'true: return the plan without writing anything' }),
 });
-
-/** The response DTO of a source: its times in the reader's zone, never its token. */
-export function toSourceDto(s: SourceInfo, tz: string): z.infer<typeof SourceSchema> {
-  return { ...s, last_sync_at: formatNullable(s.last_sync_at, tz) };
-}

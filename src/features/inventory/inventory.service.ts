@@ -9,6 +9,7 @@ import { recordAudit, type AuditChanges } from '../audit/audit.service';
 import { INVENTORY_OPS } from './inventory.policy';
 import { FiltersSchema, GROUP_PATH_FIELDS, MappingSchema, type Filters, type Mapping, type SourceInput, type SourcePatch } from './inventory.schemas';
 import {
+  credentialIdByName,
   credentialExistsById,
   deleteSourceRow,
   getSourceRow,
@@ -51,6 +52,13 @@ export function toSourceInfo(row: SourceRow): SourceInfo {
     last_sync_at: row.last_sync_at,
     last_sync_error: row.last_sync_error,
   };
+}
+
+/** The id of the credential named `name` (the CLI names credentials), or a 404. */
+export function credentialIdNamed(db: DB, name: string): number {
+  const id = credentialIdByName(db, name);
+  if (id === undefined) throw ApiError.notFound(`credential ${name}`);
+  return id;
 }
 
 const MANAGE_SCOPE = 'Inventory sources create devices in any group with their credential: changing one needs device-group scope "all"';
