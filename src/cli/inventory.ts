@@ -25,7 +25,15 @@ function pairs(v: string | undefined, flag: string): Record<string, string> {
 function printPlan(plan: Plan): void {
   for (const c of plan.creates) out(['create', c.name, c.hostname, c.template, c.group_path || '-'].join('\t'));
   for (const u of plan.updates)
-    out(['update', u.name, Object.entries(u.changes).map(([k, v]) => `${k}: ${String(v.before)} -> ${String(v.after)}`).join('; ')].join('\t'));
+    out(
+      [
+        'update',
+        u.name,
+        Object.entries(u.changes)
+          .map(([k, v]) => `${k}: ${String(v.before)} -> ${String(v.after)}`)
+          .join('; '),
+      ].join('\t'),
+    );
   for (const r of plan.reactivations) out(['reactivate', r.name].join('\t'));
   for (const r of plan.retirements) out(['retire', r.name].join('\t'));
   for (const s of plan.skipped) out(['skip', s.name || s.external_id, s.reason].join('\t'));
@@ -95,9 +103,16 @@ ${GLOBAL_OPTIONS_HELP}`,
         return withAppliance(flags, (a) => {
           for (const s of listSources(a.db, actor))
             out(
-              [s.id, s.name, s.kind, s.url, s.devices, s.interval_minutes ? `every ${s.interval_minutes} min` : 'on demand', fmtTime(s.last_sync_at, a.config.server.timezone), s.last_sync_error ?? '-'].join(
-                '\t',
-              ),
+              [
+                s.id,
+                s.name,
+                s.kind,
+                s.url,
+                s.devices,
+                s.interval_minutes ? `every ${s.interval_minutes} min` : 'on demand',
+                fmtTime(s.last_sync_at, a.config.server.timezone),
+                s.last_sync_error ?? '-',
+              ].join('\t'),
             );
           return 0;
         });

@@ -103,7 +103,9 @@ describe('a NetBox source', () => {
     assert.equal(n, 500);
     const d = deviceByName('nb-002')!;
     assert.equal(d.hostname, '10.20.0.2');
-    const group = t.services.db.prepare('SELECT g.name, p.name AS parent FROM device_groups g JOIN device_groups p ON p.id = g.parent_id WHERE g.id = ?').get(d.group_id);
+    const group = t.services.db
+      .prepare('SELECT g.name, p.name AS parent FROM device_groups g JOIN device_groups p ON p.id = g.parent_id WHERE g.id = ?')
+      .get(d.group_id);
     assert.deepEqual({ ...(group as object) }, { name: 'AMS1', parent: 'Europe' });
     const audit = listAudit(t.services.db, SCOPE_ALL, { action: 'device.create' }, 1, 5).items[0];
     assert.equal(audit.door, 'inventory');
@@ -126,7 +128,9 @@ describe('a NetBox source', () => {
       dry.body.retirements.map((x: { name: string }) => x.name),
       ['nb-020', 'nb-030', 'nb-040'],
     );
-    assert.deepEqual(dry.body.updates, [{ device_id: renamed.id, external_id: '10', name: 'nb-010-renamed', changes: { name: { before: 'nb-010', after: 'nb-010-renamed' } } }]);
+    assert.deepEqual(dry.body.updates, [
+      { device_id: renamed.id, external_id: '10', name: 'nb-010-renamed', changes: { name: { before: 'nb-010', after: 'nb-010-renamed' } } },
+    ]);
     assert.deepEqual([dry.body.creates.length, dry.body.reactivations.length, dry.body.unchanged], [0, 0, 496]);
     assert.equal(deviceByName('nb-020')!.retired_at, null, 'the dry run wrote nothing');
 
@@ -193,7 +197,15 @@ describe('other kinds', () => {
     src.netbox = fleet(3).map((d) => ({ ...d, name: `nauto-${d.id}` }));
     const r = await call('/inventory-sources', {
       method: 'POST',
-      json: { name: 'nautobot', kind: 'nautobot', url: `${src.url}/nautobot`, token: TOKEN, credential_id, default_template: 'cisco-ios', group_path: 'nautobot/{location}' },
+      json: {
+        name: 'nautobot',
+        kind: 'nautobot',
+        url: `${src.url}/nautobot`,
+        token: TOKEN,
+        credential_id,
+        default_template: 'cisco-ios',
+        group_path: 'nautobot/{location}',
+      },
     });
     assert.equal(r.status, 201, r.text);
     const s = await call(`/inventory-sources/${r.body.id}/sync`, { method: 'POST', json: {} });
@@ -214,7 +226,13 @@ describe('other kinds', () => {
       { name: 'ox-2', ip: '192.0.2.2', model: 'eos', group: 'branch' },
       { name: 'ox-3', ip: '192.0.2.3', model: 'weird', group: 'lab' },
     ];
-    const base = { kind: 'http', url: `${src.url}/oxidized/nodes.json`, credential_id, platform_map: { ios: 'cisco-ios', eos: 'arista-eos' }, group_path: 'oxidized/{group}' };
+    const base = {
+      kind: 'http',
+      url: `${src.url}/oxidized/nodes.json`,
+      credential_id,
+      platform_map: { ios: 'cisco-ios', eos: 'arista-eos' },
+      group_path: 'oxidized/{group}',
+    };
     const r = await call('/inventory-sources', { method: 'POST', json: { ...base, name: 'oxidized' } });
     assert.equal(r.status, 201, r.text);
     const s = await call(`/inventory-sources/${r.body.id}/sync`, { method: 'POST', json: {} });
@@ -226,7 +244,9 @@ describe('other kinds', () => {
         ['ox-2', '192.0.2.2', 'arista-eos', 'oxidized/branch'],
       ],
     );
-    assert.deepEqual(s.body.skipped, [{ external_id: 'ox-3', name: 'ox-3', reason: 'platform "weird" is not in platform_map and there is no default_template' }]);
+    assert.deepEqual(s.body.skipped, [
+      { external_id: 'ox-3', name: 'ox-3', reason: 'platform "weird" is not in platform_map and there is no default_template' },
+    ]);
     // Field names as Oxidized's `map` sets them, nested keys dotted.
     src.oxidized = [{ hostname: 'ox-nested', node: { mgmt: '192.0.2.9' }, os: 'ios', site: 'x' }];
     const m = await call('/inventory-sources', {
@@ -282,7 +302,15 @@ test('a source with an interval is synced by the schedule when due, once per int
   src.oxidized = [{ name: 'sched-1', ip: '192.0.2.50', model: 'ios', group: 'sched' }];
   const r = await call('/inventory-sources', {
     method: 'POST',
-    json: { name: 'scheduled', kind: 'http', url: `${src.url}/oxidized/nodes.json`, credential_id, platform_map: { ios: 'cisco-ios' }, group_path: '{group}', interval_minutes: 5 },
+    json: {
+      name: 'scheduled',
+      kind: 'http',
+      url: `${src.url}/oxidized/nodes.json`,
+      credential_id,
+      platform_map: { ios: 'cisco-ios' },
+      group_path: '{group}',
+      interval_minutes: 5,
+    },
   });
   assert.equal(r.status, 201, r.text);
   const ctx = { db: t.services.db, secrets: t.services.secrets, config: t.services.config, log: t.services.log };

@@ -31,7 +31,13 @@ const SITES = [
   { id: 2, name: 'NYC1', slug: 'nyc1', region: 'Americas' },
 ];
 
-const nested = (base: string, kind: string, id: number, name: string, slug: string) => ({ id, url: `${base}/api/dcim/${kind}/${id}/`, display: name, name, slug });
+const nested = (base: string, kind: string, id: number, name: string, slug: string) => ({
+  id,
+  url: `${base}/api/dcim/${kind}/${id}/`,
+  display: name,
+  name,
+  slug,
+});
 
 /** One device as NetBox 4.x's /api/dcim/devices/ lists it (the fields the sync reads, and some it does not). */
 function netboxDevice(base: string, d: NbDevice): object {
@@ -44,7 +50,11 @@ function netboxDevice(base: string, d: NbDevice): object {
     url: `${base}/api/dcim/devices/${d.id}/`,
     display: d.name,
     name: d.name,
-    device_type: { ...nested(base, 'device-types', 1, 'C9300-48P', 'c9300-48p'), model: 'C9300-48P', manufacturer: nested(base, 'manufacturers', 1, 'Cisco', 'cisco') },
+    device_type: {
+      ...nested(base, 'device-types', 1, 'C9300-48P', 'c9300-48p'),
+      model: 'C9300-48P',
+      manufacturer: nested(base, 'manufacturers', 1, 'Cisco', 'cisco'),
+    },
     role: nested(base, 'device-roles', 1, 'Access', 'access'),
     tenant: { id: 1, url: `${base}/api/tenancy/tenants/1/`, display: 'NOC', name: 'NOC', slug: 'noc' },
     platform: d.platform ? nested(base, 'platforms', 1, d.platform.toUpperCase(), d.platform) : null,
@@ -82,7 +92,13 @@ function page(base: string, path: string, q: URLSearchParams, all: object[]): ob
 
 /** A Nautobot 2.x device at depth 1: location, role, status and platform as nested objects with names (no slugs). */
 function nautobotDevice(base: string, d: NbDevice): object {
-  const ref = (kind: string, name: string) => ({ id: `00000000-0000-4000-8000-${String(d.id).padStart(12, '0')}`, object_type: kind, url: `${base}/api/${kind}/`, name, display: name });
+  const ref = (kind: string, name: string) => ({
+    id: `00000000-0000-4000-8000-${String(d.id).padStart(12, '0')}`,
+    object_type: kind,
+    url: `${base}/api/${kind}/`,
+    name,
+    display: name,
+  });
   return {
     id: `6f1c0c5e-0000-4000-8000-${String(d.id).padStart(12, '0')}`,
     object_type: 'dcim.device',
@@ -111,25 +127,54 @@ export async function startSourceServer(): Promise<SourceServer> {
     const u = new URL(req.url ?? '/', base);
     state.requests.push({ path: `${u.pathname}${u.search}`, auth: req.headers.authorization });
     if (state.failWith !== null) return send(res, state.failWith, { detail: 'failing on purpose' });
-    if (req.headers.authorization !== 'Token nb-0123456789abcdef-secret' && !u.pathname.startsWith('/oxidized')) return send(res, 403, { detail: 'Invalid token' });
+    if (req.headers.authorization !== 'Token nb-0123456789abcdef-secret' && !u.pathname.startsWith('/oxidized'))
+      return send(res, 403, { detail: 'Invalid token' });
     const q = u.searchParams;
     if (u.pathname === '/api/dcim/devices/') {
       const filtered = state.netbox.filter((d) => q.getAll('status').length === 0 || q.getAll('status').includes(d.status ?? 'active'));
-      return send(res, 200, page(base, u.pathname, q, filtered.map((d) => netboxDevice(base, d))));
+      return send(
+        res,
+        200,
+        page(
+          base,
+          u.pathname,
+          q,
+          filtered.map((d) => netboxDevice(base, d)),
+        ),
+      );
     }
     if (u.pathname === '/api/dcim/sites/')
-      return send(res, 200, page(base, u.pathname, q, SITES.map((s) => ({ ...nested(base, 'sites', s.id, s.name, s.slug), region: nested(base, 'regions', s.id, s.region, s.region.toLowerCase()) }))));
+      return send(
+        res,
+        200,
+        page(
+          base,
+          u.pathname,
+          q,
+          SITES.map((s) => ({ ...nested(base, 'sites', s.id, s.name, s.slug), region: nested(base, 'regions', s.id, s.region, s.region.toLowerCase()) })),
+        ),
+      );
     if (u.pathname === '/nautobot/api/dcim/devices/') {
       if (q.get('depth') !== '1') return send(res, 400, { detail: 'the test server answers depth=1 only' });
-      return send(res, 200, page(base, u.pathname, q, state.netbox.map((d) => nautobotDevice(base, d))));
+      return send(
+        res,
+        200,
+        page(
+          base,
+          u.pathname,
+          q,
+          state.netbox.map((d) => nautobotDevice(base, d)),
+        ),
+      );
     }
     if (u.pathname === '/oxidized/nodes.json') return send(res, 200, state.oxidized);
     return send(res, 404, { detail: 'Not found.' });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return Object.assign(state, {
+  const result: SourceServer = Object.assign(state, {
     url: base,
     close: () => new Promise<void>((resolve) => server.close(() => resolve())),
-  }) as SourceServer;
+  });
+  return result;
 }

@@ -13,15 +13,7 @@ import { fetchSourceDevices, SourceFetchError, type SourceDevice } from './inven
 import { INVENTORY_OPS } from './inventory.policy';
 import { FiltersSchema, MappingSchema, type Mapping, type Plan } from './inventory.schemas';
 import { findSourceRow } from './inventory.service';
-import {
-  deviceIdByName,
-  insertLink,
-  listGroupNodes,
-  listLinkedDeviceRows,
-  recordSyncOutcome,
-  templateIdsByName,
-  type SourceRow,
-} from './inventory.store';
+import { deviceIdByName, insertLink, listGroupNodes, listLinkedDeviceRows, recordSyncOutcome, templateIdsByName, type SourceRow } from './inventory.store';
 
 type Templates = Map<string, { id: number; name: string }>;
 
@@ -74,7 +66,17 @@ interface Planned {
 function planSync(db: DB, row: SourceRow, devices: SourceDevice[], dryRun: boolean): Planned {
   const mapping = MappingSchema.parse(JSON.parse(row.mapping));
   const templates = templateIdsByName(db);
-  const plan: Plan = { source: row.name, dry_run: dryRun, fetched: devices.length, creates: [], updates: [], retirements: [], reactivations: [], skipped: [], unchanged: 0 };
+  const plan: Plan = {
+    source: row.name,
+    dry_run: dryRun,
+    fetched: devices.length,
+    creates: [],
+    updates: [],
+    retirements: [],
+    reactivations: [],
+    skipped: [],
+    unchanged: 0,
+  };
   const wanted = new Map<string, Wanted>();
   const names = new Set<string>();
   for (const d of devices) {
@@ -227,7 +229,14 @@ export async function runSync(db: DB, secrets: SecretBox, policy: DestinationPol
 }
 
 /** A sync (or its dry run) started by a user or the CLI: inventory.sync and scope "all" (the source reaches every group). */
-export async function syncSource(db: DB, actor: Actor, secrets: SecretBox, policy: DestinationPolicy, idOrName: number | string, dryRun: boolean): Promise<Plan> {
+export async function syncSource(
+  db: DB,
+  actor: Actor,
+  secrets: SecretBox,
+  policy: DestinationPolicy,
+  idOrName: number | string,
+  dryRun: boolean,
+): Promise<Plan> {
   authorize(actor, INVENTORY_OPS.sync);
   requireScopeAll(actor, 'A sync creates and retires devices in any group: it needs device-group scope "all"');
   return runSync(db, secrets, policy, findSourceRow(db, idOrName), actor.principal.username, dryRun);

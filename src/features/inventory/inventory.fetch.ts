@@ -91,7 +91,8 @@ function deviceQuery(kind: 'netbox' | 'nautobot', filters: Filters): URLSearchPa
   const q = new URLSearchParams({ limit: String(FETCH_LIMITS.pageSize), offset: '0' });
   // Nautobot 2 answers nested objects by id only unless asked for depth 1.
   if (kind === 'nautobot') q.set('depth', '1');
-  const names = kind === 'netbox' ? { site: 'site', role: 'role', tag: 'tag', status: 'status' } : { site: 'location', role: 'role', tag: 'tags', status: 'status' };
+  const names =
+    kind === 'netbox' ? { site: 'site', role: 'role', tag: 'tag', status: 'status' } : { site: 'location', role: 'role', tag: 'tags', status: 'status' };
   for (const key of ['site', 'role', 'tag', 'status'] as const) for (const v of filters[key] ?? []) q.append(names[key], v);
   return q;
 }

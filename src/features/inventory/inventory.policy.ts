@@ -15,10 +15,9 @@ export const INVENTORY_OPS = {
   create: operation('inventory.create', ['inventory.manage'], all, { api: `POST ${BASE}`, cli: 'inventory add' }),
   update: operation('inventory.update', ['inventory.manage'], all, { api: `PUT ${BASE}/{source_id}` }),
   delete: operation('inventory.delete', ['inventory.manage'], all, { api: `DELETE ${BASE}/{source_id}`, cli: 'inventory remove' }),
-  sync: operation(
-    'inventory.sync',
-    ['inventory.view', 'inventory.sync'],
-    all,
-    { api: `POST ${BASE}/{source_id}/sync`, web: ['POST /inventory/:id/preview', 'POST /inventory/:id/sync'], cli: 'inventory sync' },
-  ),
+  sync: operation('inventory.sync', ['inventory.view', 'inventory.sync'], all, {
+    api: `POST ${BASE}/{source_id}/sync`,
+    web: ['POST /inventory/:id/preview', 'POST /inventory/:id/sync'],
+    cli: 'inventory sync',
+  }),
 } as const;

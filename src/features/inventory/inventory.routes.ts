@@ -9,15 +9,7 @@ import { registerRoute } from '../../http/route';
 import { destinationPolicy } from '../notifications/notifications.service';
 import { syncSource } from './inventory-sync.service';
 import { INVENTORY_OPS } from './inventory.policy';
-import {
-  PlanSchema,
-  SourceIdParams,
-  SourceInputSchema,
-  SourceListSchema,
-  SourcePatchSchema,
-  SourceSchema,
-  SyncQuery,
-} from './inventory.schemas';
+import { PlanSchema, SourceIdParams, SourceInputSchema, SourceListSchema, SourcePatchSchema, SourceSchema, SyncQuery } from './inventory.schemas';
 import { createSource, deleteSource, getSource, listSources, updateSource, type SourceInfo } from './inventory.service';
 
 const tags = ['Inventory sources'];
@@ -41,7 +33,8 @@ const routes = {
     tags,
     security,
     summary: 'List inventory sources',
-    description: 'Every source, its mapping, filters, schedule and last sync; `has_token` says whether it holds a token (never returned). Permission: `inventory.view`.',
+    description:
+      'Every source, its mapping, filters, schedule and last sync; `has_token` says whether it holds a token (never returned). Permission: `inventory.view`.',
     middleware: [requirePermission(INVENTORY_OPS.view)] as const,
     responses: { 200: jsonResponse(SourceListSchema, 'The sources'), ...errorResponses('PERMISSION_DENIED') },
   }),
@@ -136,7 +129,14 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   });
   registerRoute(api, routes.sync, async (c) => {
     const app = c.get('app');
-    const plan = await syncSource(app.db, actorOf(c), app.secrets, destinationPolicy(app.config), c.req.valid('param').source_id, c.req.valid('query').dry_run === true);
+    const plan = await syncSource(
+      app.db,
+      actorOf(c),
+      app.secrets,
+      destinationPolicy(app.config),
+      c.req.valid('param').source_id,
+      c.req.valid('query').dry_run === true,
+    );
     return c.json(plan, 200);
   });
 }

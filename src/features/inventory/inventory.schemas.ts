@@ -13,7 +13,10 @@ const names = z.array(z.string().min(1).max(100)).max(50);
 export const FiltersSchema = z
   .object({ site: names.optional(), role: names.optional(), tag: names.optional(), status: names.optional() })
   .strict()
-  .openapi('InventoryFilters', { description: 'NetBox/Nautobot query filters (slugs; several values of one filter: any of them)', example: { site: ['ams1'], status: ['active'] } });
+  .openapi('InventoryFilters', {
+    description: 'NetBox/Nautobot query filters (slugs; several values of one filter: any of them)',
+    example: { site: ['ams1'], status: ['active'] },
+  });
 export type Filters = z.infer<typeof FiltersSchema>;
 
 /** Oxidized's `http` source `map`: which key of each object holds what (dotted paths reach nested keys). */
@@ -32,7 +35,7 @@ export const MappingSchema = z
     platform_map: z
       .record(z.string().min(1).max(100), z.string().min(1).max(128))
       .default({})
-      .openapi({ description: 'Platform slug or name (http: the model) -> template name', example: { 'cisco-ios': 'cisco-ios', 'junos': 'juniper-junos' } }),
+      .openapi({ description: 'Platform slug or name (http: the model) -> template name', example: { 'cisco-ios': 'cisco-ios', junos: 'juniper-junos' } }),
     default_template: z
       .string()
       .min(1)
@@ -44,7 +47,10 @@ export const MappingSchema = z
       .string()
       .max(300)
       .default('{site}')
-      .openapi({ description: 'Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped' }),
+      .openapi({
+        description:
+          'Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped',
+      }),
     hostname_from: z
       .enum(['primary_ip', 'name'])
       .default('primary_ip')
@@ -65,11 +71,21 @@ export const SourceInputSchema = z
       .string()
       .max(2048)
       .regex(/^https?:\/\//, 'an http:// or https:// URL')
-      .openapi({ description: 'netbox/nautobot: the base URL (…/api/dcim/devices/ is appended); http: the URL of the JSON list', example: 'https://netbox.example.net' }),
+      .openapi({
+        description: 'netbox/nautobot: the base URL (…/api/dcim/devices/ is appended); http: the URL of the JSON list',
+        example: 'https://netbox.example.net',
+      }),
     token: z.string().min(1).max(4096).optional().openapi({ description: 'API token (sent as `Authorization: Token …`). Stored encrypted, never returned.' }),
     credential_id: z.number().int().min(1).max(MAX_ID).openapi({ description: 'The credential of the devices the source creates' }),
     filters: FiltersSchema.default({}),
-    interval_minutes: z.number().int().min(5).max(10080).nullable().default(null).openapi({ description: 'Scheduled sync inside `serve` every so many minutes; null: on demand only' }),
+    interval_minutes: z
+      .number()
+      .int()
+      .min(5)
+      .max(10080)
+      .nullable()
+      .default(null)
+      .openapi({ description: 'Scheduled sync inside `serve` every so many minutes; null: on demand only' }),
   })
   .merge(MappingSchema)
   .strict()

@@ -101,7 +101,10 @@ export async function checkSourceUrl(policy: DestinationPolicy, url: string): Pr
     await policy.resolve(u.hostname.replace(/^\[|\]$/g, ''), Number(u.port || (u.protocol === 'https:' ? 443 : 80)));
   } catch (e) {
     if (e instanceof DestinationRefused)
-      throw ApiError.validation([{ field: 'url', message: `${e.message}; ask the administrator of the appliance to allow it` }], 'The source is not an allowed destination');
+      throw ApiError.validation(
+        [{ field: 'url', message: `${e.message}; ask the administrator of the appliance to allow it` }],
+        'The source is not an allowed destination',
+      );
     // A name that does not resolve now is checked again at every sync.
   }
 }

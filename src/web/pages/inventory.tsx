@@ -56,8 +56,8 @@ function inventoryPage(c: WebContext, preview: Plan | null) {
     <>
       <h1>Inventory sources</h1>
       <p>
-        Devices follow NetBox, Nautobot or an HTTP JSON list (Oxidized's layout). A sync creates and updates devices, and retires (never deletes) those
-        that vanished from the source; the fields a source owns (name, hostname, template, group) change only there. Sources are added with{' '}
+        Devices follow NetBox, Nautobot or an HTTP JSON list (Oxidized's layout). A sync creates and updates devices, and retires (never deletes) those that
+        vanished from the source; the fields a source owns (name, hostname, template, group) change only there. Sources are added with{' '}
         <code>confvault inventory add</code> or the API (docs/inventory.md).
       </p>
       <SourcesTable c={c} sources={sources} />
