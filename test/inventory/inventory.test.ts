@@ -7,7 +7,7 @@ import { PassThrough } from 'node:stream';
 import { listAudit } from '../../src/features/audit/audit.service';
 import { syncDueSources } from '../../src/features/inventory/inventory.schedule';
 import { SCOPE_ALL } from '../../src/identity/principal';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { runCliAsync, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { apiCall, expectError, type CallInit } from '../helpers/api';
 import { seedCredential, seedGroup } from '../helpers/seed';
 import { recordBackup } from '../api/backups.seed';
@@ -297,6 +297,44 @@ function formValues(html: string): Record<string, string> {
   for (const m of html.matchAll(/<select name="(\w+)"[^>]*>([\s\S]*?)<\/select>/g)) out[m[1]] = /<option value="([^"]*)" selected/.exec(m[2])?.[1] ?? '';
   return out;
 }
+
+test('the CLI adds a source (token on standard input), previews and syncs it, and lists it', async () => {
+  src.oxidized = [{ name: 'cli-1', ip: '192.0.2.70', model: 'ios', group: 'cli' }];
+  const opts = { env: { CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: '127.0.0.1' } };
+  const data = ['--data-dir', t.services.dataDir];
+  const added = await runCliAsync(
+    [
+      'inventory',
+      'add',
+      'cli-source',
+      '--kind',
+      'http',
+      '--url',
+      `${src.url}/oxidized/nodes.json`,
+      '--credential',
+      'inventory-cred',
+      '--token-stdin',
+      '--platform-map',
+      'ios=cisco-ios',
+      '--group-path',
+      '{group}',
+      ...data,
+    ],
+    { ...opts, input: `${TOKEN}\n` },
+  );
+  assert.equal(added.status, 0, added.stderr);
+  const dry = await runCliAsync(['inventory', 'sync', 'cli-source', '--dry-run', ...data], opts);
+  assert.equal(dry.status, 0, dry.stderr);
+  assert.equal(dry.stdout, 'create\tcli-1\t192.0.2.70\tcisco-ios\tcli\n');
+  assert.match(dry.stderr, /would create 1/);
+  assert.equal(deviceByName('cli-1'), undefined);
+  const sync = await runCliAsync(['inventory', 'sync', 'cli-source', ...data], opts);
+  assert.equal(sync.status, 0, sync.stderr);
+  assert.equal(deviceByName('cli-1')!.hostname, '192.0.2.70');
+  const list = await runCliAsync(['inventory', 'list', ...data], opts);
+  assert.match(list.stdout, /\tcli-source\thttp\t.*\t1\ton demand\t/);
+  for (const r of [added, dry, sync, list]) assert.ok(!(r.stdout + r.stderr).includes(TOKEN), 'the token is never printed');
+});
 
 test('a source with an interval is synced by the schedule when due, once per interval', async () => {
   src.oxidized = [{ name: 'sched-1', ip: '192.0.2.50', model: 'ios', group: 'sched' }];

@@ -130,42 +130,18 @@ export async function startSourceServer(): Promise<SourceServer> {
     if (req.headers.authorization !== 'Token nb-0123456789abcdef-secret' && !u.pathname.startsWith('/oxidized'))
       return send(res, 403, { detail: 'Invalid token' });
     const q = u.searchParams;
+    const list = (items: object[]) => send(res, 200, page(base, u.pathname, q, items));
     if (u.pathname === '/api/dcim/devices/') {
-      const filtered = state.netbox.filter((d) => q.getAll('status').length === 0 || q.getAll('status').includes(d.status ?? 'active'));
-      return send(
-        res,
-        200,
-        page(
-          base,
-          u.pathname,
-          q,
-          filtered.map((d) => netboxDevice(base, d)),
-        ),
-      );
+      const statuses = q.getAll('status');
+      return list(state.netbox.filter((d) => statuses.length === 0 || statuses.includes(d.status ?? 'active')).map((d) => netboxDevice(base, d)));
     }
     if (u.pathname === '/api/dcim/sites/')
-      return send(
-        res,
-        200,
-        page(
-          base,
-          u.pathname,
-          q,
-          SITES.map((s) => ({ ...nested(base, 'sites', s.id, s.name, s.slug), region: nested(base, 'regions', s.id, s.region, s.region.toLowerCase()) })),
-        ),
+      return list(
+        SITES.map((s) => ({ ...nested(base, 'sites', s.id, s.name, s.slug), region: nested(base, 'regions', s.id, s.region, s.region.toLowerCase()) })),
       );
     if (u.pathname === '/nautobot/api/dcim/devices/') {
       if (q.get('depth') !== '1') return send(res, 400, { detail: 'the test server answers depth=1 only' });
-      return send(
-        res,
-        200,
-        page(
-          base,
-          u.pathname,
-          q,
-          state.netbox.map((d) => nautobotDevice(base, d)),
-        ),
-      );
+      return list(state.netbox.map((d) => nautobotDevice(base, d)));
     }
     if (u.pathname === '/oxidized/nodes.json') return send(res, 200, state.oxidized);
     return send(res, 404, { detail: 'Not found.' });

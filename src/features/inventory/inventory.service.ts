@@ -109,8 +109,24 @@ export async function checkSourceUrl(policy: DestinationPolicy, url: string): Pr
   }
 }
 
-function mappingOf(s: Mapping): Mapping {
-  return { platform_map: s.platform_map, default_template: s.default_template, group_path: s.group_path, hostname_from: s.hostname_from, fields: s.fields };
+/** The row of a source as given (its token already sealed or kept). */
+function toWrite(s: Omit<SourceInput, 'name' | 'token'>, tokenEnc: Buffer | null): SourceWrite {
+  const mapping: Mapping = {
+    platform_map: s.platform_map,
+    default_template: s.default_template,
+    group_path: s.group_path,
+    hostname_from: s.hostname_from,
+    fields: s.fields,
+  };
+  return {
+    kind: s.kind,
+    url: s.url,
+    token_enc: tokenEnc,
+    filters: JSON.stringify(s.filters),
+    mapping: JSON.stringify(mapping),
+    credential_id: s.credential_id,
+    interval_minutes: s.interval_minutes,
+  };
 }
 
 function auditedView(info: Omit<SourceInfo, 'id' | 'devices' | 'last_sync_at' | 'last_sync_error' | 'has_token'>) {
@@ -132,15 +148,7 @@ export async function createSource(db: DB, actor: Actor, secrets: SecretBox, pol
   requireScopeAll(actor, MANAGE_SCOPE);
   checkSource(db, input);
   await checkSourceUrl(policy, input.url);
-  const write: SourceWrite = {
-    kind: input.kind,
-    url: input.url,
-    token_enc: input.token ? secrets.encrypt(input.token) : null,
-    filters: JSON.stringify(input.filters),
-    mapping: JSON.stringify(mappingOf(input)),
-    credential_id: input.credential_id,
-    interval_minutes: input.interval_minutes,
-  };
+  const write = toWrite(input, input.token ? secrets.encrypt(input.token) : null);
   return db
     .transaction(() => {
       let id: number;
@@ -168,15 +176,7 @@ export async function updateSource(db: DB, actor: Actor, secrets: SecretBox, pol
   const merged = { ...before, ...Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) } as SourceInfo & { credential_id: number };
   checkSource(db, merged);
   if (merged.url !== before.url) await checkSourceUrl(policy, merged.url);
-  const write: SourceWrite = {
-    kind: merged.kind,
-    url: merged.url,
-    token_enc: token === undefined ? row.token_enc : token === null ? null : secrets.encrypt(token),
-    filters: JSON.stringify(merged.filters),
-    mapping: JSON.stringify(mappingOf(merged)),
-    credential_id: merged.credential_id,
-    interval_minutes: merged.interval_minutes,
-  };
+  const write = toWrite(merged, token === undefined ? row.token_enc : token === null ? null : secrets.encrypt(token));
   return db
     .transaction(() => {
       findSourceRow(db, id);
