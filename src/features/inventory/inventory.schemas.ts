@@ -43,14 +43,10 @@ export const MappingSchema = z
       .nullable()
       .default(null)
       .openapi({ description: 'The template of a device whose platform is not in platform_map; null: such a device is skipped (listed in the plan)' }),
-    group_path: z
-      .string()
-      .max(300)
-      .default('{site}')
-      .openapi({
-        description:
-          'Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped',
-      }),
+    group_path: z.string().max(300).default('{site}').openapi({
+      description:
+        'Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped',
+    }),
     hostname_from: z
       .enum(['primary_ip', 'name'])
       .default('primary_ip')
