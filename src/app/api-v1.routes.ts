@@ -14,6 +14,7 @@ import * as jobRoutes from '../features/backups/jobs.routes';
 import * as configRoutes from '../features/configs/configs.routes';
 import * as auditRoutes from '../features/audit/audit.routes';
 import * as notificationRoutes from '../features/notifications/notifications.routes';
+import * as inventoryRoutes from '../features/inventory/inventory.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
@@ -34,4 +35,6 @@ export const API_ROUTE_MODULES: RouteModule[] = [
   configRoutes,
   auditRoutes,
   notificationRoutes,
+  // Inventory sources (issue #26, docs/inventory.md).
+  inventoryRoutes,
 ];

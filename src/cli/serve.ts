@@ -20,6 +20,7 @@ import { startNotificationWorker } from '../features/notifications/notifications
 import { runNotificationDiffs } from '../features/configs/workers/notification-diffs';
 import { startEventBackups } from '../events/start';
 import { startGitMirror } from '../features/gitmirror/gitmirror.service';
+import { startInventorySchedule } from '../features/inventory/inventory.schedule';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 import { SERVE_SUMMARY } from './serve-summary';
@@ -120,6 +121,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const retention = startRetention(a.db, a.snapshots, a.dataDir, config, log);
     const notifier = startNotificationWorker({ db: a.db, secrets: a.secrets, snapshots: a.snapshots, config, diffs: runNotificationDiffs, log });
     const gitMirror = startGitMirror({ db: a.db, store: a.snapshots, config, log });
+    const inventory = startInventorySchedule({ db: a.db, secrets: a.secrets, config, log });
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
     const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
@@ -137,6 +139,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       jobs.stop(),
       notifier.stop(),
       gitMirror.stop(),
+      inventory.stop(),
       events?.stop(),
       dbCopies.stop(),
       directory.stop(),

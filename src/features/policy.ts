@@ -7,6 +7,7 @@ import { COMPLIANCE_OPS } from './compliance/compliance.policy';
 import { CREDENTIAL_OPS } from './credentials/credentials.policy';
 import { DEVICE_OPS } from './devices/devices.policy';
 import { GROUP_OPS } from './groups/groups.policy';
+import { INVENTORY_OPS } from './inventory/inventory.policy';
 import { NOTIFICATION_OPS } from './notifications/notifications.policy';
 import { ROLE_OPS } from './roles/roles.policy';
 import { STATS_OPS } from './stats/stats.policy';
@@ -21,6 +22,7 @@ export {
   CREDENTIAL_OPS,
   DEVICE_OPS,
   GROUP_OPS,
+  INVENTORY_OPS,
   NOTIFICATION_OPS,
   ROLE_OPS,
   STATS_OPS,
@@ -39,6 +41,7 @@ const FEATURES = [
   STATS_OPS,
   AUDIT_OPS,
   NOTIFICATION_OPS,
+  INVENTORY_OPS,
   APIKEY_OPS,
   USER_OPS,
   ROLE_OPS,

@@ -9,7 +9,9 @@ export type Door =
   | { kind: 'web'; sessionRef: string }
   | { kind: 'cli'; osUser: string }
   /** The appliance itself: scheduler, retention, start-up. */
-  | { kind: 'system' };
+  | { kind: 'system' }
+  /** An inventory source's sync (docs/inventory.md), started by `startedBy` (a user, the CLI's OS user, or the schedule). */
+  | { kind: 'inventory'; source: string; startedBy: string };
 
 export interface Actor {
   principal: Principal;
@@ -39,6 +41,15 @@ export function cliActor(osUser: string): Actor {
 /** The appliance's own actor (scheduler, retention, migrations of data). */
 export const SYSTEM_ACTOR: Actor = Object.freeze<Actor>({ principal: consolePrincipal('system'), door: { kind: 'system' }, requestId: null });
 
+/**
+ * The actor of an inventory source's sync: the source itself (every permission, scope all: who may start a sync and
+ * what the source may hold is checked by inventory.service), recorded as `inventory:<source>` through the door
+ * 'inventory'.
+ */
+export function inventoryActor(source: string, startedBy: string): Actor {
+  return { principal: consolePrincipal(`inventory:${source}`), door: { kind: 'inventory', source, startedBy }, requestId: null };
+}
+
 /** Whether the actor is a real user account (not the console or the appliance itself). */
 export function isUserActor(a: Actor): boolean {
   return a.door.kind === 'api' || a.door.kind === 'web';
@@ -55,5 +66,7 @@ export function doorOf(a: Actor): { door: Door['kind']; ref: string | null } {
       return { door: 'cli', ref: a.door.osUser };
     case 'system':
       return { door: 'system', ref: null };
+    case 'inventory':
+      return { door: 'inventory', ref: `source ${a.door.source}, started by ${a.door.startedBy}` };
   }
 }

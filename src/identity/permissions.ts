@@ -36,6 +36,9 @@ export const PERMISSIONS = [
   'audit.view',
   'compliance.view',
   'compliance.manage',
+  'inventory.view',
+  'inventory.manage',
+  'inventory.sync',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

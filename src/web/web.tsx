@@ -22,6 +22,7 @@ import { registerInternalApi } from './pages/internal-api';
 import { registerSearch } from './pages/search';
 import { registerAdminPages } from './pages/admin';
 import { registerNotifications } from './pages/notifications';
+import { registerInventory } from './pages/inventory';
 import { registerJobs } from './pages/jobs';
 import { registerCompliance } from './pages/compliance';
 import { registerComplianceDevice } from './pages/compliance-device';
@@ -165,6 +166,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerAdminPages(web);
   registerAudit(web);
   registerNotifications(web);
+  registerInventory(web);
   registerJobs(web);
   registerCompliance(web);
   registerComplianceRules(web);

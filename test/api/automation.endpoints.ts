@@ -25,4 +25,11 @@ export const AUTOMATION_ENDPOINTS: readonly AutomationEndpoint[] = [
   { method: 'POST', path: '/notifications/rules', permissions: ['settings.view', 'settings.update'] },
   { method: 'PUT', path: '/notifications/rules/{name}', permissions: ['settings.view', 'settings.update'] },
   { method: 'DELETE', path: '/notifications/rules/{name}', permissions: ['settings.update'] },
+  // Inventory sources (docs/inventory.md).
+  { method: 'GET', path: '/inventory-sources', permissions: ['inventory.view'] },
+  { method: 'GET', path: '/inventory-sources/{source_id}', permissions: ['inventory.view'] },
+  { method: 'POST', path: '/inventory-sources', permissions: ['inventory.manage'] },
+  { method: 'PUT', path: '/inventory-sources/{source_id}', permissions: ['inventory.manage'] },
+  { method: 'DELETE', path: '/inventory-sources/{source_id}', permissions: ['inventory.manage'] },
+  { method: 'POST', path: '/inventory-sources/{source_id}/sync', permissions: ['inventory.view', 'inventory.sync'] },
 ];

@@ -18,6 +18,8 @@ import { notifyCommand } from '../../src/cli/notify';
 import { roleCommand } from '../../src/cli/role';
 import { templateCommand } from '../../src/cli/template';
 import { userCommand } from '../../src/cli/user';
+import { inventoryCommand } from '../../src/cli/inventory';
+import { listSources } from '../../src/features/inventory/inventory.service';
 import { cliActor, SYSTEM_ACTOR } from '../../src/identity/actor';
 import type { Principal } from '../../src/identity/principal';
 import { createRole, getRole, setRolePermissions } from '../../src/features/roles/roles.service';
@@ -79,6 +81,10 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'PUT /notifications/channels/{name}': () => ({ url: 'ftp://refused.invalid/' }),
   'PUT /notifications/rules/{name}': () => ({ events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
   'POST /notifications/rules': () => ({ name: 'matrix-rule', events: ['config_changed'], channels: ['no-such-channel'], groups: [MISSING] }),
+  // A kind no source has: past the guard (422), nothing written; the other inventory doors name a missing source (404).
+  'POST /inventory-sources': () => ({ name: 'matrix-source', kind: 'pigeon' }),
+  'PUT /inventory-sources/{source_id}': () => ({}),
+  'POST /inventory-sources/{source_id}/sync': () => ({}),
 };
 
 const MATRIX_RULE = { id: 'matrix-rule', title: 'A hostname', severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } } as const;
@@ -92,6 +98,7 @@ interface Ids {
   rule_id: string;
   waiver_id: number;
   job_id: string;
+  source_id: number;
   deletable: { device_id: number; group_id: number; credential_id: number; template_id: number; rule_id: string; waiver_id: number };
 }
 
@@ -113,6 +120,7 @@ function webPath(door: string, ids: Ids): { method: string; path: string } {
     groups: MISSING,
     'api-keys': MISSING,
     jobs: 'no-such-job',
+    inventory: MISSING,
   };
   const path = pattern
     .replace(/^\/(api\/)?(\w[\w-]*)\/:id/, (_, api: string | undefined, noun: string) => `/${api ?? ''}${noun}/${idOf[noun]}`)
@@ -194,6 +202,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       rule_id: MATRIX_RULE.id,
       waiver_id: waiver(inv.devices.dA),
       job_id: '00000000-0000-4000-8000-000000000000',
+      source_id: MISSING,
       deletable: {
         device_id: doomedDevice,
         rule_id: 'matrix-doomed-rule',
@@ -270,6 +279,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       compliance: complianceCommand,
       credential: credentialCommand,
       device: deviceCommand,
+      inventory: inventoryCommand,
       notify: notifyCommand,
       role: roleCommand,
       template: templateCommand,
@@ -310,6 +320,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     read('compliance.waivers', (p) => listWaivers(db, as(p), ids.device_id));
     read('notifications.view', (p) => listChannels(db, { principal: p, door: { kind: 'system' }, requestId: null }));
     read('backups.jobs', (p) => pageBackupJobs(db, p, { offset: 0 }));
+    read('inventory.view', (p) => listSources(db, as(p)));
     // The two that work on a pool worker check at once, before they return their promise.
     const same = { from: ids.backup_id, to: ids.backup_id };
     read('backups.browse', (p) => void compareVersionsFor(t.services, p, same, false).catch(() => undefined));

@@ -16,7 +16,7 @@ const AuditEntrySchema = z
     at_local: z.string().openapi({ description: '`YYYY-MM-DD HH:MM:SS` in the request time zone', example: '2025-03-01 03:00:04' }),
     actor: z.string().openapi({ example: 'automation' }),
     user_id: z.number().int().nullable(),
-    door: z.enum(['api', 'web', 'cli', 'system', 'ldap', 'oidc']),
+    door: z.enum(['api', 'web', 'cli', 'system', 'ldap', 'oidc', 'inventory']),
     door_ref: z.string().nullable().openapi({ description: 'Which key, session or console', example: 'key 3' }),
     request_id: z.string().nullable().openapi({ description: 'The X-Request-ID of the request that made the change' }),
     action: z.string().openapi({ example: 'backup.run' }),

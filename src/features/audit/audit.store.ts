@@ -10,7 +10,7 @@ export interface AuditRow {
   action: string;
   target: string;
   details: string;
-  door: 'api' | 'web' | 'cli' | 'system' | 'ldap' | 'oidc';
+  door: 'api' | 'web' | 'cli' | 'system' | 'ldap' | 'oidc' | 'inventory';
   door_ref: string | null;
   request_id: string | null;
   changes: string;

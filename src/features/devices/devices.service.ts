@@ -10,6 +10,7 @@ import { changesBetween, recordAudit, type AuditChanges } from '../audit/audit.s
 import { requireCredentialCovers } from '../credentials/credentials.policy';
 import { addressOf, holdAudit, settleHoldAfterChange, type HeldField } from './device-holds.service';
 import { groupExists } from '../groups/groups.store';
+import { requireSourceOwnedUnchanged } from '../inventory/inventory-owned';
 import { getHostKeyOffer, setHostKeyApproval, type HostKeyOfferRow } from './host-keys.store';
 import {
   countDevices,
@@ -223,6 +224,8 @@ export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatc
     .transaction(() => {
       const row = requireDeviceInScope(db, scope, id);
       const before = loadDevice(db, id);
+      // Issue #26: a device an inventory source created keeps the source's name, hostname, template and group.
+      requireSourceOwnedUnchanged(db, actor, row, patch);
       checkReferences(db, patch);
       if (patch.group_id !== undefined && patch.group_id !== row.group_id && !inScope(scope, patch.group_id)) {
         throw new ApiError('PERMISSION_DENIED', 'The target group is outside your device-group scope', { field: 'group_id' });

@@ -24,6 +24,7 @@ const NAV: NavItem[] = [
   { href: '/api-keys', label: 'API keys', perms: ['api_keys.view'] },
   { href: '/audit', label: 'Audit log', perms: ['audit.view'] },
   { href: '/settings/notifications', label: 'Notifications', perms: ['settings.view'] },
+  { href: '/inventory', label: 'Inventory', perms: ['inventory.view'] },
 ];
 
 export interface LayoutProps {

@@ -53,6 +53,8 @@ export interface DeviceFormProps {
   errors?: Record<string, string> | null;
   /** The appliance's schedule ([backup] schedule): what applies when neither the device nor its groups set one. */
   defaultSchedule: string;
+  /** The inventory source that owns the device's name, address, template and group (read-only here), or null. */
+  ownedBy?: string | null;
 }
 
 type Errors = Record<string, string> | null | undefined;
@@ -80,6 +82,7 @@ function TextField(props: {
   maxlength?: number;
   inputmode?: 'numeric';
   placeholder?: string;
+  readonly?: boolean;
 }) {
   const { label, name, errors, full, flagInvalid, ...attrs } = props;
   return (
@@ -95,11 +98,22 @@ interface Choice {
 }
 
 /** A select in its field: the blank choice first (when given), then each choice, the current value selected. */
-function SelectField(props: { label: Child; name: string; errors: Errors; blank?: string; choices: Choice[]; selected: string; hint?: string }) {
+function SelectField(props: {
+  label: Child;
+  name: string;
+  errors: Errors;
+  blank?: string;
+  choices: Choice[];
+  selected: string;
+  hint?: string;
+  /** Shown but not changeable (a field an inventory source owns): the value is posted as it is. */
+  locked?: boolean;
+}) {
   const hintId = props.hint ? `${props.name}-hint` : undefined;
   return (
     <Field label={props.label} name={props.name} errors={props.errors}>
-      <select name={props.name} aria-describedby={hintId}>
+      {props.locked ? <input type="hidden" name={props.name} value={props.selected} /> : null}
+      <select name={props.locked ? undefined : props.name} aria-describedby={hintId} disabled={props.locked}>
         {props.blank !== undefined && <option value="">{props.blank}</option>}
         {props.choices.map((c) => (
           <option value={c.value} selected={props.selected === c.value}>
@@ -143,12 +157,18 @@ export function DeviceForm(props: DeviceFormProps) {
   /** The posted id, else the device's (an id is never 0). */
   const chosen = (k: 'group_id' | 'credential_id' | 'template_id') => v(k, d?.[k] ? String(d[k]) : '');
   const groups = props.groups.map((g) => ({ value: String(g.id), label: g.label }));
+  const owned = Boolean(props.ownedBy);
   return (
     <form method="post" action={props.action} class="grid-form" novalidate>
       <Csrf token={props.csrf} />
       <FormError errors={e} full />
-      <TextField label="Name" name="name" errors={e} flagInvalid required maxlength={128} value={v('name', d?.name ?? '')} />
-      <TextField label="Address (IP or DNS name)" name="hostname" errors={e} flagInvalid required value={v('hostname', d?.hostname ?? '')} />
+      {props.ownedBy ? (
+        <p class="full" id="source-owned">
+          Name, address, template and group come from inventory source {props.ownedBy}: they change there.
+        </p>
+      ) : null}
+      <TextField label="Name" name="name" errors={e} flagInvalid required maxlength={128} value={v('name', d?.name ?? '')} readonly={owned} />
+      <TextField label="Address (IP or DNS name)" name="hostname" errors={e} flagInvalid required value={v('hostname', d?.hostname ?? '')} readonly={owned} />
       <SelectField label="Protocol" name="protocol" errors={e} choices={PROTOCOLS} selected={v('protocol', d?.protocol ?? 'ssh')} />
       <TextField
         label={`Port (empty: ${DEFAULT_PORT.ssh} for SSH, ${DEFAULT_PORT.telnet} for Telnet)`}
@@ -158,7 +178,7 @@ export function DeviceForm(props: DeviceFormProps) {
         inputmode="numeric"
         value={v('port', d ? String(d.port) : '')}
       />
-      <SelectField label="Group" name="group_id" errors={e} blank="(ungrouped)" choices={groups} selected={chosen('group_id')} />
+      <SelectField label="Group" name="group_id" errors={e} blank="(ungrouped)" choices={groups} selected={chosen('group_id')} locked={owned} />
       <SelectField
         label="Credential"
         name="credential_id"
@@ -175,6 +195,7 @@ export function DeviceForm(props: DeviceFormProps) {
         choices={d ? templates : [AUTO_TEMPLATE, ...templates]}
         selected={chosen('template_id')}
         hint={d ? undefined : AUTO_HINT}
+        locked={owned}
       />
       <TextField
         label={`Schedule (cron; empty: the group’s schedule, else the appliance’s ${props.defaultSchedule})`}

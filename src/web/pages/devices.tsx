@@ -10,6 +10,7 @@ import { Csrf } from '../components/layout';
 import { redirectWith, render } from '../render';
 import { can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
 import { DeviceForm, parseDeviceForm } from './device-form';
+import { owningSource } from '../../features/inventory/inventory-owned';
 import { groupOptions } from './groups-options';
 import { listPage } from './device-list';
 import { autoFormFields } from './device-detect';
@@ -121,6 +122,7 @@ function formPage(c: WebContext, id: number | null, values?: Record<string, stri
           values={values}
           errors={errors}
           defaultSchedule={c.get('app').config.backup.schedule}
+          ownedBy={device ? owningSource(db, device.id) : null}
         />
       </section>
       {device ? <DeviceHold c={c} deviceId={device.id} /> : null}
