@@ -262,7 +262,7 @@ export class BackupRunner {
           redact_key: config.backup.redact_secrets ? secrets.redactionKey : null,
           signal,
           compress: snapshots.compresses,
-          budget: captureBudget(config.backup.capture_memory_mb),
+          budget: captureBudget(config.backup, config.performance.session_threads),
           inThread: config.performance.session_threads,
         });
         if (result.ok || !TRANSIENT_FAILURES.has(result.failure) || attempts > retry.retries || signal?.aborted) break;

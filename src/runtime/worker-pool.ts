@@ -1,7 +1,7 @@
 // Small bounded pools of worker threads (search and diff: src/features/configs/workers; capture post-processing: src/engine/capture), each task with a hard deadline.
 import { createRequire } from 'node:module';
 import path from 'node:path';
-import { parentPort, Worker, type Transferable } from 'node:worker_threads';
+import { parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
 import { availableParallelism, setPriority } from 'node:os';
 import { WORKER_ASSETS, assetsForWorker, isExecutable, readAsset, repoRoot } from './assets';
 
@@ -25,12 +25,18 @@ export interface WorkerPoolOptions {
   asset: string;
   /** The worker's entry in the source tree, bundled once by esbuild in development. */
   entry: string;
-  size: number;
+  /** Workers at most (read at each dispatch when a function: a pool sized from the configuration). */
+  size: number | (() => number);
   /** Tasks waiting for a worker; beyond this a task is refused with `busy()`. */
   maxQueued: number;
   busy: () => Error;
   /** Shipped folders and files every worker gets in workerData (assetsForWorker), read once. */
   assets?: { folders: readonly string[]; files: readonly string[] };
+  /**
+   * Heap ceilings of each new worker (read as it is spawned): its V8 heap stays within them, collecting sooner rather
+   * than growing; a task that needs more ends its worker (ERR_WORKER_OUT_OF_MEMORY) and fails.
+   */
+  resourceLimits?: () => ResourceLimits | undefined;
 }
 
 interface Job {
@@ -39,6 +45,7 @@ interface Job {
   transfer: readonly Transferable[];
   hardMs: number;
   onProgress?: (value: unknown) => void;
+  retire: boolean;
   resolve: (value: unknown) => void;
   reject: (err: Error) => void;
 }
@@ -47,17 +54,29 @@ interface Slot {
   worker: Worker;
   job: Job | null;
   timer: NodeJS.Timeout | null;
+  /** Ending (retire): holds its place in the pool until its thread has exited, so two heaps never overlap. */
+  retiring: boolean;
+}
+
+export interface RunOptions {
+  /** Buffers moved to the worker rather than copied. */
+  transfer?: readonly Transferable[];
+  /** Receives the worker's partial results. */
+  onProgress?: (value: unknown) => void;
+  /** A big task: its worker ends once it is done (its heap given back to the system) and the next task gets a new one. */
+  retire?: boolean;
 }
 
 export interface WorkerPool {
   /**
    * Runs `task` on a pool worker (its entry dispatches on `kind`, see serveWorkerTasks). Rejects with OffThreadTimeout
    * when it runs past `hardMs` (the worker is terminated and replaced), with `busy()` when too many tasks wait.
-   * `transfer`: buffers moved to the worker rather than copied. `onProgress` receives the worker's partial results.
    */
-  run<T>(task: OffThreadTask, hardMs: number, opts?: { transfer?: readonly Transferable[]; onProgress?: (value: unknown) => void }): Promise<T>;
+  run<T>(task: OffThreadTask, hardMs: number, opts?: RunOptions): Promise<T>;
   /** Loads the worker's code now (in development: bundles it) rather than at the first task, which then starts at once. */
   warm(): void;
+  /** The pool's live workers, a retiring one too until it has exited (for tests and measurements). */
+  workers(): Worker[];
 }
 
 /**
@@ -120,14 +139,21 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
 
   function spawn(workerCode: string): Slot {
     workerAssets ??= o.assets ? assetsForWorker(o.assets.folders, o.assets.files) : {};
-    const worker = new Worker(workerCode, { eval: true, stdout: false, stderr: false, workerData: { [WORKER_ASSETS]: workerAssets } });
-    const slot: Slot = { worker, job: null, timer: null };
+    const worker = new Worker(workerCode, {
+      eval: true,
+      stdout: false,
+      stderr: false,
+      workerData: { [WORKER_ASSETS]: workerAssets },
+      resourceLimits: o.resourceLimits?.(),
+    });
+    const slot: Slot = { worker, job: null, timer: null, retiring: false };
     worker.unref();
     worker.on('message', (m: WorkerMessage) => {
       const job = slot.job;
       if (!job || m.id !== job.id) return;
       if (m.type === 'progress') return job.onProgress?.(m.value);
-      finish(slot);
+      if (job.retire) retire(slot);
+      else finish(slot);
       if (m.type === 'done') job.resolve(m.value);
       else job.reject(new Error(m.message));
     });
@@ -154,6 +180,15 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
     pump();
   }
 
+  /** The worker ends and gives its heap back; its place is free once it has exited (the 'exit' handler discards it). */
+  function retire(slot: Slot): void {
+    if (slot.timer) clearTimeout(slot.timer);
+    slot.timer = null;
+    slot.job = null;
+    slot.retiring = true;
+    void slot.worker.terminate();
+  }
+
   function discard(slot: Slot): void {
     if (slot.timer) clearTimeout(slot.timer);
     slot.timer = null;
@@ -166,15 +201,14 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
   function pump(): void {
     if (code === null) return; // run() pumps again once the code is loaded
     while (queue.length > 0) {
-      const slot = slots.find((s) => s.job === null) ?? (slots.length < o.size ? spawn(code) : null);
+      const slot = slots.find((s) => s.job === null && !s.retiring) ?? (slots.length < (typeof o.size === 'number' ? o.size : o.size()) ? spawn(code) : null);
       if (!slot) return;
       const job = queue.shift() as Job;
       slot.job = job;
       slot.worker.ref();
       slot.timer = setTimeout(() => {
         // Past its hard deadline: the only way to stop a thread that is busy computing.
-        discard(slot);
-        void slot.worker.terminate();
+        retire(slot);
         job.reject(new OffThreadTimeout(`${job.task.kind} did not finish within ${job.hardMs} ms`));
       }, job.hardMs);
       slot.worker.postMessage({ id: job.id, task: job.task }, job.transfer);
@@ -182,7 +216,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
   }
 
   return {
-    run<T>(task: OffThreadTask, hardMs: number, opts: { transfer?: readonly Transferable[]; onProgress?: (value: unknown) => void } = {}): Promise<T> {
+    run<T>(task: OffThreadTask, hardMs: number, opts: RunOptions = {}): Promise<T> {
       if (queue.length >= o.maxQueued) return Promise.reject(o.busy());
       return new Promise<T>((resolve, reject) => {
         queue.push({
@@ -191,6 +225,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
           transfer: opts.transfer ?? [],
           hardMs,
           onProgress: opts.onProgress,
+          retire: opts.retire ?? false,
           resolve: resolve as (v: unknown) => void,
           reject,
         });
@@ -200,6 +235,7 @@ export function createWorkerPool(o: WorkerPoolOptions): WorkerPool {
         });
       });
     },
+    workers: () => slots.map((s) => s.worker),
     warm() {
       load().catch(() => {
         /* run() reports it with the first task */

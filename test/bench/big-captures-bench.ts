@@ -1,4 +1,7 @@
 // Bench row of issue #19 item 5: eight devices with 30 MB configurations backed up at once by a real `serve` while /healthz is probed.
+import { memoryPlan } from '../../src/engine/capture/memory-budget';
+import { SESSION_THREADS } from '../../src/engine/capture/session-pool';
+import { defaultPoolSize } from '../../src/runtime/worker-pool';
 import { runBigCaptures } from '../helpers/big-captures';
 import { row, type Section } from './common';
 
@@ -50,6 +53,7 @@ export async function runBigCaptureBench(say: (line: string) => void, o: { devic
       ),
     ],
     notes: [
+      heapNote(),
       'Simulated cisco-ios devices in their own process, the server a `confvault serve` child; the device sessions (SSH, login, capture) run on session worker threads, strip, redaction, fingerprint, hash and gzip on capture worker threads (src/engine/capture).',
       `/healthz p99 of the idle server before the run, this machine's own noise: ${r.baselineP99Ms.toFixed(1)} ms.`,
       `Event loop CPU ${(r.mainThreadCpuMs / 1000).toFixed(1)} s of the process's ${(r.processCpuMs / 1000).toFixed(1)} s (mostly answering the probes).`,
@@ -57,4 +61,12 @@ export async function runBigCaptureBench(say: (line: string) => void, o: { devic
       `Probes over 100 ms (ms into the run:latency): ${r.slow.join(', ') || 'none'}.`,
     ],
   };
+}
+
+/** How the default budget is spent on this machine (memoryPlan, as serve computes it with the defaults). */
+function heapNote(): string {
+  const threads = SESSION_THREADS;
+  const p = memoryPlan({ capture_memory_mb: BUDGET_MB, max_output_mb: 32 }, { sessionThreads: threads, maxCaptureWorkers: defaultPoolSize() });
+  const mb = (h: typeof p.sessionHeap) => h.maxOldGenerationSizeMb + h.maxYoungGenerationSizeMb;
+  return `Of capture_memory_mb = ${BUDGET_MB}: heap ceilings of ${threads} session thread(s) x ${mb(p.sessionHeap)} MB and ${p.captureWorkers} capture worker(s) x ${mb(p.captureHeap)} MB, ${p.captureBytes / 1024 / 1024} MB left for the captures' bytes in flight.`;
 }

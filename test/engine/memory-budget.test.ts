@@ -1,7 +1,7 @@
 // The capture memory budget (src/engine/capture/memory-budget.ts): captures are admitted before their bytes arrive and account them as they do; what does not fit waits, in order; a capture larger than the budget runs alone.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { MemoryBudget, type CaptureShare } from '../../src/engine/capture/memory-budget';
+import { MemoryBudget, memoryPlan, type CaptureShare, type HeapCeiling } from '../../src/engine/capture/memory-budget';
 
 const settled = () => new Promise((r) => setImmediate(r));
 
@@ -63,4 +63,34 @@ test('a capture larger than the whole budget runs, but alone', async () => {
   (await waiting).release();
   assert.equal(next, true);
   assert.equal(b.inUse, 0);
+});
+
+const heap = (c: HeapCeiling) => c.maxOldGenerationSizeMb + c.maxYoungGenerationSizeMb;
+const MB = 1024 * 1024;
+
+test("the budget holds the worker threads' heap ceilings first, then the captures' bytes: together never more than capture_memory_mb", () => {
+  for (const capture_memory_mb of [256, 512, 768, 1024, 4096]) {
+    for (const max_output_mb of [4, 32, 64]) {
+      for (const sessionThreads of [0, 1, 2]) {
+        const p = memoryPlan({ capture_memory_mb, max_output_mb }, { sessionThreads, maxCaptureWorkers: 2 });
+        const heaps = sessionThreads * heap(p.sessionHeap) + p.captureWorkers * heap(p.captureHeap);
+        const what = JSON.stringify({ capture_memory_mb, max_output_mb, sessionThreads, p });
+        assert.ok(p.captureWorkers >= 1 && p.captureWorkers <= 2, what);
+        if (heaps <= capture_memory_mb) assert.equal(heaps * MB + p.captureBytes, capture_memory_mb * MB, what);
+        else assert.equal(p.captureBytes, 0, `heaps over the budget: captures one at a time: ${what}`);
+      }
+    }
+  }
+});
+
+test('the defaults on a 2-core host: one capture worker whose heap holds a max_output_mb capture, and room left for captures in flight', () => {
+  const p = memoryPlan({ capture_memory_mb: 512, max_output_mb: 32 }, { sessionThreads: 2, maxCaptureWorkers: 1 });
+  assert.equal(p.captureWorkers, 1);
+  // Measured: the post-processing of a 30 MB configuration needs more than 128 MB of old generation and fits in 160.
+  assert.ok(p.captureHeap.maxOldGenerationSizeMb >= 160 * (32 / 30), JSON.stringify(p));
+  assert.ok(p.captureBytes >= 128 * MB, `room for four 32 MB captures at once at least: ${JSON.stringify(p)}`);
+  const more = memoryPlan({ capture_memory_mb: 2048, max_output_mb: 32 }, { sessionThreads: 2, maxCaptureWorkers: 2 });
+  assert.equal(more.captureWorkers, 2, 'a larger budget affords a second capture worker');
+  const tight = memoryPlan({ capture_memory_mb: 600, max_output_mb: 32 }, { sessionThreads: 2, maxCaptureWorkers: 2 });
+  assert.equal(tight.captureWorkers, 1, 'no second worker that would leave no room for a capture of the largest size');
 });

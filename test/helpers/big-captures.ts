@@ -15,6 +15,8 @@ export interface BigCaptureOptions {
   mb: number;
   /** `[backup] capture_memory_mb` for `serve` (default: the appliance's). */
   captureMemoryMb?: number;
+  /** `[backup] max_output_mb` for `serve` (default: the appliance's); it sizes the capture workers' heaps. */
+  maxOutputMb?: number;
   /** Gives up after this long (the caller's test fails on the missing backups). */
   timeoutMs?: number;
   /** Write a CPU profile of the `serve` process into this folder. */
@@ -132,7 +134,8 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       seedDevice(db, { name: d.name, port: sim.port, credential_id, template_id });
     }
     const configFile = path.join(scratch, 'appliance.conf');
-    writeFileSync(configFile, o.captureMemoryMb ? `[backup]\ncapture_memory_mb = ${o.captureMemoryMb}\n` : '');
+    const backup = [o.captureMemoryMb ? `capture_memory_mb = ${o.captureMemoryMb}` : '', o.maxOutputMb ? `max_output_mb = ${o.maxOutputMb}` : ''];
+    writeFileSync(configFile, `[backup]\n${backup.filter(Boolean).join('\n')}\n`);
     served = await spawnServe(
       [...dataArgs, '--config', configFile, '--listen', '127.0.0.1:0'],
       {

@@ -8,26 +8,33 @@ import type { PreparedCapture } from '../../features/backups/backups.service';
 import { captureParts, capturedButFailed, emptyCapture, redaction, type CapturedParts } from '../collect';
 import { byteLength } from '../captured-output';
 import { CollectError, type CollectFailure, type CollectLimits, type CollectTarget } from '../types';
-import { MemoryBudget } from './memory-budget';
+import { MemoryBudget, memoryPlan, type MemoryPlan } from './memory-budget';
 import type { CaptureAnswer, CaptureTask } from './capture-task';
-import { captureInThread } from './session-pool';
+import { captureInThread, SESSION_THREADS } from './session-pool';
 import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY } from './session-messages';
 
 /** Name of the capture worker bundle among the executable's assets (build/build.mjs writes it); session workers share it. */
 export const CAPTURE_WORKER_ASSET = ENGINE_WORKER_ASSET;
 
 /**
- * Memory a capture holds at its peak, per byte of captured output: its UTF-8 chunks, then in the worker the text,
- * its lines before and after redaction, the stored text and its bytes (measured: about 6-7x for a 30 MB configuration).
+ * Copies of a capture's bytes outside the capture worker's heap while it is post-processed (the joined bytes, the
+ * stored text's bytes for the hash and gzip), beside the parts already counted; the text and its lines are in the
+ * worker's heap, whose ceiling the budget holds apart (memoryPlan).
  */
-export const CAPTURE_MEMORY_FACTOR = 8;
+const POST_PROCESS_COPIES = 2;
+/** A capture at least this big ends its capture worker once post-processed, so that worker's heap is given back. */
+const RETIRE_AFTER_BYTES = 8 * 1024 * 1024;
 /** A post-processing still running after this long has gone wrong (a pathological pattern): the backup fails. */
 const PROCESS_HARD_MS = 15 * 60_000;
+
+/** How the budget is spent (captureBudget); the pool's size and its workers' heap ceilings follow it. */
+let plan: MemoryPlan | null = null;
 
 const pool = createWorkerPool({
   asset: CAPTURE_WORKER_ASSET,
   entry: ENGINE_WORKER_ENTRY,
-  size: defaultPoolSize(),
+  size: () => plan?.captureWorkers ?? defaultPoolSize(),
+  resourceLimits: () => plan?.captureHeap,
   // Every capture in flight waits for the memory budget before it is queued here: the runner's concurrency bounds it.
   maxQueued: 4096,
   busy: () => new OffThreadBusyError('too many captures are waiting for post-processing'),
@@ -40,11 +47,19 @@ export function warmCaptureWorkers(): void {
   pool.warm();
 }
 
-let budget: MemoryBudget | null = null;
-/** The process's one budget for captures in flight ([backup] capture_memory_mb); every runner shares it. */
-export function captureBudget(limitMb: number): MemoryBudget {
-  if (!budget || budget.limit !== limitMb * 1024 * 1024) budget = new MemoryBudget(limitMb * 1024 * 1024);
-  return budget;
+let budget: { key: string; budget: MemoryBudget } | null = null;
+
+/**
+ * The process's one budget for captures in flight ([backup] capture_memory_mb, less the worker threads' heap ceilings:
+ * memoryPlan); every runner shares it. `sessionThreads`: [performance] session_threads.
+ */
+export function captureBudget(backup: { capture_memory_mb: number; max_output_mb: number }, sessionThreads: boolean): MemoryBudget {
+  const key = `${backup.capture_memory_mb}/${backup.max_output_mb}/${sessionThreads}`;
+  if (budget?.key !== key) {
+    plan = memoryPlan(backup, { sessionThreads: sessionThreads ? SESSION_THREADS : 0, maxCaptureWorkers: defaultPoolSize() });
+    budget = { key, budget: new MemoryBudget(plan.captureBytes) };
+  }
+  return budget.budget;
 }
 
 export interface StorageCollectOptions {
@@ -78,8 +93,9 @@ export async function collectForStorage(
     if (!captured.ok) return captured;
     const { parts, ...rest } = captured;
     try {
-      // What arrived is already counted (about the bytes held); the worker needs the rest of the factor.
-      await share.reserve(byteLength(parts) * (CAPTURE_MEMORY_FACTOR - 1));
+      // What arrived is already counted; the worker's heap is held apart (memoryPlan), its copies outside it are not.
+      const bytes = byteLength(parts);
+      await share.reserve(bytes * POST_PROCESS_COPIES);
       const r = redaction(template, opts.redact_key);
       const task: CaptureTask = {
         parts,
@@ -93,7 +109,8 @@ export async function collectForStorage(
         compress: opts.compress,
       };
       const transfer = parts.map((p) => p.buffer as ArrayBuffer);
-      const answer = await pool.run<CaptureAnswer>({ kind: 'capture', ...task }, PROCESS_HARD_MS, { transfer });
+      const retire = bytes >= RETIRE_AFTER_BYTES;
+      const answer = await pool.run<CaptureAnswer>({ kind: 'capture', ...task }, PROCESS_HARD_MS, { transfer, retire });
       if (!answer.ok) return capturedButFailed(new CollectError(answer.failure, answer.message, true), target, captured);
       if (answer.empty) return capturedButFailed(emptyCapture(target), target, captured);
       return { ...rest, prepared: answer.prepared };

@@ -105,3 +105,60 @@ export class MemoryBudget {
     }
   }
 }
+
+/** A V8 heap ceiling of one worker thread (its `resourceLimits`), MB. */
+export interface HeapCeiling {
+  maxOldGenerationSizeMb: number;
+  maxYoungGenerationSizeMb: number;
+}
+
+/**
+ * A session thread's heap: its sessions' state and churn (SSH packets, the terminal model, the lines not yet packed);
+ * the captured output itself is packed into buffers outside the heap (counted as the captures' bytes). Measured with
+ * four 30 MB captures at once on each of two threads: 160 MB held (87 used) without a ceiling, at most 42 with it.
+ */
+export const SESSION_HEAP: HeapCeiling = { maxOldGenerationSizeMb: 48, maxYoungGenerationSizeMb: 24 };
+
+/**
+ * A capture worker's heap must hold the post-processing of the largest capture allowed ([backup] max_output_mb): the
+ * text, its lines before and after redaction, the stored text, the fingerprints' lines. Measured (26 Nov 2026): a 30 MB
+ * configuration needs more than 128 MB of old generation and fits in 160; 6 MB fit in 48.
+ */
+const CAPTURE_HEAP_BASE_MB = 16;
+const CAPTURE_HEAP_PER_OUTPUT_MB = 6;
+/** Smaller young generations cost time, not memory: a 30 MB post-processing took 62 s with 16 MB, 40 s with 32 (load 15). */
+const CAPTURE_YOUNG_MB = 32;
+
+export interface MemoryPlan {
+  sessionHeap: HeapCeiling;
+  captureHeap: HeapCeiling;
+  /** Capture workers whose heaps fit in the budget (at least one). */
+  captureWorkers: number;
+  /** What is left of the budget for the captures' own bytes in flight (MemoryBudget's limit), bytes. */
+  captureBytes: number;
+}
+
+const MB = 1024 * 1024;
+
+function heapMb(c: HeapCeiling): number {
+  return c.maxOldGenerationSizeMb + c.maxYoungGenerationSizeMb;
+}
+
+/**
+ * How [backup] capture_memory_mb is spent: first the heap ceilings of the engine's worker threads (the session threads,
+ * then as many capture workers as fit, up to `maxCaptureWorkers`, at least one), then the captures' bytes in flight. So
+ * the threads' heaps and the captures together stay within the budget: a smaller budget admits fewer bytes at once,
+ * down to one capture at a time, and never lets the sum exceed it.
+ */
+export function memoryPlan(backup: { capture_memory_mb: number; max_output_mb: number }, o: { sessionThreads: number; maxCaptureWorkers: number }): MemoryPlan {
+  const captureHeap: HeapCeiling = {
+    maxOldGenerationSizeMb: CAPTURE_HEAP_BASE_MB + CAPTURE_HEAP_PER_OUTPUT_MB * backup.max_output_mb,
+    maxYoungGenerationSizeMb: CAPTURE_YOUNG_MB,
+  };
+  const afterSessions = backup.capture_memory_mb - o.sessionThreads * heapMb(SESSION_HEAP);
+  // A second worker only where a capture of the largest size still fits beside the heaps.
+  const fit = Math.floor((afterSessions - backup.max_output_mb) / heapMb(captureHeap));
+  const captureWorkers = Math.max(1, Math.min(o.maxCaptureWorkers, fit));
+  const captureBytes = Math.max(0, afterSessions - captureWorkers * heapMb(captureHeap)) * MB;
+  return { sessionHeap: SESSION_HEAP, captureHeap, captureWorkers, captureBytes };
+}

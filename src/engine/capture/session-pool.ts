@@ -8,6 +8,7 @@ import { BUILTIN_FOLDER } from '../../templates/files';
 import type { TemplateSpec } from '../../templates/types';
 import type { CapturedParts } from '../collect';
 import type { CollectFailure, CollectLimits, CollectTarget } from '../types';
+import { SESSION_HEAP } from './memory-budget';
 import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY, ENGINE_WORKER_ROLE, SESSION_ROLE, type SessionReply, type SessionRequest } from './session-messages';
 
 interface Capture {
@@ -20,13 +21,18 @@ interface Capture {
 interface SessionThread {
   worker: Worker;
   captures: Map<number, Capture>;
+  /** Bytes its devices sent since it started. */
+  carried: number;
 }
+
+/** A session thread that has carried this much ends once idle, so its heap is given back; the next capture starts a new one. */
+const RETIRE_AFTER_BYTES = 64 * 1024 * 1024;
 
 /**
  * One thread per core, two at most: a session is mostly waiting on its device, but a big capture is CPU work (SSH
  * decryption, the terminal model) that one thread would carry alone; the event loop needs little of a core now.
  */
-const POOL_SIZE = Math.max(1, Math.min(2, availableParallelism()));
+export const SESSION_THREADS = Math.max(1, Math.min(2, availableParallelism()));
 
 const threads: SessionThread[] = [];
 let code: Promise<string> | null = null;
@@ -69,15 +75,21 @@ function spawnThread(workerCode: string): SessionThread {
     stdout: false,
     stderr: false,
     workerData: { [WORKER_ASSETS]: workerAssets, [ENGINE_WORKER_ROLE]: SESSION_ROLE },
+    // Within the ceiling the memory budget holds apart for it (memoryPlan): collected sooner rather than grown.
+    resourceLimits: SESSION_HEAP,
   });
-  const thread: SessionThread = { worker, captures: new Map() };
+  const thread: SessionThread = { worker, captures: new Map(), carried: 0 };
   worker.unref();
   worker.on('message', (m: SessionReply) => {
     const c = thread.captures.get(m.id);
     if (!c) return;
-    if (m.type === 'received') return c.onReceived?.(m.bytes);
+    if (m.type === 'received') {
+      thread.carried += m.bytes;
+      return c.onReceived?.(m.bytes);
+    }
     thread.captures.delete(m.id);
     if (thread.captures.size === 0) worker.unref();
+    if (thread.captures.size === 0 && thread.carried >= RETIRE_AFTER_BYTES) retire(thread);
     const r = m.result;
     // The parts arrive as Uint8Arrays over the moved memory: Buffers over the same bytes, no copy.
     c.resolve(r.ok ? { ...r, parts: r.parts.map((p) => Buffer.from(p.buffer, p.byteOffset, p.byteLength)) } : r);
@@ -94,10 +106,17 @@ function spawnThread(workerCode: string): SessionThread {
   return thread;
 }
 
+/** Out of the pool at once (no capture is given to it any more), ended: its heap is given back to the system. */
+function retire(thread: SessionThread): void {
+  const i = threads.indexOf(thread);
+  if (i >= 0) threads.splice(i, 1);
+  void thread.worker.terminate();
+}
+
 /** The thread with the fewest captures, a new one while the pool is not full and every thread is busy. */
 function pickThread(workerCode: string): SessionThread {
   const least = threads.reduce<SessionThread | null>((a, t) => (!a || t.captures.size < a.captures.size ? t : a), null);
-  if (least && (least.captures.size === 0 || threads.length >= POOL_SIZE)) return least;
+  if (least && (least.captures.size === 0 || threads.length >= SESSION_THREADS)) return least;
   return spawnThread(workerCode);
 }
 
