@@ -141,6 +141,8 @@ export async function runBigCaptures(o: BigCaptureOptions): Promise<BigCaptureRe
       {
         CONFVAULT_LOG_LEVEL: 'info',
         CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
+        // As build/confvault.service starts the appliance (docs/operations.md, the capture pipeline).
+        MALLOC_MMAP_THRESHOLD_: '131072',
       },
       { nodeArgs: profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [] },
     );
