@@ -45,7 +45,8 @@ concurrency=${TEST_CONCURRENCY:-3}
 lab_up() { [ "$set" = lab ] && [ -x test/lab/lab.sh ] && [ "$(id -u)" = 0 ]; }
 if lab_up; then
   echo "device lab: bash test/lab/lab.sh ensure"
-  bash test/lab/lab.sh ensure >/dev/null || { echo "the device lab did not come up: see /tmp/confvault-lab/dev/*/start.log" >&2; exit 1; }
+  # A lab that does not come up is reported by each file's own ensureLab() (a failure in CI, a skip outside it).
+  bash test/lab/lab.sh ensure >/dev/null || echo "the device lab did not come up (see /tmp/confvault-lab/dev/*/start.log); each file reports it" >&2
 fi
 # The CLI children start from one bundle of src/ made now (build/cli-bundle.mjs, see cliArgv in
 # test/helpers/appliance.ts): a third of the CPU time of starting each one through tsx.
