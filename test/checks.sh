@@ -8,21 +8,43 @@ cd "$(dirname "$0")/.."
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 # A run after the first redoes only what changed, with caches in test/.artifacts: tsc's incremental build (it follows
-# the imports, so a changed type re-checks every file that uses it), Prettier's and ESLint's per-file caches (by
-# content). ESLint's cache does not follow imports, and the type-aware rules read other files' types: a file that
-# did not change keeps its cached result even when a type it uses changed. So CI (CI set), and CHECKS_CACHE=0,
-# lint every file; `npm run lint` never uses the cache.
+# the imports, so a changed type re-checks every file that uses it) and Prettier's per-file cache (by content and
+# options: a file's format depends on nothing else). ESLint's own cache is not used: it keys each file by its content
+# alone while the type-aware rules read other files' types, so it kept a clean result for a file whose imported type
+# had changed. Instead a clean lint is skipped only when nothing it can read changed since (test/helpers/lint-stamp.mjs:
+# one digest of the whole tree); any change lints every file. CI (CI set) and CHECKS_CACHE=0 use no cache at all.
 cache=test/.artifacts/checks-cache
 mkdir -p "$cache"
-declare -A extra=(
-  [typecheck]="--incremental --tsBuildInfoFile $cache/tsc.tsbuildinfo"
-  [format:check]="--cache --cache-location $cache/prettier"
-)
-if [ -z "${CI:-}" ] && [ "${CHECKS_CACHE:-1}" != 0 ]; then extra[lint]="--cache --cache-strategy content --cache-location $cache/eslint"; fi
+declare -A extra=()
+use_cache=1
+if [ -n "${CI:-}" ] || [ "${CHECKS_CACHE:-1}" = 0 ]; then use_cache=0; fi
+if [ "$use_cache" = 1 ]; then
+  extra[typecheck]="--incremental --tsBuildInfoFile $cache/tsc.tsbuildinfo"
+  extra[format:check]="--cache --cache-location $cache/prettier"
+fi
+# lint_check: npm run lint, unless the tree is what the last clean lint saw.
+lint_check() {
+  if [ "$use_cache" = 0 ]; then
+    npm run --silent lint
+    return
+  fi
+  local stamp
+  stamp=$(node test/helpers/lint-stamp.mjs) || return 1
+  if [ -f "$cache/eslint.stamp" ] && [ "$(cat "$cache/eslint.stamp")" = "$stamp" ]; then
+    echo "(skipped: no file ESLint reads changed since its last clean run)"
+    return 0
+  fi
+  rm -f "$cache/eslint.stamp"
+  npm run --silent lint && echo "$stamp" >"$cache/eslint.stamp"
+}
 checks=(lint typecheck format:check depcheck check:schema)
 for c in "${checks[@]}"; do
-  # shellcheck disable=SC2086 # the extra flags are words
-  npm run --silent "$c" -- ${extra[$c]:-} >"$out/$c" 2>&1 &
+  if [ "$c" = lint ]; then
+    lint_check >"$out/$c" 2>&1 &
+  else
+    # shellcheck disable=SC2086 # the extra flags are words
+    npm run --silent "$c" -- ${extra[$c]:-} >"$out/$c" 2>&1 &
+  fi
   echo $! >"$out/$c.pid"
 done
 failed=()
