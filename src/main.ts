@@ -19,6 +19,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   compliance: async () => (await import('./cli/compliance')).complianceCommand,
   auth: async () => (await import('./cli/auth')).authCommand,
   'git-mirror': async () => (await import('./cli/git-mirror')).gitMirrorCommand,
+  collector: async () => (await import('./cli/collector')).collectorCommand,
 };
 
 async function usage(): Promise<string> {
