@@ -60,7 +60,11 @@ ${GLOBAL_OPTIONS_HELP}`,
       return withAppliance(flags, (a) => {
         const list = listCollectors(a.db, a.config.collector.offline_after * 1000);
         if (values.json) out(JSON.stringify(list, null, 2));
-        else for (const c of list) out(`${c.name}  zone ${c.zone}  ${c.state}  last seen ${fmtTime(c.last_seen_at, a.config.server.timezone)}  ${c.version ?? '-'}  queued ${c.queued}  leased ${c.leased}  stored ${c.stored_total}`);
+        else
+          for (const c of list)
+            out(
+              `${c.name}  zone ${c.zone}  ${c.state}  last seen ${fmtTime(c.last_seen_at, a.config.server.timezone)}  ${c.version ?? '-'}  queued ${c.queued}  leased ${c.leased}  stored ${c.stored_total}`,
+            );
         return 0;
       });
     }

@@ -58,7 +58,9 @@ export function centralPost(o: ClientOptions, route: string, payload: unknown): 
         const theirs = res.headers[HEADERS.protocol];
         if (res.statusCode === 409 && theirs !== undefined && theirs !== String(PROTOCOL_VERSION)) {
           return reject(
-            new ProtocolMismatch(`Collector protocol mismatch: the central speaks version ${String(theirs)}, this collector ${PROTOCOL_VERSION}; run the same confvault release on both.`),
+            new ProtocolMismatch(
+              `Collector protocol mismatch: the central speaks version ${String(theirs)}, this collector ${PROTOCOL_VERSION}; run the same confvault release on both.`,
+            ),
           );
         }
         resolve({ status: res.statusCode ?? 0, body: parsed });

@@ -154,7 +154,7 @@ export const configSchema = z
     collector: z
       .object({
         // Central: how long a lease holds before the backup returns to the queue, and when a silent collector counts as offline.
-        lease_seconds: z.number().int().min(10).max(86_400).default(600),
+        lease_seconds: z.number().int().min(1).max(86_400).default(600),
         offline_after: z.number().int().min(10).max(86_400).default(180),
         // Central: seconds a collector waits between two polls for work when it found none.
         poll_seconds: z.number().int().min(1).max(3600).default(10),

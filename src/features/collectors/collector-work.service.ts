@@ -77,7 +77,12 @@ export function leaseWork(
   db.transaction(() => {
     expireLeaseRows(db, at);
     const rows = queuedWorkRows(db, collector.zone, Math.max(1, Math.min(o.max, 100)));
-    const zones = new Map(effectiveZoneRows(db, rows.map((r) => r.device_id)).map((z) => [z.device_id, z.zone]));
+    const zones = new Map(
+      effectiveZoneRows(
+        db,
+        rows.map((r) => r.device_id),
+      ).map((z) => [z.device_id, z.zone]),
+    );
     for (const row of rows) {
       const leaseId = randomUUID();
       if (zones.get(row.device_id) !== collector.zone) {
@@ -117,10 +122,7 @@ export type UploadInput = {
   duration_ms: number;
   host_key: string | null;
   reachability: 'reachable' | 'unreachable' | null;
-} & (
-  | { ok: true; text: string; sha256: string; encoding: SourceEncoding | null }
-  | { ok: false; failure: string; message: string }
-);
+} & ({ ok: true; text: string; sha256: string; encoding: SourceEncoding | null } | { ok: false; failure: string; message: string });
 
 export interface UploadResult {
   backup_id: string;
@@ -137,7 +139,14 @@ const storing = new Set<string>();
  * Stores a collector's result through the same path as a local backup (running record, snapshot, commit), once per
  * lease: a retried upload answers with the backup stored the first time. The text's hash is checked first.
  */
-export async function storeUpload(db: DB, store: SnapshotStore, secrets: SecretBox, collector: CollectorRow, input: UploadInput, at = Date.now()): Promise<UploadResult> {
+export async function storeUpload(
+  db: DB,
+  store: SnapshotStore,
+  secrets: SecretBox,
+  collector: CollectorRow,
+  input: UploadInput,
+  at = Date.now(),
+): Promise<UploadResult> {
   const before = getResultRow(db, input.lease_id);
   if (before) {
     if (before.collector_id !== collector.id) throw new ApiError('CONFLICT', 'This lease belongs to another collector.');

@@ -69,16 +69,29 @@ export interface EnrolInput {
 export function enrolCollector(db: DB, input: EnrolInput, at = Date.now()): { collector_id: number; zone: string } {
   if (!parsePublicKey(input.signing_key, 'ed25519')) throw ApiError.validation([{ field: 'signing_key', message: 'not an Ed25519 public key' }]);
   if (!parsePublicKey(input.sealing_key, 'x25519')) throw ApiError.validation([{ field: 'sealing_key', message: 'not an X25519 public key' }]);
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(input.name)) throw ApiError.validation([{ field: 'name', message: 'letters, digits, "_", "." and "-", at most 64' }]);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(input.name))
+    throw ApiError.validation([{ field: 'name', message: 'letters, digits, "_", "." and "-", at most 64' }]);
   const hash = hashToken(input.token);
   return db
     .transaction(() => {
       const token = getToken(db, hash);
       if (!token || token.used_at !== null || token.expires_at <= at) throw new ApiError('UNAUTHORIZED', 'Enrolment token unknown, already used or expired.');
       if (getCollectorByName(db, input.name)) throw new ApiError('CONFLICT', `A collector named "${input.name}" is enrolled already.`);
-      const id = insertCollector(db, { name: input.name, zone: token.zone, signing_key: input.signing_key, sealing_key: input.sealing_key, enrolled_at: at, version: input.version });
+      const id = insertCollector(db, {
+        name: input.name,
+        zone: token.zone,
+        signing_key: input.signing_key,
+        sealing_key: input.sealing_key,
+        enrolled_at: at,
+        version: input.version,
+      });
       if (!useToken(db, hash, id, at)) throw new ApiError('UNAUTHORIZED', 'Enrolment token unknown, already used or expired.');
-      recordAudit(db, SYSTEM_ACTOR, { action: 'collector.enrol', target: `collector ${id}`, details: { name: input.name, zone: token.zone, token_by: token.created_by } }, at);
+      recordAudit(
+        db,
+        SYSTEM_ACTOR,
+        { action: 'collector.enrol', target: `collector ${id}`, details: { name: input.name, zone: token.zone, token_by: token.created_by } },
+        at,
+      );
       return { collector_id: id, zone: token.zone };
     })
     .immediate();
@@ -133,7 +146,8 @@ export function revokeCollector(db: DB, actor: Actor, name: string, at = Date.no
     .transaction(() => {
       const c = getCollectorByName(db, name);
       if (!c) throw ApiError.notFound(`collector "${name}"`);
-      if (revokeCollectorRow(db, c.id, at)) recordAudit(db, actor, { action: 'collector.revoke', target: `collector ${c.id}`, details: { name: c.name, zone: c.zone } }, at);
+      if (revokeCollectorRow(db, c.id, at))
+        recordAudit(db, actor, { action: 'collector.revoke', target: `collector ${c.id}`, details: { name: c.name, zone: c.zone } }, at);
       return getCollectorRow(db, c.id)!;
     })
     .immediate();

@@ -52,7 +52,10 @@ export function getToken(db: DB, hash: string): TokenRow | undefined {
 
 /** Marks the token used by the collector; false when it was used meanwhile (single use). */
 export function useToken(db: DB, hash: string, collectorId: number, at: number): boolean {
-  return prepareCached(db, 'UPDATE collector_tokens SET used_at = ?, collector_id = ? WHERE token_hash = ? AND used_at IS NULL').run(at, collectorId, hash).changes === 1;
+  return (
+    prepareCached(db, 'UPDATE collector_tokens SET used_at = ?, collector_id = ? WHERE token_hash = ? AND used_at IS NULL').run(at, collectorId, hash)
+      .changes === 1
+  );
 }
 
 export function insertCollector(db: DB, c: Pick<CollectorRow, 'name' | 'zone' | 'signing_key' | 'sealing_key' | 'enrolled_at' | 'version'>): number {
@@ -146,12 +149,16 @@ export function queueWorkRow(db: DB, deviceId: number, zone: string, trigger: Wo
 
 /** Leases that ran out go back to the queue (the collector vanished); returns how many. */
 export function expireLeaseRows(db: DB, at: number): number {
-  return prepareCached(db, 'UPDATE collector_work SET lease_id = NULL, collector_id = NULL, lease_expires_at = NULL WHERE lease_expires_at < ?').run(at).changes;
+  return prepareCached(db, 'UPDATE collector_work SET lease_id = NULL, collector_id = NULL, lease_expires_at = NULL WHERE lease_expires_at < ?').run(at)
+    .changes;
 }
 
 /** The zone's oldest queued devices, up to `limit`. */
 export function queuedWorkRows(db: DB, zone: string, limit: number): WorkRow[] {
-  return prepareCached(db, 'SELECT * FROM collector_work WHERE zone = ? AND lease_id IS NULL ORDER BY queued_at, device_id LIMIT ?').all(zone, limit) as WorkRow[];
+  return prepareCached(db, 'SELECT * FROM collector_work WHERE zone = ? AND lease_id IS NULL ORDER BY queued_at, device_id LIMIT ?').all(
+    zone,
+    limit,
+  ) as WorkRow[];
 }
 
 export function leaseWorkRow(db: DB, deviceId: number, leaseId: string, collectorId: number, expiresAt: number): boolean {
@@ -179,8 +186,7 @@ export function countLeases(db: DB, collectorId: number, n: number): void {
 
 export function getResultRow(db: DB, leaseId: string): { lease_id: string; collector_id: number; backup_id: string } | undefined {
   return prepareCached(db, 'SELECT lease_id, collector_id, backup_id FROM collector_results WHERE lease_id = ?').get(leaseId) as
-    | { lease_id: string; collector_id: number; backup_id: string }
-    | undefined;
+    { lease_id: string; collector_id: number; backup_id: string } | undefined;
 }
 
 export function insertResultRow(db: DB, r: { lease_id: string; collector_id: number; device_id: number; backup_id: string; received_at: number }): void {
