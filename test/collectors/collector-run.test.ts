@@ -104,9 +104,14 @@ function filesUnder(dir: string): { file: string; text: string }[] {
 test('enrolled with a one-time token, the collector backs up its zone through the central; no credential on the site disk', async () => {
   const token = (await cli(['collector', 'token', 'create', '--zone', 'site-a', ...centralArgs()])).trim();
   assert.match(token, /^cvc_/);
-  assert.match(await cli(['collector', 'enrol', '--central', t.url, '--name', 'site-a-1', '--data-dir', site], token + '\n'), /enrolled as collector site-a-1 .* of zone site-a/);
+  assert.match(
+    await cli(['collector', 'enrol', '--central', t.url, '--name', 'site-a-1', '--data-dir', site], token + '\n'),
+    /enrolled as collector site-a-1 .* of zone site-a/,
+  );
   assert.equal(statSync(path.join(site, IDENTITY_FILE)).mode & 0o777, 0o600);
-  const reuse = await runCliAsync(['collector', 'enrol', '--central', t.url, '--name', 'site-a-2', '--data-dir', tempDir('confvault-site2-')], { input: token + '\n' });
+  const reuse = await runCliAsync(['collector', 'enrol', '--central', t.url, '--name', 'site-a-2', '--data-dir', tempDir('confvault-site2-')], {
+    input: token + '\n',
+  });
   assert.equal(reuse.status, 1, 'the token was used up');
 
   const id = siteDevice('site-r1', PASSWORD);
@@ -144,7 +149,11 @@ test('kill -9 of the collector mid-job: the lease expires, the backup is queued 
   try {
     await until('the second collector to store the version', async () => (await backupsOf(id)).find((b) => b.success), second.output);
     // Give a duplicate every chance to show: the queue is empty and the collector idles.
-    await until('an empty queue', () => (listCollectors(t.appliance.db, 60_000)[0].queued + listCollectors(t.appliance.db, 60_000)[0].leased === 0 ? true : undefined), second.output);
+    await until(
+      'an empty queue',
+      () => (listCollectors(t.appliance.db, 60_000)[0].queued + listCollectors(t.appliance.db, 60_000)[0].leased === 0 ? true : undefined),
+      second.output,
+    );
     const all = await backupsOf(id);
     assert.equal(all.length, 1, `stored once: ${JSON.stringify(all)}`);
     assert.equal(all[0].success, true);
