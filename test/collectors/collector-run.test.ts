@@ -12,6 +12,8 @@ import { getBuiltinTemplate } from '../../src/templates/index';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
 import { listCollectors } from '../../src/features/collectors/collectors.service';
 import { IDENTITY_FILE } from '../../src/collector/identity';
+import { createApp } from '../../src/app/app';
+import { startServer, type RunningServer } from '../../src/app/server';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const frrExpected = readFileSync(path.join(REPO_ROOT, 'test/sim/transcripts/frr.expected.txt'), 'utf8');
@@ -23,6 +25,8 @@ let sim: RunningSimulator;
 let adminKey: string;
 let site: string;
 const children = new Set<ChildProcess>();
+/** The central's listener after a restart on the same address (the spool test). */
+let restarted: RunningServer | undefined;
 
 before(async () => {
   t = await startTestAppliance({ CONFVAULT_COLLECTOR_LEASE_SECONDS: '3', CONFVAULT_COLLECTOR_POLL_SECONDS: '1' });
@@ -32,12 +36,14 @@ before(async () => {
       { name: 'r1', transcript: frr, username: 'r1', password: PASSWORD },
       // Paced output: its backup takes a few seconds, long enough to kill the collector in the middle of it.
       { name: 'slow', transcript: frr, username: 'slow', password: SLOW_PASSWORD, latency_ms: 150, chunk_bytes: 64 },
+      { name: 'spool', transcript: frr, username: 'spool', password: SLOW_PASSWORD, latency_ms: 150, chunk_bytes: 64 },
     ],
   });
   site = path.join(tempDir('confvault-site-'), 'data');
 });
 after(async () => {
   for (const c of children) c.kill('SIGKILL');
+  await restarted?.close();
   await sim.close();
   await t.close();
 });
@@ -162,4 +168,30 @@ test('kill -9 of the collector mid-job: the lease expires, the backup is queued 
     await second.exited;
   }
   for (const { file, text } of filesUnder(site)) assert.ok(!text.includes(SLOW_PASSWORD), `the password is in ${file}`);
+});
+
+test('the central away while a job runs: the result is spooled (no credential in it) and delivered once when it is back', async () => {
+  const id = siteDevice('site-spool', SLOW_PASSWORD);
+  await cli(['collector', 'zone', '--device', 'site-spool', '--zone', 'site-a', ...centralArgs()]);
+  assert.deepEqual(leaveZonedToCollectors(t.appliance.db, [id], 'schedule'), []);
+  const run = startCollector();
+  try {
+    await until('the lease', () => (listCollectors(t.appliance.db, 60_000)[0].leased === 1 ? true : undefined), run.output);
+    const { port } = new URL(t.url);
+    await t.server.close();
+    await until('the result in the spool', () => (run.output().includes('result spooled') ? true : undefined), run.output);
+    const spooled = filesUnder(path.join(site, 'spool'));
+    assert.equal(spooled.length, 1);
+    assert.ok(!spooled[0].text.includes(SLOW_PASSWORD), 'no credential in the spool');
+    assert.equal(statSync(spooled[0].file).mode & 0o777, 0o600);
+
+    const config = t.services.config;
+    restarted = await startServer(createApp(t.services), { ...config, server: { ...config.server, listen: `127.0.0.1:${port}` } });
+    await until('the spooled version stored', async () => (await backupsOf(id)).find((b) => b.success), run.output);
+    await until('an empty spool', () => (filesUnder(path.join(site, 'spool')).length === 0 ? true : undefined), run.output);
+    assert.equal((await backupsOf(id)).length, 1, 'stored once');
+  } finally {
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }
 });
