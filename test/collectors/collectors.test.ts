@@ -143,3 +143,22 @@ test('a lease carries the credential sealed to its own zone collector only; an u
   assert.equal(content.status, 200);
   assert.equal(((await content.json()) as { config_text: string }).config_text, text);
 });
+
+test('"Back up now" of a zoned device queues it for its collector instead of trying from the central', async () => {
+  const c = await enrol(t, 'site-now', 'col-now');
+  const { db, secrets } = t.services;
+  const id = seedDevice(db, {
+    name: 'dev-now',
+    hostname: '192.0.2.1',
+    credential_id: seedCredential(db, secrets, { name: 'c-dev-now', username: 'backup', password: PASSWORD }),
+    template_id: templateId,
+  });
+  setZone(db, SYSTEM_ACTOR, { device: 'dev-now' }, 'site-now');
+  const [r] = await t.services.runner.run([id], { trigger: 'manual' });
+  assert.deepEqual([r.success, r.failure, r.message], [false, 'SKIPPED', 'Queued for the collector of its zone.']);
+  const { jobs } = (await (await signedPost(t, c, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  assert.deepEqual(
+    jobs.map((j) => j.device_id),
+    [id],
+  );
+});
