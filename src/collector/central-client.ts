@@ -43,7 +43,7 @@ export function centralPost(o: ClientOptions, route: string, payload: unknown): 
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'POST', headers, ca: o.ca, timeout: o.timeout_ms ?? 60_000 }, (res) => {
+    const req = send(url, { method: 'POST', headers, ca: o.ca, timeout: o.timeout_ms ?? 30_000 }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', (e) => reject(new CentralUnreachable(`${url.origin}: ${e.message}`)));

@@ -3,10 +3,10 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import type { AppEnv, AppServices } from '../../http/context';
-import { PROTOCOL_VERSION } from '../../lib/collector-protocol';
+import { HEADERS, PROTOCOL_VERSION } from '../../lib/collector-protocol';
 import { authenticateCollector, checkProtocol, enrolCollector, type CollectorRow } from './collectors.service';
 import { leaseWork, storeUpload, type UploadInput } from './collector-work.service';
-import { HEADERS } from '../../lib/collector-protocol';
+import { SOURCE_ENCODINGS } from '../../lib/decode';
 
 /** The largest upload accepted: a configuration text as large as the engine's own output limit, JSON-escaped. */
 const MAX_BODY_BYTES = 80 * 1024 * 1024;
@@ -21,28 +21,24 @@ const EnrolBody = z.strictObject({
 
 const LeaseBody = z.strictObject({ max: z.number().int().min(1).max(100) });
 
+/** What every result names: its lease, when and how long, and what the device showed of itself. */
+const UploadCommon = {
+  lease_id: z.uuid(),
+  started_at: z.number().int(),
+  duration_ms: z.number().int().min(0),
+  host_key: z.string().max(200).nullable(),
+  reachability: z.enum(['reachable', 'unreachable']).nullable(),
+};
+
 const UploadBody = z.union([
   z.strictObject({
-    lease_id: z.uuid(),
-    started_at: z.number().int(),
-    duration_ms: z.number().int().min(0),
-    host_key: z.string().max(200).nullable(),
-    reachability: z.enum(['reachable', 'unreachable']).nullable(),
+    ...UploadCommon,
     ok: z.literal(true),
     text: z.string(),
     sha256: z.string().regex(/^[0-9a-f]{64}$/),
-    encoding: z.string().max(32).nullable(),
+    encoding: z.enum(SOURCE_ENCODINGS).nullable(),
   }),
-  z.strictObject({
-    lease_id: z.uuid(),
-    started_at: z.number().int(),
-    duration_ms: z.number().int().min(0),
-    host_key: z.string().max(200).nullable(),
-    reachability: z.enum(['reachable', 'unreachable']).nullable(),
-    ok: z.literal(false),
-    failure: z.string().max(64),
-    message: z.string().max(4000),
-  }),
+  z.strictObject({ ...UploadCommon, ok: z.literal(false), failure: z.string().max(64), message: z.string().max(4000) }),
 ]);
 
 async function readBody(c: Context<AppEnv>): Promise<Buffer> {
@@ -98,7 +94,7 @@ export function createCollectorRoutes(app: AppServices): Hono<AppEnv> {
 
   r.post('/results', async (c) => {
     const { collector, body } = await signed(app, c);
-    const input = parseJson(UploadBody, body) as UploadInput;
+    const input: UploadInput = parseJson(UploadBody, body);
     return c.json(await storeUpload(app.db, app.snapshots, app.secrets, collector, input));
   });
   return r;
