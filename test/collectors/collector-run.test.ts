@@ -1,10 +1,10 @@
 // `confvault collector run` as a real child process against simulated devices: enrol, lease, collect, upload, kill -9 mid-job.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, cliArgv, runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
+import { REPO_ROOT, runCliAsync, startTestAppliance, tempDir, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/simulator';
 import { applyTemplate } from '../../src/engine/normalise';
@@ -12,6 +12,7 @@ import { getBuiltinTemplate } from '../../src/templates/index';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
 import { listCollectors } from '../../src/features/collectors/collectors.service';
 import { IDENTITY_FILE } from '../../src/collector/identity';
+import { spawnConfvault, until } from './harness';
 import { createApp } from '../../src/app/app';
 import { startServer, type RunningServer } from '../../src/app/server';
 
@@ -57,31 +58,8 @@ async function cli(args: string[], input?: string) {
   return r.stdout;
 }
 
-/** `confvault collector run` for the site, its output kept for the assertions and for a failure's message. */
-function startCollector(): { child: ChildProcess; output: () => string; exited: Promise<unknown> } {
-  const child = spawn(process.execPath, [...cliArgv(), 'collector', 'run', '--data-dir', site], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, CONFVAULT_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.add(child);
-  let output = '';
-  child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => children.delete(child));
-  return { child, output: () => output, exited };
-}
-
-/** Waits (bounded) until `check` holds, looking every 100 ms. */
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, output: () => string, ms = 60_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${output()}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+/** `confvault collector run` for the site. */
+const startCollector = () => spawnConfvault(['collector', 'run', '--data-dir', site], children);
 
 type Item = { id: string; success: boolean };
 async function backupsOf(deviceId: number): Promise<Item[]> {

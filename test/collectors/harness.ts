@@ -1,6 +1,7 @@
 // Shared by the collector tests: enrolment over HTTP and hand-signed requests (to tamper with one part at a time).
+import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import type { TestAppliance } from '../helpers/appliance';
+import { REPO_ROOT, cliArgv, type TestAppliance } from '../helpers/appliance';
 import { createEnrolToken } from '../../src/features/collectors/collectors.service';
 import {
   HEADERS,
@@ -68,4 +69,36 @@ export function signedHeaders(c: EnrolledCollector, route: string, body: string,
 export async function signedPost(t: TestAppliance, c: EnrolledCollector, route: string, payload: unknown, o: SignOverrides = {}): Promise<Response> {
   const body = JSON.stringify(payload);
   return fetch(`${t.url}${PROTOCOL_PREFIX}${route}`, { method: 'POST', headers: signedHeaders(c, route, body, o), body });
+}
+
+/** Waits (bounded) until `check` gives a value, looking every 100 ms; a timeout shows `output` (the children's logs). */
+export async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, output: () => string, ms = 90_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await check();
+    if (v !== undefined) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${output()}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+export interface CollectorChild {
+  child: ChildProcess;
+  output: () => string;
+  exited: Promise<unknown>;
+}
+
+/**
+ * A child process (`confvault collector run --data-dir SITE`, or any `argv` of the executable, under `prefix` such as
+ * `ip netns exec NS`) with its output kept; `children` holds it until it exits, for the file's `after` to kill.
+ */
+export function spawnConfvault(argv: string[], children: Set<ChildProcess>, env: NodeJS.ProcessEnv = {}, prefix: string[] = []): CollectorChild {
+  const [cmd, ...args] = [...prefix, process.execPath, ...cliArgv(), ...argv];
+  const child = spawn(cmd, args, { cwd: REPO_ROOT, env: { ...process.env, CONFVAULT_LOG_LEVEL: 'info', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  let output = '';
+  child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
+  child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
+  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => children.delete(child));
+  return { child, output: () => output, exited };
 }

@@ -2,10 +2,11 @@
 // a collector in the root namespace that can; backups succeed through it across kill -9, a link down and a central restart.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
-import { REPO_ROOT, cliArgv, makeDataTemplate, runCliAsync, tempDir } from '../helpers/appliance';
+import { makeDataTemplate, runCliAsync, tempDir } from '../helpers/appliance';
+import { spawnConfvault, until } from '../collectors/harness';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
@@ -57,52 +58,15 @@ function setupNamespace(): void {
   sh('ip', 'netns', 'exec', NS, 'ip', 'link', 'set', 'lo', 'up');
 }
 
-function track(child: ChildProcess): { output: () => string; exited: Promise<unknown> } {
-  children.add(child);
-  let output = '';
-  child.stdout?.setEncoding('utf8').on('data', (d: string) => (output += d));
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => (output += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => children.delete(child));
-  return { output: () => output, exited };
-}
-
 /** `confvault serve` inside the central's namespace; resolves once it answers /healthz. */
-async function startCentral(): Promise<{ child: ChildProcess; output: () => string; exited: Promise<unknown> }> {
-  const child = spawn('ip', ['netns', 'exec', NS, process.execPath, ...cliArgv(), 'serve', '--data-dir', dataDir, '--listen', `${CENTRAL_IP}:18480`], {
-    cwd: REPO_ROOT,
-    env: {
-      ...process.env,
-      CONFVAULT_LOG_LEVEL: 'info',
-      CONFVAULT_COLLECTOR_LEASE_SECONDS: '5',
-      CONFVAULT_COLLECTOR_POLL_SECONDS: '1',
-      CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const t = track(child);
-  await until('the central to answer', async () => ((await fetch(`${CENTRAL}/healthz`).catch(() => null))?.ok ? true : undefined), t.output, 60_000);
-  central = child;
-  return { child, ...t };
+async function startCentral(): Promise<void> {
+  const env = { CONFVAULT_COLLECTOR_LEASE_SECONDS: '5', CONFVAULT_COLLECTOR_POLL_SECONDS: '1', CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *' };
+  const c = spawnConfvault(['serve', '--data-dir', dataDir, '--listen', `${CENTRAL_IP}:18480`], children, env, ['ip', 'netns', 'exec', NS]);
+  await until('the central to answer', async () => ((await fetch(`${CENTRAL}/healthz`).catch(() => null))?.ok ? true : undefined), c.output, 60_000);
+  central = c.child;
 }
 
-function startCollector() {
-  const child = spawn(process.execPath, [...cliArgv(), 'collector', 'run', '--data-dir', site], {
-    cwd: REPO_ROOT,
-    env: { ...process.env, CONFVAULT_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  return { child, ...track(child) };
-}
-
-async function until<T>(what: string, check: () => Promise<T | undefined> | T | undefined, output: () => string, ms = 90_000): Promise<T> {
-  const end = Date.now() + ms;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}\n${output()}`);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-}
+const startCollector = () => spawnConfvault(['collector', 'run', '--data-dir', site], children);
 
 type Item = { id: string; success: boolean };
 async function backupsOf(id: number): Promise<Item[]> {
