@@ -54,6 +54,21 @@ module.exports = {
       to: { path: '^src/db/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'collector-site-side',
+      comment:
+        'The site side of remote collectors (src/collector) runs the engine and talks HTTP to the central: it never touches the database, a store, a service, a route, the web interface or the composition root.',
+      severity: 'error',
+      from: { path: '^src/collector/' },
+      to: { path: '^src/(db|features|web|app|cli|http|events|store)/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'only-cli-imports-collector',
+      comment: 'The site side is started by `confvault collector`: nothing else imports src/collector.',
+      severity: 'error',
+      from: { path: '^src/', pathNot: '^src/(collector|cli)/' },
+      to: { path: '^src/collector/' },
+    },
+    {
       name: 'events-through-services',
       comment: 'The syslog receiver and event backups reach data through services and back up through the engine: no store, route, web, app or HTTP code.',
       severity: 'error',

@@ -20,6 +20,7 @@ const COMMANDS: Record<string, () => Promise<Command>> = {
   auth: async () => (await import('./cli/auth')).authCommand,
   'git-mirror': async () => (await import('./cli/git-mirror')).gitMirrorCommand,
   inventory: async () => (await import('./cli/inventory')).inventoryCommand,
+  collector: async () => (await import('./cli/collector')).collectorCommand,
 };
 
 async function usage(): Promise<string> {

@@ -10,6 +10,8 @@ import { createWeb } from '../web/web';
 import { registerMetricsRoute, requestObserver } from './metrics.routes';
 import { storageHealth } from '../features/maintenance/storage-health';
 import { checkDatabaseAnswers } from '../features/maintenance/maintenance.service';
+import { createCollectorRoutes } from '../features/collectors/collectors.routes';
+import { PROTOCOL_PREFIX } from '../lib/collector-protocol';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>();
@@ -28,6 +30,8 @@ export function createApp(app: AppServices): Hono<AppEnv> {
 
   registerMetricsRoute(root);
   root.route(API_PREFIX, api.routes);
+  // Remote collectors' internal protocol (docs/collectors.md): signed requests, outside the public API.
+  root.route(PROTOCOL_PREFIX, createCollectorRoutes(app));
   root.route('/', createWeb(app));
 
   root.notFound((c) => {

@@ -126,6 +126,23 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    // Remote collectors (docs/collectors.md): the central's lease settings and the site's own settings, one section.
+    collector: z
+      .object({
+        // Central: how long a lease holds before the backup returns to the queue, and when a silent collector counts as offline.
+        lease_seconds: z.number().int().min(1).max(86_400).default(600),
+        offline_after: z.number().int().min(10).max(86_400).default(180),
+        // Central: seconds a collector waits between two polls for work when it found none.
+        poll_seconds: z.number().int().min(1).max(3600).default(10),
+        // Site: the central appliance's URL (https:// in production), a CA file to trust for it, the spool bound.
+        central_url: z.union([z.literal(''), z.string().regex(/^https?:\/\/[^\s/@]+(\/\S*)?$/, 'expected an http(s):// URL without a user in it')]).default(''),
+        ca_file: z.string().default(''),
+        spool_mb: z.number().int().min(1).max(100_000).default(256),
+        // Site: devices backed up at once.
+        concurrency: z.number().int().min(1).max(256).default(8),
+      })
+      .strict()
+      .prefault({}),
     // Speed-ups of this appliance's own (docs/performance.md: what each buys, measured, and the test that guards it).
     performance: z
       .object({
@@ -172,6 +189,9 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_BACKUP_CONCURRENCY: ['backup', 'concurrency', 'int'],
   CONFVAULT_LOG_LEVEL: ['log', 'level', 'string'],
   CONFVAULT_NOTIFY_ALLOWED_DESTINATIONS: ['notifications', 'allowed_destinations', 'list'],
+  CONFVAULT_COLLECTOR_CENTRAL_URL: ['collector', 'central_url', 'string'],
+  CONFVAULT_COLLECTOR_LEASE_SECONDS: ['collector', 'lease_seconds', 'int'],
+  CONFVAULT_COLLECTOR_POLL_SECONDS: ['collector', 'poll_seconds', 'int'],
   CONFVAULT_PERFORMANCE_HISTORY_PAGE_CACHE: ['performance', 'history_page_cache', 'bool'],
   CONFVAULT_PERFORMANCE_STATEMENT_CACHE: ['performance', 'statement_cache', 'bool'],
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: ['performance', 'engine_sync_normal', 'bool'],

@@ -9,6 +9,7 @@ import { closeWhenWritable } from '../features/backups/unclosed-backups';
 import { noteWriteError, noteWriteOk } from '../features/maintenance/storage-health';
 import { captureBudget, collectForStorage, type StorageCollectResult } from './capture/capture-pool';
 import { isBackupRunning, loadBackupPlan, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-engine.service';
+import { leaveZonedToCollectors } from '../features/collectors/collector-work.service';
 import { TRANSIENT_FAILURES, UNREACHABLE_FAILURES, type CollectLimits, type FailureType } from './types';
 
 export interface RunnerDeps {
@@ -244,6 +245,10 @@ export class BackupRunner {
     const plan = loadBackupPlan(db, secrets, deviceId);
     const base = { deviceId, deviceName: plan?.deviceName ?? String(deviceId), backupId: null, changed: false, first: false, attempts: 0 };
     if (!plan) return { ...base, success: false, failure: 'SKIPPED', message: `Device ${deviceId} does not exist.`, durationMs: 0 };
+    // A device of a remote zone is out of this appliance's reach: its backup goes to its collector's queue (docs/collectors.md).
+    if (opts.trigger !== 'import' && leaveZonedToCollectors(db, [deviceId], opts.trigger).length === 0) {
+      return { ...base, success: false, failure: 'SKIPPED', message: 'Queued for the collector of its zone.', durationMs: 0 };
+    }
     if (this.active.has(deviceId) || isBackupRunning(db, deviceId)) {
       return { ...base, success: false, failure: 'SKIPPED', message: 'A backup of this device is already running.', durationMs: 0 };
     }

@@ -1,6 +1,7 @@
 // The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
 import { Cron } from 'croner';
 import { effectiveSchedules, listProbeTargets, recordReachability } from '../features/backups/backup-engine.service';
+import { leaveZonedToCollectors, zonedDeviceIds } from '../features/collectors/collector-work.service';
 import { workerSignal, type BackupRunner, type RunnerDeps } from './runner';
 import { connectTcp } from './transports/tcp';
 import { CollectError } from './types';
@@ -26,7 +27,8 @@ export function startScheduler(deps: RunnerDeps, runner: BackupRunner): Schedule
 
   const fire = (expr: string) => {
     const ids = effectiveSchedules(db, config.backup.schedule).get(expr) ?? [];
-    const todo = ids.filter((id) => !runner.isRunning(id));
+    // Remote collectors (docs/collectors.md): devices of a zone are queued for its collector, not run here.
+    const todo = leaveZonedToCollectors(db, ids, 'schedule').filter((id) => !runner.isRunning(id));
     if (todo.length === 0) return;
     log?.info({ schedule: expr, devices: todo.length }, 'scheduled backup run');
     track(runner.run(todo, { trigger: 'schedule', jitterMs: config.backup.jitter * 1000, signal: controller.signal }));
@@ -84,7 +86,9 @@ export function startScheduler(deps: RunnerDeps, runner: BackupRunner): Schedule
  */
 export async function probeReachability(deps: RunnerDeps, runner: BackupRunner, signal?: AbortSignal): Promise<number> {
   const { db, config } = deps;
-  const devices = listProbeTargets(db);
+  // Devices of remote zones are out of the central's reach by design: their collector's backups tell.
+  const zoned = zonedDeviceIds(db);
+  const devices = listProbeTargets(db).filter((d) => !zoned.has(d.id));
   let next = 0;
   const worker = async () => {
     const own = workerSignal(signal);

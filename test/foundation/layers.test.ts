@@ -29,6 +29,8 @@ test('the layer check reports every wrong-way import of the fixture tree, and no
     'http-is-plumbing: src/http/app.ts -> src/web/web.tsx',
     'engine-through-services: src/engine/jobs.ts -> src/features/devices/devices.store.ts',
     'engine-types-only-from-db: src/engine/scheduler.ts -> src/db/open.ts',
+    'collector-site-side: src/collector/run.ts -> src/features/backups/backups.store.ts',
+    'only-cli-imports-collector: src/web/collectors.ts -> src/collector/run.ts',
     'events-through-services: src/events/event-backups.ts -> src/features/devices/devices.store.ts',
     'events-types-only-from-db: src/events/receiver.ts -> src/db/open.ts',
     'only-cli-imports-events: src/web/events-status.ts -> src/events/start.ts',

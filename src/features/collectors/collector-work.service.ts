@@ -1,0 +1,200 @@
+// The zone work queue: due backups of remote zones queued, leased to a collector of the zone (secrets sealed to it), results stored as local backups.
+import { randomUUID } from 'node:crypto';
+import type { DB } from '../../db/open';
+import { ApiError } from '../../errors';
+import type { SecretBox } from '../../identity/secrets';
+import { sealTo, sha256Text, type Sealed } from '../../lib/collector-protocol';
+import type { SnapshotStore } from '../../store/snapshots';
+import type { TemplateSpec } from '../../templates/types';
+import type { SourceEncoding } from '../../lib/decode';
+import { loadBackupPlan, recordDeviceContact } from '../backups/backup-engine.service';
+import { finishBackup, startBackup } from '../backups/backups.service';
+import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
+import {
+  countLeases,
+  deleteWorkByLease,
+  effectiveZoneRows,
+  expireLeaseRows,
+  getResultRow,
+  getWorkByLease,
+  insertResultRow,
+  leaseWorkRow,
+  queueWorkRow,
+  queuedWorkRows,
+  zonedDeviceIdRows,
+  type CollectorRow,
+  type WorkRow,
+} from './collectors.store';
+
+/**
+ * Queues the devices of remote zones for their collectors and returns the others (the central backs those up
+ * itself). A device queued already keeps its place: a schedule firing twice before a collector came queues it once.
+ */
+export function leaveZonedToCollectors(db: DB, deviceIds: readonly number[], trigger: WorkRow['trigger'], at = Date.now()): number[] {
+  if (deviceIds.length === 0) return [];
+  const zoned = effectiveZoneRows(db, deviceIds);
+  if (zoned.length === 0) return [...deviceIds];
+  db.transaction(() => {
+    for (const z of zoned) queueWorkRow(db, z.device_id, z.zone, trigger, at);
+  }).immediate();
+  const remote = new Set(zoned.map((z) => z.device_id));
+  return deviceIds.filter((id) => !remote.has(id));
+}
+
+/** Every device served by a collector (the central's reachability probe leaves them alone: it cannot reach them). */
+export function zonedDeviceIds(db: DB): Set<number> {
+  return new Set(zonedDeviceIdRows(db));
+}
+
+/** What a collector needs to back up one device; `sealed` opens (with its X25519 key only) to a SealedJob. */
+export interface LeasedJob {
+  lease_id: string;
+  device_id: number;
+  device_name: string;
+  expires_at: number;
+  template: TemplateSpec;
+  sealed: Sealed;
+}
+
+/** The secrets of one job: address with credential, and the redaction key (null: store as received). */
+export interface SealedJob {
+  target: unknown;
+  redact_key: string | null;
+}
+
+/**
+ * Leases up to `max` of the collector's zone's queued backups for `leaseMs`. Leases that ran out first return to the
+ * queue. A device whose zone changed since it was queued is dropped, so credentials go only to its own zone.
+ */
+export function leaseWork(
+  db: DB,
+  secrets: SecretBox,
+  collector: CollectorRow,
+  o: { max: number; leaseMs: number; redact: boolean },
+  at = Date.now(),
+): LeasedJob[] {
+  const leased: { row: WorkRow; leaseId: string }[] = [];
+  db.transaction(() => {
+    expireLeaseRows(db, at);
+    const rows = queuedWorkRows(db, collector.zone, Math.max(1, Math.min(o.max, 100)));
+    const zones = new Map(
+      effectiveZoneRows(
+        db,
+        rows.map((r) => r.device_id),
+      ).map((z) => [z.device_id, z.zone]),
+    );
+    for (const row of rows) {
+      const leaseId = randomUUID();
+      if (zones.get(row.device_id) !== collector.zone) {
+        // Moved to another zone (or back to the central) since it was queued: this collector must not get its credential.
+        leaseWorkRow(db, row.device_id, leaseId, collector.id, at);
+        deleteWorkByLease(db, leaseId);
+        continue;
+      }
+      if (leaseWorkRow(db, row.device_id, leaseId, collector.id, at + o.leaseMs)) leased.push({ row, leaseId });
+    }
+    countLeases(db, collector.id, leased.length);
+  }).immediate();
+  const jobs: LeasedJob[] = [];
+  for (const { row, leaseId } of leased) {
+    const plan = loadBackupPlan(db, secrets, row.device_id);
+    if (!plan) {
+      deleteWorkByLease(db, leaseId);
+      continue;
+    }
+    const job: SealedJob = { target: plan.target, redact_key: o.redact ? secrets.redactionKey.toString('base64') : null };
+    jobs.push({
+      lease_id: leaseId,
+      device_id: row.device_id,
+      device_name: plan.deviceName,
+      expires_at: at + o.leaseMs,
+      template: plan.template,
+      sealed: sealTo(collector.sealing_key, job),
+    });
+  }
+  return jobs;
+}
+
+/** What a collector uploads for one lease: the stored-ready text and its SHA-256, or a classified failure. */
+export type UploadInput = {
+  lease_id: string;
+  started_at: number;
+  duration_ms: number;
+  host_key: string | null;
+  reachability: 'reachable' | 'unreachable' | null;
+} & ({ ok: true; text: string; sha256: string; encoding: SourceEncoding | null } | { ok: false; failure: string; message: string });
+
+export interface UploadResult {
+  backup_id: string;
+  /** The lease's result was stored before: nothing was stored again. */
+  duplicate: boolean;
+  success: boolean;
+  changed: boolean;
+}
+
+/** Uploads being stored right now, by lease id: a retry arriving meanwhile is told to come back (409), never stored twice. */
+const storing = new Set<string>();
+
+/**
+ * Stores a collector's result through the same path as a local backup (running record, snapshot, commit), once per
+ * lease: a retried upload answers with the backup stored the first time. The text's hash is checked first.
+ */
+export async function storeUpload(
+  db: DB,
+  store: SnapshotStore,
+  secrets: SecretBox,
+  collector: CollectorRow,
+  input: UploadInput,
+  at = Date.now(),
+): Promise<UploadResult> {
+  const before = getResultRow(db, input.lease_id);
+  if (before) {
+    if (before.collector_id !== collector.id) throw new ApiError('CONFLICT', 'This lease belongs to another collector.');
+    return { backup_id: before.backup_id, duplicate: true, success: false, changed: false };
+  }
+  if (input.ok && sha256Text(input.text) !== input.sha256) {
+    throw ApiError.validation([{ field: 'sha256', message: 'does not match the text' }], 'The uploaded text does not match its hash.');
+  }
+  if (!input.ok && !(FAILURE_TYPES as readonly string[]).includes(input.failure)) {
+    throw ApiError.validation([{ field: 'failure', message: 'unknown failure type' }]);
+  }
+  if (storing.has(input.lease_id)) throw new ApiError('CONFLICT', 'This lease is being stored; retry in a moment.');
+  const work = getWorkByLease(db, input.lease_id);
+  if (!work || work.collector_id !== collector.id) throw new ApiError('CONFLICT', 'Lease expired or unknown: the backup went back to the queue.');
+  const plan = loadBackupPlan(db, secrets, work.device_id);
+  if (!plan) {
+    deleteWorkByLease(db, input.lease_id);
+    throw new ApiError('CONFLICT', 'The device or its template is gone.');
+  }
+  storing.add(input.lease_id);
+  try {
+    const startedAt = Math.min(at, Math.max(at - 86_400_000, input.started_at));
+    const started = db
+      .transaction(() => {
+        const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt);
+        insertResultRow(db, { lease_id: input.lease_id, collector_id: collector.id, device_id: work.device_id, backup_id: s.id, received_at: at });
+        return s;
+      })
+      .immediate();
+    recordDeviceContact(db, plan, {
+      reachability: input.reachability,
+      error: input.ok ? null : input.message.slice(0, 1000),
+      hostKey: input.host_key,
+      failure: input.ok ? null : (input.failure as FailureType),
+      backupId: started.id,
+    });
+    const done = await finishBackup(
+      db,
+      store,
+      started,
+      input.ok
+        ? { ok: true, text: input.text, ignorePatterns: plan.template.ignore_patterns, encoding: input.encoding }
+        : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
+      Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
+    );
+    deleteWorkByLease(db, input.lease_id);
+    return { backup_id: done.id, duplicate: false, success: done.success, changed: done.changed };
+  } finally {
+    storing.delete(input.lease_id);
+  }
+}

@@ -1,0 +1,203 @@
+// Remote collectors, the central's side: one-time enrolment tokens, enrolment (keys pinned), signed-request checks, revocation, zones.
+import { createHash, randomBytes } from 'node:crypto';
+import type { DB } from '../../db/open';
+import { ApiError } from '../../errors';
+import { isUserActor, SYSTEM_ACTOR, type Actor } from '../../identity/actor';
+import { HEADERS, PROTOCOL_VERSION, REPLAY_WINDOW_MS, canonicalRequest, parsePublicKey, verifyRequest } from '../../lib/collector-protocol';
+import { recordAudit } from '../audit/audit.service';
+import {
+  getCollectorByName,
+  getCollectorRow,
+  getDeviceIdByName,
+  getToken,
+  insertCollector,
+  insertToken,
+  listCollectorRows,
+  rememberNonce,
+  revokeCollectorRow,
+  setDeviceZoneRow,
+  setGroupZoneRow,
+  touchCollector,
+  useToken,
+  workCountRows,
+  type CollectorRow,
+} from './collectors.store';
+
+export type { CollectorRow } from './collectors.store';
+
+const TOKEN_PREFIX = 'cvc_';
+const ZONE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
+
+/**
+ * Collectors are managed at the console (CLI) only until the policy table has collectors.view/collectors.manage:
+ * a user of the web or API is refused, whatever their role.
+ */
+function requireConsole(actor: Actor): void {
+  if (isUserActor(actor)) throw new ApiError('PERMISSION_DENIED', 'Collectors are managed with `confvault collector` on the appliance.');
+}
+
+function checkZone(zone: string): string {
+  if (!ZONE.test(zone)) throw ApiError.validation([{ field: 'zone', message: 'letters, digits, "_", "." and "-", at most 64' }], `invalid zone "${zone}"`);
+  return zone;
+}
+
+const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+
+/** A one-time enrolment token for a collector of `zone`, valid `hours`; only its hash is stored. */
+export function createEnrolToken(db: DB, actor: Actor, zone: string, hours = 24, at = Date.now()): { token: string; expires_at: number } {
+  requireConsole(actor);
+  checkZone(zone);
+  if (!(hours > 0 && hours <= 24 * 30)) throw ApiError.validation([{ field: 'hours', message: 'between 1 and 720' }], 'invalid token lifetime');
+  const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const expires_at = at + Math.round(hours * 3_600_000);
+  db.transaction(() => {
+    insertToken(db, { token_hash: hashToken(token), zone, created_by: actor.principal.username, created_at: at, expires_at });
+    recordAudit(db, actor, { action: 'collector.token_create', target: `zone ${zone}`, details: { zone, expires_at } }, at);
+  }).immediate();
+  return { token, expires_at };
+}
+
+export interface EnrolInput {
+  token: string;
+  name: string;
+  signing_key: string;
+  sealing_key: string;
+  version: string;
+}
+
+/** Enrols a collector with a one-time token: its public keys are pinned, the token is used up. */
+export function enrolCollector(db: DB, input: EnrolInput, at = Date.now()): { collector_id: number; zone: string } {
+  if (!parsePublicKey(input.signing_key, 'ed25519')) throw ApiError.validation([{ field: 'signing_key', message: 'not an Ed25519 public key' }]);
+  if (!parsePublicKey(input.sealing_key, 'x25519')) throw ApiError.validation([{ field: 'sealing_key', message: 'not an X25519 public key' }]);
+  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(input.name))
+    throw ApiError.validation([{ field: 'name', message: 'letters, digits, "_", "." and "-", at most 64' }]);
+  const hash = hashToken(input.token);
+  return db
+    .transaction(() => {
+      const token = getToken(db, hash);
+      if (!token || token.used_at !== null || token.expires_at <= at) throw new ApiError('UNAUTHORIZED', 'Enrolment token unknown, already used or expired.');
+      if (getCollectorByName(db, input.name)) throw new ApiError('CONFLICT', `A collector named "${input.name}" is enrolled already.`);
+      const id = insertCollector(db, {
+        name: input.name,
+        zone: token.zone,
+        signing_key: input.signing_key,
+        sealing_key: input.sealing_key,
+        enrolled_at: at,
+        version: input.version,
+      });
+      if (!useToken(db, hash, id, at)) throw new ApiError('UNAUTHORIZED', 'Enrolment token unknown, already used or expired.');
+      recordAudit(
+        db,
+        SYSTEM_ACTOR,
+        { action: 'collector.enrol', target: `collector ${id}`, details: { name: input.name, zone: token.zone, token_by: token.created_by } },
+        at,
+      );
+      return { collector_id: id, zone: token.zone };
+    })
+    .immediate();
+}
+
+export interface SignedRequest {
+  method: string;
+  /** Path with its query, as the collector signed it. */
+  path: string;
+  header(name: string): string | undefined;
+  body: Buffer;
+}
+
+/**
+ * The collector that signed the request, or an ApiError: another protocol version (409, said in one line), an
+ * unknown or revoked collector, a bad signature, a time outside the replay window or a nonce seen before (401).
+ * Every accepted request counts as the collector being seen.
+ */
+export function authenticateCollector(db: DB, req: SignedRequest, at = Date.now()): CollectorRow {
+  checkProtocol(req.header(HEADERS.protocol));
+  const refuse = (why: string) => new ApiError('UNAUTHORIZED', `Collector request refused: ${why}.`);
+  const id = Number(req.header(HEADERS.id));
+  const timestamp = req.header(HEADERS.timestamp) ?? '';
+  const nonce = req.header(HEADERS.nonce) ?? '';
+  const signature = req.header(HEADERS.signature) ?? '';
+  if (!Number.isSafeInteger(id) || !/^\d{1,15}$/.test(timestamp) || !/^[A-Za-z0-9_-]{16,64}$/.test(nonce) || !signature) throw refuse('not signed');
+  const collector = getCollectorRow(db, id);
+  if (!collector) throw refuse('unknown collector');
+  if (collector.revoked_at !== null) throw refuse('the collector is revoked');
+  if (Math.abs(at - Number(timestamp)) > REPLAY_WINDOW_MS) throw refuse('timestamp outside the replay window (check the clocks)');
+  const key = parsePublicKey(collector.signing_key, 'ed25519');
+  if (!key || !verifyRequest(key, canonicalRequest(req.method, req.path, timestamp, nonce, req.body), signature)) throw refuse('bad signature');
+  if (!rememberNonce(db, id, nonce, at, at - 2 * REPLAY_WINDOW_MS)) throw refuse('replayed request');
+  touchCollector(db, id, req.header(HEADERS.version)?.slice(0, 64) ?? null, at);
+  return collector;
+}
+
+/** One line, said the same way on both sides, when a collector speaks another protocol version. */
+export function checkProtocol(given: string | undefined): void {
+  if (given !== String(PROTOCOL_VERSION)) {
+    throw new ApiError(
+      'CONFLICT',
+      `Collector protocol mismatch: the central speaks version ${PROTOCOL_VERSION}, the collector ${given ?? 'none'}; run the same confvault release on both.`,
+      { central_protocol: PROTOCOL_VERSION },
+    );
+  }
+}
+
+export function revokeCollector(db: DB, actor: Actor, name: string, at = Date.now()): CollectorRow {
+  requireConsole(actor);
+  return db
+    .transaction(() => {
+      const c = getCollectorByName(db, name);
+      if (!c) throw ApiError.notFound(`collector "${name}"`);
+      if (revokeCollectorRow(db, c.id, at))
+        recordAudit(db, actor, { action: 'collector.revoke', target: `collector ${c.id}`, details: { name: c.name, zone: c.zone } }, at);
+      return getCollectorRow(db, c.id)!;
+    })
+    .immediate();
+}
+
+export interface CollectorView {
+  id: number;
+  name: string;
+  zone: string;
+  version: string | null;
+  enrolled_at: number;
+  last_seen_at: number | null;
+  /** revoked, offline (not seen within `offlineAfterMs`) or online. */
+  state: 'online' | 'offline' | 'revoked';
+  leased_total: number;
+  stored_total: number;
+  /** The zone's queue: devices waiting and devices leased (to any of the zone's collectors). */
+  queued: number;
+  leased: number;
+}
+
+export function listCollectors(db: DB, offlineAfterMs: number, at = Date.now()): CollectorView[] {
+  const queues = new Map(workCountRows(db).map((r) => [r.zone, r]));
+  return listCollectorRows(db).map((c) => ({
+    id: c.id,
+    name: c.name,
+    zone: c.zone,
+    version: c.version,
+    enrolled_at: c.enrolled_at,
+    last_seen_at: c.last_seen_at,
+    state: c.revoked_at !== null ? 'revoked' : c.last_seen_at !== null && at - c.last_seen_at <= offlineAfterMs ? 'online' : 'offline',
+    leased_total: c.leased_total,
+    stored_total: c.stored_total,
+    queued: queues.get(c.zone)?.queued ?? 0,
+    leased: queues.get(c.zone)?.leased ?? 0,
+  }));
+}
+
+/** Puts a device (by name) or a group (by id) in a zone; null: back to the central appliance. */
+export function setZone(db: DB, actor: Actor, what: { device: string } | { group: number }, zone: string | null): void {
+  requireConsole(actor);
+  if (zone !== null) checkZone(zone);
+  db.transaction(() => {
+    if ('device' in what) {
+      const id = getDeviceIdByName(db, what.device);
+      if (id === undefined || !setDeviceZoneRow(db, id, zone)) throw ApiError.notFound(`device "${what.device}"`);
+      recordAudit(db, actor, { action: 'device.zone', target: `device ${id}`, details: { zone } });
+    } else {
+      if (!setGroupZoneRow(db, what.group, zone)) throw ApiError.notFound(`group ${what.group}`);
+      recordAudit(db, actor, { action: 'group.zone', target: `group ${what.group}`, details: { zone } });
+    }
+  }).immediate();
+}

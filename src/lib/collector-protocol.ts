@@ -1,0 +1,119 @@
+// The collector protocol's shared pieces (central and site): version, signed-request canonical form, sealing of job secrets.
+import {
+  createCipheriv,
+  createDecipheriv,
+  createHash,
+  createPrivateKey,
+  createPublicKey,
+  diffieHellman,
+  generateKeyPairSync,
+  hkdfSync,
+  randomBytes,
+  sign,
+  verify,
+  type KeyObject,
+} from 'node:crypto';
+
+/** Bumped on any incompatible change of /collector/v<N>; both sides refuse a peer that speaks another one, in one line. */
+export const PROTOCOL_VERSION = 1;
+export const PROTOCOL_PREFIX = `/collector/v${PROTOCOL_VERSION}`;
+
+export const HEADERS = {
+  protocol: 'x-collector-protocol',
+  id: 'x-collector-id',
+  timestamp: 'x-collector-timestamp',
+  nonce: 'x-collector-nonce',
+  signature: 'x-collector-signature',
+  version: 'x-collector-version',
+} as const;
+
+/** A signed request older or newer than this (clock skew included) is refused; nonces are remembered this long. */
+export const REPLAY_WINDOW_MS = 5 * 60_000;
+
+/**
+ * What a collector signs: method, path (with query), timestamp, nonce and the body's SHA-256, one per line. A body,
+ * path or time changed on the way fails the signature; a request replayed inside the window fails on its nonce.
+ */
+export function canonicalRequest(method: string, pathAndQuery: string, timestamp: string, nonce: string, body: Buffer | string): string {
+  const bodyHash = createHash('sha256').update(body).digest('hex');
+  return [`confvault-collector-v${PROTOCOL_VERSION}`, method.toUpperCase(), pathAndQuery, timestamp, nonce, bodyHash].join('\n');
+}
+
+export interface CollectorKeys {
+  /** PEM (PKCS#8) private keys: kept at the site only, mode 0600. */
+  signing_private: string;
+  sealing_private: string;
+  /** base64 DER (SPKI) public keys: pinned by the central at enrolment. */
+  signing_public: string;
+  sealing_public: string;
+}
+
+export function generateCollectorKeys(): CollectorKeys {
+  const s = generateKeyPairSync('ed25519');
+  const x = generateKeyPairSync('x25519');
+  const pem = (k: KeyObject) => k.export({ type: 'pkcs8', format: 'pem' }).toString();
+  const der = (k: KeyObject) => k.export({ type: 'spki', format: 'der' }).toString('base64');
+  return { signing_private: pem(s.privateKey), sealing_private: pem(x.privateKey), signing_public: der(s.publicKey), sealing_public: der(x.publicKey) };
+}
+
+/** A base64 SPKI public key of the given type, or null when it is not one. */
+export function parsePublicKey(b64: string, type: 'ed25519' | 'x25519'): KeyObject | null {
+  try {
+    const key = createPublicKey({ key: Buffer.from(b64, 'base64'), format: 'der', type: 'spki' });
+    return key.asymmetricKeyType === type ? key : null;
+  } catch {
+    return null;
+  }
+}
+
+export function signRequest(privatePem: string, canonical: string): string {
+  return sign(null, Buffer.from(canonical), createPrivateKey(privatePem)).toString('base64');
+}
+
+export function verifyRequest(publicKey: KeyObject, canonical: string, signature: string): boolean {
+  try {
+    return verify(null, Buffer.from(canonical), publicKey, Buffer.from(signature, 'base64'));
+  } catch {
+    return false;
+  }
+}
+
+const SEAL_LABEL = 'confvault collector seal v1';
+
+/** A secret sealed to one collector: an ephemeral X25519 key, ECDH with the collector's key, HKDF-SHA256, AES-256-GCM. */
+export interface Sealed {
+  epk: string;
+  iv: string;
+  tag: string;
+  ct: string;
+}
+
+function sealKey(shared: Buffer, epk: Buffer, recipient: Buffer): Buffer {
+  return Buffer.from(hkdfSync('sha256', shared, Buffer.concat([epk, recipient]), SEAL_LABEL, 32));
+}
+
+/** Seal a JSON value to the collector's X25519 public key (base64 SPKI); only its private key opens it. */
+export function sealTo(recipientB64: string, value: unknown): Sealed {
+  const recipient = parsePublicKey(recipientB64, 'x25519');
+  if (!recipient) throw new Error('not an X25519 public key');
+  const eph = generateKeyPairSync('x25519');
+  const epk = eph.publicKey.export({ type: 'spki', format: 'der' });
+  const key = sealKey(diffieHellman({ privateKey: eph.privateKey, publicKey: recipient }), epk, Buffer.from(recipientB64, 'base64'));
+  const iv = randomBytes(12);
+  const cipher = createCipheriv('aes-256-gcm', key, iv);
+  const ct = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
+  return { epk: epk.toString('base64'), iv: iv.toString('base64'), tag: cipher.getAuthTag().toString('base64'), ct: ct.toString('base64') };
+}
+
+/** Open what sealTo sealed to this collector; throws when it was sealed to another key or changed on the way. */
+export function openSealed(privatePem: string, publicB64: string, sealed: Sealed): unknown {
+  const epk = Buffer.from(sealed.epk, 'base64');
+  const shared = diffieHellman({ privateKey: createPrivateKey(privatePem), publicKey: createPublicKey({ key: epk, format: 'der', type: 'spki' }) });
+  const decipher = createDecipheriv('aes-256-gcm', sealKey(shared, epk, Buffer.from(publicB64, 'base64')), Buffer.from(sealed.iv, 'base64'));
+  decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
+  return JSON.parse(Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64')), decipher.final()]).toString('utf8'));
+}
+
+export function sha256Text(text: string): string {
+  return createHash('sha256').update(text, 'utf8').digest('hex');
+}

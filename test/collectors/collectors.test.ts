@@ -1,0 +1,164 @@
+// Remote collectors over real HTTP: one-time enrolment, signed requests (tamper, replay, revoked), leases sealed to the zone's collector, idempotent upload.
+import { test, before, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
+import { createEnrolToken, revokeCollector, setZone } from '../../src/features/collectors/collectors.service';
+import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import { generateCollectorKeys, openSealed, sha256Text, type Sealed } from '../../src/lib/collector-protocol';
+import { enrol, enrolBody, postEnrol, signedHeaders, signedPost, type EnrolledCollector } from './harness';
+
+let t: TestAppliance;
+let adminKey: string;
+let templateId: number;
+const PASSWORD = 'pw-zone-secret-481516';
+
+before(async () => {
+  t = await startTestAppliance({ CONFVAULT_COLLECTOR_LEASE_SECONDS: '600' });
+  adminKey = await t.keyFor({ permissions: 'all' });
+  templateId = seedBuiltinTemplate(t.appliance.db, 'frr');
+});
+after(() => t.close());
+
+type LeaseAnswer = { jobs: { lease_id: string; device_id: number; device_name: string; sealed: Sealed }[] };
+
+/** A device of `zone` (through its group), queued for its collector as the schedule would. */
+function zonedDevice(name: string, zone: string): number {
+  const { db, secrets } = t.services;
+  const group = seedGroup(db, `g-${name}`);
+  setZone(db, SYSTEM_ACTOR, { group }, zone);
+  const id = seedDevice(db, {
+    name,
+    group_id: group,
+    credential_id: seedCredential(db, secrets, { name: `c-${name}`, username: 'backup', password: PASSWORD }),
+    template_id: templateId,
+  });
+  assert.deepEqual(leaveZonedToCollectors(db, [id], 'schedule'), [], 'a zoned device is left to its collector');
+  return id;
+}
+
+test('an enrolment token is single use; an expired or unknown one is refused', async () => {
+  const { token } = createEnrolToken(t.appliance.db, SYSTEM_ACTOR, 'site-a');
+  const first = await postEnrol(t, enrolBody(token, 'col-once', generateCollectorKeys()));
+  assert.equal(first.status, 201);
+  assert.equal(((await first.json()) as { zone: string }).zone, 'site-a');
+  const again = await postEnrol(t, enrolBody(token, 'col-twice', generateCollectorKeys()));
+  assert.equal(again.status, 401, 'the same token enrols once');
+
+  const old = createEnrolToken(t.appliance.db, SYSTEM_ACTOR, 'site-a', 1, Date.now() - 2 * 3_600_000);
+  const expired = await postEnrol(t, enrolBody(old.token, 'col-late', generateCollectorKeys()));
+  assert.equal(expired.status, 401);
+  assert.match(((await expired.json()) as { error: { message: string } }).error.message, /expired/);
+
+  assert.equal((await postEnrol(t, enrolBody('cvc_made-up', 'col-guess', generateCollectorKeys()))).status, 401);
+});
+
+test('a collector of another protocol version is told so in one line', async () => {
+  const { token } = createEnrolToken(t.appliance.db, SYSTEM_ACTOR, 'site-a');
+  const res = await postEnrol(t, enrolBody(token, 'col-future', generateCollectorKeys()), '99');
+  assert.equal(res.status, 409);
+  assert.equal(res.headers.get('x-collector-protocol'), '1');
+  const { message } = ((await res.json()) as { error: { message: string } }).error;
+  assert.match(message, /^Collector protocol mismatch: the central speaks version 1, the collector 99; [^\n]+$/);
+});
+
+test('signed requests: a tampered body, a replay, an old timestamp, another key and a revoked collector are refused', async () => {
+  const c = await enrol(t, 'site-sig', 'col-sig');
+  assert.equal((await signedPost(t, c, '/lease', { max: 1 })).status, 200);
+
+  const tampered = await signedPost(t, c, '/lease', { max: 5 }, { signedBody: JSON.stringify({ max: 1 }) });
+  assert.equal(tampered.status, 401);
+
+  const body = JSON.stringify({ max: 1 });
+  const headers = signedHeaders(c, '/lease', body);
+  const send = () => fetch(`${t.url}/collector/v1/lease`, { method: 'POST', headers, body });
+  assert.equal((await send()).status, 200);
+  const replay = await send();
+  assert.equal(replay.status, 401);
+  assert.match(((await replay.json()) as { error: { message: string } }).error.message, /replayed/);
+
+  assert.equal((await signedPost(t, c, '/lease', { max: 1 }, { timestamp: Date.now() - 10 * 60_000 })).status, 401);
+  assert.equal((await signedPost(t, c, '/lease', { max: 1 }, { keys: generateCollectorKeys() })).status, 401, 'a key the central did not pin');
+  assert.equal((await signedPost(t, { ...c, id: 999_999 }, '/lease', { max: 1 })).status, 401, 'an unknown collector');
+  const unsigned = await fetch(`${t.url}/collector/v1/lease`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-collector-protocol': '1' },
+    body,
+  });
+  assert.equal(unsigned.status, 401);
+
+  revokeCollector(t.appliance.db, SYSTEM_ACTOR, 'col-sig');
+  const revoked = await signedPost(t, c, '/lease', { max: 1 });
+  assert.equal(revoked.status, 401);
+  assert.match(((await revoked.json()) as { error: { message: string } }).error.message, /revoked/);
+});
+
+test('a lease carries the credential sealed to its own zone collector only; an upload is hash-checked and stored once', async () => {
+  const a: EnrolledCollector = await enrol(t, 'site-l', 'col-l');
+  const b: EnrolledCollector = await enrol(t, 'site-other', 'col-other');
+  const deviceId = zonedDevice('dev-l', 'site-l');
+
+  const none = (await (await signedPost(t, b, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  assert.deepEqual(none.jobs, [], 'another zone gets nothing');
+
+  const res = await signedPost(t, a, '/lease', { max: 10 });
+  const raw = await res.text();
+  assert.ok(!raw.includes(PASSWORD), 'the password never travels in clear');
+  const { jobs } = JSON.parse(raw) as LeaseAnswer;
+  assert.equal(jobs.length, 1);
+  assert.equal(jobs[0].device_id, deviceId);
+  const opened = openSealed(a.keys.sealing_private, a.keys.sealing_public, jobs[0].sealed) as { target: { password: string }; redact_key: string };
+  assert.equal(opened.target.password, PASSWORD);
+  assert.equal(Buffer.from(opened.redact_key, 'base64').length, 32);
+  assert.throws(() => openSealed(b.keys.sealing_private, b.keys.sealing_public, jobs[0].sealed), 'another collector cannot open it');
+  assert.deepEqual(((await (await signedPost(t, a, '/lease', { max: 10 })).json()) as LeaseAnswer).jobs, [], 'a leased device is not leased twice');
+
+  const text = 'hostname dev-l\ninterface eth0\n';
+  const upload = {
+    lease_id: jobs[0].lease_id,
+    started_at: Date.now() - 1000,
+    duration_ms: 900,
+    host_key: null,
+    reachability: 'reachable',
+    ok: true,
+    text,
+    encoding: null,
+  };
+  const wrongHash = await signedPost(t, a, '/results', { ...upload, sha256: sha256Text('something else') });
+  assert.equal(wrongHash.status, 422);
+  assert.equal((await signedPost(t, b, '/results', { ...upload, sha256: sha256Text(text) })).status, 409, 'another collector cannot answer this lease');
+
+  const stored = (await (await signedPost(t, a, '/results', { ...upload, sha256: sha256Text(text) })).json()) as { backup_id: string; duplicate: boolean };
+  assert.equal(stored.duplicate, false);
+  const retry = (await (await signedPost(t, a, '/results', { ...upload, sha256: sha256Text(text) })).json()) as { backup_id: string; duplicate: boolean };
+  assert.deepEqual(retry, { ...retry, backup_id: stored.backup_id, duplicate: true }, 'a retried upload stores nothing new');
+
+  const list = (await (await t.api(`/api/v1/devices/${deviceId}/backups`, { key: adminKey })).json()) as { items: { id: string; success: boolean }[] };
+  assert.deepEqual(
+    list.items.map((r) => [r.id, r.success]),
+    [[stored.backup_id, true]],
+  );
+  const content = await t.api(`/api/v1/backups/${stored.backup_id}/content`, { key: adminKey });
+  assert.equal(content.status, 200);
+  assert.equal(((await content.json()) as { config_text: string }).config_text, text);
+});
+
+test('"Back up now" of a zoned device queues it for its collector instead of trying from the central', async () => {
+  const c = await enrol(t, 'site-now', 'col-now');
+  const { db, secrets } = t.services;
+  const id = seedDevice(db, {
+    name: 'dev-now',
+    hostname: '192.0.2.1',
+    credential_id: seedCredential(db, secrets, { name: 'c-dev-now', username: 'backup', password: PASSWORD }),
+    template_id: templateId,
+  });
+  setZone(db, SYSTEM_ACTOR, { device: 'dev-now' }, 'site-now');
+  const [r] = await t.services.runner.run([id], { trigger: 'manual' });
+  assert.deepEqual([r.success, r.failure, r.message], [false, 'SKIPPED', 'Queued for the collector of its zone.']);
+  const { jobs } = (await (await signedPost(t, c, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  assert.deepEqual(
+    jobs.map((j) => j.device_id),
+    [id],
+  );
+});
