@@ -9,7 +9,7 @@ import { createCredential } from '../../src/features/credentials/credentials.ser
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { ADMINISTRATOR_ROLE } from '../../src/identity/permissions';
+import { PERMISSIONS } from '../../src/identity/permissions';
 import { prepareSnapshot } from '../../src/store/snapshots';
 import { BENCH_DIR, REPO_ROOT } from './common';
 import { FLEET_MIX, deviceConfig, prng } from './seed-configs';
@@ -90,7 +90,8 @@ async function seed(dataDir: string, key: string): Promise<ScaleMeta> {
   db.pragma('cache_size = -524288');
   try {
     const password = 'scale-admin-password-1';
-    await createUser(db, SYSTEM_ACTOR, { username: 'scale-admin', password, role: ADMINISTRATOR_ROLE, groups: null });
+    createRole(db, SYSTEM_ACTOR, { name: 'scale-admin', permissions: PERMISSIONS });
+    await createUser(db, SYSTEM_ACTOR, { username: 'scale-admin', password, role: 'scale-admin', groups: null });
     const adminKey = createApiKey(db, SYSTEM_ACTOR, { username: 'scale-admin', name: 'scale bench' }).key;
     const inv = insertFleet(app);
     createRole(db, SYSTEM_ACTOR, { name: 'scale-scoped', permissions: ['devices.view', 'backups.view', 'dashboard.view'] });
