@@ -1,7 +1,8 @@
 // `npm run bench -- --only scale`: pages and API calls of a real `serve` over 100,000 devices, p50/p95/max each, with the machine's load.
 import http from 'node:http';
 import path from 'node:path';
-import { openDatabase } from '../../src/db/open';
+import { openAppliance } from '../../src/app/bootstrap';
+import { loadConfig } from '../../src/config/config';
 import { createSession } from '../../src/web/session/sessions.service';
 import { spawnServe } from '../helpers/appliance';
 import { loadAverage, ms, num, percentile, row, type Row, type Section } from './common';
@@ -60,14 +61,17 @@ function timedGet(agent: http.Agent, url: string, headers: Record<string, string
   });
 }
 
-/** A web session for the seeded administrator, made the way a login makes one (the bench process writes it, serve reads it). */
+/**
+ * A web session for the seeded administrator, made the way a login makes one (the bench process writes it, serve reads
+ * it). Opening the appliance first migrates a data dir seeded under an older schema, before serve's start is timed.
+ */
 function webCookie(dataDir: string): string {
-  const db = openDatabase(path.join(dataDir, 'confvault.db'));
+  const { db, close } = openAppliance({}, loadConfig({ dataDir }, { CONFVAULT_LOG_LEVEL: 'silent' }));
   try {
     const userId = db.prepare("SELECT id FROM users WHERE username = 'scale-admin'").pluck().get() as number;
     return `confvault_session=${createSession(db, userId, { address: '127.0.0.1', userAgent: 'scale-bench' })}`;
   } finally {
-    db.close();
+    close();
   }
 }
 
