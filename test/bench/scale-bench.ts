@@ -66,12 +66,13 @@ function timedGet(agent: http.Agent, url: string, headers: Record<string, string
  * it). Opening the appliance first migrates a data dir seeded under an older schema, before serve's start is timed.
  */
 function webCookie(dataDir: string): string {
-  const { db, close } = openAppliance({}, loadConfig({ dataDir }, { CONFVAULT_LOG_LEVEL: 'silent' }));
+  const app = openAppliance({}, loadConfig({ dataDir }, { CONFVAULT_LOG_LEVEL: 'silent' }));
+  const { db } = app;
   try {
     const userId = db.prepare("SELECT id FROM users WHERE username = 'scale-admin'").pluck().get() as number;
     return `confvault_session=${createSession(db, userId, { address: '127.0.0.1', userAgent: 'scale-bench' })}`;
   } finally {
-    close();
+    app.close();
   }
 }
 
