@@ -68,9 +68,11 @@ describe('search in runs of devices', () => {
     }
   });
 
-  test('a search past its budget is partial, not an error, in runs too', async () => {
-    const r = await searchConfigs(t.services, SCOPE_ALL, buildMatcher('ntp server', 'text', false), 0, {}, 1);
+  test('a search past its deadline is partial, not an error, and stops at the first run', async () => {
+    // A budget of -1 ms: the deadline has passed before the first device is read (the worker checks it before each).
+    const r = await searchConfigs(t.services, SCOPE_ALL, buildMatcher('ntp server', 'text', false), -1, {}, 1);
     assert.equal(r.partial, true);
     assert.equal(r.hits.length, 0);
+    assert.equal(r.devicesSearched, 0);
   });
 });
