@@ -15,13 +15,14 @@ import { runLabEventBench, runSyslogBench } from './syslog-bench';
 import { runSchedulerBench } from './scheduler-bench';
 import { runRuntimeBench } from './runtime-bench';
 import { runComplianceBench } from './compliance-bench';
+import { runScaleBench } from './scale-bench';
 import { printSection, printSummary, writeReport } from './report';
 import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime'];
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime', 'scale'];
 
 const HELP = `Usage: npm run bench [-- options]
 
@@ -31,7 +32,8 @@ const HELP = `Usage: npm run bench [-- options]
                       beside dist/confvault: size, --version, start-up, API load, side by side (repeatable; with
                       --only runtime, only that part)
   --quick             shorter load runs (1 round of 4 s, 100 timed requests): a smoke test, not a result
-  --reseed            throw the cached database away and seed it again
+  --reseed            throw the cached database away and seed it again (api, scale)
+                      (scale: CONFVAULT_BENCH_SCALE_PROBES=REGEX measures only the rows whose label matches)
   --profile           write a CPU profile of the appliance's server process (api, hostile, fleet, big) to ${'$'}{path.relative(REPO_ROOT, PROFILE_DIR)}/
   -h, --help          this help
 
@@ -189,6 +191,18 @@ async function main(): Promise<number> {
     say('-- syslog flood (event-driven backups)');
     sections.push(await runSyslogBench(say, { rate: 10_000, seconds: values.quick ? 3 : 10, devices: 100, senders: 400 }));
     sections.push(await runLabEventBench(say, values.quick ? 3 : 20));
+  }
+
+  if (!values.only || values.only === 'scale') {
+    say('');
+    say('-- scale of the inventory (100,000 devices, a real serve)');
+    sections.push(
+      ...(await runScaleBench(say, {
+        iterations: values.quick ? 20 : 100,
+        reseed: values.reseed,
+        only: process.env.CONFVAULT_BENCH_SCALE_PROBES ? new RegExp(process.env.CONFVAULT_BENCH_SCALE_PROBES, 'i') : undefined,
+      })),
+    );
   }
 
   const baselines = values.baseline ?? [];

@@ -131,5 +131,10 @@ describe('web Notifications page', () => {
     const later = await admin.get('/');
     assert.match(later.html, /id="stat-stale"[\s\S]*?>1</);
     assert.match(later.html, /id="stat-never"[\s\S]*?>2</);
+    // The two counts are kept while nothing is written (issue #27): a backup recorded since counts on the next view.
+    importBackup(db, SYSTEM_ACTOR, t.appliance.snapshots, old, 'hostname old\n');
+    const backedUp = await admin.get('/');
+    assert.match(backedUp.html, /id="stat-stale"[\s\S]*?>0</);
+    assert.match(backedUp.html, /id="stat-never"[\s\S]*?>1</);
   });
 });

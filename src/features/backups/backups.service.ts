@@ -21,8 +21,8 @@ import {
   insertBackup,
   listDeviceBackupPage,
   listDeviceHistoryRows,
-  listLatestSnapshotRows,
-  type LatestSnapshotRow,
+  listLatestSnapshotChunk,
+  type LatestSnapshotChunk,
   latestSuccessfulFingerprint,
   lastChangedBackupRow,
   previousSuccessfulBackupId,
@@ -321,9 +321,9 @@ export function getDeviceBackupRow(db: DB, scope: Scope, deviceId: number, backu
   return row;
 }
 
-/** Newest successful backup of every device in the scope, for configuration search. */
-export function listLatestSnapshots(db: DB, scope: Scope): LatestSnapshotRow[] {
-  return listLatestSnapshotRows(db, scope.all ? null : [...scope.groupIds]);
+/** Newest successful backup of the next `limit` devices by name after `afterName` in the scope, for configuration search. */
+export function listLatestSnapshots(db: DB, scope: Scope, afterName: string | null, limit: number): LatestSnapshotChunk {
+  return listLatestSnapshotChunk(db, scope.all ? null : [...scope.groupIds], afterName, limit);
 }
 
 /** The newest backup of a device that recorded a change ("last change" on the device page), scope checked. */

@@ -207,23 +207,40 @@ export interface LatestSnapshotRow {
   config_snapshot_hash: string;
 }
 
+/** One run of devices by name for the configuration search: each with its newest successful backup, if it has one. */
+export interface LatestSnapshotChunk {
+  rows: LatestSnapshotRow[];
+  /** The name of the run's last device (with or without a backup): where the next run starts; null when no device follows. */
+  lastName: string | null;
+}
+
 /**
- * The newest successful backup of every device in the scope (null groupIds: all devices), by name. Each device
- * reads the head of its backups_device_history range until its first success, so the cost follows the device count.
+ * The newest successful backup of the next `limit` devices in the scope (null groupIds: all devices) whose name
+ * sorts after `afterName` (null: from the first), by name. A keyset walk of the name index: a search that finds its
+ * hits among the first devices reads only those, however large the inventory. Each device reads the head of its
+ * backups_device_history range until its first success.
  */
-export function listLatestSnapshotRows(db: DB, groupIds: readonly number[] | null): LatestSnapshotRow[] {
-  const scoped = groupIds !== null;
-  return db
-    .prepare(
-      `SELECT x.device_id, x.device_name, b.id AS backup_id, b.started_at, b.config_snapshot_hash
-         FROM (SELECT d.id AS device_id, d.name AS device_name,
-                      (SELECT b.id FROM backups b WHERE b.device_id = d.id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
-                        ORDER BY b.started_at DESC, b.id DESC LIMIT 1) AS backup_id
-                 FROM devices d ${scoped ? 'WHERE d.group_id IN (SELECT value FROM json_each(?))' : ''}) x
-         JOIN backups b ON b.id = x.backup_id
-        ORDER BY x.device_name`,
-    )
-    .all(...(scoped ? [JSON.stringify(groupIds)] : [])) as LatestSnapshotRow[];
+export function listLatestSnapshotChunk(db: DB, groupIds: readonly number[] | null, afterName: string | null, limit: number): LatestSnapshotChunk {
+  const conds = [afterName === null ? '' : 'd.name > @after', groupIds === null ? '' : 'd.group_id IN (SELECT value FROM json_each(@groups))'].filter(Boolean);
+  const rows = prepareCached(
+    db,
+    `SELECT x.device_id, x.device_name, b.id AS backup_id, b.started_at, b.config_snapshot_hash
+       FROM (SELECT d.id AS device_id, d.name AS device_name,
+                    (SELECT b.id FROM backups b WHERE b.device_id = d.id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
+                      ORDER BY b.started_at DESC, b.id DESC LIMIT 1) AS backup_id
+               FROM devices d ${conds.length ? `WHERE ${conds.join(' AND ')}` : ''}
+              ORDER BY d.name ${boundLimit('@limit')}) x
+       LEFT JOIN backups b ON b.id = x.backup_id
+      ORDER BY x.device_name`,
+  ).all({
+    limit,
+    ...(afterName === null ? {} : { after: afterName }),
+    ...(groupIds === null ? {} : { groups: JSON.stringify(groupIds) }),
+  }) as (Omit<LatestSnapshotRow, 'backup_id'> & { backup_id: string | null })[];
+  return {
+    rows: rows.filter((r): r is LatestSnapshotRow => r.backup_id !== null),
+    lastName: rows.length === limit ? rows[rows.length - 1].device_name : null,
+  };
 }
 
 /** The newest backup of a device that recorded a change (the device page's "last change"); walks backups_device_history. */

@@ -62,41 +62,65 @@ export function buildMatcher(query: string, mode: 'text' | 'regex', caseSensitiv
   return { query, mode, caseSensitive };
 }
 
-/** Searches on a pool worker; the event loop only lists the snapshots and collects the hits. */
+/** Devices listed (and sent to a worker) per task: a search whose hits come early reads one run, whatever the inventory's size. */
+export const SEARCH_CHUNK = 1_000;
+
+/**
+ * Searches on pool workers, run after run of SEARCH_CHUNK devices by name; the event loop only lists each run's
+ * snapshots and collects the hits. The runs share one deadline and one cap, so the result is the one a single task
+ * over every device would give.
+ */
 export async function searchConfigs(
   app: AppServices,
   scope: Scope,
   query: SearchQuery,
   budgetMs = SEARCH_BUDGET_MS,
   opts: SearchOptions = {},
+  chunkSize = SEARCH_CHUNK,
 ): Promise<SearchResult> {
   const started = performance.now();
-  let rows = listLatestSnapshots(app.db, scope);
-  if (opts.groupId !== undefined || opts.templateId !== undefined) {
-    const ids = new Set(listDeviceIds(app.db, scope, { group_id: opts.groupId, template_id: opts.templateId }));
-    rows = rows.filter((r) => ids.has(r.device_id));
-  }
-  const targets = rows.map((r) => ({
-    deviceId: r.device_id,
-    deviceName: r.device_name,
-    backupId: r.backup_id,
-    startedAt: r.started_at,
-    hash: r.config_snapshot_hash,
-  }));
+  const deadline = Date.now() + budgetMs;
+  const only =
+    opts.groupId !== undefined || opts.templateId !== undefined
+      ? new Set(listDeviceIds(app.db, scope, { group_id: opts.groupId, template_id: opts.templateId }))
+      : null;
   const cap = opts.export ? EXPORT_LIMITS.devices : Math.max(MAX_DEVICES_WITH_HITS, (opts.window?.to ?? 0) + 1);
-  const task: SearchTask = {
-    query,
-    snapshotsRoot: app.snapshots.root,
-    targets,
-    deadline: Date.now() + budgetMs,
-    maxDevicesWithHits: cap,
-    window: opts.window,
-    exportLines: opts.export ? { perDevice: EXPORT_LIMITS.lines_per_device, total: EXPORT_LIMITS.lines } : undefined,
-  };
   const hits: SearchHit[] = [];
+  const result = { devicesSearched: 0, truncated: false, partial: false };
+  let exported = 0;
+  let after: string | null = null;
+  do {
+    const chunk = listLatestSnapshots(app.db, scope, after, chunkSize);
+    after = chunk.lastName;
+    const targets = chunk.rows
+      .filter((r) => !only || only.has(r.device_id))
+      .map((r) => ({ deviceId: r.device_id, deviceName: r.device_name, backupId: r.backup_id, startedAt: r.started_at, hash: r.config_snapshot_hash }));
+    if (targets.length === 0) continue;
+    const found = hits.length;
+    const task: SearchTask = {
+      query,
+      snapshotsRoot: app.snapshots.root,
+      targets,
+      deadline,
+      maxDevicesWithHits: cap - found,
+      window: opts.window && { from: opts.window.from - found, to: opts.window.to - found },
+      exportLines: opts.export ? { perDevice: EXPORT_LIMITS.lines_per_device, total: EXPORT_LIMITS.lines - exported } : undefined,
+    };
+    const done = await searchChunk(app, task, hits, started);
+    result.devicesSearched += done.devicesSearched >= 0 ? done.devicesSearched : hits.length - found;
+    for (let i = found; i < hits.length; i++) exported += hits[i].lines?.length ?? 0;
+    result.truncated = done.truncated;
+    result.partial = done.partial;
+  } while (after !== null && !result.truncated && !result.partial);
+  return { hits, ...result, elapsedMs: Math.round(performance.now() - started) };
+}
+
+/** One run of devices on a worker; its hits are appended to `hits` as they come. */
+async function searchChunk(app: AppServices, task: SearchTask, hits: SearchHit[], started: number): Promise<SearchDone> {
+  const budget = Math.max(0, task.deadline - Date.now());
   let done: SearchDone;
   try {
-    done = await runOffThread<SearchDone>({ kind: 'search', ...task }, budgetMs + HARD_GRACE_MS, (hit) => hits.push(hit as SearchHit));
+    done = await runOffThread<SearchDone>({ kind: 'search', ...task }, budget + HARD_GRACE_MS, (hit) => hits.push(hit as SearchHit));
   } catch (err) {
     if (err instanceof OffThreadBusy) throw new ApiError('SERVICE_UNAVAILABLE', 'Too many searches are running; try again in a few seconds.');
     if (!(err instanceof OffThreadTimeout)) throw err;
@@ -104,13 +128,7 @@ export async function searchConfigs(
     done = { devicesSearched: -1, truncated: false, partial: true, unreadable: [] };
   }
   for (const u of done.unreadable) app.log?.error({ backup_id: u.backupId, hash: u.hash, problem: u.problem }, 'snapshot integrity error');
-  return {
-    hits,
-    devicesSearched: done.devicesSearched >= 0 ? done.devicesSearched : hits.length,
-    truncated: done.truncated,
-    partial: done.partial,
-    elapsedMs: Math.round(performance.now() - started),
-  };
+  return done;
 }
 
 /** The search a person runs (web page, API): permissions checked at once, the search run in their scope, one audit row. */

@@ -1,21 +1,35 @@
 // System statistics (spec 4.6 rule 4: permission only, no device-group filtering), read in one consistent snapshot.
 import type { DB } from '../../db/open';
+import { GenerationMemo } from '../../db/generation';
 import type { Principal, Scope } from '../../identity/principal';
 import { authorize } from '../../identity/policy';
 import { STATS_OPS } from './stats.policy';
 import {
+  CHANGE_BUCKET_MS,
   OUTCOME_BUCKET_MS,
   countOutcomesSince,
   countScopedDevices,
+  countStaleDevices,
   getBackupCounters,
   getInventoryCounts,
-  listChangeTimes,
+  listChangeBuckets,
   listOutcomeBuckets,
   listRecentFailures,
   type FailureRow,
 } from './stats.store';
 
 const DAY_MS = 86_400_000;
+
+/**
+ * The stale and never-backed-up counts read every enabled device's history (100,000 index lookups at scale): kept
+ * while the database generation stands (no write since, in any process), per scope and minute of the stale threshold.
+ */
+const staleCounts = new GenerationMemo<string, { stale: number; never: number }>(64);
+
+function readStaleCounts(db: DB, key: string): { stale: number; never: number } {
+  const { groups, staleBefore } = JSON.parse(key) as { groups: number[] | null; staleBefore: number };
+  return countStaleDevices(db, groups, staleBefore);
+}
 
 export interface Statistics {
   devices: { total: number; enabled: number; unreachable: number };
@@ -65,6 +79,8 @@ export interface DayPoint {
 export interface Dashboard {
   /** total: in service; retired apart. */
   devices: { total: number; enabled: number; unreachable: number; retired: number };
+  /** Enabled devices with no successful backup since `staleBefore` (from when they were added), and with none ever; null unless asked. */
+  stale: { stale: number; never: number } | null;
   last_24h: { succeeded: number; failed: number };
   days: DayPoint[];
   failures: FailureRow[];
@@ -76,10 +92,16 @@ export interface Dashboard {
  * The web dashboard for one user: device counts, outcomes and changes per day (in `tz`) over `days` days, and recent
  * failures, all limited to the scope, so a scoped user's figures never count a device they cannot list.
  */
-export function getDashboard(db: DB, scope: Scope, tz: string, now = Date.now(), days = 30): Dashboard {
+export function getDashboard(db: DB, scope: Scope, tz: string, opts: { staleBefore?: number; now?: number; days?: number } = {}): Dashboard {
+  const { now = Date.now(), days = 30 } = opts;
   const groups = scope.all ? null : [...scope.groupIds];
   const since = now - days * DAY_MS;
   const dayOf = new Intl.DateTimeFormat('en-CA', { timeZone: tz, year: 'numeric', month: '2-digit', day: '2-digit' });
+  // Read before the transaction (a memo holds nothing inside one): these two tiles may be a write older than the rest.
+  const stale =
+    opts.staleBefore === undefined
+      ? null
+      : staleCounts.get(db, JSON.stringify({ groups, staleBefore: Math.floor(opts.staleBefore / 60_000) * 60_000 }), readStaleCounts);
   return db.transaction(() => {
     const points = new Map<string, DayPoint>();
     for (let t = since + DAY_MS; t <= now + 1; t += DAY_MS) {
@@ -98,12 +120,13 @@ export function getDashboard(db: DB, scope: Scope, tz: string, now = Date.now(),
         last24h.failed += b.failed;
       }
     }
-    for (const t of listChangeTimes(db, groups, since)) {
-      const p = points.get(dayOf.format(t));
-      if (p) p.changes++;
+    for (const b of listChangeBuckets(db, groups, since)) {
+      const p = points.get(dayOf.format(b.bucket * CHANGE_BUCKET_MS));
+      if (p) p.changes += b.n;
     }
     return {
       devices: countScopedDevices(db, groups),
+      stale,
       last_24h: last24h,
       days: [...points.values()],
       failures: listRecentFailures(db, groups, now - 7 * DAY_MS, 10),

@@ -30,12 +30,11 @@ function dashboardPage(c: WebContext) {
   const db = c.get('app').db;
   const p = c.get('principal');
   const tz = c.get('timezone');
-  const d = getDashboard(db, p.scope, tz);
-  const unreachable = can(c, 'devices.view') ? listDevices(db, p.scope, { reachability: 'unreachable' }, 1, 10) : null;
   const staleHours = c.get('app').config.backup.stale_after_hours;
-  const stale = listDevices(db, p.scope, { stale_before: staleBefore(staleHours) }, 1, 1).total;
-  // Apart from stale ones: a device added less than stale_after_hours ago is not stale yet, but may never have worked.
-  const never = listDevices(db, p.scope, { never_backed_up: true }, 1, 1).total;
+  const d = getDashboard(db, p.scope, tz, { staleBefore: staleBefore(staleHours) });
+  const unreachable = can(c, 'devices.view') ? listDevices(db, p.scope, { reachability: 'unreachable' }, 1, 10) : null;
+  // "Never" apart from stale ones: a device added less than stale_after_hours ago is not stale yet, but may never have worked.
+  const { stale, never } = d.stale ?? { stale: 0, never: 0 };
   return render(
     c,
     { title: 'Dashboard', active: '/' },

@@ -18,7 +18,7 @@ export function groupOptions(db: DB, scope: Scope): GroupOption[] {
       walk(n.children, path, depth + 1);
     }
   };
-  walk(getGroupTree(db, scope), '', 0);
+  walk(getGroupTree(db, scope, false), '', 0);
   return out;
 }
 
