@@ -3,7 +3,7 @@ import type { AppConfig } from '../config/config';
 import { DB_FILE_NAME, ensureDataDir } from '../app/bootstrap';
 import { litestreamConfig } from '../features/replication/litestream-config';
 import { restoreFromReplica } from '../features/replication/replication.restore';
-import { readReplicaManifest, readReplicationStatus, replicationLagSeconds } from '../features/replication/replication.service';
+import { readReplicaManifest, readReplicationStatus, replicationHealth, replicationLagSeconds } from '../features/replication/replication.service';
 import { UsageError, err, fmtTime, out } from './common';
 
 export const DB_REPLICA_HELP = `  confvault db restore --from-replica [PATH] [--force]
@@ -53,7 +53,7 @@ export function replicaCommand(config: Readonly<AppConfig>, action: string | und
   out(`passes_failed\t${s?.passes_failed ?? 0}`);
   const m = replica ? readReplicaManifest(replica) : null;
   out(`replica_copy\t${m ? `${m.db_bytes} bytes, ${m.snapshots} snapshot files named, consistent at ${fmtTime(m.consistent_at, tz)}` : '-'}`);
-  const failing = enabled && s !== null && s.last_error_at !== null && (s.last_success_at === null || s.last_error_at > s.last_success_at);
+  const failing = replicationHealth(config.storage.data_dir, enabled)?.status === 'failing';
   if (failing) err('the last replication pass failed: see last_error');
   return failing ? 1 : 0;
 }

@@ -77,6 +77,23 @@ export function replicationLagSeconds(status: ReplicationStatus | null, now = Da
   return Math.max(0, (now - status.consistent_at) / 1000);
 }
 
+export interface ReplicationHealth {
+  /** ok: the last pass succeeded; failing: the last pass failed; waiting: no copy yet. */
+  status: 'ok' | 'failing' | 'waiting';
+  lag_seconds: number | null;
+  last_error: string | null;
+}
+
+/** What /healthz and /metrics say of replication (null when it is off), read from the status file `serve` writes. */
+export function replicationHealth(dataDir: string, enabled: boolean, now = Date.now()): ReplicationHealth | null {
+  if (!enabled) return null;
+  const s = readReplicationStatus(dataDir);
+  const lag = replicationLagSeconds(s, now);
+  const failing = s !== null && s.last_error_at !== null && (s.last_success_at === null || s.last_error_at > s.last_success_at);
+  const status = failing ? 'failing' : lag === null ? 'waiting' : 'ok';
+  return { status, lag_seconds: lag === null ? null : Math.round(lag * 10) / 10, last_error: failing ? s.last_error : null };
+}
+
 /**
  * One pass: copy the database into <replica>/confvault.db.partial, make it a self-contained file, mirror every
  * snapshot file that copy names, and only then rename it to confvault.db. So the replica's database never names a
