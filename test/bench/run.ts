@@ -1,4 +1,5 @@
 // `npm run bench`: performance targets of the public API and the backup engine, printed as tables and written to results.json / RESULTS.md.
+import { runReplicationBench } from './replication-bench';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -21,7 +22,7 @@ import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime'];
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime', 'replication'];
 
 const HELP = `Usage: npm run bench [-- options]
 
@@ -189,6 +190,13 @@ async function main(): Promise<number> {
     say('-- syslog flood (event-driven backups)');
     sections.push(await runSyslogBench(say, { rate: 10_000, seconds: values.quick ? 3 : 10, devices: 100, senders: 400 }));
     sections.push(await runLabEventBench(say, values.quick ? 3 : 20));
+  }
+
+  if (!values.only || values.only === 'replication') {
+    say('');
+    say('-- replication (data-loss window, restore time)');
+    const quick = values.quick === true;
+    sections.push(await runReplicationBench(say, { versions: quick ? 1000 : 10_000, interval: quick ? 2 : 10, seconds: quick ? 6 : 40, writeEveryMs: 200 }));
   }
 
   const baselines = values.baseline ?? [];
