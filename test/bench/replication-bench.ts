@@ -20,7 +20,10 @@ const configText = (i: number, d: number) =>
   `hostname site-${d}\n! revision ${i}\n` + Array.from({ length: 40 }, (_, k) => `interface ge-0/0/${k}\n description uplink ${k} rev ${i}\n`).join('');
 
 /** `versions` versions over 50 devices, then a sampled window while writing every `writeEveryMs` for `seconds`. */
-export async function runReplicationBench(say: (line: string) => void, o: { versions: number; interval: number; seconds: number; writeEveryMs: number }): Promise<Section> {
+export async function runReplicationBench(
+  say: (line: string) => void,
+  o: { versions: number; interval: number; seconds: number; writeEveryMs: number },
+): Promise<Section> {
   const work = tempDir('confvault-replication-bench-');
   try {
     const dataDir = await makeDataTemplate(path.join(work, 'data'));
@@ -85,15 +88,23 @@ export async function runReplicationBench(say: (line: string) => void, o: { vers
     b.close();
     const checkS = (performance.now() - t) / 1000;
     const ok = checks.every((c) => c.ok);
-    say(`  restore: ${num(restored.filesCopied)} files and the database in ${restoreS.toFixed(2)} s; db check ${ok ? 'ok' : 'FAILED'} in ${checkS.toFixed(2)} s`);
+    say(
+      `  restore: ${num(restored.filesCopied)} files and the database in ${restoreS.toFixed(2)} s; db check ${ok ? 'ok' : 'FAILED'} in ${checkS.toFixed(2)} s`,
+    );
     return {
       title: `Replication (${num(versionsNow)} versions, [replication] interval_seconds ${o.interval})`,
       rows: [
-        row('data-loss window, max over the samples', `${max.toFixed(1)} s`, `≤ interval + one pass + 1 s (${o.interval} + ${nextS.toFixed(1)} + 1 s)`, max <= o.interval + nextS + 1, {
-          p50,
-          max,
-          samples: windows.length,
-        }),
+        row(
+          'data-loss window, max over the samples',
+          `${max.toFixed(1)} s`,
+          `≤ interval + one pass + 1 s (${o.interval} + ${nextS.toFixed(1)} + 1 s)`,
+          max <= o.interval + nextS + 1,
+          {
+            p50,
+            max,
+            samples: windows.length,
+          },
+        ),
         row('data-loss window, median', `${p50.toFixed(1)} s`, 'info', null),
         row('steady pass (one new version)', `${nextS.toFixed(2)} s`, 'info', null, { db_mb: first.db_bytes / 1e6 }),
         row(`first pass (${num(first.files_copied)} files)`, `${firstS.toFixed(2)} s`, 'info', null),
@@ -101,8 +112,9 @@ export async function runReplicationBench(say: (line: string) => void, o: { vers
         row('db check of the restored data dir', `${checkS.toFixed(2)} s, ${ok ? 'ok' : 'FAILED'}`, 'ok', ok),
       ],
       notes: [
-        'Window: while a version is written every ' + `${o.writeEveryMs} ms, the time between the last acknowledged write and the replica's consistent_at, sampled after each write (what a crash at that moment would lose).`,
-        'Restore: restoreFromReplica in-process (the work of `confvault db restore --from-replica`, without the process start); the check is `db check`\'s database and snapshot parts.',
+        'Window: while a version is written every ' +
+          `${o.writeEveryMs} ms, the time between the last acknowledged write and the replica's consistent_at, sampled after each write (what a crash at that moment would lose).`,
+        "Restore: restoreFromReplica in-process (the work of `confvault db restore --from-replica`, without the process start); the check is `db check`'s database and snapshot parts.",
       ],
     };
   } finally {

@@ -9,7 +9,13 @@ import { SnapshotStore } from '../../src/store/snapshots';
 import { importBackup } from '../../src/features/backups/import.service';
 import { MASTER_KEY_FILE } from '../../src/identity/secrets';
 import { loadConfig } from '../../src/config/config';
-import { readReplicaManifest, readReplicationStatus, replicationHealth, REPLICA_DB_FILE, startReplication } from '../../src/features/replication/replication.service';
+import {
+  readReplicaManifest,
+  readReplicationStatus,
+  replicationHealth,
+  REPLICA_DB_FILE,
+  startReplication,
+} from '../../src/features/replication/replication.service';
 import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
@@ -157,7 +163,10 @@ test('a replica restores onto a fresh data dir only (or with --force), and one l
 
 test('[replication] refuses a replica inside the data dir, and enabled without a replica', () => {
   const dataDir = path.join(work, 'cfg-data');
-  assert.throws(() => loadConfig({ dataDir, config: configFile('inside.conf', path.join(dataDir, 'replica')) }, {}), /replication\.replica: must not be the data dir or inside it/);
+  assert.throws(
+    () => loadConfig({ dataDir, config: configFile('inside.conf', path.join(dataDir, 'replica')) }, {}),
+    /replication\.replica: must not be the data dir or inside it/,
+  );
   const bare = path.join(work, 'bare.conf');
   writeFileSync(bare, '[replication]\nenabled = true\n');
   assert.throws(() => loadConfig({ dataDir, config: bare }, {}), /replication\.replica: a directory is required/);

@@ -30,7 +30,12 @@ function holdsData(dataDir: string, dbFileName: string): boolean {
  * against their hashes, so the database never lands without them; a replica lacking a file its database names is
  * refused before the database is touched.
  */
-export async function restoreFromReplica(dataDir: string, dbFileName: string, replicaDir: string, opts: { force?: boolean } = {}): Promise<ReplicaRestoreReport> {
+export async function restoreFromReplica(
+  dataDir: string,
+  dbFileName: string,
+  replicaDir: string,
+  opts: { force?: boolean } = {},
+): Promise<ReplicaRestoreReport> {
   const replicaDb = path.join(path.resolve(replicaDir), REPLICA_DB_FILE);
   if (!existsSync(replicaDb)) throw new RestoreError(`${replicaDb}: no such file (not a confvault replica, or no pass has finished yet)`);
   if (!opts.force && holdsData(dataDir, dbFileName)) {

@@ -47,7 +47,13 @@ async function copyVerified(from: string, hash: string, toStore: SnapshotStore):
  * alone (a content-addressed file never changes once written). `known` holds hashes already confirmed at `to`, and
  * gains those confirmed here, so a long-running mirror stats each file once. `parallel` copies run at once.
  */
-export async function mirrorSnapshots(from: SnapshotStore, to: SnapshotStore, hashes: Iterable<string>, known = new Set<string>(), parallel = 4): Promise<MirrorResult> {
+export async function mirrorSnapshots(
+  from: SnapshotStore,
+  to: SnapshotStore,
+  hashes: Iterable<string>,
+  known = new Set<string>(),
+  parallel = 4,
+): Promise<MirrorResult> {
   const result: MirrorResult = { copied: 0, present: 0, missing: [], corrupt: [] };
   const touched = new Set<string>();
   const todo = [...hashes].filter((h) => !known.has(h));
