@@ -55,8 +55,9 @@ function freshDataDir(name: string, masterKeyFrom: string): string {
   return dir;
 }
 
-test('versions written under replication, serve killed with SIGKILL, restore from the replica: db check passes, every version readable', async () => {
+test('versions written under replication, serve killed with SIGKILL, restore from the replica: db check passes, every version readable', async (ctx) => {
   const t = await startTestAppliance();
+  ctx.after(() => t.close());
   const { db, secrets, snapshots, dataDir } = t.services;
   const deviceId = seedDevice(db, {
     name: 'edge-1',
@@ -66,6 +67,7 @@ test('versions written under replication, serve killed with SIGKILL, restore fro
   const key = await t.keyFor({ permissions: 'all' });
   const primaryConf = configFile('primary.conf', replica);
   const served = await spawnServe(['--config', primaryConf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
+  ctx.after(() => served.child.kill('SIGKILL'));
   const written: Written[] = [];
   let writing = true;
   // A second process on the same data dir, as `confvault backup import` is: distinct texts, so each is a new file.
@@ -133,7 +135,6 @@ test('versions written under replication, serve killed with SIGKILL, restore fro
   assert.ok(rows.length >= 20, `the replica holds the versions of its passes (${rows.length})`);
   assert.ok(lost.length >= 1, 'writes after the last copy are not in it (the kill came in the middle of writing)');
   console.log(`# data-loss window: ${((killedAt - manifest.consistent_at) / 1000).toFixed(2)} s, ${lost.length} of ${written.length} versions`);
-  await t.close();
 });
 
 test('a replica restores onto a fresh data dir only (or with --force), and one lacking a file its database names is refused untouched', async () => {
