@@ -1,6 +1,7 @@
 // Replication: the data-loss window (how far the replica trails the last acknowledged write, sampled while versions are written) and the restore time of a database with 10,000 versions.
 import { copyFileSync, mkdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { DB_FILE_NAME, openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
@@ -58,9 +59,22 @@ export async function runReplicationBench(
     const nextS = (performance.now() - t) / 1000;
     say(`  pass after one new version: ${next.files_copied} file, ${nextS.toFixed(2)} s`);
 
+    // The same writes without replication first: the event-loop delay they cost alone, to compare with below.
+    const bare = monitorEventLoopDelay({ resolution: 10 });
+    bare.enable();
+    for (const stop = Date.now() + Math.min(10, o.seconds) * 1000; Date.now() < stop;) {
+      await new Promise((r) => setTimeout(r, o.writeEveryMs));
+      write();
+    }
+    bare.disable();
+    const bareP99 = bare.percentile(99) / 1e6;
+
     // The window: at each sample, had the host died then, the replica would lack what was acknowledged after consistent_at.
     const running = startReplication(a.db, a.snapshots, dataDir, { ...config, replication: { enabled: true, replica, interval_seconds: o.interval } }, null);
     const windows: number[] = [];
+    // The event loop of the process that replicates (and, here, also writes): what a pass costs a server's requests.
+    const loop = monitorEventLoopDelay({ resolution: 10 });
+    loop.enable();
     const end = Date.now() + o.seconds * 1000;
     let lastAck = write();
     while (Date.now() < end) {
@@ -70,6 +84,12 @@ export async function runReplicationBench(
       if (m) windows.push(Math.max(0, lastAck - m.consistent_at) / 1000);
     }
     await running.stop();
+    loop.disable();
+    const loopP99 = loop.percentile(99) / 1e6;
+    const loopMax = loop.max / 1e6;
+    say(
+      `  event-loop delay meanwhile: p99 ${loopP99.toFixed(1)} ms, max ${loopMax.toFixed(1)} ms (the same writes without replication: p99 ${bareP99.toFixed(1)} ms)`,
+    );
     const p50 = percentile(windows, 50);
     const max = Math.max(...windows);
     say(`  data-loss window over ${o.seconds} s of writes (interval ${o.interval} s): median ${p50.toFixed(1)} s, max ${max.toFixed(1)} s`);
@@ -106,6 +126,12 @@ export async function runReplicationBench(
           },
         ),
         row('data-loss window, median', `${p50.toFixed(1)} s`, 'info', null),
+        row(
+          'event-loop delay p99 while replicating and writing',
+          `${loopP99.toFixed(1)} ms (max ${loopMax.toFixed(1)} ms); writing alone ${bareP99.toFixed(1)} ms`,
+          'info',
+          null,
+        ),
         row('steady pass (one new version)', `${nextS.toFixed(2)} s`, 'info', null, { db_mb: first.db_bytes / 1e6 }),
         row(`first pass (${num(first.files_copied)} files)`, `${firstS.toFixed(2)} s`, 'info', null),
         row('restore from the replica onto a fresh data dir', `${restoreS.toFixed(2)} s`, '< 60 s', restoreS < 60, { files: restored.filesCopied }),
