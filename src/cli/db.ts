@@ -10,7 +10,7 @@ import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse
 
 export const dbCommand: Command = {
   name: 'db',
-  summary: 'Database backup and restore, integrity check and retention',
+  summary: 'Database backup and restore, replication to a standby, integrity check and retention',
   help: `Usage:
   confvault db backup DEST     consistent copy of the live database, safe while the server runs
   confvault db check           database integrity, every referenced snapshot present and matching
