@@ -213,9 +213,17 @@ export function startReplication(db: DB, store: SnapshotStore, dataDir: string, 
     running ??= pass().finally(() => (running = null));
     return running;
   };
+  // Passes start every interval (not an interval after the last one ended): the window stays interval + one pass.
+  let lastStart = Date.now();
   const schedule = () => {
     if (stopped) return;
-    timer = setTimeout(() => void runNow().then(schedule), interval * 1000);
+    timer = setTimeout(
+      () => {
+        lastStart = Date.now();
+        void runNow().then(schedule);
+      },
+      Math.max(0, lastStart + interval * 1000 - Date.now()),
+    );
   };
   if (!existsSync(replica)) log?.info({ replica }, 'replica directory created at the first pass');
   void runNow().then(schedule);
