@@ -12,6 +12,7 @@ import { storageHealth } from '../features/maintenance/storage-health';
 import { checkDatabaseAnswers } from '../features/maintenance/maintenance.service';
 import { createCollectorRoutes } from '../features/collectors/collectors.routes';
 import { PROTOCOL_PREFIX } from '../lib/collector-protocol';
+import { replicationHealth } from '../features/replication/replication.service';
 
 export function createApp(app: AppServices): Hono<AppEnv> {
   const root = new Hono<AppEnv>();
@@ -24,8 +25,10 @@ export function createApp(app: AppServices): Hono<AppEnv> {
   root.get('/healthz', (c) => {
     checkDatabaseAnswers(app.db);
     const storage = storageHealth(app.db, app.dataDir, app.config.storage.min_free_mb);
-    if (storage.ok) return c.json({ status: 'ok' });
-    return c.json({ status: 'storage_trouble', storage }, 503);
+    // Reported, not a 503: a replica out of reach does not stop this appliance from serving and backing up.
+    const replication = replicationHealth(app.dataDir, app.config.replication.enabled);
+    if (storage.ok) return c.json({ status: 'ok', ...(replication ? { replication } : {}) });
+    return c.json({ status: 'storage_trouble', storage, ...(replication ? { replication } : {}) }, 503);
   });
 
   registerMetricsRoute(root);

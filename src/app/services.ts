@@ -19,6 +19,7 @@ export function buildServices(base: AppServicesBase): AppServices & { runner: Ba
     dbFile: path.join(base.dataDir, DB_FILE_NAME),
     staleAfterHours: base.config.backup.stale_after_hours,
     queued: () => runner?.queued() ?? 0,
+    replication: base.config.replication.enabled,
   });
   // Every backup of `serve` goes through this runner (schedule, Back up now, jobs, events): the metrics count them all.
   runner = new BackupRunner(base, {

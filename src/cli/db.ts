@@ -5,11 +5,12 @@ import { checkSnapshots } from '../features/maintenance/snapshots-check';
 import { restoreDatabase } from '../features/maintenance/db-restore';
 import { DB_FILE_NAME, ensureDataDir } from '../app/bootstrap';
 import { loadConfig } from '../config/config';
+import { DB_REPLICA_HELP, replicaCommand, restoreReplicaCommand } from './db-replica';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, err, flagsOf, out, parse, withAppliance, type Command } from './common';
 
 export const dbCommand: Command = {
   name: 'db',
-  summary: 'Database backup and restore, integrity check and retention',
+  summary: 'Database backup and restore, replication to a standby, integrity check and retention',
   help: `Usage:
   confvault db backup DEST     consistent copy of the live database, safe while the server runs
   confvault db check           database integrity, every referenced snapshot present and matching
@@ -20,6 +21,7 @@ export const dbCommand: Command = {
                                record names and untouched for [retention] orphan_grace_hours (24 h)
       --orphans                lift the hold a \`db restore\` puts on snapshot files (see below), then prune
   confvault db restore FILE    put the database copy FILE in place of the appliance's database
+${DB_REPLICA_HELP}
 
 backup uses SQLite's online backup API, so the appliance keeps serving and backing up devices
 while the copy is made; the copy is verified with integrity_check before the command succeeds.
@@ -38,13 +40,14 @@ restore also puts a hold on snapshot files (<data_dir>/orphan-sweep.hold): the r
 not name the versions recorded after its copy was taken, and the replaced database needs them to stay
 restorable. Until you run \`confvault db prune --orphans\` (once you keep the restored database), no
 prune, \`serve\` included, deletes any snapshot file. \`serve\` never deletes files at start.
-See docs/snapshot-lifecycle.md.
+See docs/snapshot-lifecycle.md. Replication ([replication] in appliance.conf) and the warm standby:
+docs/replication.md.
 
 Exit codes: 0 done, 1 refused or failed (message on stderr), 2 usage error.
 
 ${GLOBAL_OPTIONS_HELP}`,
   async run(argv) {
-    const { values, positionals } = parse(argv, { orphans: { type: 'boolean' } });
+    const { values, positionals } = parse(argv, { orphans: { type: 'boolean' }, 'from-replica': { type: 'boolean' }, force: { type: 'boolean' } });
     const [sub, dest] = positionals;
     const flags = flagsOf(values);
     switch (sub) {
@@ -75,7 +78,15 @@ ${GLOBAL_OPTIONS_HELP}`,
           if (r.held) err(`no snapshot file deleted: ${r.held}; lift the hold with \`confvault db prune --orphans\` once you keep this database`);
           return 0;
         });
+      case 'replica':
+        if (positionals.length > 2) throw new UsageError('db replica: give one action');
+        return replicaCommand(loadConfig(flags), dest);
       case 'restore': {
+        if (values['from-replica']) {
+          if (positionals.length > 2) throw new UsageError('db restore --from-replica: give at most one PATH');
+          return restoreReplicaCommand(loadConfig(flags), dest, values.force === true);
+        }
+        if (values.force) throw new UsageError('db restore: --force goes with --from-replica');
         if (!dest) throw new UsageError('db restore: missing FILE');
         if (positionals.length > 2) throw new UsageError('db restore: give exactly one FILE');
         const config = loadConfig(flags);

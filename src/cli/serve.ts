@@ -11,6 +11,7 @@ import { startDirectoryRecheck, startOidcRecheck } from '../features/directory/d
 import { startRetention } from '../features/maintenance/retention.service';
 import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
+import { startReplication } from '../features/replication/replication.service';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { warmCaptureWorkers } from '../engine/capture/capture-pool';
@@ -124,6 +125,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     const inventory = startInventorySchedule({ db: a.db, secrets: a.secrets, config, log });
     const events = await startEventBackups(services, runner);
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
+    const replication = startReplication(a.db, a.snapshots, a.dataDir, config, log);
     const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
     const oidcRecheck = startOidcRecheck(a.db, a.secrets, config.auth.oidc, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');
@@ -142,6 +144,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       inventory.stop(),
       events?.stop(),
       dbCopies.stop(),
+      replication.stop(),
       directory.stop(),
       oidcRecheck.stop(),
     ]);

@@ -105,6 +105,16 @@ export const configSchema = z
       })
       .strict()
       .prefault({}),
+    // Continuous copy of the database and the snapshot files to a second disk or host (docs/replication.md).
+    replication: z
+      .object({
+        enabled: z.boolean().default(false),
+        // A directory: local disk, NFS or any mounted remote file system; created when missing.
+        replica: z.string().default(''),
+        interval_seconds: z.number().int().min(1).max(86400).default(10),
+      })
+      .strict()
+      .prefault({}),
     notifications: z
       .object({
         min_interval_seconds: z.number().int().min(0).max(86400).default(60),
@@ -289,6 +299,14 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const auth = [...ldapProblems(cfg.auth.ldap), ...oidcProblems(cfg.auth.oidc)];
   if (auth.length) throw new ConfigError(auth.join('\n'));
   cfg.storage.data_dir = path.resolve(cfg.storage.data_dir);
+  if (cfg.replication.replica) cfg.replication.replica = path.resolve(cfg.replication.replica);
+  if (cfg.replication.enabled && !cfg.replication.replica) {
+    throw new ConfigError('invalid configuration: replication.replica: a directory is required when replication.enabled is true');
+  }
+  const fromDataDir = path.relative(cfg.storage.data_dir, cfg.replication.replica);
+  if (cfg.replication.replica && (fromDataDir === '' || !fromDataDir.startsWith('..'))) {
+    throw new ConfigError('invalid configuration: replication.replica: must not be the data dir or inside it (it has to survive the loss of that disk)');
+  }
   return deepFreeze(cfg);
 }
 

@@ -1,4 +1,5 @@
 // `npm run bench`: performance targets of the public API and the backup engine, printed as tables and written to results.json / RESULTS.md.
+import { runReplicationBench } from './replication-bench';
 import { existsSync, readdirSync, rmSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
@@ -22,7 +23,7 @@ import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime', 'scale'];
+const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime', 'scale', 'replication'];
 
 const HELP = `Usage: npm run bench [-- options]
 
@@ -203,6 +204,13 @@ async function main(): Promise<number> {
         only: process.env.CONFVAULT_BENCH_SCALE_PROBES ? new RegExp(process.env.CONFVAULT_BENCH_SCALE_PROBES, 'i') : undefined,
       })),
     );
+  }
+
+  if (!values.only || values.only === 'replication') {
+    say('');
+    say('-- replication (data-loss window, restore time)');
+    const quick = values.quick === true;
+    sections.push(await runReplicationBench(say, { versions: quick ? 1000 : 10_000, interval: quick ? 2 : 10, seconds: quick ? 6 : 40, writeEveryMs: 200 }));
   }
 
   const baselines = values.baseline ?? [];

@@ -70,7 +70,7 @@ function stamp(ms: number): string {
     .replace(/\.\d{3}Z$/, 'Z');
 }
 
-function fsyncDir(dir: string): void {
+export function fsyncDir(dir: string): void {
   const fd = openSync(dir, 'r');
   try {
     fsyncSync(fd);

@@ -7,6 +7,7 @@ import type { DB } from '../../db/open';
 import { createRequestMetrics } from './request-metrics';
 import { countViolations } from '../compliance/compliance.service';
 import { mirrorMetrics } from '../gitmirror/gitmirror.store';
+import { replicationHealth } from '../replication/replication.service';
 import { countDeliveriesByStatus, countDevicesByState, countRunningBackups, countStaleDevices, readStorageCounts } from './metrics.store';
 
 /** What the metrics need to know of a finished device backup (the runner's result has these fields). */
@@ -26,6 +27,8 @@ export interface MetricsSources {
   staleAfterHours: number;
   /** Backups waiting in this process's runner for a free worker. */
   queued: () => number;
+  /** [replication] enabled: the replication gauges are reported. */
+  replication?: boolean;
 }
 
 /** What /metrics reads of the syslog receiver at scrape time. */
@@ -97,6 +100,26 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     collect() {
       const d = countDevicesByState(src.db);
       for (const state of ['reachable', 'unreachable', 'unknown', 'enabled', 'disabled', 'held'] as const) this.set({ state }, d[state]);
+    },
+  });
+  new Gauge({
+    name: 'confvault_replication_lag_seconds',
+    help: 'Seconds of committed changes the replica may lack (0 when current); absent while [replication] is off or before the first copy',
+    registers,
+    collect() {
+      this.reset();
+      const lag = replicationHealth(path.dirname(src.dbFile), src.replication === true)?.lag_seconds;
+      if (lag !== undefined && lag !== null) this.set(lag);
+    },
+  });
+  new Gauge({
+    name: 'confvault_replication_failing',
+    help: '1 when the last replication pass failed (`confvault db replica status` says why), 0 otherwise; absent while [replication] is off',
+    registers,
+    collect() {
+      this.reset();
+      const h = replicationHealth(path.dirname(src.dbFile), src.replication === true);
+      if (h) this.set(h.status === 'failing' ? 1 : 0);
     },
   });
   new Gauge({

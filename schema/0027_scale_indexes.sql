@@ -1,4 +1,4 @@
--- 0028: indexes for inventories of 100,000 devices (issue #27; figures in docs/benchmarks.md, "Scale of the inventory").
+-- 0027: indexes for inventories of 100,000 devices (issue #27; figures in docs/benchmarks.md, "Scale of the inventory").
 -- The device lists (API and web) in name order, with what their filters read: the name or address search, the scope's
 -- groups and in service or retired. A page, its count and a search of names walk this narrow index instead of the
 -- table's wide rows (measured at 100,000 devices: a name search 90 -> 55 ms, 300 ms with an index on the name alone).
