@@ -721,6 +721,78 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/inventory-sources": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List inventory sources
+         * @description Every source, its mapping, filters, schedule and last sync; `has_token` says whether it holds a token (never returned). Permission: `inventory.view`.
+         */
+        get: operations["listInventorySources"];
+        put?: never;
+        /**
+         * Add an inventory source
+         * @description A NetBox, Nautobot or HTTP JSON (Oxidized layout) source of devices. A name in use: 409. The URL must be inside `[notifications] allowed_destinations` (422 naming `url`); the key’s user needs device-group scope "all". Permission: `inventory.manage`.
+         */
+        post: operations["createInventorySource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inventory-sources/{source_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an inventory source
+         * @description Permission: `inventory.view`.
+         */
+        get: operations["getInventorySource"];
+        /**
+         * Change an inventory source
+         * @description The given fields change (the name stays); `token: null` removes the token. The URL must be inside `[notifications] allowed_destinations` (422 naming `url`); the key’s user needs device-group scope "all". Permission: `inventory.manage`.
+         */
+        put: operations["updateInventorySource"];
+        post?: never;
+        /**
+         * Remove an inventory source
+         * @description Its devices stay as they are (in service or retired) and are managed by hand from then on. Permission: `inventory.manage`.
+         */
+        delete: operations["deleteInventorySource"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/inventory-sources/{source_id}/sync": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sync an inventory source (or preview it)
+         * @description Reads every page of the source and plans: devices to create, to update (a rename keeps the device, its id and history), to retire (vanished from the source: retired, never deleted) and to reactivate. `dry_run=true` returns the plan and writes nothing; otherwise the plan is applied in one transaction, audited through the door `inventory` naming the source. A source that cannot be read whole (refused destination, HTTP error, timeout, too large): 409, nothing changes. The body is `{}` (request bodies are JSON). Needs device-group scope "all". Permission: `inventory.view` and `inventory.sync`.
+         */
+        post: operations["syncInventorySource"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -2049,7 +2121,6 @@ export interface components {
                 /** @description The public guidance the rule is written from */
                 source?: {
                     title: string;
-                    /** Format: uri */
                     url: string;
                 };
                 check: {
@@ -2172,7 +2243,6 @@ export interface components {
             /** @description The public guidance the rule is written from */
             source?: {
                 title: string;
-                /** Format: uri */
                 url: string;
             };
             check: {
@@ -2291,7 +2361,6 @@ export interface components {
             /** @description The public guidance the rule is written from */
             source?: {
                 title: string;
-                /** Format: uri */
                 url: string;
             };
             check: {
@@ -2817,7 +2886,7 @@ export interface components {
             actor: string;
             user_id: number | null;
             /** @enum {string} */
-            door: "api" | "web" | "cli" | "system" | "ldap" | "oidc";
+            door: "api" | "web" | "cli" | "system" | "ldap" | "oidc" | "inventory";
             /**
              * @description Which key, session or console
              * @example key 3
@@ -3001,6 +3070,239 @@ export interface components {
             /** @description Send the diff with config_changed (needs backups.view) */
             include_diff?: boolean;
         };
+        InventorySourceList: {
+            items: components["schemas"]["InventorySource"][];
+        };
+        InventorySource: {
+            id: number;
+            name: string;
+            /** @enum {string} */
+            kind: "netbox" | "nautobot" | "http";
+            url: string;
+            has_token: boolean;
+            credential_id: number | null;
+            filters: components["schemas"]["InventoryFilters"];
+            interval_minutes: number | null;
+            /** @description Devices linked to the source (in service or retired) */
+            devices: number;
+            last_sync_at: string | null;
+            last_sync_error: string | null;
+            /**
+             * @description Platform slug or name (http: the model) -> template name
+             * @default {}
+             * @example {
+             *       "cisco-ios": "cisco-ios",
+             *       "junos": "juniper-junos"
+             *     }
+             */
+            platform_map: {
+                [key: string]: string;
+            };
+            /**
+             * @description The template of a device whose platform is not in platform_map; null: such a device is skipped (listed in the plan)
+             * @default null
+             */
+            default_template: string | null;
+            /**
+             * @description Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped
+             * @default {site}
+             */
+            group_path: string;
+            /**
+             * @description primary_ip: the primary IP address (the device name when it has none); name: the device name
+             * @default primary_ip
+             * @enum {string}
+             */
+            hostname_from: "primary_ip" | "name";
+            fields?: components["schemas"]["InventoryFields"];
+        };
+        /**
+         * @description NetBox/Nautobot query filters (slugs; several values of one filter: any of them)
+         * @example {
+         *       "site": [
+         *         "ams1"
+         *       ],
+         *       "status": [
+         *         "active"
+         *       ]
+         *     }
+         */
+        InventoryFilters: {
+            site?: string[];
+            role?: string[];
+            tag?: string[];
+            status?: string[];
+        };
+        /** @description http sources only: the keys holding name, ip, model and group (Oxidized’s `map`) */
+        InventoryFields: {
+            /** @default name */
+            name: string;
+            /** @default ip */
+            ip: string;
+            /** @default model */
+            model: string;
+            /** @default group */
+            group: string;
+        };
+        /**
+         * @example {
+         *       "name": "netbox-prod",
+         *       "kind": "netbox",
+         *       "url": "https://netbox.example.net",
+         *       "token": "0123456789abcdef0123456789abcdef01234567",
+         *       "credential_id": 1,
+         *       "filters": {
+         *         "site": [
+         *           "ams1"
+         *         ],
+         *         "status": [
+         *           "active"
+         *         ]
+         *       },
+         *       "platform_map": {
+         *         "cisco-ios": "cisco-ios"
+         *       },
+         *       "default_template": null,
+         *       "group_path": "{region}/{site}",
+         *       "hostname_from": "primary_ip",
+         *       "interval_minutes": 60
+         *     }
+         */
+        InventorySourceInput: {
+            /** @example netbox-prod */
+            name: string;
+            /** @enum {string} */
+            kind: "netbox" | "nautobot" | "http";
+            /**
+             * @description netbox/nautobot: the base URL (…/api/dcim/devices/ is appended); http: the URL of the JSON list
+             * @example https://netbox.example.net
+             */
+            url: string;
+            /** @description API token (sent as `Authorization: Token …`). Stored encrypted, never returned. */
+            token?: string;
+            /** @description The credential of the devices the source creates */
+            credential_id: number;
+            filters?: components["schemas"]["InventoryFilters"];
+            /**
+             * @description Scheduled sync inside `serve` every so many minutes; null: on demand only
+             * @default null
+             */
+            interval_minutes: number | null;
+            /**
+             * @description Platform slug or name (http: the model) -> template name
+             * @default {}
+             * @example {
+             *       "cisco-ios": "cisco-ios",
+             *       "junos": "juniper-junos"
+             *     }
+             */
+            platform_map: {
+                [key: string]: string;
+            };
+            /**
+             * @description The template of a device whose platform is not in platform_map; null: such a device is skipped (listed in the plan)
+             * @default null
+             */
+            default_template: string | null;
+            /**
+             * @description Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped
+             * @default {site}
+             */
+            group_path: string;
+            /**
+             * @description primary_ip: the primary IP address (the device name when it has none); name: the device name
+             * @default primary_ip
+             * @enum {string}
+             */
+            hostname_from: "primary_ip" | "name";
+            fields?: components["schemas"]["InventoryFields"];
+        };
+        InventorySourcePatch: {
+            /** @enum {string} */
+            kind?: "netbox" | "nautobot" | "http";
+            /**
+             * @description netbox/nautobot: the base URL (…/api/dcim/devices/ is appended); http: the URL of the JSON list
+             * @example https://netbox.example.net
+             */
+            url?: string;
+            token?: string | null;
+            /** @description The credential of the devices the source creates */
+            credential_id?: number;
+            filters?: components["schemas"]["InventoryFilters"];
+            /**
+             * @description Scheduled sync inside `serve` every so many minutes; null: on demand only
+             * @default null
+             */
+            interval_minutes: number | null;
+            /**
+             * @description Platform slug or name (http: the model) -> template name
+             * @default {}
+             * @example {
+             *       "cisco-ios": "cisco-ios",
+             *       "junos": "juniper-junos"
+             *     }
+             */
+            platform_map: {
+                [key: string]: string;
+            };
+            /**
+             * @description The template of a device whose platform is not in platform_map; null: such a device is skipped (listed in the plan)
+             * @default null
+             */
+            default_template: string | null;
+            /**
+             * @description Group path of the devices, e.g. `{region}/{site}`; placeholders: {region} {site} {location} {tenant} {role}, and {group} (http sources); empty: ungrouped
+             * @default {site}
+             */
+            group_path: string;
+            /**
+             * @description primary_ip: the primary IP address (the device name when it has none); name: the device name
+             * @default primary_ip
+             * @enum {string}
+             */
+            hostname_from: "primary_ip" | "name";
+            fields?: components["schemas"]["InventoryFields"];
+        };
+        InventorySyncPlan: {
+            source: string;
+            dry_run: boolean;
+            /** @description Devices the source listed (after its filters) */
+            fetched: number;
+            creates: {
+                external_id: string;
+                name: string;
+                hostname: string;
+                template: string;
+                group_path: string;
+            }[];
+            updates: {
+                device_id: number;
+                external_id: string;
+                name: string;
+                changes: {
+                    [key: string]: {
+                        before?: unknown;
+                        after?: unknown;
+                    };
+                };
+            }[];
+            retirements: {
+                device_id: number;
+                name: string;
+            }[];
+            reactivations: {
+                device_id: number;
+                name: string;
+            }[];
+            skipped: {
+                external_id: string;
+                name: string;
+                reason: string;
+            }[];
+            unchanged: number;
+        };
+        /** @example {} */
+        SyncInventorySource: Record<string, never>;
     };
     responses: never;
     parameters: never;
@@ -8523,6 +8825,627 @@ export interface operations {
             };
             /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
             404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listInventorySources: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sources */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventorySourceList"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createInventorySource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InventorySourceInput"];
+            };
+        };
+        responses: {
+            /** @description The source, without its token */
+            201: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventorySource"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getInventorySource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                source_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The source */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventorySource"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateInventorySource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                source_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["InventorySourcePatch"];
+            };
+        };
+        responses: {
+            /** @description The source as changed */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventorySource"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteInventorySource: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                source_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    syncInventorySource: {
+        parameters: {
+            query?: {
+                /** @description true: return the plan without writing anything */
+                dry_run?: boolean;
+            };
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                source_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["SyncInventorySource"];
+            };
+        };
+        responses: {
+            /** @description The plan (applied unless dry_run) */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["InventorySyncPlan"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;

@@ -53,6 +53,7 @@ const POOLS: Record<string, keyof IdPool | undefined> = {
   '/templates': 'template_id',
   '/devices': 'device_id',
   '/compliance/rules': 'rule_id',
+  '/inventory-sources': 'source_id',
   '/devices/{device_id}/compliance/waivers': 'waiver_id',
 };
 
@@ -178,7 +179,8 @@ export class OpenApiFuzzer {
     else if (s.type === 'string') {
       if (typeof s.maxLength === 'number') options.push({ value: 'x'.repeat(s.maxLength + 1), why: 'over maxLength' });
       const b = this.gen.invalid(s);
-      if (b && typeof b.value === 'string') options.push({ value: b.value, why: b.why });
+      // An empty path segment is another path (a 404), not a value of the parameter.
+      if (b && typeof b.value === 'string' && (b.value !== '' || !inPath)) options.push({ value: b.value, why: b.why });
     }
     return options.length ? this.rng.pick(options) : null;
   }
@@ -273,7 +275,7 @@ export async function prepareFuzz(t: TestAppliance): Promise<{ doc: Schema; keys
     if (res.status !== 201) throw new Error(`seeding ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body.id;
   };
-  const ids: IdPool = { group_id: [], credential_id: [], template_id: [], device_id: [], waiver_id: [], rule_id: [] };
+  const ids: IdPool = { group_id: [], credential_id: [], template_id: [], device_id: [], waiver_id: [], rule_id: [], source_id: [] };
   const top = await post('/groups', { name: 'fuzz-top' });
   ids.group_id.push(top, await post('/groups', { name: 'fuzz-child', parent_id: top }), await post('/groups', { name: 'fuzz-other' }));
   ids.credential_id.push(await post('/credentials', { name: 'fuzz-anywhere', username: 'u', password: 'p' }));
@@ -301,6 +303,9 @@ export async function prepareFuzz(t: TestAppliance): Promise<{ doc: Schema; keys
     if (res.status !== 201) throw new Error(`seeding rule ${id}: ${res.status} ${await res.text()}`);
     ids.rule_id.push(id);
   }
+  // Inventory sources (the first is kept: read, changed; its sync reaches no server, so its success is tested in test/inventory).
+  for (const name of ['fuzz-source', 'fuzz-source-2'])
+    ids.source_id.push(await post('/inventory-sources', { name, kind: 'netbox', url: 'https://netbox.invalid', credential_id: ids.credential_id[0] }));
   const waiver = { rule_id: 'fuzz-rule', reason: 'fuzz', owner: 'fuzz', expires_at: '2099-01-01 00:00:00' };
   for (const device of ids.device_id) ids.waiver_id.push(await post(`/devices/${device}/compliance/waivers`, waiver));
   const views: Permission[] = ['devices.view', 'groups.view', 'credentials.view', 'templates.view', 'backups.view', 'dashboard.view'];

@@ -84,7 +84,11 @@ export const complianceRuleSchema = z
       .default({ templates: [], groups: [] }),
     remediation: z.string().default('').describe('What to do when the rule fails (golden rules also generate commands)'),
     source: z
-      .object({ title: z.string().min(1), url: z.url() })
+      .object({
+        title: z.string().min(1),
+        // http(s) only and no white space: what a link is, and what JSON Schema's uri format accepts.
+        url: z.url({ protocol: /^https?$/ }).regex(/^https?:\/\/\S+$/),
+      })
       .strict()
       .optional()
       .describe('The public guidance the rule is written from'),

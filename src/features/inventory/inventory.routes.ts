@@ -9,7 +9,7 @@ import { registerRoute } from '../../http/route';
 import { destinationPolicy } from '../notifications/notifications.service';
 import { syncSource } from './inventory-sync.service';
 import { INVENTORY_OPS } from './inventory.policy';
-import { PlanSchema, SourceIdParams, SourceInputSchema, SourceListSchema, SourcePatchSchema, SourceSchema, SyncQuery } from './inventory.schemas';
+import { PlanSchema, SourceIdParams, SourceInputSchema, SourceListSchema, SourcePatchSchema, SourceSchema, SyncBody, SyncQuery } from './inventory.schemas';
 import { createSource, deleteSource, getSource, listSources, updateSource, type SourceInfo } from './inventory.service';
 
 const tags = ['Inventory sources'];
@@ -103,10 +103,13 @@ const routes = {
       'Reads every page of the source and plans: devices to create, to update (a rename keeps the device, its id and history), to retire ' +
       '(vanished from the source: retired, never deleted) and to reactivate. `dry_run=true` returns the plan and writes nothing; otherwise ' +
       'the plan is applied in one transaction, audited through the door `inventory` naming the source. A source that cannot be read whole ' +
-      '(refused destination, HTTP error, timeout, too large): 409, nothing changes. Needs device-group scope "all". Permission: `inventory.view` and `inventory.sync`.',
+      '(refused destination, HTTP error, timeout, too large): 409, nothing changes. The body is `{}` (request bodies are JSON). Needs device-group scope "all". Permission: `inventory.view` and `inventory.sync`.',
     middleware: [requirePermission(INVENTORY_OPS.sync)] as const,
-    request: { params: SourceIdParams, query: SyncQuery },
-    responses: { 200: jsonResponse(PlanSchema, 'The plan (applied unless dry_run)'), ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT') },
+    request: { params: SourceIdParams, query: SyncQuery, body: jsonBody(SyncBody) },
+    responses: {
+      200: jsonResponse(PlanSchema, 'The plan (applied unless dry_run)'),
+      ...errorResponses('PERMISSION_DENIED', 'RESOURCE_NOT_FOUND', 'CONFLICT', 'UNSUPPORTED_MEDIA_TYPE', 'PAYLOAD_TOO_LARGE'),
+    },
   }),
 };
 

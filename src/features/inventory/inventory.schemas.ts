@@ -146,6 +146,9 @@ export const PlanSchema = z
 export type Plan = z.infer<typeof PlanSchema>;
 
 export const SourceIdParams = z.object({ source_id: IntIdParam('source_id') });
+/** A sync's body: an empty object (request bodies are JSON); the choice is the query's `dry_run`. */
+export const SyncBody = z.object({}).strict().openapi('SyncInventorySource', { example: {} });
+
 export const SyncQuery = z.object({
   dry_run: queryBoolean().openapi({ description: 'true: return the plan without writing anything' }),
 });

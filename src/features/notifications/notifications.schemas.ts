@@ -8,6 +8,7 @@ import { CHANNEL_TYPES, NOTIFICATION_EVENTS } from './notifications.types';
 export const NameParams = z.object({
   name: z
     .string()
+    .min(1)
     .max(64)
     .openapi({ param: { name: 'name', in: 'path' }, example: 'noc-webhook' }),
 });
