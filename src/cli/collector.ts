@@ -58,7 +58,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     }
     if (verb === 'list') {
       return withAppliance(flags, (a) => {
-        const list = listCollectors(a.db, a.config.collector.offline_after * 1000);
+        const list = listCollectors(a.db, consoleActor(), a.config.collector.offline_after * 1000);
         if (values.json) out(JSON.stringify(list, null, 2));
         else
           for (const c of list)

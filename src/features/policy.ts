@@ -3,6 +3,7 @@ import type { Operation } from '../identity/policy';
 import { APIKEY_OPS } from './apikeys/apikeys.policy';
 import { AUDIT_OPS } from './audit/audit.policy';
 import { BACKUP_OPS } from './backups/backups.policy';
+import { COLLECTOR_OPS } from './collectors/collectors.policy';
 import { COMPLIANCE_OPS } from './compliance/compliance.policy';
 import { CREDENTIAL_OPS } from './credentials/credentials.policy';
 import { DEVICE_OPS } from './devices/devices.policy';
@@ -18,6 +19,7 @@ export {
   APIKEY_OPS,
   AUDIT_OPS,
   BACKUP_OPS,
+  COLLECTOR_OPS,
   COMPLIANCE_OPS,
   CREDENTIAL_OPS,
   DEVICE_OPS,
@@ -45,6 +47,7 @@ const FEATURES = [
   APIKEY_OPS,
   USER_OPS,
   ROLE_OPS,
+  COLLECTOR_OPS,
 ];
 
 /** The whole table, one entry per operation id. */

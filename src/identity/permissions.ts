@@ -39,6 +39,8 @@ export const PERMISSIONS = [
   'inventory.view',
   'inventory.manage',
   'inventory.sync',
+  'collectors.view',
+  'collectors.manage',
 ] as const;
 
 export type Permission = (typeof PERMISSIONS)[number];

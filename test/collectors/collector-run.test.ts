@@ -11,6 +11,7 @@ import { applyTemplate } from '../../src/engine/normalise';
 import { getBuiltinTemplate } from '../../src/templates/index';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
 import { listCollectors } from '../../src/features/collectors/collectors.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { IDENTITY_FILE } from '../../src/collector/identity';
 import { spawnConfvault, until } from './harness';
 import { createApp } from '../../src/app/app';
@@ -108,7 +109,7 @@ test('enrolled with a one-time token, the collector backs up its zone through th
     const res = await t.api(`/api/v1/backups/${item.id}/content`, { key: adminKey });
     const stored = applyTemplate(frrExpected, getBuiltinTemplate('frr')!, { redact: true, key: t.services.secrets.redactionKey });
     assert.equal(((await res.json()) as { config_text: string }).config_text, stored, 'the stored text is the local backup’s, redacted with the same tokens');
-    const [c] = listCollectors(t.appliance.db, 60_000);
+    const [c] = listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000);
     assert.deepEqual([c.name, c.state, c.stored_total, c.queued, c.leased], ['site-a-1', 'online', 1, 0, 0]);
   } finally {
     run.child.kill('SIGTERM');
@@ -124,7 +125,7 @@ test('kill -9 of the collector mid-job: the lease expires, the backup is queued 
   assert.deepEqual(leaveZonedToCollectors(t.appliance.db, [id], 'schedule'), []);
 
   const first = startCollector();
-  await until('the lease', () => (listCollectors(t.appliance.db, 60_000)[0].leased === 1 ? true : undefined), first.output);
+  await until('the lease', () => (listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].leased === 1 ? true : undefined), first.output);
   first.child.kill('SIGKILL');
   await first.exited;
   assert.deepEqual(await backupsOf(id), [], 'nothing stored by the killed collector');
@@ -135,7 +136,7 @@ test('kill -9 of the collector mid-job: the lease expires, the backup is queued 
     // Give a duplicate every chance to show: the queue is empty and the collector idles.
     await until(
       'an empty queue',
-      () => (listCollectors(t.appliance.db, 60_000)[0].queued + listCollectors(t.appliance.db, 60_000)[0].leased === 0 ? true : undefined),
+      () => (listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].queued + listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].leased === 0 ? true : undefined),
       second.output,
     );
     const all = await backupsOf(id);
@@ -154,7 +155,7 @@ test('the central away while a job runs: the result is spooled (no credential in
   assert.deepEqual(leaveZonedToCollectors(t.appliance.db, [id], 'schedule'), []);
   const run = startCollector();
   try {
-    await until('the lease', () => (listCollectors(t.appliance.db, 60_000)[0].leased === 1 ? true : undefined), run.output);
+    await until('the lease', () => (listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].leased === 1 ? true : undefined), run.output);
     const { port } = new URL(t.url);
     await t.server.close();
     await until('the result in the spool', () => (run.output().includes('result spooled') ? true : undefined), run.output);

@@ -87,7 +87,7 @@ async function backUpAll(output: () => string, during?: () => Promise<void>): Pr
   await during?.();
   const n = (id: number) => before.get(id)! + 1;
   for (const id of ids) await until(`version ${n(id)} of device ${id}`, async () => ((await backupsOf(id)).length >= n(id) ? true : undefined), output);
-  const idle = () => listCollectors(a.db, 60_000).every((c) => c.queued + c.leased === 0);
+  const idle = () => listCollectors(a.db, SYSTEM_ACTOR, 60_000).every((c) => c.queued + c.leased === 0);
   await until('an empty queue', () => (idle() ? true : undefined), output);
   for (const id of ids) {
     const all = await backupsOf(id);
@@ -164,7 +164,7 @@ test('kill -9 of the collector mid-job: each due backup is stored once after its
     await backUpAll(
       () => first.output() + (second?.output() ?? ''),
       async () => {
-        await until('a lease', () => (listCollectors(a.db, 60_000)[0].leased > 0 ? true : undefined), first.output);
+        await until('a lease', () => (listCollectors(a.db, SYSTEM_ACTOR, 60_000)[0].leased > 0 ? true : undefined), first.output);
         first.child.kill('SIGKILL');
         await first.exited;
         second = startCollector();
@@ -181,7 +181,7 @@ test('the link to the central down while a job runs: every due backup is stored 
   const run = startCollector();
   try {
     await backUpAll(run.output, async () => {
-      await until('a lease', () => (listCollectors(a.db, 60_000)[0].leased > 0 ? true : undefined), run.output);
+      await until('a lease', () => (listCollectors(a.db, SYSTEM_ACTOR, 60_000)[0].leased > 0 ? true : undefined), run.output);
       // The route to the central is made unreachable here first, so nothing meant for it takes the default route off
       // the machine while the link is down; then the central's side of the link goes down.
       sh('ip', 'route', 'add', 'unreachable', `${CENTRAL_IP}/32`);
@@ -204,7 +204,7 @@ test('a central restart: leases and queue survive, every due backup is stored on
   const run = startCollector();
   try {
     await backUpAll(run.output, async () => {
-      await until('a lease', () => (listCollectors(a.db, 60_000)[0].leased > 0 ? true : undefined), run.output);
+      await until('a lease', () => (listCollectors(a.db, SYSTEM_ACTOR, 60_000)[0].leased > 0 ? true : undefined), run.output);
       central?.kill('SIGTERM');
       await until('the central to stop', () => (central?.exitCode !== null ? true : undefined), run.output);
       await startCentral();

@@ -2,7 +2,10 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { DB } from '../../db/open';
 import { ApiError } from '../../errors';
-import { isUserActor, SYSTEM_ACTOR, type Actor } from '../../identity/actor';
+import { SYSTEM_ACTOR, type Actor } from '../../identity/actor';
+import { authorize, requireScopeAll } from '../../identity/policy';
+import type { Principal } from '../../identity/principal';
+import { COLLECTOR_OPS } from './collectors.policy';
 import { HEADERS, PROTOCOL_VERSION, REPLAY_WINDOW_MS, canonicalRequest, parsePublicKey, verifyRequest } from '../../lib/collector-protocol';
 import { recordAudit } from '../audit/audit.service';
 import {
@@ -28,12 +31,10 @@ export type { CollectorRow } from './collectors.store';
 const TOKEN_PREFIX = 'cvc_';
 const ZONE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
-/**
- * Collectors are managed at the console (CLI) only until the policy table has collectors.view/collectors.manage:
- * a user of the web or API is refused, whatever their role.
- */
-function requireConsole(actor: Actor): void {
-  if (isUserActor(actor)) throw new ApiError('PERMISSION_DENIED', 'Collectors are managed with `confvault collector` on the appliance.');
+/** A change to collectors or zones: the operation's permission (collectors.policy), and scope "all" (a zone spans groups). */
+function requireManage(actor: Actor, op: (typeof COLLECTOR_OPS)[keyof typeof COLLECTOR_OPS]): void {
+  authorize(actor, op);
+  requireScopeAll(actor, 'Collectors serve devices of every group: managing them needs the device-group scope all');
 }
 
 function checkZone(zone: string): string {
@@ -45,7 +46,7 @@ const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').
 
 /** A one-time enrolment token for a collector of `zone`, valid `hours`; only its hash is stored. */
 export function createEnrolToken(db: DB, actor: Actor, zone: string, hours = 24, at = Date.now()): { token: string; expires_at: number } {
-  requireConsole(actor);
+  requireManage(actor, COLLECTOR_OPS.createToken);
   checkZone(zone);
   if (!(hours > 0 && hours <= 24 * 30)) throw ApiError.validation([{ field: 'hours', message: 'between 1 and 720' }], 'invalid token lifetime');
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
@@ -141,7 +142,7 @@ export function checkProtocol(given: string | undefined): void {
 }
 
 export function revokeCollector(db: DB, actor: Actor, name: string, at = Date.now()): CollectorRow {
-  requireConsole(actor);
+  requireManage(actor, COLLECTOR_OPS.revoke);
   return db
     .transaction(() => {
       const c = getCollectorByName(db, name);
@@ -169,7 +170,8 @@ export interface CollectorView {
   leased: number;
 }
 
-export function listCollectors(db: DB, offlineAfterMs: number, at = Date.now()): CollectorView[] {
+export function listCollectors(db: DB, reader: Actor | Principal, offlineAfterMs: number, at = Date.now()): CollectorView[] {
+  authorize(reader, COLLECTOR_OPS.list);
   const queues = new Map(workCountRows(db).map((r) => [r.zone, r]));
   return listCollectorRows(db).map((c) => ({
     id: c.id,
@@ -188,7 +190,7 @@ export function listCollectors(db: DB, offlineAfterMs: number, at = Date.now()):
 
 /** Puts a device (by name) or a group (by id) in a zone; null: back to the central appliance. */
 export function setZone(db: DB, actor: Actor, what: { device: string } | { group: number }, zone: string | null): void {
-  requireConsole(actor);
+  requireManage(actor, COLLECTOR_OPS.zone);
   if (zone !== null) checkZone(zone);
   db.transaction(() => {
     if ('device' in what) {

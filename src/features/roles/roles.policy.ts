@@ -13,7 +13,16 @@ export const ROLE_OPS = {
 /** One's own API keys: a key acts with its user's rights, so every role may hold them. */
 const OWN_KEYS: Permission[] = ['api_keys.view', 'api_keys.create', 'api_keys.delete'];
 /** The inventory, its backups and their compliance, without credentials (where secrets go), users, roles, settings or the audit trail. */
-const READ_ONLY: Permission[] = ['dashboard.view', 'devices.view', 'groups.view', 'templates.view', 'backups.view', 'compliance.view', ...OWN_KEYS];
+const READ_ONLY: Permission[] = [
+  'dashboard.view',
+  'devices.view',
+  'groups.view',
+  'templates.view',
+  'backups.view',
+  'compliance.view',
+  'collectors.view',
+  ...OWN_KEYS,
+];
 
 export interface BuiltinRole {
   name: string;

@@ -1,0 +1,12 @@
+// Who may do what with remote collectors: each operation's permissions, read by the web page, the CLI and the service.
+import { operation } from '../../identity/policy';
+
+/** Managing collectors reaches every device of a zone, whatever its group: scope "all" only. */
+const manage = { scope: 'all' } as const;
+
+export const COLLECTOR_OPS = {
+  list: operation('collectors.list', ['collectors.view'], { scope: 'none' }, { web: ['GET /collectors'], cli: 'collector list' }),
+  createToken: operation('collectors.token_create', ['collectors.manage'], manage, { web: ['POST /collectors/tokens'], cli: 'collector token create' }),
+  revoke: operation('collectors.revoke', ['collectors.manage'], manage, { web: ['POST /collectors/:name/revoke'], cli: 'collector revoke' }),
+  zone: operation('collectors.zone', ['collectors.manage'], manage, { cli: 'collector zone' }),
+} as const;
