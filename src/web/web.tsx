@@ -9,6 +9,7 @@ import type { AppServices } from '../http/context';
 import { clientOf } from '../http/client';
 import { errorResponse, toApiError } from '../http/errors';
 import { registerApiKeys } from './pages/apikeys';
+import { registerCollectors } from './pages/collectors';
 import { registerAccount, registerAuth } from './pages/auth';
 import { registerLoginCode, registerTotpAccount, totpEnrolmentRequired } from './pages/totp';
 import { createOidcDoor, registerOidc } from './pages/oidc';
@@ -167,6 +168,7 @@ export function createWeb(app: AppServices): Hono<WebEnv> {
   registerAudit(web);
   registerNotifications(web);
   registerInventory(web);
+  registerCollectors(web);
   registerJobs(web);
   registerCompliance(web);
   registerComplianceRules(web);

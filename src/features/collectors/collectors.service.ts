@@ -9,6 +9,7 @@ import { COLLECTOR_OPS } from './collectors.policy';
 import { HEADERS, PROTOCOL_VERSION, REPLAY_WINDOW_MS, canonicalRequest, parsePublicKey, verifyRequest } from '../../lib/collector-protocol';
 import { recordAudit } from '../audit/audit.service';
 import {
+  effectiveZoneRows,
   getCollectorByName,
   getCollectorRow,
   getDeviceIdByName,
@@ -16,6 +17,7 @@ import {
   insertCollector,
   insertToken,
   listCollectorRows,
+  recentResultCountRows,
   rememberNonce,
   revokeCollectorRow,
   setDeviceZoneRow,
@@ -165,14 +167,19 @@ export interface CollectorView {
   state: 'online' | 'offline' | 'revoked';
   leased_total: number;
   stored_total: number;
+  /** Backups it delivered in the last hour. */
+  stored_last_hour: number;
   /** The zone's queue: devices waiting and devices leased (to any of the zone's collectors). */
   queued: number;
   leased: number;
 }
 
+const isOnline = (c: CollectorRow, offlineAfterMs: number, at: number) => c.last_seen_at !== null && at - c.last_seen_at <= offlineAfterMs;
+
 export function listCollectors(db: DB, reader: Actor | Principal, offlineAfterMs: number, at = Date.now()): CollectorView[] {
   authorize(reader, COLLECTOR_OPS.list);
   const queues = new Map(workCountRows(db).map((r) => [r.zone, r]));
+  const lastHour = new Map(recentResultCountRows(db, at - 3_600_000).map((r) => [r.collector_id, r.n]));
   return listCollectorRows(db).map((c) => ({
     id: c.id,
     name: c.name,
@@ -180,12 +187,30 @@ export function listCollectors(db: DB, reader: Actor | Principal, offlineAfterMs
     version: c.version,
     enrolled_at: c.enrolled_at,
     last_seen_at: c.last_seen_at,
-    state: c.revoked_at !== null ? 'revoked' : c.last_seen_at !== null && at - c.last_seen_at <= offlineAfterMs ? 'online' : 'offline',
+    state: c.revoked_at !== null ? 'revoked' : isOnline(c, offlineAfterMs, at) ? 'online' : 'offline',
     leased_total: c.leased_total,
     stored_total: c.stored_total,
+    stored_last_hour: lastHour.get(c.id) ?? 0,
     queued: queues.get(c.zone)?.queued ?? 0,
     leased: queues.get(c.zone)?.leased ?? 0,
   }));
+}
+
+/**
+ * Of `deviceIds`, those in a remote zone where no collector is online (none enrolled, all revoked, or none seen
+ * within `offlineAfterMs`), with their zone: their backups wait for the collector, so they show "collector offline"
+ * rather than a reachability the central never measured. Read at call time; nothing is stored.
+ */
+export function devicesWithCollectorOffline(db: DB, deviceIds: readonly number[], offlineAfterMs: number, at = Date.now()): Map<number, string> {
+  const out = new Map<number, string>();
+  if (deviceIds.length === 0) return out;
+  const online = new Set(
+    listCollectorRows(db)
+      .filter((c) => c.revoked_at === null && isOnline(c, offlineAfterMs, at))
+      .map((c) => c.zone),
+  );
+  for (const r of effectiveZoneRows(db, deviceIds)) if (!online.has(r.zone)) out.set(r.device_id, r.zone);
+  return out;
 }
 
 /** Puts a device (by name) or a group (by id) in a zone; null: back to the central appliance. */

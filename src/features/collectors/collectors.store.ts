@@ -211,3 +211,11 @@ export function workCountRows(db: DB): { zone: string; queued: number; leased: n
 export function getDeviceIdByName(db: DB, name: string): number | undefined {
   return prepareCached(db, 'SELECT id FROM devices WHERE name = ?').pluck().get(name) as number | undefined;
 }
+
+/** Results each collector delivered since `since` (the collectors list's "last hour"). */
+export function recentResultCountRows(db: DB, since: number): { collector_id: number; n: number }[] {
+  return prepareCached(db, 'SELECT collector_id, count(*) AS n FROM collector_results WHERE received_at >= ? GROUP BY collector_id').all(since) as {
+    collector_id: number;
+    n: number;
+  }[];
+}

@@ -25,6 +25,7 @@ const NAV: NavItem[] = [
   { href: '/audit', label: 'Audit log', perms: ['audit.view'] },
   { href: '/settings/notifications', label: 'Notifications', perms: ['settings.view'] },
   { href: '/inventory', label: 'Inventory', perms: ['inventory.view'] },
+  { href: '/collectors', label: 'Collectors', perms: ['collectors.view'] },
 ];
 
 export interface LayoutProps {

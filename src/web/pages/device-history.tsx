@@ -16,6 +16,7 @@ import { registerDeviceVersions } from './device-versions';
 import { groupOptions, groupPaths } from './groups-options';
 import { HostKeyChange } from './devices';
 import { DeviceHold } from '../components/device-hold';
+import { ReachabilityBadge, collectorOfflineDevices } from './collectors';
 import { RetireControls, RetiredNote } from './device-retire';
 
 const HISTORY_PAGE = 20;
@@ -124,7 +125,7 @@ function FactsList({ c, device }: { c: WebContext; device: Device }) {
       <dd>{group ?? '(ungrouped)'}</dd>
       <dt>Reachability</dt>
       <dd>
-        <span class={`badge ${device.reachability.status}`}>{device.reachability.status}</span>{' '}
+        <ReachabilityBadge status={device.reachability.status} offlineZone={collectorOfflineDevices(c, app.db, [device.id]).get(device.id)} />{' '}
         {device.reachability.checked_at ? `checked ${formatTime(device.reachability.checked_at, tz)}` : ''}
         {device.reachability.error ? <div class="muted">{device.reachability.error}</div> : null}
       </dd>

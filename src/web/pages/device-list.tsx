@@ -9,6 +9,7 @@ import { render } from '../render';
 import { can, formatTime, intQuery, type WebContext } from '../web-context';
 import { DEVICE_OPS } from '../../features/policy';
 import { groupOptions, groupPaths } from './groups-options';
+import { ReachabilityBadge, collectorOfflineDevices } from './collectors';
 
 const PAGE_SIZE = 50;
 const REACH = ['reachable', 'unreachable', 'unknown'] as const;
@@ -63,6 +64,11 @@ export function listPage(c: WebContext) {
   const select = bulk || edit;
   const here = `/devices${new URL(c.req.url).search}`;
   const held = heldDevices(
+    db,
+    items.map((d) => d.id),
+  );
+  const collectorOffline = collectorOfflineDevices(
+    c,
     db,
     items.map((d) => d.id),
   );
@@ -174,9 +180,7 @@ export function listPage(c: WebContext) {
                     <td>{d.group_id ? (paths.get(d.group_id) ?? d.group_id) : '—'}</td>
                     <td>{platformNames.get(d.template_id) ?? d.template_id}</td>
                     <td>
-                      <span class={`badge ${d.reachability.status}`} title={d.reachability.error ?? undefined}>
-                        {d.reachability.status}
-                      </span>
+                      <ReachabilityBadge status={d.reachability.status} error={d.reachability.error} offlineZone={collectorOffline.get(d.id)} />
                     </td>
                     <td>
                       {d.last_backup ? (
