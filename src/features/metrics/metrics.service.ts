@@ -8,6 +8,7 @@ import { createRequestMetrics } from './request-metrics';
 import { countViolations } from '../compliance/compliance.service';
 import { mirrorMetrics } from '../gitmirror/gitmirror.store';
 import { replicationHealth } from '../replication/replication.service';
+import { registerCollectorMetrics } from '../collectors/collectors.metrics';
 import { countDeliveriesByStatus, countDevicesByState, countRunningBackups, countStaleDevices, readStorageCounts } from './metrics.store';
 
 /** What the metrics need to know of a finished device backup (the runner's result has these fields). */
@@ -91,6 +92,7 @@ export function createApplianceMetrics(src: MetricsSources): ApplianceMetrics {
     registers,
   });
   const observeRequest = createRequestMetrics(registry);
+  registerCollectorMetrics(registry, src.db);
 
   new Gauge({
     name: 'confvault_devices',
