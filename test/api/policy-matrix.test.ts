@@ -10,6 +10,7 @@ import { apiDoors, missingFor, type Operation } from '../../src/identity/policy'
 import type { Command } from '../../src/cli/common';
 import { apikeyCommand } from '../../src/cli/apikey';
 import { auditCommand } from '../../src/cli/audit';
+import { collectorCommand } from '../../src/cli/collector';
 import { complianceCommand } from '../../src/cli/compliance';
 import { backupCommand } from '../../src/cli/backup';
 import { credentialCommand } from '../../src/cli/credential';
@@ -276,6 +277,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       apikey: apikeyCommand,
       audit: auditCommand,
       backup: backupCommand,
+      collector: collectorCommand,
       compliance: complianceCommand,
       credential: credentialCommand,
       device: deviceCommand,

@@ -136,7 +136,10 @@ test('kill -9 of the collector mid-job: the lease expires, the backup is queued 
     // Give a duplicate every chance to show: the queue is empty and the collector idles.
     await until(
       'an empty queue',
-      () => (listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].queued + listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].leased === 0 ? true : undefined),
+      () =>
+        listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].queued + listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].leased === 0
+          ? true
+          : undefined,
       second.output,
     );
     const all = await backupsOf(id);
