@@ -15,6 +15,7 @@ import * as configRoutes from '../features/configs/configs.routes';
 import * as auditRoutes from '../features/audit/audit.routes';
 import * as notificationRoutes from '../features/notifications/notifications.routes';
 import * as inventoryRoutes from '../features/inventory/inventory.routes';
+import * as collectorRoutes from '../features/collectors/collectors-api.routes';
 
 export interface RouteModule {
   register(api: OpenAPIHono<AppEnv>, app: AppServices): void;
@@ -37,4 +38,6 @@ export const API_ROUTE_MODULES: RouteModule[] = [
   notificationRoutes,
   // Inventory sources (issue #26, docs/inventory.md).
   inventoryRoutes,
+  // Remote collectors, read-only (docs/collectors.md).
+  collectorRoutes,
 ];

@@ -32,4 +32,6 @@ export const AUTOMATION_ENDPOINTS: readonly AutomationEndpoint[] = [
   { method: 'PUT', path: '/inventory-sources/{source_id}', permissions: ['inventory.manage'] },
   { method: 'DELETE', path: '/inventory-sources/{source_id}', permissions: ['inventory.manage'] },
   { method: 'POST', path: '/inventory-sources/{source_id}/sync', permissions: ['inventory.view', 'inventory.sync'] },
+  // Remote collectors (docs/collectors.md).
+  { method: 'GET', path: '/collectors', permissions: ['collectors.view'] },
 ];

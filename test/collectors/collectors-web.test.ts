@@ -115,6 +115,20 @@ describe('collectors: web page, policy, offline devices, metrics', () => {
     assert.doesNotMatch((await admin.get(`/devices/${on}`)).html, /collector offline/);
   });
 
+  test('GET /api/v1/collectors lists them for collectors.view, 403 without', async () => {
+    await enrol(t, 'site-api', 'col-api');
+    const res = await t.api('/api/v1/collectors', { key: await t.keyFor({ permissions: ['collectors.view'] }) });
+    assert.equal(res.status, 200);
+    const body = (await res.json()) as { items: { name: string; zone: string; state: string; last_seen_at: string | null }[] };
+    const c = body.items.find((i) => i.name === 'col-api');
+    assert.equal(c?.zone, 'site-api');
+    assert.equal(c?.state, 'online');
+    assert.equal(typeof c?.last_seen_at, 'string');
+    const refused = await t.api('/api/v1/collectors', { key: await t.keyFor({ permissions: ['devices.view'] }) });
+    assert.equal(refused.status, 403);
+    assert.equal(((await refused.json()) as { error: { code: string } }).error.code, 'PERMISSION_DENIED');
+  });
+
   test('/metrics has the collector series', async () => {
     await enrol(t, 'site-m', 'col-m');
     zonedDevice('dev-m', 'site-m');

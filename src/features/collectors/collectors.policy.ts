@@ -7,7 +7,7 @@ const manage = { scope: 'all' } as const;
 const MANAGE = ['collectors.view', 'collectors.manage'] as const;
 
 export const COLLECTOR_OPS = {
-  list: operation('collectors.list', ['collectors.view'], { scope: 'none' }, { web: ['GET /collectors'], cli: 'collector list' }),
+  list: operation('collectors.list', ['collectors.view'], { scope: 'none' }, { api: 'GET /collectors', web: ['GET /collectors'], cli: 'collector list' }),
   createToken: operation('collectors.token_create', MANAGE, manage, { web: ['POST /collectors/tokens'], cli: 'collector token create' }),
   revoke: operation('collectors.revoke', MANAGE, manage, { web: ['POST /collectors/:name/revoke'], cli: 'collector revoke' }),
   zone: operation('collectors.zone', MANAGE, manage, { cli: 'collector zone' }),
