@@ -21,6 +21,7 @@ import { templateCommand } from '../../src/cli/template';
 import { userCommand } from '../../src/cli/user';
 import { inventoryCommand } from '../../src/cli/inventory';
 import { listSources } from '../../src/features/inventory/inventory.service';
+import { listCollectors } from '../../src/features/collectors/collectors.service';
 import { cliActor, SYSTEM_ACTOR } from '../../src/identity/actor';
 import type { Principal } from '../../src/identity/principal';
 import { createRole, getRole, setRolePermissions } from '../../src/features/roles/roles.service';
@@ -323,6 +324,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     read('notifications.view', (p) => listChannels(db, { principal: p, door: { kind: 'system' }, requestId: null }));
     read('backups.jobs', (p) => pageBackupJobs(db, p, { offset: 0 }));
     read('inventory.view', (p) => listSources(db, as(p)));
+    read('collectors.list', (p) => listCollectors(db, p, 60_000));
     // The two that work on a pool worker check at once, before they return their promise.
     const same = { from: ids.backup_id, to: ids.backup_id };
     read('backups.browse', (p) => void compareVersionsFor(t.services, p, same, false).catch(() => undefined));
