@@ -793,6 +793,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/collectors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List remote collectors
+         * @description Each enrolled collector: zone, version, last seen, state, its zone’s queue and results delivered. Permission: `collectors.view`.
+         */
+        get: operations["listCollectors"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -3303,6 +3323,29 @@ export interface components {
         };
         /** @example {} */
         SyncInventorySource: Record<string, never>;
+        CollectorList: {
+            items: components["schemas"]["Collector"][];
+        };
+        Collector: {
+            id: number;
+            name: string;
+            zone: string;
+            version: string | null;
+            enrolled_at: string;
+            last_seen_at: string | null;
+            /**
+             * @description offline: not seen for `[collector] offline_after` seconds
+             * @enum {string}
+             */
+            state: "online" | "offline" | "revoked";
+            /** @description Backups of the collector's zone waiting for a collector */
+            queued: number;
+            /** @description Backups of the collector's zone leased to one of its collectors */
+            leased: number;
+            /** @description Results this collector delivered in the last hour */
+            stored_last_hour: number;
+            stored_total: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -9446,6 +9489,83 @@ export interface operations {
             };
             /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
             415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listCollectors: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The collectors */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CollectorList"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;
