@@ -4,8 +4,9 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
-import { listCollectors, setZone } from '../../src/features/collectors/collectors.service';
-import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import { createEnrolToken, listCollectors, revokeCollector, setZone } from '../../src/features/collectors/collectors.service';
+import { SYSTEM_ACTOR, type Actor } from '../../src/identity/actor';
+import type { Permission } from '../../src/identity/permissions';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import { WebClient } from '../web/web-client';
@@ -69,6 +70,34 @@ describe('collectors: web page, policy, offline devices, metrics', () => {
     assert.equal((await reader.post('/collectors/tokens', { zone: 'site-x' }, { csrf: true })).res.status, 403);
     assert.equal((await reader.post('/collectors/col-a/revoke', {}, { csrf: true })).res.status, 403);
     assert.equal(listCollectors(t.services.db, SYSTEM_ACTOR, 60_000).find((c) => c.name === 'col-a')?.state, 'online');
+  });
+
+  test('the service refuses on its own: a missing permission, or managing with a group-scoped user', () => {
+    const db = t.services.db;
+    const as = (permissions: Permission[], all = true): Actor => ({
+      principal: { ...SYSTEM_ACTOR.principal, userId: -1, username: 'svc', permissions: new Set(permissions), scope: { all, groupIds: new Set<number>() } },
+      door: { kind: 'system' },
+      requestId: null,
+    });
+    const refused = (e: { code?: string; message?: string }, what: RegExp) => e.code === 'PERMISSION_DENIED' && what.test(e.message ?? '');
+    assert.throws(
+      () => listCollectors(db, as(['devices.view']), 60_000),
+      (e: { code?: string; message?: string }) => refused(e, /collectors\.view/),
+    );
+    assert.throws(
+      () => createEnrolToken(db, as(['collectors.view']), 'site-z'),
+      (e: { code?: string; message?: string }) => refused(e, /collectors\.manage/),
+    );
+    const scoped = as(['collectors.view', 'collectors.manage'], false);
+    assert.throws(
+      () => revokeCollector(db, scoped, 'col-a'),
+      (e: { code?: string; message?: string }) => refused(e, /scope all/),
+    );
+    assert.throws(
+      () => setZone(db, scoped, { device: 'none' }, 'site-z'),
+      (e: { code?: string; message?: string }) => refused(e, /scope all/),
+    );
+    assert.equal(createEnrolToken(db, as(['collectors.view', 'collectors.manage']), 'site-z').token.startsWith('cvc_'), true);
   });
 
   test('the page lists an enrolled collector with its zone; a token is shown once and audited; revoke works', async () => {
