@@ -1,6 +1,6 @@
 // Queries for devices: scoped, filtered pages in SQL; single rows; writes; what the backup runner records about a device.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, explainQueryPlan } from '../../db/statements';
 import type { Scope } from '../../identity/principal';
 import { containsPattern, prepareCached } from './sql';
 
@@ -188,9 +188,20 @@ export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
  * One page of devices in the scope matching the filter, ordered by name (NOCASE, as the column is declared) or
  * by another key of SORT_KEYS. The page is cut on ids alone, then joined: when the plan has to sort (a scoped,
  * filtered or re-ordered list) it sorts (key, id) pairs rather than whole rows, which halves deep-page cost at
- * 10,000 devices, and only the page's rows look up their last backup.
+ * 10,000 devices. The last backup's start and outcome are columns of the row (0028).
  */
 export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, order?: DeviceOrder): DeviceViewRow[] {
+  const { sql, params } = deviceListSql(scope, f, order);
+  return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+}
+
+/** SQLite's plan for the very statement listDeviceViewRows runs (the query-plan tests). */
+export function explainDeviceList(db: DB, scope: Scope, f: DeviceFilter, order?: DeviceOrder): string[] {
+  const { sql, params } = deviceListSql(scope, f, order);
+  return explainQueryPlan(db, sql, [{ ...params, limit: 50, offset: 0 }]);
+}
+
+function deviceListSql(scope: Scope, f: DeviceFilter, order?: DeviceOrder): { sql: string; params: Record<string, unknown> } {
   const { withSql, where, params } = filterSql(scope, f);
   if (!order || order.sort === 'name') {
     // Names are unique (NOCASE): the name index gives either direction without a sort.
@@ -200,7 +211,7 @@ export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset
       FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${dir} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
      ORDER BY d.name ${dir}`;
-    return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+    return { sql, params };
   }
   const dir = order.desc ? 'DESC' : 'ASC';
   // NULL keys (ungrouped, never backed up) come last in either direction.
@@ -211,7 +222,7 @@ export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset
              ORDER BY k IS NULL, k ${dir}, d.name ${dir}, d.id ${dir} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
      ORDER BY p.k IS NULL, p.k ${dir}, p.n ${dir}, p.id ${dir}`;
-  return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+  return { sql, params };
 }
 
 /** The ids of every device in the scope matching the filter (the configuration search's group and platform filters). */
