@@ -19,7 +19,13 @@ describe('device list by last backup and failed only', () => {
   const backup = (name: string, at: number, ok: boolean) => {
     const { db, snapshots } = t.services;
     const s = startBackup(db, ids[name], tpl, 'schedule', at);
-    finishBackupSync(db, snapshots, s, ok ? { ok: true, text: `hostname ${name}\n`, ignorePatterns: [] } : { ok: false, failure: 'TIMEOUT', message: 'no answer' }, at + 1000);
+    finishBackupSync(
+      db,
+      snapshots,
+      s,
+      ok ? { ok: true, text: `hostname ${name}\n`, ignorePatterns: [] } : { ok: false, failure: 'TIMEOUT', message: 'no answer' },
+      at + 1000,
+    );
   };
   before(async () => {
     t = await startTestAppliance();
