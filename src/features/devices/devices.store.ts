@@ -102,6 +102,8 @@ export interface DeviceFilter {
   template_id?: number;
   /** Devices whose newest backup failed; the web list's filter. */
   last_failed?: boolean;
+  /** true: only devices with a last backup; false: only those never backed up (the two parts of the list by last backup). */
+  backed_up?: boolean;
   /** true: only retired devices; false: only devices in service; unset: both. */
   retired?: boolean;
 }
@@ -115,13 +117,11 @@ export interface DeviceOrder {
 }
 
 /** Sort key of each order, from this fixed table only. Ties go by name then id, so pages never overlap. */
-const SORT_KEYS: Record<DeviceSort, string> = {
+const SORT_KEYS: Record<Exclude<DeviceSort, 'last_backup'>, string> = {
   name: 'd.name',
   address: 'lower(d.hostname)',
   group: '(SELECT g.name FROM device_groups g WHERE g.id = d.group_id) COLLATE NOCASE',
   platform: '(SELECT t.name FROM templates t WHERE t.id = d.template_id) COLLATE NOCASE',
-  // A column of the row (0028), read from the devices_last_backup index, not a lookup of each device's backup.
-  last_backup: 'd.last_backup_started_at',
 };
 
 /**
@@ -173,6 +173,7 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
     params.template_id = f.template_id;
   }
   if (f.last_failed) conds.push('d.last_backup_success = 0');
+  if (f.backed_up !== undefined) conds.push(f.backed_up ? 'd.last_backup_started_at IS NOT NULL' : 'd.last_backup_started_at IS NULL');
   if (f.retired !== undefined) conds.push(f.retired ? 'd.retired_at IS NOT NULL' : 'd.retired_at IS NULL');
   return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
 }
@@ -191,30 +192,55 @@ export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
  * 10,000 devices. The last backup's start and outcome are columns of the row (0028).
  */
 export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, order?: DeviceOrder): DeviceViewRow[] {
+  if (order?.sort === 'last_backup') return listByLastBackup(db, scope, f, offset, limit, order.desc);
   const { sql, params } = deviceListSql(scope, f, order);
   return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
 }
 
-/** SQLite's plan for the very statement listDeviceViewRows runs (the query-plan tests). */
+/**
+ * By last backup, never backed up last in either direction, ties by name (unique): first the devices with a last
+ * backup, in the order of the devices_last_backup index (no sort: page 500 of 100,000 devices 175 -> 1 ms in
+ * process), then from the first page that reaches past them the others by name.
+ */
+function listByLastBackup(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, desc: boolean): DeviceViewRow[] {
+  const dir = desc ? 'DESC' : 'ASC';
+  const part = (backed_up: boolean, orderBy: string, off: number, lim: number) => {
+    const { sql, params } = pageSql(scope, { ...f, backed_up }, orderBy);
+    return prepareCached(db, sql).all({ ...params, limit: lim, offset: off }) as DeviceViewRow[];
+  };
+  const first = part(true, `d.last_backup_started_at ${dir}, d.name ${dir}`, offset, limit);
+  if (first.length === limit) return first;
+  const backedUp = first.length > 0 ? offset + first.length : countDevices(db, scope, { ...f, backed_up: true });
+  return [...first, ...part(false, `d.name ${dir}`, Math.max(0, offset - backedUp), limit - first.length)];
+}
+
+/** SQLite's plan for the very statement listDeviceViewRows runs first (the query-plan tests). */
 export function explainDeviceList(db: DB, scope: Scope, f: DeviceFilter, order?: DeviceOrder): string[] {
-  const { sql, params } = deviceListSql(scope, f, order);
+  const { sql, params } =
+    order?.sort === 'last_backup'
+      ? pageSql(scope, { ...f, backed_up: true }, `d.last_backup_started_at ${order.desc ? 'DESC' : 'ASC'}, d.name ${order.desc ? 'DESC' : 'ASC'}`)
+      : deviceListSql(scope, f, order);
   return explainQueryPlan(db, sql, [{ ...params, limit: 50, offset: 0 }]);
 }
 
-function deviceListSql(scope: Scope, f: DeviceFilter, order?: DeviceOrder): { sql: string; params: Record<string, unknown> } {
+/** A page in an order an index gives (`orderBy` from fixed fragments only), cut on ids, then joined. */
+function pageSql(scope: Scope, f: DeviceFilter, orderBy: string): { sql: string; params: Record<string, unknown> } {
   const { withSql, where, params } = filterSql(scope, f);
-  if (!order || order.sort === 'name') {
-    // Names are unique (NOCASE): the name index gives either direction without a sort.
-    const dir = order?.desc ? 'DESC' : '';
-    const sql = `${withSql}
+  const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
-      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${dir} ${boundLimit('@limit')} OFFSET @offset) p
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY ${orderBy} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
-     ORDER BY d.name ${dir}`;
-    return { sql, params };
-  }
+     ORDER BY ${orderBy}`;
+  return { sql, params };
+}
+
+function deviceListSql(scope: Scope, f: DeviceFilter, order?: DeviceOrder): { sql: string; params: Record<string, unknown> } {
+  // Names are unique (NOCASE): the name index gives either direction without a sort.
+  if (!order || order.sort === 'name') return pageSql(scope, f, `d.name ${order?.desc ? 'DESC' : ''}`);
+  if (order.sort === 'last_backup') throw new Error('deviceListSql: the list by last backup is listByLastBackup');
+  const { withSql, where, params } = filterSql(scope, f);
   const dir = order.desc ? 'DESC' : 'ASC';
-  // NULL keys (ungrouped, never backed up) come last in either direction.
+  // NULL keys (ungrouped) come last in either direction.
   const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
       FROM (SELECT d.id, ${SORT_KEYS[order.sort]} AS k, d.name AS n FROM devices d
