@@ -203,24 +203,26 @@ export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset
  * process), then from the first page that reaches past them the others by name.
  */
 function listByLastBackup(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, desc: boolean): DeviceViewRow[] {
-  const dir = desc ? 'DESC' : 'ASC';
   const part = (backed_up: boolean, orderBy: string, off: number, lim: number) => {
     const { sql, params } = pageSql(scope, { ...f, backed_up }, orderBy);
     return prepareCached(db, sql).all({ ...params, limit: lim, offset: off }) as DeviceViewRow[];
   };
-  const first = part(true, `d.last_backup_started_at ${dir}, d.name ${dir}`, offset, limit);
+  const first = part(true, lastBackupOrder(desc), offset, limit);
   if (first.length === limit) return first;
   const backedUp = first.length > 0 ? offset + first.length : countDevices(db, scope, { ...f, backed_up: true });
-  return [...first, ...part(false, `d.name ${dir}`, Math.max(0, offset - backedUp), limit - first.length)];
+  return [...first, ...part(false, `d.name ${desc ? 'DESC' : 'ASC'}`, Math.max(0, offset - backedUp), limit - first.length)];
 }
 
 /** SQLite's plan for the very statement listDeviceViewRows runs first (the query-plan tests). */
 export function explainDeviceList(db: DB, scope: Scope, f: DeviceFilter, order?: DeviceOrder): string[] {
   const { sql, params } =
-    order?.sort === 'last_backup'
-      ? pageSql(scope, { ...f, backed_up: true }, `d.last_backup_started_at ${order.desc ? 'DESC' : 'ASC'}, d.name ${order.desc ? 'DESC' : 'ASC'}`)
-      : deviceListSql(scope, f, order);
+    order?.sort === 'last_backup' ? pageSql(scope, { ...f, backed_up: true }, lastBackupOrder(order.desc)) : deviceListSql(scope, f, order);
   return explainQueryPlan(db, sql, [{ ...params, limit: 50, offset: 0 }]);
+}
+
+/** The order of the devices with a last backup, the one devices_last_backup gives. */
+function lastBackupOrder(desc: boolean): string {
+  return desc ? 'd.last_backup_started_at DESC, d.name DESC' : 'd.last_backup_started_at ASC, d.name ASC';
 }
 
 /** A page in an order an index gives (`orderBy` from fixed fragments only), cut on ids, then joined. */
