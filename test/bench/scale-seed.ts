@@ -5,6 +5,7 @@ import path from 'node:path';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
+import { copyDevicesLastBackup } from '../../src/features/backups/backups.store';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
@@ -209,6 +210,8 @@ function insertFleet(app: Appliance) {
       const down = failAt === 2;
       last.run(lastId, down ? 'unreachable' : 'reachable', times[2] + 5000, down ? `No answer from ${hostname}:22 within 10 s.` : null, id);
     }
+
+    copyDevicesLastBackup(db);
   })();
   return { regionId, sampleId };
 }

@@ -6,6 +6,7 @@ import path from 'node:path';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
+import { copyDevicesLastBackup } from '../../src/features/backups/backups.store';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';
@@ -388,6 +389,8 @@ function insertRecords(app: Appliance, plan: Plan, deviceIds: Int32Array, templa
         deviceIds[d.index],
       );
     }
+
+    copyDevicesLastBackup(db);
   })();
   return { bigContentIds, firstUse };
 }

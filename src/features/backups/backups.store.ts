@@ -167,8 +167,21 @@ export function reserveSnapshot(db: DB, backupId: string, hash: string): void {
   prepareCached(db, 'UPDATE backups SET config_snapshot_hash = ? WHERE id = ? AND finished_at IS NULL').run(hash, backupId);
 }
 
+/** Name the device's last backup, with its start and outcome (the device list sorts and filters on them, 0028). */
 export function setDeviceLastBackup(db: DB, deviceId: number, backupId: string): void {
-  prepareCached(db, 'UPDATE devices SET last_backup_id = ? WHERE id = ?').run(backupId, deviceId);
+  prepareCached(
+    db,
+    `UPDATE devices SET last_backup_id = b.id, last_backup_started_at = b.started_at, last_backup_success = b.success
+       FROM (SELECT id, started_at, success FROM backups WHERE id = @backupId) b WHERE devices.id = @deviceId`,
+  ).run({ backupId, deviceId });
+}
+
+/** Copy every named last backup's start and outcome onto its device (seeds that name last_backup_id in bulk). */
+export function copyDevicesLastBackup(db: DB): void {
+  db.prepare(
+    `UPDATE devices SET last_backup_started_at = b.started_at, last_backup_success = b.success
+       FROM backups b WHERE b.id = devices.last_backup_id`,
+  ).run();
 }
 
 export function runningBackupForDevice(db: DB, deviceId: number): string | undefined {

@@ -1,6 +1,6 @@
 // Queries for devices: scoped, filtered pages in SQL; single rows; writes; what the backup runner records about a device.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
+import { boundLimit, explainQueryPlan } from '../../db/statements';
 import type { Scope } from '../../identity/principal';
 import { containsPattern, prepareCached } from './sql';
 
@@ -25,6 +25,9 @@ export interface DeviceRow {
   reachability_checked_at: number | null;
   reachability_error: string | null;
   last_backup_id: string | null;
+  /** The last backup's start and outcome (1 ok, 0 failed), kept with last_backup_id (schema 0028); null for none. */
+  last_backup_started_at: number | null;
+  last_backup_success: number | null;
   created_at: number;
   updated_at: number;
   /** When the device was retired (ms), null while in service (schema 0023). */
@@ -32,11 +35,8 @@ export interface DeviceRow {
   retired_by: string | null;
 }
 
-/** A device row with the summary of its last backup (null columns when there is none or it was pruned). */
-export interface DeviceViewRow extends DeviceRow {
-  last_backup_started_at: number | null;
-  last_backup_success: number | null;
-}
+/** A device row with the summary of its last backup (null columns when there is none); the row itself since 0028. */
+export type DeviceViewRow = DeviceRow;
 
 export interface Device {
   id: number;
@@ -102,6 +102,8 @@ export interface DeviceFilter {
   template_id?: number;
   /** Devices whose newest backup failed; the web list's filter. */
   last_failed?: boolean;
+  /** true: only devices with a last backup; false: only those never backed up (the two parts of the list by last backup). */
+  backed_up?: boolean;
   /** true: only retired devices; false: only devices in service; unset: both. */
   retired?: boolean;
 }
@@ -115,13 +117,11 @@ export interface DeviceOrder {
 }
 
 /** Sort key of each order, from this fixed table only. Ties go by name then id, so pages never overlap. */
-const SORT_KEYS: Record<DeviceSort, string> = {
+const SORT_KEYS: Record<Exclude<DeviceSort, 'last_backup'>, string> = {
   name: 'd.name',
   address: 'lower(d.hostname)',
   group: '(SELECT g.name FROM device_groups g WHERE g.id = d.group_id) COLLATE NOCASE',
   platform: '(SELECT t.name FROM templates t WHERE t.id = d.template_id) COLLATE NOCASE',
-  // Joined (not a subquery per row): 36 -> 8 ms for a page of 10,000 devices.
-  last_backup: 'lb.started_at',
 };
 
 /**
@@ -172,12 +172,13 @@ function filterSql(scope: Scope, f: DeviceFilter): { withSql: string; where: str
     conds.push('d.template_id = @template_id');
     params.template_id = f.template_id;
   }
-  if (f.last_failed) conds.push('(SELECT fb.success FROM backups fb WHERE fb.id = d.last_backup_id) = 0');
+  if (f.last_failed) conds.push('d.last_backup_success = 0');
+  if (f.backed_up !== undefined) conds.push(f.backed_up ? 'd.last_backup_started_at IS NOT NULL' : 'd.last_backup_started_at IS NULL');
   if (f.retired !== undefined) conds.push(f.retired ? 'd.retired_at IS NOT NULL' : 'd.retired_at IS NULL');
   return { withSql, where: conds.length ? `WHERE ${conds.join(' AND ')}` : '', params };
 }
 
-const VIEW_COLUMNS = 'd.*, b.started_at AS last_backup_started_at, b.success AS last_backup_success';
+const VIEW_COLUMNS = 'd.*';
 
 export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
   const { withSql, where, params } = filterSql(scope, f);
@@ -188,32 +189,68 @@ export function countDevices(db: DB, scope: Scope, f: DeviceFilter): number {
  * One page of devices in the scope matching the filter, ordered by name (NOCASE, as the column is declared) or
  * by another key of SORT_KEYS. The page is cut on ids alone, then joined: when the plan has to sort (a scoped,
  * filtered or re-ordered list) it sorts (key, id) pairs rather than whole rows, which halves deep-page cost at
- * 10,000 devices, and only the page's rows look up their last backup.
+ * 10,000 devices. The last backup's start and outcome are columns of the row (0028).
  */
 export function listDeviceViewRows(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, order?: DeviceOrder): DeviceViewRow[] {
+  if (order?.sort === 'last_backup') return listByLastBackup(db, scope, f, offset, limit, order.desc);
+  const { sql, params } = deviceListSql(scope, f, order);
+  return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+}
+
+/**
+ * By last backup, never backed up last in either direction, ties by name (unique): first the devices with a last
+ * backup, in the order of the devices_last_backup index (no sort: page 500 of 100,000 devices 175 -> 1 ms in
+ * process), then from the first page that reaches past them the others by name.
+ */
+function listByLastBackup(db: DB, scope: Scope, f: DeviceFilter, offset: number, limit: number, desc: boolean): DeviceViewRow[] {
+  const part = (backed_up: boolean, orderBy: string, off: number, lim: number) => {
+    const { sql, params } = pageSql(scope, { ...f, backed_up }, orderBy);
+    return prepareCached(db, sql).all({ ...params, limit: lim, offset: off }) as DeviceViewRow[];
+  };
+  const first = part(true, lastBackupOrder(desc), offset, limit);
+  if (first.length === limit) return first;
+  const backedUp = first.length > 0 ? offset + first.length : countDevices(db, scope, { ...f, backed_up: true });
+  return [...first, ...part(false, `d.name ${desc ? 'DESC' : 'ASC'}`, Math.max(0, offset - backedUp), limit - first.length)];
+}
+
+/** SQLite's plan for the very statement listDeviceViewRows runs first (the query-plan tests). */
+export function explainDeviceList(db: DB, scope: Scope, f: DeviceFilter, order?: DeviceOrder): string[] {
+  const { sql, params } =
+    order?.sort === 'last_backup' ? pageSql(scope, { ...f, backed_up: true }, lastBackupOrder(order.desc)) : deviceListSql(scope, f, order);
+  return explainQueryPlan(db, sql, [{ ...params, limit: 50, offset: 0 }]);
+}
+
+/** The order of the devices with a last backup, the one devices_last_backup gives. */
+function lastBackupOrder(desc: boolean): string {
+  return desc ? 'd.last_backup_started_at DESC, d.name DESC' : 'd.last_backup_started_at ASC, d.name ASC';
+}
+
+/** A page in an order an index gives (`orderBy` from fixed fragments only), cut on ids, then joined. */
+function pageSql(scope: Scope, f: DeviceFilter, orderBy: string): { sql: string; params: Record<string, unknown> } {
   const { withSql, where, params } = filterSql(scope, f);
-  if (!order || order.sort === 'name') {
-    // Names are unique (NOCASE): the name index gives either direction without a sort.
-    const dir = order?.desc ? 'DESC' : '';
-    const sql = `${withSql}
+  const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
-      FROM (SELECT d.id FROM devices d ${where} ORDER BY d.name ${dir} ${boundLimit('@limit')} OFFSET @offset) p
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY ${orderBy} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
-      LEFT JOIN backups b ON b.id = d.last_backup_id
-     ORDER BY d.name ${dir}`;
-    return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
-  }
+     ORDER BY ${orderBy}`;
+  return { sql, params };
+}
+
+function deviceListSql(scope: Scope, f: DeviceFilter, order?: DeviceOrder): { sql: string; params: Record<string, unknown> } {
+  // Names are unique (NOCASE): the name index gives either direction without a sort.
+  if (!order || order.sort === 'name') return pageSql(scope, f, `d.name ${order?.desc ? 'DESC' : ''}`);
+  if (order.sort === 'last_backup') throw new Error('deviceListSql: the list by last backup is listByLastBackup');
+  const { withSql, where, params } = filterSql(scope, f);
   const dir = order.desc ? 'DESC' : 'ASC';
-  // NULL keys (ungrouped, never backed up) come last in either direction.
+  // NULL keys (ungrouped) come last in either direction.
   const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
       FROM (SELECT d.id, ${SORT_KEYS[order.sort]} AS k, d.name AS n FROM devices d
-              ${order.sort === 'last_backup' ? 'LEFT JOIN backups lb ON lb.id = d.last_backup_id' : ''} ${where}
+              ${where}
              ORDER BY k IS NULL, k ${dir}, d.name ${dir}, d.id ${dir} ${boundLimit('@limit')} OFFSET @offset) p
       JOIN devices d ON d.id = p.id
-      LEFT JOIN backups b ON b.id = d.last_backup_id
      ORDER BY p.k IS NULL, p.k ${dir}, p.n ${dir}, p.id ${dir}`;
-  return prepareCached(db, sql).all({ ...params, limit, offset }) as DeviceViewRow[];
+  return { sql, params };
 }
 
 /** The ids of every device in the scope matching the filter (the configuration search's group and platform filters). */
@@ -229,8 +266,7 @@ export function templateNameRows(db: DB): { id: number; name: string }[] {
 
 /** One device with its last-backup summary, regardless of scope (callers check it). */
 export function getDeviceViewRow(db: DB, id: number): DeviceViewRow | undefined {
-  return prepareCached(db, `SELECT ${VIEW_COLUMNS} FROM devices d LEFT JOIN backups b ON b.id = d.last_backup_id WHERE d.id = ?`).get(id) as
-    DeviceViewRow | undefined;
+  return prepareCached(db, `SELECT ${VIEW_COLUMNS} FROM devices d WHERE d.id = ?`).get(id) as DeviceViewRow | undefined;
 }
 
 /** The device's own row (for the backup runner and checks), regardless of scope. */
