@@ -8,8 +8,6 @@ import type { PreparedCapture } from '../../features/backups/backups.service';
 import { captureParts, capturedButFailed, emptyCapture, redaction, type CapturedParts } from '../collect';
 import { byteLength } from '../captured-output';
 import { CollectError, type CollectFailure, type CollectLimits, type CollectTarget } from '../types';
-import { readGate } from '../transports/tcp';
-import { gateFor } from './read-gate';
 import { MemoryBudget, memoryPlan, type MemoryPlan } from './memory-budget';
 import type { CaptureAnswer, CaptureTask } from './capture-task';
 import { captureInThread, SESSION_THREADS } from './session-pool';
@@ -90,13 +88,8 @@ export async function collectForStorage(
 ): Promise<StorageCollectResult> {
   const share = await opts.budget.admit();
   try {
-    const hooks = { signal: opts.signal, onReceived: (n: number) => share.add(n) };
-    // Back-pressure: over the budget, every capture but the oldest pauses its reads (in its session thread, or here).
-    const gate = opts.inThread ? null : gateFor(limits);
-    if (gate) share.onHold((held) => gate.set(held));
-    const captured = gate
-      ? await readGate.run(gate, () => captureParts(target, template, limits, hooks))
-      : await captureInThread(target, template, limits, { ...hooks, onHold: (listener) => share.onHold(listener) });
+    const capture = opts.inThread ? captureInThread : captureParts;
+    const captured = await capture(target, template, limits, { signal: opts.signal, onReceived: (n) => share.add(n) });
     if (!captured.ok) return captured;
     const { parts, ...rest } = captured;
     try {

@@ -11,12 +11,6 @@ export interface CaptureShare {
   reserve(bytes: number): Promise<void>;
   /** The capture ended: everything it held is given back (a second call changes nothing). */
   release(): void;
-  /**
-   * Back-pressure: `listener(true)` while the captures' bytes exceed the budget and this is not the oldest capture in
-   * flight (its reads should pause), `listener(false)` when that ends. The oldest is never held: it must finish for
-   * memory to come back.
-   */
-  onHold(listener: (held: boolean) => void): void;
 }
 
 interface Reserver {
@@ -28,8 +22,6 @@ interface Reserver {
 interface Share extends CaptureShare {
   held: number;
   reserved: boolean;
-  holding: boolean;
-  listener: ((held: boolean) => void) | null;
 }
 
 export class MemoryBudget {
@@ -40,8 +32,6 @@ export class MemoryBudget {
   private reserving = 0;
   private readonly admitting: ((share: CaptureShare) => void)[] = [];
   private readonly reservers: Reserver[] = [];
-  /** Shares admitted and not released, oldest first (who back-pressure spares). */
-  private readonly order: Share[] = [];
 
   constructor(readonly limit: number) {}
 
@@ -70,17 +60,10 @@ export class MemoryBudget {
     const share: Share = {
       held: 0,
       reserved: false,
-      holding: false,
-      listener: null,
       add: (bytes) => {
         if (released) return;
         share.held += bytes;
         this.used += bytes;
-        this.press();
-      },
-      onHold: (listener) => {
-        share.listener = listener;
-        if (share.holding) listener(true);
       },
       reserve: (bytes) =>
         new Promise<void>((resolve) => {
@@ -93,8 +76,6 @@ export class MemoryBudget {
         released = true;
         this.used -= share.held;
         this.active--;
-        this.order.splice(this.order.indexOf(share), 1);
-        share.listener = null;
         if (share.reserved) this.reserving--;
         const waiting = this.reservers.findIndex((r) => r.share === share);
         if (waiting >= 0) this.reservers.splice(waiting, 1)[0].resolve();
@@ -102,19 +83,7 @@ export class MemoryBudget {
       },
     };
     let released = false;
-    this.order.push(share);
     return share;
-  }
-
-  /** Holds every capture but the oldest while the bytes in flight exceed the limit; lets them go when under. */
-  private press(): void {
-    const over = this.used > this.limit;
-    this.order.forEach((share, i) => {
-      const holding = over && i > 0;
-      if (share.holding === holding) return;
-      share.holding = holding;
-      share.listener?.(holding);
-    });
   }
 
   private pump(): void {
@@ -134,7 +103,6 @@ export class MemoryBudget {
       this.active++;
       (this.admitting.shift() as (share: CaptureShare) => void)(this.share());
     }
-    this.press();
   }
 }
 

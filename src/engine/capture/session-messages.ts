@@ -11,13 +11,9 @@ export const ENGINE_WORKER_ENTRY = 'src/engine/capture/capture-worker.ts';
 export const ENGINE_WORKER_ROLE = 'engineWorkerRole';
 export const SESSION_ROLE = 'session';
 
-/**
- * To a session worker: capture one device's configuration, stop a capture (a cancelled backup), or pause and resume
- * its reads ('hold'/'go': the memory budget's back-pressure, capture/read-gate.ts).
- */
+/** To a session worker: capture one device's configuration, or stop a capture (a cancelled backup). */
 export type SessionRequest =
-  | { type: 'capture'; id: number; target: CollectTarget; template: TemplateSpec; limits: Partial<CollectLimits> | undefined }
-  | { type: 'abort' | 'hold' | 'go'; id: number };
+  { type: 'capture'; id: number; target: CollectTarget; template: TemplateSpec; limits: Partial<CollectLimits> | undefined } | { type: 'abort'; id: number };
 
 /**
  * From a session worker: bytes the device sent since the last report (the memory budget accounts them), then the

@@ -123,14 +123,13 @@ function pickThread(workerCode: string): SessionThread {
 /**
  * captureParts (collect.ts) run in a session worker thread: connect, log in, drive the shell and capture, with the
  * same failures as data. Credentials reach the thread in memory only (structured clone). `onReceived` hears the
- * device's bytes in batches as they arrive; `signal` cancels the capture in its thread; `onHold` subscribes to the
- * memory budget's back-pressure, which pauses and resumes the capture's socket reads in its thread.
+ * device's bytes in batches as they arrive; `signal` cancels the capture in its thread.
  */
 export async function captureInThread(
   target: CollectTarget,
   template: TemplateSpec,
   limits: Partial<CollectLimits> | undefined,
-  opts: { signal?: AbortSignal; onReceived?: (bytes: number) => void; onHold?: (listener: (held: boolean) => void) => void },
+  opts: { signal?: AbortSignal; onReceived?: (bytes: number) => void },
 ): Promise<CapturedParts | CollectFailure> {
   const started = performance.now();
   const workerCode = await loadCode();
@@ -142,7 +141,6 @@ export async function captureInThread(
       thread.captures.set(id, { started, onReceived: opts.onReceived, resolve });
       thread.worker.ref();
       thread.worker.postMessage({ type: 'capture', id, target, template, limits } satisfies SessionRequest);
-      opts.onHold?.((held) => thread.worker.postMessage({ type: held ? 'hold' : 'go', id } satisfies SessionRequest));
       if (opts.signal?.aborted) abort();
       else opts.signal?.addEventListener('abort', abort, { once: true });
     });

@@ -1,34 +1,29 @@
 // A session worker thread's work: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts); capture-worker.ts is its entry.
 import { parentPort, type MessagePort, type Transferable } from 'node:worker_threads';
 import { captureParts } from '../collect';
-import { readGate } from '../transports/tcp';
-import { gateFor, type CaptureGate } from './read-gate';
 import type { CollectFailure } from '../types';
 import { RECEIVED_REPORT_BYTES, type SessionReply, type SessionRequest } from './session-messages';
 
-/** The captures running in this thread, by the pool's id: what an abort message stops, a hold message pauses. */
-const running = new Map<number, { controller: AbortController; gate: CaptureGate }>();
+/** The captures running in this thread, by the pool's id: what an abort message stops. */
+const running = new Map<number, AbortController>();
 
 async function capture(port: MessagePort, req: Extract<SessionRequest, { type: 'capture' }>): Promise<void> {
   const send = (m: SessionReply, transfer: Transferable[] = []) => port.postMessage(m, transfer);
   const controller = new AbortController();
-  const gate = gateFor(req.limits);
-  running.set(req.id, { controller, gate });
+  running.set(req.id, controller);
   let unreported = 0;
   const report = () => {
     if (unreported > 0) send({ type: 'received', id: req.id, bytes: unreported });
     unreported = 0;
   };
   try {
-    const result = await readGate.run(gate, () =>
-      captureParts(req.target, req.template, req.limits, {
-        signal: controller.signal,
-        onReceived: (bytes) => {
-          unreported += bytes;
-          if (unreported >= RECEIVED_REPORT_BYTES) report();
-        },
-      }),
-    );
+    const result = await captureParts(req.target, req.template, req.limits, {
+      signal: controller.signal,
+      onReceived: (bytes) => {
+        unreported += bytes;
+        if (unreported >= RECEIVED_REPORT_BYTES) report();
+      },
+    });
     report();
     if (!result.ok) return send({ type: 'done', id: req.id, result });
     // Each part owns its memory (ownedBuffer), so it moves; a part sharing a buffer with another is copied first.
@@ -63,9 +58,8 @@ export function serveSessions(): void {
   // At normal priority, unlike the capture workers: a session runs against its device's timeouts, and on a busy
   // machine a lowered thread carrying eight 30 MB captures ran past the 120 s device_timeout.
   port.on('message', (req: SessionRequest) => {
-    if (req.type === 'abort') return running.get(req.id)?.controller.abort();
-    if (req.type !== 'capture') return running.get(req.id)?.gate.set(req.type === 'hold');
+    if (req.type === 'abort') running.get(req.id)?.abort();
     // A capture that could not be sent back (captureParts itself never throws) still ends, as a failure.
-    capture(port, req).catch(() => port.postMessage({ type: 'done', id: req.id, result: unsent } satisfies SessionReply));
+    else capture(port, req).catch(() => port.postMessage({ type: 'done', id: req.id, result: unsent } satisfies SessionReply));
   });
 }

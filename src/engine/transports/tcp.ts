@@ -1,7 +1,6 @@
 // Opening the TCP connection to a device, with connection failures classified the way a network engineer reads them.
 import dns from 'node:dns/promises';
 import net from 'node:net';
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { CollectError } from '../types';
 
 export interface TcpOptions {
@@ -133,23 +132,13 @@ function openSocket(o: TcpOptions, address: string): Promise<net.Socket> {
 /** What one device socket may deliver in one turn of the event loop before it pauses until the next. */
 const BYTES_PER_TURN = 256 * 1024;
 
-/** Back-pressure on a capture's reads (the memory budget's, capture/read-gate.ts): null while reading may go on. */
-export interface ReadGate {
-  whenOpen(): Promise<void> | null;
-}
-
-/** The gate of the capture running in this async context: the sockets it opens read through it. */
-export const readGate = new AsyncLocalStorage<ReadGate>();
-
 /**
  * Reads at most about BYTES_PER_TURN of `sock` per turn of the event loop, then pauses the socket until the next turn.
  * A device sending megabytes (a 30 MB configuration, decrypted and fed to the terminal model as it comes) then takes
  * its turn with HTTP requests and other devices instead of holding the loop for as much as the kernel buffered.
- * While the capture's read gate (readGate) is held, the socket stays paused after a turn until the gate opens.
  * Call once the protocol's own 'data' listener is attached (an earlier listener would start the flow without it).
  */
 export function readInTurns(sock: net.Socket): void {
-  const gate = readGate.getStore();
   let read = 0;
   const resume = () => {
     read = 0;
@@ -159,8 +148,6 @@ export function readInTurns(sock: net.Socket): void {
     read += chunk.length;
     if (read < BYTES_PER_TURN || sock.isPaused()) return;
     sock.pause();
-    const held = gate?.whenOpen();
-    if (held) void held.then(resume);
-    else setImmediate(resume);
+    setImmediate(resume);
   });
 }
