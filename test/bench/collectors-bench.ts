@@ -10,7 +10,7 @@ import { listCollectors } from '../../src/features/collectors/collectors.service
 import { setDeviceZoneRow } from '../../src/features/collectors/collectors.store';
 import { spawnConfvault } from '../collectors/harness';
 import { runCliAsync, spawnServe } from '../helpers/appliance';
-import { forkBench, loadAverage, nextMessage, num, processCpuSeconds, row, stopChild, type Section } from './common';
+import { forkBench, loadAverage, ms, nextMessage, num, percentile, processCpuSeconds, row, stopChild, type Section } from './common';
 import { builtinTranscripts, startSimulators } from './fleet-bench';
 import { isSeeded, type EngineJob } from './engine-worker';
 
@@ -83,7 +83,9 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       say(`  ${o.collectors} collectors enrolled and polling (poll_seconds ${poll}); queueing ${num(total)} devices at once`);
 
       const countDone = a.db.prepare("SELECT success, count(*) AS n FROM backups WHERE trigger = 'schedule' AND finished_at IS NOT NULL GROUP BY success");
+      const siteCpu = () => runs.reduce((sum, r) => sum + (processCpuSeconds(r.child.pid!) ?? 0), 0);
       const cpuBefore = processCpuSeconds(pid) ?? 0;
+      const siteCpuBefore = siteCpu();
       const start = performance.now();
       const queuedAt = Date.now();
       leaveZonedToCollectors(a.db, deviceIds, 'schedule', queuedAt);
@@ -100,7 +102,9 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       }
       const wall = (performance.now() - start) / 1000;
       const cpu = (processCpuSeconds(pid) ?? 0) - cpuBefore;
+      const sitesCpu = siteCpu() - siteCpuBefore;
       const hwm = peakRssMb(pid);
+      const sessions = a.db.prepare("SELECT duration_ms FROM backups WHERE trigger = 'schedule' AND success = 1").pluck().all() as number[];
       const load = loadAverage();
       const per = listCollectors(a.db, 60_000).map((c) => c.stored_total / wall);
       const alive = runs.filter((r) => r.child.exitCode === null).length;
@@ -117,6 +121,13 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
           ),
           row('backups recorded successfully', `${num(ok)} / ${num(total)} (${num(failed)} failed)`, 'all', ok === total),
           row('central CPU time (serve, user+sys)', `${cpu.toFixed(1)} s (${((cpu / wall) * 100).toFixed(0)}% of one core)`, 'report only', null),
+          row('collectors\u2019 CPU time (all sites, user+sys)', `${sitesCpu.toFixed(1)} s (${((sitesCpu / wall) * 100).toFixed(0)}% of one core)`, 'report only', null),
+          row(
+            'device session time at the site',
+            sessions.length ? `median ${ms(percentile(sessions, 50))}, p95 ${ms(percentile(sessions, 95))}` : 'n/a',
+            'report only',
+            null,
+          ),
           row('central peak RSS (VmHWM)', hwm === null ? 'n/a' : `${hwm.toFixed(0)} MB`, 'report only', null),
           row(
             'per-collector throughput',
