@@ -114,14 +114,21 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
         rows: [
           row(
             'wall time, every device stored centrally',
-            done ? `${wall.toFixed(1)} s (${(total / wall).toFixed(0)} devices/s; first result after ${(firstMs / 1000).toFixed(1)} s)` : `not done after ${wall.toFixed(0)} s`,
+            done
+              ? `${wall.toFixed(1)} s (${(total / wall).toFixed(0)} devices/s; first result after ${(firstMs / 1000).toFixed(1)} s)`
+              : `not done after ${wall.toFixed(0)} s`,
             '< 60 s',
             done && wall < 60,
             { wall_s: wall, first_result_s: firstMs / 1000 },
           ),
           row('backups recorded successfully', `${num(ok)} / ${num(total)} (${num(failed)} failed)`, 'all', ok === total),
           row('central CPU time (serve, user+sys)', `${cpu.toFixed(1)} s (${((cpu / wall) * 100).toFixed(0)}% of one core)`, 'report only', null),
-          row('collectors\u2019 CPU time (all sites, user+sys)', `${sitesCpu.toFixed(1)} s (${((sitesCpu / wall) * 100).toFixed(0)}% of one core)`, 'report only', null),
+          row(
+            'collectors\u2019 CPU time (all sites, user+sys)',
+            `${sitesCpu.toFixed(1)} s (${((sitesCpu / wall) * 100).toFixed(0)}% of one core)`,
+            'report only',
+            null,
+          ),
           row(
             'device session time at the site',
             sessions.length ? `median ${ms(percentile(sessions, 50))}, p95 ${ms(percentile(sessions, 95))}` : 'n/a',

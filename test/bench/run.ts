@@ -24,7 +24,22 @@ import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime', 'scale', 'replication', 'collectors'];
+const PARTS = [
+  'api',
+  'engine',
+  'redaction',
+  'scheduler',
+  'compliance',
+  'fleet',
+  'cli',
+  'hostile',
+  'syslog',
+  'big',
+  'runtime',
+  'scale',
+  'replication',
+  'collectors',
+];
 
 const HELP = `Usage: npm run bench [-- options]
 
