@@ -102,29 +102,49 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
     else log.error({ lease_id: job.lease_id, spool_mb: cfg.spool_mb }, 'spool full: result dropped (the lease expires and the backup is queued again)');
   };
 
-  while (!signal.aborted) {
-    try {
-      await deliverSpool();
-      const a = await centralPost(client, '/lease', { max: cfg.concurrency });
-      if (a.status === 401) throw new CollectorStop(`the central refuses this collector: ${answerMessage(a)}`);
-      if (a.status !== 200) {
-        log.warn({ status: a.status, problem: answerMessage(a) }, 'lease refused');
-        await sleep(pollMs, signal);
-        continue;
+  // collectors-bench (#27): a pool, not a batch. The site keeps `concurrency` jobs running and leases as many as are
+  // free each time one ends; waiting for a whole batch left slots idle behind its slowest device (docs/benchmarks.md).
+  const running = new Set<Promise<void>>();
+  let failed: { err: unknown } | undefined;
+  const start = (job: Job) => {
+    const p: Promise<void> = runJob(job)
+      .catch((err: unknown) => void (failed ??= { err }))
+      .finally(() => running.delete(p));
+    running.add(p);
+  };
+  try {
+    while (!signal.aborted) {
+      try {
+        if (failed) throw failed.err;
+        // Results go in order: with some spooled, the running jobs end (their results queue behind) before delivery.
+        if (running.size > 0 && (spool.count() > 0 || running.size >= cfg.concurrency)) {
+          await Promise.race(running);
+          continue;
+        }
+        await deliverSpool();
+        const a = await centralPost(client, '/lease', { max: cfg.concurrency - running.size });
+        if (a.status === 401) throw new CollectorStop(`the central refuses this collector: ${answerMessage(a)}`);
+        if (a.status !== 200) {
+          log.warn({ status: a.status, problem: answerMessage(a) }, 'lease refused');
+          await sleep(pollMs, signal);
+          continue;
+        }
+        const body = a.body as { jobs: Job[]; poll_seconds: number };
+        pollMs = body.poll_seconds * 1000;
+        if (body.jobs.length === 0) {
+          await (running.size > 0 ? Promise.race(running) : sleep(pollMs, signal));
+          continue;
+        }
+        body.jobs.forEach(start);
+      } catch (err) {
+        if (err instanceof ProtocolMismatch) throw new CollectorStop(err.message);
+        if (!(err instanceof CentralUnreachable)) throw err;
+        log.warn({ problem: err.message, spooled: spool.count() }, 'central unreachable, retrying');
+        await sleep(Math.min(pollMs, 5000), signal);
       }
-      const body = a.body as { jobs: Job[]; poll_seconds: number };
-      pollMs = body.poll_seconds * 1000;
-      if (body.jobs.length === 0) {
-        await sleep(pollMs, signal);
-        continue;
-      }
-      await Promise.all(body.jobs.map(runJob));
-    } catch (err) {
-      if (err instanceof ProtocolMismatch) throw new CollectorStop(err.message);
-      if (!(err instanceof CentralUnreachable)) throw err;
-      log.warn({ problem: err.message, spooled: spool.count() }, 'central unreachable, retrying');
-      await sleep(Math.min(pollMs, 5000), signal);
     }
+  } finally {
+    await Promise.allSettled(running);
   }
 }
 

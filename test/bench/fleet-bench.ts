@@ -34,7 +34,7 @@ export function builtinTranscripts(): { files: string[]; without: string[] } {
 }
 
 /** Several simulator processes, each serving a contiguous slice of the fleet on its own port, as one SimInfo. */
-async function startSimulators(devices: number, processes: number, files: string[]): Promise<{ children: ChildProcess[]; info: SimInfo }> {
+export async function startSimulators(devices: number, processes: number, files: string[]): Promise<{ children: ChildProcess[]; info: SimInfo }> {
   const children: ChildProcess[] = [];
   try {
     const per = Math.ceil(devices / processes);

@@ -9,6 +9,7 @@ import { REPO_ROOT, loadAverage, machineInfo, num, row, type Section } from './c
 import { runEngineBench } from './engine-bench';
 import { runRedactionBench } from './redaction-bench';
 import { runFleetBench } from './fleet-bench';
+import { runCollectorsBench } from './collectors-bench';
 import { runCliRoundBench } from './cli-round-bench';
 import { runHostileBench } from './hostile-bench';
 import { runBigCaptureBench } from './big-captures-bench';
@@ -23,7 +24,22 @@ import { CACHE_ROOT, ensureSeededDatabase } from './seed';
 const PROFILE_DIR = path.join(CACHE_ROOT, 'profiles');
 
 /** The parts `--only` can name, in the order a full run takes them. */
-const PARTS = ['api', 'engine', 'redaction', 'scheduler', 'compliance', 'fleet', 'cli', 'hostile', 'syslog', 'big', 'runtime', 'scale', 'replication'];
+const PARTS = [
+  'api',
+  'engine',
+  'redaction',
+  'scheduler',
+  'compliance',
+  'fleet',
+  'cli',
+  'hostile',
+  'syslog',
+  'big',
+  'runtime',
+  'scale',
+  'replication',
+  'collectors',
+];
 
 const HELP = `Usage: npm run bench [-- options]
 
@@ -211,6 +227,20 @@ async function main(): Promise<number> {
     say('-- replication (data-loss window, restore time)');
     const quick = values.quick === true;
     sections.push(await runReplicationBench(say, { versions: quick ? 1000 : 10_000, interval: quick ? 2 : 10, seconds: quick ? 6 : 40, writeEveryMs: 200 }));
+  }
+
+  if (!values.only || values.only === 'collectors') {
+    say('');
+    say('-- remote collectors (20 x 500 devices through one central)');
+    const quick = values.quick === true;
+    sections.push(
+      await runCollectorsBench(say, {
+        collectors: quick ? 4 : 20,
+        devicesPerCollector: quick ? 100 : 500,
+        simProcesses: Number(process.env.CONFVAULT_BENCH_SIM_PROCESSES ?? 2),
+        timeoutMs: quick ? 120_000 : 300_000,
+      }),
+    );
   }
 
   const baselines = values.baseline ?? [];

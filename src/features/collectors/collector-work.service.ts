@@ -1,6 +1,6 @@
 // The zone work queue: due backups of remote zones queued, leased to a collector of the zone (secrets sealed to it), results stored as local backups.
 import { randomUUID } from 'node:crypto';
-import type { DB } from '../../db/open';
+import { withEngineSync, type DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
 import { sealTo, sha256Text, type Sealed } from '../../lib/collector-protocol';
@@ -169,13 +169,17 @@ export async function storeUpload(
   storing.add(input.lease_id);
   try {
     const startedAt = Math.min(at, Math.max(at - 86_400_000, input.started_at));
-    const started = db
-      .transaction(() => {
-        const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt);
-        insertResultRow(db, { lease_id: input.lease_id, collector_id: collector.id, device_id: work.device_id, backup_id: s.id, received_at: at });
-        return s;
-      })
-      .immediate();
+    // collectors-bench (#27): the upload's records are engine records, committed like a local backup's (withEngineSync,
+    // db/open.ts: no fsync on the event loop); each FULL commit here held every other upload behind one fsync.
+    const started = withEngineSync(db, () =>
+      db
+        .transaction(() => {
+          const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt);
+          insertResultRow(db, { lease_id: input.lease_id, collector_id: collector.id, device_id: work.device_id, backup_id: s.id, received_at: at });
+          return s;
+        })
+        .immediate(),
+    );
     recordDeviceContact(db, plan, {
       reachability: input.reachability,
       error: input.ok ? null : input.message.slice(0, 1000),
@@ -192,7 +196,7 @@ export async function storeUpload(
         : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
       Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
     );
-    deleteWorkByLease(db, input.lease_id);
+    withEngineSync(db, () => deleteWorkByLease(db, input.lease_id)); // collectors-bench (#27): as above
     return { backup_id: done.id, duplicate: false, success: done.success, changed: done.changed };
   } finally {
     storing.delete(input.lease_id);

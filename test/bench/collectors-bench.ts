@@ -1,0 +1,160 @@
+// `npm run bench -- --only collectors`: one central `serve`, N `confvault collector run` children (one zone each), M simulated devices per zone, all due at once.
+import type { ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { openAppliance } from '../../src/app/bootstrap';
+import { loadConfig } from '../../src/config/config';
+import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
+import { listCollectors } from '../../src/features/collectors/collectors.service';
+import { setDeviceZoneRow } from '../../src/features/collectors/collectors.store';
+import { spawnConfvault } from '../collectors/harness';
+import { runCliAsync, spawnServe } from '../helpers/appliance';
+import { forkBench, loadAverage, ms, nextMessage, num, percentile, processCpuSeconds, row, stopChild, type Section } from './common';
+import { builtinTranscripts, startSimulators } from './fleet-bench';
+import { isSeeded, type EngineJob } from './engine-worker';
+
+export interface CollectorsBenchOptions {
+  collectors: number;
+  devicesPerCollector: number;
+  simProcesses: number;
+  /** Give up after this long (the run is reported as it stood). */
+  timeoutMs: number;
+}
+
+/** Peak resident set (VmHWM) of a process, in MB. */
+function peakRssMb(pid: number): number | null {
+  const m = /^VmHWM:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return m ? Number(m[1]) / 1024 : null;
+}
+
+async function cli(args: string[], input?: string): Promise<string> {
+  const r = await runCliAsync(args, { input });
+  if (r.status !== 0) throw new Error(`confvault ${args.join(' ')}: ${r.stderr}`);
+  return r.stdout;
+}
+
+/** Runs `fn` over `items`, `width` at a time (CLI children on a 2-core machine). */
+async function inBatches<T>(items: T[], width: number, fn: (item: T) => Promise<void>): Promise<void> {
+  for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
+}
+
+export async function runCollectorsBench(say: (line: string) => void, o: CollectorsBenchOptions): Promise<Section> {
+  const total = o.collectors * o.devicesPerCollector;
+  const { files } = builtinTranscripts();
+  const sims = await startSimulators(total, o.simProcesses, files);
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'confvault-bench-collectors-'));
+  const dataDir = path.join(dir, 'data');
+  const children = new Set<ChildProcess>();
+  let serve: Awaited<ReturnType<typeof spawnServe>> | undefined;
+  try {
+    say(`  ${o.simProcesses} simulator processes ready: ${num(sims.info.devices.length)} devices`);
+    const seeder = forkBench('engine-worker.ts');
+    let deviceIds: number[];
+    try {
+      const seeded = nextMessage(seeder, isSeeded, 300_000);
+      seeder.send({ engine: { sim: sims.info, concurrency: 8, dataDir: dir, seedOnly: true } satisfies EngineJob });
+      deviceIds = (await seeded).seeded;
+    } finally {
+      await stopChild(seeder);
+    }
+    const zones = Array.from({ length: o.collectors }, (_, i) => `bench-${i + 1}`);
+    const a = openAppliance({}, loadConfig({ dataDir }, {}));
+    try {
+      a.db.transaction(() => deviceIds.forEach((id, i) => setDeviceZoneRow(a.db, id, zones[Math.floor(i / o.devicesPerCollector)])))();
+      // A schedule that does not fire during the run: the bench queues every device itself, at one instant.
+      serve = await spawnServe(['--data-dir', dataDir, '--listen', '127.0.0.1:0'], { CONFVAULT_BACKUP_SCHEDULE: '0 0 1 1 *' });
+      const central = serve.url;
+      const pid = serve.child.pid!;
+      await inBatches(zones, 4, async (zone) => {
+        const token = (await cli(['collector', 'token', 'create', '--zone', zone, '--data-dir', dataDir])).trim();
+        await cli(['collector', 'enrol', '--central', central, '--name', zone, '--data-dir', path.join(dir, 'sites', zone)], token + '\n');
+      });
+      const launched = Date.now();
+      const runs = zones.map((zone) =>
+        spawnConfvault(['collector', 'run', '--data-dir', path.join(dir, 'sites', zone)], children, { CONFVAULT_LOG_LEVEL: 'warn' }),
+      );
+      const poll = loadConfig({ dataDir }, {}).collector.poll_seconds;
+      // Every collector has asked for work once (and found none): from here each asks again within its poll interval.
+      const seenAll = Date.now() + 120_000;
+      while (listCollectors(a.db, 60_000).some((c) => c.last_seen_at === null || c.last_seen_at < launched) && Date.now() < seenAll) {
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      say(`  ${o.collectors} collectors enrolled and polling (poll_seconds ${poll}); queueing ${num(total)} devices at once`);
+
+      const countDone = a.db.prepare("SELECT success, count(*) AS n FROM backups WHERE trigger = 'schedule' AND finished_at IS NOT NULL GROUP BY success");
+      const siteCpu = () => runs.reduce((sum, r) => sum + (processCpuSeconds(r.child.pid!) ?? 0), 0);
+      const cpuBefore = processCpuSeconds(pid) ?? 0;
+      const siteCpuBefore = siteCpu();
+      const start = performance.now();
+      const queuedAt = Date.now();
+      leaveZonedToCollectors(a.db, deviceIds, 'schedule', queuedAt);
+      let ok = 0;
+      let failed = 0;
+      let firstMs = NaN;
+      const deadline = start + o.timeoutMs;
+      while (ok + failed < total && performance.now() < deadline) {
+        await new Promise((r) => setTimeout(r, 200));
+        const counts = countDone.all() as { success: number; n: number }[];
+        ok = counts.find((c) => c.success === 1)?.n ?? 0;
+        failed = counts.find((c) => c.success === 0)?.n ?? 0;
+        if (ok + failed > 0 && Number.isNaN(firstMs)) firstMs = performance.now() - start;
+      }
+      const wall = (performance.now() - start) / 1000;
+      const cpu = (processCpuSeconds(pid) ?? 0) - cpuBefore;
+      const sitesCpu = siteCpu() - siteCpuBefore;
+      const hwm = peakRssMb(pid);
+      const sessions = a.db.prepare("SELECT duration_ms FROM backups WHERE trigger = 'schedule' AND success = 1").pluck().all() as number[];
+      const load = loadAverage();
+      const per = listCollectors(a.db, 60_000).map((c) => c.stored_total / wall);
+      const alive = runs.filter((r) => r.child.exitCode === null).length;
+      const done = ok + failed === total;
+      return {
+        title: `Remote collectors: ${o.collectors} \`collector run\` children x ${num(o.devicesPerCollector)} simulated devices = ${num(total)}, one central \`serve\``,
+        rows: [
+          row(
+            'wall time, every device stored centrally',
+            done
+              ? `${wall.toFixed(1)} s (${(total / wall).toFixed(0)} devices/s; first result after ${(firstMs / 1000).toFixed(1)} s)`
+              : `not done after ${wall.toFixed(0)} s`,
+            '< 60 s',
+            done && wall < 60,
+            { wall_s: wall, first_result_s: firstMs / 1000 },
+          ),
+          row('backups recorded successfully', `${num(ok)} / ${num(total)} (${num(failed)} failed)`, 'all', ok === total),
+          row('central CPU time (serve, user+sys)', `${cpu.toFixed(1)} s (${((cpu / wall) * 100).toFixed(0)}% of one core)`, 'report only', null),
+          row(
+            'collectors\u2019 CPU time (all sites, user+sys)',
+            `${sitesCpu.toFixed(1)} s (${((sitesCpu / wall) * 100).toFixed(0)}% of one core)`,
+            'report only',
+            null,
+          ),
+          row(
+            'device session time at the site',
+            sessions.length ? `median ${ms(percentile(sessions, 50))}, p95 ${ms(percentile(sessions, 95))}` : 'n/a',
+            'report only',
+            null,
+          ),
+          row('central peak RSS (VmHWM)', hwm === null ? 'n/a' : `${hwm.toFixed(0)} MB`, 'report only', null),
+          row(
+            'per-collector throughput',
+            `min ${Math.min(...per).toFixed(1)}, max ${Math.max(...per).toFixed(1)} devices/s (${alive}/${o.collectors} collectors still running)`,
+            'report only',
+            null,
+            { devices_per_s: per },
+          ),
+        ],
+        notes: [
+          `one \`serve\` child on a temp data dir (devices added beforehand by another process, each zone's ${num(o.devicesPerCollector)} in one zone), ${o.collectors} \`confvault collector run\` children enrolled with tokens made by \`confvault collector token create\`, the site defaults (concurrency 8, poll_seconds ${poll}); ${o.simProcesses} simulator processes (test/sim/run-sim.ts) serve the devices; every device queued at one instant once every collector had polled; load average after: ${load}.`,
+        ],
+      };
+    } finally {
+      a.close();
+    }
+  } finally {
+    await Promise.all([...children].map((c) => stopChild(c)));
+    if (serve) await serve.stop();
+    await Promise.all(sims.children.map((c) => stopChild(c)));
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
