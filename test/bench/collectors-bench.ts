@@ -7,6 +7,7 @@ import { openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
 import { listCollectors } from '../../src/features/collectors/collectors.service';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { setDeviceZoneRow } from '../../src/features/collectors/collectors.store';
 import { spawnConfvault } from '../collectors/harness';
 import { runCliAsync, spawnServe } from '../helpers/appliance';
@@ -77,7 +78,7 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       const poll = loadConfig({ dataDir }, {}).collector.poll_seconds;
       // Every collector has asked for work once (and found none): from here each asks again within its poll interval.
       const seenAll = Date.now() + 120_000;
-      while (listCollectors(a.db, 60_000).some((c) => c.last_seen_at === null || c.last_seen_at < launched) && Date.now() < seenAll) {
+      while (listCollectors(a.db, SYSTEM_ACTOR, 60_000).some((c) => c.last_seen_at === null || c.last_seen_at < launched) && Date.now() < seenAll) {
         await new Promise((r) => setTimeout(r, 250));
       }
       say(`  ${o.collectors} collectors enrolled and polling (poll_seconds ${poll}); queueing ${num(total)} devices at once`);
@@ -106,7 +107,7 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       const hwm = peakRssMb(pid);
       const sessions = a.db.prepare("SELECT duration_ms FROM backups WHERE trigger = 'schedule' AND success = 1").pluck().all() as number[];
       const load = loadAverage();
-      const per = listCollectors(a.db, 60_000).map((c) => c.stored_total / wall);
+      const per = listCollectors(a.db, SYSTEM_ACTOR, 60_000).map((c) => c.stored_total / wall);
       const alive = runs.filter((r) => r.child.exitCode === null).length;
       const done = ok + failed === total;
       return {
