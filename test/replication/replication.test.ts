@@ -9,11 +9,13 @@ import { SnapshotStore } from '../../src/store/snapshots';
 import { importBackup } from '../../src/features/backups/import.service';
 import { MASTER_KEY_FILE } from '../../src/identity/secrets';
 import { loadConfig } from '../../src/config/config';
+import { pruneBackups } from '../../src/features/maintenance/retention.service';
 import {
   readReplicaManifest,
   readReplicationStatus,
   replicationHealth,
   REPLICA_DB_FILE,
+  replicateOnce,
   startReplication,
 } from '../../src/features/replication/replication.service';
 import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
@@ -159,6 +161,36 @@ test('a replica restores onto a fresh data dir only (or with --force), and one l
     [],
     'no database put in place',
   );
+});
+
+test('retention removing versions between a pass’s copy and its files: the pass copies again and the replica holds what the database names, no false failure', async (ctx) => {
+  const t = await startTestAppliance();
+  ctx.after(() => t.close());
+  const { db, secrets, snapshots, dataDir } = t.services;
+  const deviceId = seedDevice(db, {
+    name: 'edge-prune',
+    credential_id: seedCredential(db, secrets, { name: 'rp', username: 'u', password: 'p' }),
+    template_id: seedBuiltinTemplate(db, 'frr'),
+  });
+  for (let i = 0; i < 5; i++) importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-prune\n! version ${i}\n`);
+  const dir = path.join(work, 'replica-prune');
+  let pruned = 0;
+  const pass = await replicateOnce(db, snapshots, dir, new Set(), () => {
+    // The first copy names five versions; retention (a year on, keep one) then removes four and sweeps their files.
+    if (pruned++ === 0)
+      pruneBackups(db, SYSTEM_ACTOR, snapshots, dataDir, { keepDays: 1, keepMin: 1, graceHours: 0, sweepFiles: true }, Date.now() + 366 * 86_400_000);
+  });
+  assert.equal(pruned, 2, 'one copy before the prune, one after it');
+  assert.equal(pass.snapshots, 1);
+  const copy = openDatabase(path.join(dir, REPLICA_DB_FILE), { readonly: true });
+  try {
+    const hashes = copy.prepare('SELECT config_snapshot_hash FROM backups WHERE success = 1').pluck().all() as string[];
+    assert.equal(hashes.length, 1);
+    const replicaStore = new SnapshotStore(dir);
+    for (const h of hashes) assert.ok(replicaStore.locate(h), `the replica holds ${h}`);
+  } finally {
+    copy.close();
+  }
 });
 
 test('[replication] refuses a replica inside the data dir, and enabled without a replica', () => {

@@ -16,6 +16,8 @@ export const REPLICA_MANIFEST = 'replica.json';
 /** In the data dir: what the last passes did, for `db replica status`, /healthz and /metrics. */
 export const REPLICATION_STATUS_FILE = 'replication-status.json';
 /** Pages copied per step of the backup API: the event loop runs between two steps (4 MiB at 4 KiB pages). */
+/** Copies taken again in one pass when retention removed versions between a copy and its files. */
+const PRUNED_RETRIES = 3;
 const PAGES_PER_STEP = 1024;
 
 export interface ReplicaManifest {
@@ -99,23 +101,40 @@ export function replicationHealth(dataDir: string, enabled: boolean, now = Date.
  * snapshot file that copy names, and only then rename it to confvault.db. So the replica's database never names a
  * file the replica lacks, whatever was written meanwhile, and a pass cut short leaves the previous copy in place.
  */
-export async function replicateOnce(db: DB, store: SnapshotStore, replicaDir: string, known = new Set<string>()): Promise<PassResult> {
-  const startedAt = Date.now();
+export async function replicateOnce(
+  db: DB,
+  store: SnapshotStore,
+  replicaDir: string,
+  known = new Set<string>(),
+  /** Runs between the copy and the mirroring of its files: where a test puts a concurrent prune. */
+  afterCopy?: () => void,
+): Promise<PassResult> {
   mkdirSync(replicaDir, { recursive: true, mode: 0o700 });
   const final = path.join(replicaDir, REPLICA_DB_FILE);
   const partial = `${final}.partial`;
-  for (const f of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) rmSync(f, { force: true });
   try {
-    await db.backup(partial, { progress: () => PAGES_PER_STEP });
-    const copy = openDatabase(partial);
+    let startedAt: number;
     let hashes: string[];
-    try {
-      useRollbackJournal(copy);
-      hashes = storedVersionHashes(copy);
-    } finally {
-      copy.close();
+    let mirrored: Awaited<ReturnType<typeof mirrorSnapshots>>;
+    for (let attempt = 1; ; attempt++) {
+      startedAt = Date.now();
+      for (const f of [partial, `${partial}-journal`, `${partial}-wal`, `${partial}-shm`]) rmSync(f, { force: true });
+      await db.backup(partial, { progress: () => PAGES_PER_STEP });
+      const copy = openDatabase(partial);
+      try {
+        useRollbackJournal(copy);
+        hashes = storedVersionHashes(copy);
+      } finally {
+        copy.close();
+      }
+      afterCopy?.();
+      mirrored = await mirrorSnapshots(store, new SnapshotStore(replicaDir), hashes, known);
+      // A file missing because retention removed its version after the copy was taken is not damage: a new copy no
+      // longer names it. Only a file the appliance's database still names counts as missing.
+      if (!mirrored.missing.length || mirrored.corrupt.length || attempt === PRUNED_RETRIES) break;
+      const live = new Set(storedVersionHashes(db));
+      if (mirrored.missing.some((h) => live.has(h))) break;
     }
-    const mirrored = await mirrorSnapshots(store, new SnapshotStore(replicaDir), hashes, known);
     if (mirrored.missing.length || mirrored.corrupt.length) {
       // The appliance's own store is damaged (`db check` says which): the replica keeps its last good copy.
       throw new Error(
