@@ -187,7 +187,7 @@ test('the link to the central down while a job runs: every due backup is stored 
       sh('ip', 'route', 'add', 'unreachable', `${CENTRAL_IP}/32`);
       sh('ip', 'netns', 'exec', NS, 'ip', 'link', 'set', 'eth0', 'down');
       try {
-        await new Promise((r) => setTimeout(r, Number(process.env.CONFVAULT_LAB_LINK_DOWN_S ?? 5) * 1000));
+        await new Promise((r) => setTimeout(r, Number(process.env.CONFVAULT_LAB_LINK_DOWN_S ?? 30) * 1000));
       } finally {
         sh('ip', 'netns', 'exec', NS, 'ip', 'link', 'set', 'eth0', 'up');
         sh('ip', 'route', 'del', 'unreachable', `${CENTRAL_IP}/32`);
