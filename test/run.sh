@@ -2,7 +2,9 @@
 # Runs the node:test suite through its bundles on the project's runtime (build/runtime.json).
 #   bash test/run.sh [NODE_TEST_ARGS...]         every test file except the device lab's (npm test)
 #   bash test/run.sh --lab [NODE_TEST_ARGS...]   the device lab's files, one at a time, the lab up before and down after (npm run test:lab)
-# A lab file is one under test/lab/ or one that imports test/lab/lab.ts (test/web/e2e.browser.test.ts).
+# A lab file is one under test/lab/, one that imports test/lab/lab.ts (test/web/e2e.browser.test.ts), or a heavy
+# scenario that says so in its first lines (`// Heavy scenario: runs in npm run test:lab`): the accessibility sweep of
+# every page, the first hour against the built executable, the API reference in Chromium, big captures.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 set=suite
@@ -18,7 +20,10 @@ echo "test runner: node $(node --version) ($(command -v node))"
 shopt -s globstar nullglob # the file list is expanded here, for the order below
 lab=(test/lab/**/*.test.ts)
 for f in test/**/*.test.ts; do
-  case "$f" in test/lab/*) ;; *) if grep -qE "from '(\.\./)+lab/lab'" "$f"; then lab+=("$f"); fi ;; esac
+  case "$f" in
+    test/lab/*) ;;
+    *) if grep -qE "from '(\.\./)+lab/lab'" "$f" || head -5 "$f" | grep -q '^// Heavy scenario: runs in npm run test:lab'; then lab+=("$f"); fi ;;
+  esac
 done
 files=()
 if [ "$set" = lab ]; then
@@ -37,10 +42,10 @@ count=${#files[@]}
 mapfile -t files < <(node test/helpers/durations.mjs "$durations" "${files[@]}")
 if [ ${#files[@]} -ne "$count" ]; then echo "durations.mjs: ${#files[@]} files for $count" >&2; exit 1; fi
 # Three files at a time on two cores: part of the suite's wall time is files waiting (Chromium, timers, children),
-# which a third slot fills. The lab's files take the whole lab one at a time (acquireLabLock in test/lab/lab.ts), so
-# they run one at a time. TEST_CONCURRENCY overrides it.
+# which a third slot fills. The lab's device files take the whole lab one at a time (acquireLabLock in test/lab/lab.ts),
+# so two slots there: one device file at a time, a heavy scenario beside it. TEST_CONCURRENCY overrides it.
 concurrency=${TEST_CONCURRENCY:-3}
-[ "$set" = lab ] && concurrency=${TEST_CONCURRENCY:-1}
+[ "$set" = lab ] && concurrency=${TEST_CONCURRENCY:-2}
 # The device lab needs root (network namespaces); without it the lab's files skip themselves with the reason (fail in CI).
 lab_up() { [ "$set" = lab ] && [ -x test/lab/lab.sh ] && [ "$(id -u)" = 0 ]; }
 if lab_up; then

@@ -1,4 +1,5 @@
 // The docs page in headless Chromium: it renders the operations and every request it makes goes to the appliance (works on a LAN without internet).
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdirSync } from 'node:fs';

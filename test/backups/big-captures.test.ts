@@ -1,5 +1,6 @@
 // Big configurations do not stop the server (issue #19, item 5): device sessions run in session worker threads, their post-processing in capture worker threads, within [backup] capture_memory_mb.
 // The 8 x 30 MB scenario of the issue is the `big-captures` bench row (test/bench/big-captures-bench.ts); this is its small variant.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { runBigCaptures } from '../helpers/big-captures';

@@ -1,4 +1,5 @@
 // Accessibility and phone width in headless Chromium: axe-core over every application page at 1280 and 390 px, the skip link, the collapsed menu, tables and diffs on a phone.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { Browser, Page } from 'playwright-core';

@@ -1,5 +1,6 @@
 // The first hour of a new appliance in headless Chromium against dist/confvault and the SSH simulator (issue #25): sign in,
 // add devices (form and CSV), back up, retire one, bulk-move ten to another group, read history; axe on every page at 1280 and 390 px.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { mkdtempSync, rmSync } from 'node:fs';
