@@ -14,9 +14,13 @@ import {
   type KeyObject,
 } from 'node:crypto';
 
-/** Bumped on any incompatible change of /collector/v<N>; both sides refuse a peer that speaks another one, in one line. */
-export const PROTOCOL_VERSION = 1;
-export const PROTOCOL_PREFIX = `/collector/v${PROTOCOL_VERSION}`;
+/**
+ * Bumped on any incompatible change of the messages; both sides refuse a peer that speaks another one, in one line.
+ * The path stays /collector/v1 so that a collector of any version reaches the check (header X-Collector-Protocol)
+ * and hears the mismatch line rather than a 404. Version 2 (#27): results travel in batches, answered per result.
+ */
+export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_PREFIX = '/collector/v1';
 
 export const HEADERS = {
   protocol: 'x-collector-protocol',
@@ -26,6 +30,22 @@ export const HEADERS = {
   signature: 'x-collector-signature',
   version: 'x-collector-version',
 } as const;
+
+/**
+ * A results request carries at most this many results, and a collector packs at most BATCH_BYTES of them into one
+ * (a single larger result travels alone, up to the central's body limit).
+ */
+export const BATCH_RESULTS = 50;
+export const BATCH_BYTES = 8 * 1024 * 1024;
+/** A lease request names at most this many leases the collector still holds (to renew them). */
+export const MAX_HELD = 1000;
+
+/** What the central answers for each result of a batch: `retry` keeps it at the site for the next request. */
+export type ResultOutcome =
+  | { lease_id: string; outcome: 'stored'; backup_id: string }
+  | { lease_id: string; outcome: 'duplicate'; backup_id: string }
+  | { lease_id: string; outcome: 'refused'; message: string }
+  | { lease_id: string; outcome: 'retry'; message: string };
 
 /** A signed request older or newer than this (clock skew included) is refused; nonces are remembered this long. */
 export const REPLAY_WINDOW_MS = 5 * 60_000;

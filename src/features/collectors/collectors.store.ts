@@ -153,6 +153,16 @@ export function expireLeaseRows(db: DB, at: number): number {
     .changes;
 }
 
+/** Extends the collector's own leases that it says it still holds (running, waiting or unsent): a live job never expires. */
+export function renewLeaseRows(db: DB, collectorId: number, leaseIds: readonly string[], expiresAt: number): number {
+  if (leaseIds.length === 0) return 0;
+  return prepareCached(db, 'UPDATE collector_work SET lease_expires_at = ? WHERE collector_id = ? AND lease_id IN (SELECT value FROM json_each(?))').run(
+    expiresAt,
+    collectorId,
+    JSON.stringify(leaseIds),
+  ).changes;
+}
+
 /** The zone's oldest queued devices, up to `limit`. */
 export function queuedWorkRows(db: DB, zone: string, limit: number): WorkRow[] {
   return prepareCached(db, 'SELECT * FROM collector_work WHERE zone = ? AND lease_id IS NULL ORDER BY queued_at, device_id LIMIT ?').all(
