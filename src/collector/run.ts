@@ -191,7 +191,10 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
         if (!spooled && now >= retryAt && local < cfg.concurrency && (local === 0 || now >= leaseAgainAt)) {
           const max = Math.min(100, 2 * cfg.concurrency - local);
           const held = [...ready, ...inFlight, ...outbox].map((j) => j.lease_id).slice(0, MAX_HELD);
-          const a = await centralPost(client, '/lease', { max, held });
+          // Idle: the central holds the request until work is queued (protocol 2), so a schedule is heard at once.
+          const wait = local === 0 && outbox.length === 0 && !flushing;
+          const asked = Date.now();
+          const a = await centralPost(client, '/lease', { max, held, wait }, signal);
           if (a.status === 401) throw new CollectorStop(`the central refuses this collector: ${answerMessage(a)}`);
           if (a.status !== 200) {
             log.warn({ status: a.status, problem: answerMessage(a) }, 'lease refused');
@@ -203,6 +206,11 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
           ready.push(...body.jobs);
           leaseAgainAt = body.jobs.length < max ? Date.now() + pollMs : 0;
           if (body.jobs.length > 0 || running.size > 0 || outbox.length > 0) continue;
+          // A held request that came back empty is asked again at once (at most one a second).
+          if (wait) {
+            await sleep(Math.max(0, 1000 - (Date.now() - asked)), signal);
+            continue;
+          }
         }
         // Wait for a job to end, a flush to finish, or the next time something is due.
         const wake = new AbortController();
@@ -214,6 +222,7 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
         await Promise.race(waits).finally(() => wake.abort());
       } catch (err) {
         if (err instanceof ProtocolMismatch) throw new CollectorStop(err.message);
+        if (signal.aborted && err instanceof CentralUnreachable) break;
         if (!unreachable(err)) throw err;
         await sleep(Math.min(pollMs, 5000), signal);
       }

@@ -263,3 +263,26 @@ test('a replayed request is refused by a central restarted inside the window (th
     db.close();
   }
 });
+
+test('an idle collector’s lease request is held and answered with work queued meanwhile, not a poll interval later', async () => {
+  const c = await enrol(t, 'site-hold', 'col-hold');
+  const { db, secrets } = t.services;
+  const group = seedGroup(db, 'g-hold');
+  setZone(db, SYSTEM_ACTOR, { group }, 'site-hold');
+  const id = seedDevice(db, {
+    name: 'dev-hold',
+    group_id: group,
+    credential_id: seedCredential(db, secrets, { name: 'c-dev-hold', username: 'backup', password: PASSWORD }),
+    template_id: templateId,
+  });
+  const asked = signedPost(t, c, '/lease', { max: 10, wait: true });
+  // The schedule fires while the request is held (the central would otherwise answer "nothing" at once).
+  await new Promise((r) => setTimeout(r, 300));
+  leaveZonedToCollectors(db, [id], 'schedule');
+  const res = await asked;
+  assert.equal(res.status, 200);
+  assert.deepEqual(
+    ((await res.json()) as LeaseAnswer).jobs.map((j) => j.device_id),
+    [id],
+  );
+});

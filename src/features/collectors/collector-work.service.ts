@@ -17,6 +17,7 @@ import {
   expireLeaseRows,
   getResultRow,
   getWorkByLease,
+  hasLeasableWorkRow,
   insertResultRow,
   leaseWorkRow,
   queueWorkRow,
@@ -120,6 +121,29 @@ export function leaseWork(
       template: plan.template,
       sealed: sealTo(collector.sealing_key, job),
     });
+  }
+  return jobs;
+}
+
+/** A held lease request looks at the zone's queue this often. */
+const HOLD_CHECK_MS = 250;
+
+/**
+ * leaseWork, but when the zone has nothing to lease the request is held up to `holdMs` and answered as soon as work
+ * is queued (protocol 2): an idle collector hears of a schedule firing within HOLD_CHECK_MS, not a poll interval
+ * later. Holding costs one indexed read per check; `signal` (the client went away) ends it early.
+ */
+export async function leaseWorkHeld(
+  db: DB,
+  secrets: SecretBox,
+  collector: CollectorRow,
+  o: Parameters<typeof leaseWork>[3] & { holdMs: number; signal?: AbortSignal },
+): Promise<LeasedJob[]> {
+  const end = Date.now() + o.holdMs;
+  let jobs = leaseWork(db, secrets, collector, o);
+  while (jobs.length === 0 && Date.now() < end && !o.signal?.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(HOLD_CHECK_MS, end - Date.now())));
+    if (hasLeasableWorkRow(db, collector.zone, Date.now())) jobs = leaseWork(db, secrets, collector, o);
   }
   return jobs;
 }

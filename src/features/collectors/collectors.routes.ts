@@ -3,9 +3,9 @@ import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import type { AppEnv, AppServices } from '../../http/context';
-import { BATCH_RESULTS, HEADERS, MAX_HELD, PROTOCOL_VERSION } from '../../lib/collector-protocol';
+import { BATCH_RESULTS, HEADERS, LEASE_HOLD_MAX_MS, MAX_HELD, PROTOCOL_VERSION } from '../../lib/collector-protocol';
 import { authenticateCollector, checkProtocol, enrolCollector, type CollectorRow } from './collectors.service';
-import { leaseWork, storeUploads, type UploadInput } from './collector-work.service';
+import { leaseWorkHeld, storeUploads, type UploadInput } from './collector-work.service';
 import { SOURCE_ENCODINGS } from '../../lib/decode';
 
 /** The largest upload accepted: a configuration text as large as the engine's own output limit, JSON-escaped. */
@@ -20,7 +20,12 @@ const EnrolBody = z.strictObject({
 });
 
 /** `held`: the leases the collector still works on (protocol 2), extended so that a long job's lease does not run out. */
-const LeaseBody = z.strictObject({ max: z.number().int().min(1).max(100), held: z.array(z.uuid()).max(MAX_HELD).default([]) });
+/** `wait`: an idle collector's request is held until work is queued (at most poll_seconds, capped at LEASE_HOLD_MAX_MS). */
+const LeaseBody = z.strictObject({
+  max: z.number().int().min(1).max(100),
+  held: z.array(z.uuid()).max(MAX_HELD).default([]),
+  wait: z.boolean().default(false),
+});
 
 /** What every result names: its lease, when and how long, and what the device showed of itself. */
 const UploadCommon = {
@@ -98,9 +103,16 @@ export function createCollectorRoutes(app: AppServices): Hono<AppEnv> {
 
   r.post('/lease', async (c) => {
     const { collector, body } = await signed(app, c);
-    const { max, held } = parseJson(LeaseBody, body);
+    const { max, held, wait } = parseJson(LeaseBody, body);
     const cfg = app.config.collector;
-    const jobs = leaseWork(app.db, app.secrets, collector, { max, held, leaseMs: cfg.lease_seconds * 1000, redact: app.config.backup.redact_secrets });
+    const jobs = await leaseWorkHeld(app.db, app.secrets, collector, {
+      max,
+      held,
+      leaseMs: cfg.lease_seconds * 1000,
+      redact: app.config.backup.redact_secrets,
+      holdMs: wait ? Math.min(cfg.poll_seconds * 1000, LEASE_HOLD_MAX_MS) : 0,
+      signal: c.req.raw.signal,
+    });
     return c.json({ jobs, poll_seconds: cfg.poll_seconds });
   });
 
