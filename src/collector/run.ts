@@ -106,12 +106,15 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
         for (const p of batch) if (!keep.has((p.result as Result).lease_id)) p.done();
         if (keep.size > 0) return;
       }
-      while (outbox.length > 0) {
-        const batch = batchOf(outbox, (r) => r);
+      // What waited when the flush began; results collected meanwhile wait for the next one (their own FLUSH_MS).
+      for (let n = outbox.length; n > 0;) {
+        const batch = batchOf(outbox.slice(0, n), (r) => r);
         const keep = await send(batch);
         outbox.splice(0, batch.length, ...keep);
-        if (keep.length > 0) return;
+        n -= batch.length;
+        if (keep.length > 0) break;
       }
+      if (outbox.length > 0) outboxSince = Date.now();
     } catch (err) {
       if (!(err instanceof CentralUnreachable)) throw err;
       for (const r of outbox.splice(0)) {
@@ -188,11 +191,11 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
         if (!flushing && now >= retryAt && (due || spool.count() > 0)) startFlush();
         // Results go in order: with some spooled, new work waits until the spool is delivered.
         const spooled = spool.count() > 0;
-        if (!spooled && now >= retryAt && local < cfg.concurrency && (local === 0 || now >= leaseAgainAt)) {
+        // Idle (nothing to run or send): the central holds the request until work is queued, so a schedule is heard at once.
+        const wait = local === 0 && outbox.length === 0 && !flushing;
+        if (!spooled && now >= retryAt && local < cfg.concurrency && (wait || now >= leaseAgainAt)) {
           const max = Math.min(100, 2 * cfg.concurrency - local);
           const held = [...ready, ...inFlight, ...outbox].map((j) => j.lease_id).slice(0, MAX_HELD);
-          // Idle: the central holds the request until work is queued (protocol 2), so a schedule is heard at once.
-          const wait = local === 0 && outbox.length === 0 && !flushing;
           const asked = Date.now();
           const a = await centralPost(client, '/lease', { max, held, wait }, signal);
           if (a.status === 401) throw new CollectorStop(`the central refuses this collector: ${answerMessage(a)}`);
