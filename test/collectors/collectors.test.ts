@@ -286,3 +286,14 @@ test('an idle collector’s lease request is held and answered with work queued 
     [id],
   );
 });
+
+test('a collector revoked while its lease request is held gets no job', async () => {
+  const c = await enrol(t, 'site-hold-revoked', 'col-hold-revoked');
+  const asked = signedPost(t, c, '/lease', { max: 10, wait: true });
+  await new Promise((r) => setTimeout(r, 300));
+  revokeCollector(t.appliance.db, SYSTEM_ACTOR, 'col-hold-revoked');
+  zonedDevice('dev-hold-revoked', 'site-hold-revoked');
+  const res = await asked;
+  assert.ok(!(await res.clone().text()).includes('sealed'), 'no sealed job');
+  assert.deepEqual(((await res.json()) as LeaseAnswer).jobs, []);
+});

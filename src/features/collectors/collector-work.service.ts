@@ -15,6 +15,7 @@ import {
   deleteWorkByLease,
   effectiveZoneRows,
   expireLeaseRows,
+  getCollectorRow,
   getResultRow,
   getWorkByLease,
   hasLeasableWorkRow,
@@ -143,7 +144,10 @@ export async function leaseWorkHeld(
   let jobs = leaseWork(db, secrets, collector, o);
   while (jobs.length === 0 && Date.now() < end && !o.signal?.aborted) {
     await new Promise((resolve) => setTimeout(resolve, Math.min(HOLD_CHECK_MS, end - Date.now())));
-    if (hasLeasableWorkRow(db, collector.zone, Date.now())) jobs = leaseWork(db, secrets, collector, o);
+    if (!hasLeasableWorkRow(db, collector.zone, Date.now())) continue;
+    // Revoked while its request was held: it gets no credential from then on.
+    if (getCollectorRow(db, collector.id)?.revoked_at !== null) break;
+    jobs = leaseWork(db, secrets, collector, o);
   }
   return jobs;
 }

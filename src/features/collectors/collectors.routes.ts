@@ -19,8 +19,10 @@ const EnrolBody = z.strictObject({
   version: z.string().max(64),
 });
 
-/** `held`: the leases the collector still works on (protocol 2), extended so that a long job's lease does not run out. */
-/** `wait`: an idle collector's request is held until work is queued (at most poll_seconds, capped at LEASE_HOLD_MAX_MS). */
+/**
+ * Protocol 2: `held` names the leases the collector still works on (renewed, so that a long job's lease does not run
+ * out); `wait`: an idle collector's request is held until work is queued (at most poll_seconds and LEASE_HOLD_MAX_MS).
+ */
 const LeaseBody = z.strictObject({
   max: z.number().int().min(1).max(100),
   held: z.array(z.uuid()).max(MAX_HELD).default([]),
