@@ -1,4 +1,4 @@
-// The site's HTTP(S) client of the central appliance: signed JSON requests to /collector/v1, a CA file of its own, no key in any URL.
+// The site's HTTP(S) client of the central appliance: signed JSON requests to /collector/v1 (protocol 2), a CA file of its own, no key in any URL.
 import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -24,7 +24,8 @@ export interface ClientOptions {
   signer?: { collector_id: number; signing_private: string };
 }
 
-export function centralPost(o: ClientOptions, route: string, payload: unknown): Promise<CentralAnswer> {
+/** `signal` ends the request (a held lease request when the collector stops); it then fails as CentralUnreachable. */
+export function centralPost(o: ClientOptions, route: string, payload: unknown, signal?: AbortSignal): Promise<CentralAnswer> {
   const url = new URL(PROTOCOL_PREFIX + route, o.central_url);
   const body = Buffer.from(JSON.stringify(payload), 'utf8');
   const headers: Record<string, string> = {
@@ -43,7 +44,7 @@ export function centralPost(o: ClientOptions, route: string, payload: unknown): 
   }
   const send = url.protocol === 'https:' ? httpsRequest : httpRequest;
   return new Promise((resolve, reject) => {
-    const req = send(url, { method: 'POST', headers, ca: o.ca, timeout: o.timeout_ms ?? 30_000 }, (res) => {
+    const req = send(url, { method: 'POST', headers, ca: o.ca, timeout: o.timeout_ms ?? 30_000, signal }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
       res.on('error', (e) => reject(new CentralUnreachable(`${url.origin}: ${e.message}`)));

@@ -6,6 +6,8 @@ import path from 'node:path';
 export class Spool {
   private readonly dir: string;
   private seq = 0;
+  /** Files in the spool: only this process writes it, and the work loop asks on every turn (no directory read each time). */
+  private n: number;
 
   constructor(
     dataDir: string,
@@ -13,7 +15,9 @@ export class Spool {
   ) {
     this.dir = path.join(dataDir, 'spool');
     mkdirSync(this.dir, { recursive: true, mode: 0o700 });
-    for (const f of this.files()) this.seq = Math.max(this.seq, Number(f.split('-')[0]));
+    const files = this.files();
+    for (const f of files) this.seq = Math.max(this.seq, Number(f.split('-')[0]));
+    this.n = files.length;
   }
 
   /** File names in delivery order (the sequence number is zero-padded). */
@@ -28,7 +32,7 @@ export class Spool {
   }
 
   count(): number {
-    return this.files().length;
+    return this.n;
   }
 
   /** Adds a result; false when it would pass the bound (the lease then expires and the central queues the backup again). */
@@ -39,6 +43,7 @@ export class Spool {
     const temp = path.join(this.dir, `.${name}.tmp`);
     writeFileSync(temp, text, { mode: 0o600 });
     renameSync(temp, path.join(this.dir, name));
+    this.n++;
     return true;
   }
 
@@ -46,7 +51,13 @@ export class Spool {
   *pending(): Generator<{ result: unknown; done: () => void }> {
     for (const f of this.files()) {
       const file = path.join(this.dir, f);
-      yield { result: JSON.parse(readFileSync(file, 'utf8')) as unknown, done: () => unlinkSync(file) };
+      yield {
+        result: JSON.parse(readFileSync(file, 'utf8')) as unknown,
+        done: () => {
+          unlinkSync(file);
+          this.n--;
+        },
+      };
     }
   }
 }

@@ -142,7 +142,7 @@ export const configSchema = z
         // Central: how long a lease holds before the backup returns to the queue, and when a silent collector counts as offline.
         lease_seconds: z.number().int().min(1).max(86_400).default(600),
         offline_after: z.number().int().min(10).max(86_400).default(180),
-        // Central: seconds a collector waits between two polls for work when it found none.
+        // Central: an idle collector's lease request is held up to this long (at most 5 s) for work; a busy one asks again this often.
         poll_seconds: z.number().int().min(1).max(3600).default(10),
         // Site: the central appliance's URL (https:// in production), a CA file to trust for it, the spool bound.
         central_url: z.union([z.literal(''), z.string().regex(/^https?:\/\/[^\s/@]+(\/\S*)?$/, 'expected an http(s):// URL without a user in it')]).default(''),

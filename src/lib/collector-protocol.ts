@@ -14,9 +14,13 @@ import {
   type KeyObject,
 } from 'node:crypto';
 
-/** Bumped on any incompatible change of /collector/v<N>; both sides refuse a peer that speaks another one, in one line. */
-export const PROTOCOL_VERSION = 1;
-export const PROTOCOL_PREFIX = `/collector/v${PROTOCOL_VERSION}`;
+/**
+ * Bumped on any incompatible change of the messages; both sides refuse a peer that speaks another one, in one line.
+ * The path stays /collector/v1 so that a collector of any version reaches the check (header X-Collector-Protocol)
+ * and hears the mismatch line rather than a 404. Version 2 (#27): results travel in batches, answered per result.
+ */
+export const PROTOCOL_VERSION = 2;
+export const PROTOCOL_PREFIX = '/collector/v1';
 
 export const HEADERS = {
   protocol: 'x-collector-protocol',
@@ -26,6 +30,27 @@ export const HEADERS = {
   signature: 'x-collector-signature',
   version: 'x-collector-version',
 } as const;
+
+/**
+ * A results request carries at most this many results, and a collector packs at most BATCH_BYTES of them into one
+ * (a single larger result travels alone, up to the central's body limit).
+ */
+export const BATCH_RESULTS = 50;
+export const BATCH_BYTES = 8 * 1024 * 1024;
+/** A lease request names at most this many leases the collector still holds (to renew them). */
+export const MAX_HELD = 1000;
+/**
+ * An idle collector's lease request (`wait`) is held at most this long (and at most poll_seconds) until work is
+ * queued; short, so that a central stopping waits little for held requests.
+ */
+export const LEASE_HOLD_MAX_MS = 5_000;
+
+/** What the central answers for each result of a batch: `retry` keeps it at the site for the next request. */
+export type ResultOutcome =
+  | { lease_id: string; outcome: 'stored'; backup_id: string }
+  | { lease_id: string; outcome: 'duplicate'; backup_id: string }
+  | { lease_id: string; outcome: 'refused'; message: string }
+  | { lease_id: string; outcome: 'retry'; message: string };
 
 /** A signed request older or newer than this (clock skew included) is refused; nonces are remembered this long. */
 export const REPLAY_WINDOW_MS = 5 * 60_000;
@@ -56,18 +81,40 @@ export function generateCollectorKeys(): CollectorKeys {
   return { signing_private: pem(s.privateKey), sealing_private: pem(x.privateKey), signing_public: der(s.publicKey), sealing_public: der(x.publicKey) };
 }
 
+/**
+ * Parsed keys by their text: the collectors' pinned public keys at the central, the site's own private keys. Parsing a
+ * key cost more than the signature check it serves (collectors-bench, #27). Bounded: emptied when it holds
+ * KEY_CACHE_MAX keys (docs/collectors.md); a revoked collector is refused before its key is looked at.
+ */
+const KEY_CACHE_MAX = 1024;
+const keyCache = new Map<string, KeyObject | null>();
+
+function cachedKey(text: string, parse: () => KeyObject | null): KeyObject | null {
+  let key = keyCache.get(text);
+  if (key === undefined) {
+    if (keyCache.size >= KEY_CACHE_MAX) keyCache.clear();
+    key = parse();
+    keyCache.set(text, key);
+  }
+  return key;
+}
+
+const privateKey = (pem: string) => cachedKey(pem, () => createPrivateKey(pem))!;
+
 /** A base64 SPKI public key of the given type, or null when it is not one. */
 export function parsePublicKey(b64: string, type: 'ed25519' | 'x25519'): KeyObject | null {
-  try {
-    const key = createPublicKey({ key: Buffer.from(b64, 'base64'), format: 'der', type: 'spki' });
-    return key.asymmetricKeyType === type ? key : null;
-  } catch {
-    return null;
-  }
+  return cachedKey(`${type}:${b64}`, () => {
+    try {
+      const key = createPublicKey({ key: Buffer.from(b64, 'base64'), format: 'der', type: 'spki' });
+      return key.asymmetricKeyType === type ? key : null;
+    } catch {
+      return null;
+    }
+  });
 }
 
 export function signRequest(privatePem: string, canonical: string): string {
-  return sign(null, Buffer.from(canonical), createPrivateKey(privatePem)).toString('base64');
+  return sign(null, Buffer.from(canonical), privateKey(privatePem)).toString('base64');
 }
 
 export function verifyRequest(publicKey: KeyObject, canonical: string, signature: string): boolean {
@@ -108,7 +155,7 @@ export function sealTo(recipientB64: string, value: unknown): Sealed {
 /** Open what sealTo sealed to this collector; throws when it was sealed to another key or changed on the way. */
 export function openSealed(privatePem: string, publicB64: string, sealed: Sealed): unknown {
   const epk = Buffer.from(sealed.epk, 'base64');
-  const shared = diffieHellman({ privateKey: createPrivateKey(privatePem), publicKey: createPublicKey({ key: epk, format: 'der', type: 'spki' }) });
+  const shared = diffieHellman({ privateKey: privateKey(privatePem), publicKey: createPublicKey({ key: epk, format: 'der', type: 'spki' }) });
   const decipher = createDecipheriv('aes-256-gcm', sealKey(shared, epk, Buffer.from(publicB64, 'base64')), Buffer.from(sealed.iv, 'base64'));
   decipher.setAuthTag(Buffer.from(sealed.tag, 'base64'));
   return JSON.parse(Buffer.concat([decipher.update(Buffer.from(sealed.ct, 'base64')), decipher.final()]).toString('utf8'));

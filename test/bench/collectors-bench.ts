@@ -109,6 +109,8 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       const load = loadAverage();
       const per = listCollectors(a.db, SYSTEM_ACTOR, 60_000).map((c) => c.stored_total / wall);
       const alive = runs.filter((r) => r.child.exitCode === null).length;
+      // Every signed request leaves one nonce row (kept 10 minutes, longer than a run): leases, results and idle polls.
+      const requests = a.db.prepare('SELECT count(*) FROM collector_nonces WHERE seen_at >= ?').pluck().get(queuedAt) as number;
       const done = ok + failed === total;
       return {
         title: `Remote collectors: ${o.collectors} \`collector run\` children x ${num(o.devicesPerCollector)} simulated devices = ${num(total)}, one central \`serve\``,
@@ -136,6 +138,13 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
             'report only',
             null,
           ),
+          row(
+            'signed requests to the central (leases, result batches, polls)',
+            `${num(requests)} (${(requests / Math.max(1, ok + failed)).toFixed(2)} per stored device)`,
+            'report only',
+            null,
+            { requests },
+          ),
           row('central peak RSS (VmHWM)', hwm === null ? 'n/a' : `${hwm.toFixed(0)} MB`, 'report only', null),
           row(
             'per-collector throughput',
@@ -146,7 +155,7 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
           ),
         ],
         notes: [
-          `one \`serve\` child on a temp data dir (devices added beforehand by another process, each zone's ${num(o.devicesPerCollector)} in one zone), ${o.collectors} \`confvault collector run\` children enrolled with tokens made by \`confvault collector token create\`, the site defaults (concurrency 8, poll_seconds ${poll}); ${o.simProcesses} simulator processes (test/sim/run-sim.ts) serve the devices; every device queued at one instant once every collector had polled; load average after: ${load}.`,
+          `one \`serve\` child on a temp data dir (devices added beforehand by another process, each zone's ${num(o.devicesPerCollector)} in one zone), ${o.collectors} \`confvault collector run\` children enrolled with tokens made by \`confvault collector token create\`, the site defaults (concurrency 8, poll_seconds ${poll}, idle lease requests held by the central up to 5 s); ${o.simProcesses} simulator processes (test/sim/run-sim.ts) serve the devices; every device queued at one instant once every collector had polled; load average after: ${load}.`,
         ],
       };
     } finally {

@@ -10,7 +10,7 @@ import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/si
 import { applyTemplate } from '../../src/engine/normalise';
 import { getBuiltinTemplate } from '../../src/templates/index';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
-import { listCollectors } from '../../src/features/collectors/collectors.service';
+import { listCollectors, setZone } from '../../src/features/collectors/collectors.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { IDENTITY_FILE } from '../../src/collector/identity';
 import { spawnConfvault, until } from './harness';
@@ -21,6 +21,8 @@ const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json')
 const frrExpected = readFileSync(path.join(REPO_ROOT, 'test/sim/transcripts/frr.expected.txt'), 'utf8');
 const PASSWORD = 'pw-site-only-27182818';
 const SLOW_PASSWORD = 'pw-slow-site-31415926';
+/** Devices of the batching test. */
+const MANY = 24;
 
 let t: TestAppliance;
 let sim: RunningSimulator;
@@ -39,6 +41,7 @@ before(async () => {
       // Paced output: its backup takes a few seconds, long enough to kill the collector in the middle of it.
       { name: 'slow', transcript: frr, username: 'slow', password: SLOW_PASSWORD, latency_ms: 150, chunk_bytes: 64 },
       { name: 'spool', transcript: frr, username: 'spool', password: SLOW_PASSWORD, latency_ms: 150, chunk_bytes: 64 },
+      ...Array.from({ length: MANY }, (_, i) => ({ name: `m${i}`, transcript: frr, username: `m${i}`, password: PASSWORD })),
     ],
   });
   site = path.join(tempDir('confvault-site-'), 'data');
@@ -172,6 +175,31 @@ test('the central away while a job runs: the result is spooled (no credential in
     await until('the spooled version stored', async () => (await backupsOf(id)).find((b) => b.success), run.output);
     await until('an empty spool', () => (filesUnder(path.join(site, 'spool')).length === 0 ? true : undefined), run.output);
     assert.equal((await backupsOf(id)).length, 1, 'stored once');
+  } finally {
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }
+});
+
+test('a zone’s backups travel in batches: fewer signed requests than devices (protocol 2), each stored once', async () => {
+  const ids = Array.from({ length: MANY }, (_, i) => siteDevice(`site-m${i}`, PASSWORD));
+  for (let i = 0; i < MANY; i++) setZone(t.appliance.db, SYSTEM_ACTOR, { device: `site-m${i}` }, 'site-a');
+  const [c] = listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000);
+  const requests = t.appliance.db.prepare('SELECT count(*) FROM collector_nonces WHERE collector_id = ?').pluck();
+  const run = startCollector();
+  try {
+    await until(
+      'the collector idle',
+      () => (listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000)[0].last_seen_at! > c.last_seen_at! ? true : undefined),
+      run.output,
+    );
+    const before = requests.get(c.id) as number;
+    assert.deepEqual(leaveZonedToCollectors(t.appliance.db, ids, 'schedule'), []);
+    await until('every device stored', async () => ((await Promise.all(ids.map(backupsOf))).every((b) => b.length > 0) ? true : undefined), run.output);
+    const used = (requests.get(c.id) as number) - before;
+    // One request per result plus a lease request after each (protocol 1) made at least 2 per device.
+    assert.ok(used < MANY, `${used} signed requests for ${MANY} devices`);
+    for (const id of ids) assert.equal((await backupsOf(id)).length, 1, 'stored once');
   } finally {
     run.child.kill('SIGTERM');
     await run.exited;

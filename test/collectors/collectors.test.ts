@@ -3,10 +3,22 @@ import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
-import { createEnrolToken, revokeCollector, setZone } from '../../src/features/collectors/collectors.service';
+import path from 'node:path';
+import { authenticateCollector, createEnrolToken, revokeCollector, setZone } from '../../src/features/collectors/collectors.service';
+import { openDatabase } from '../../src/db/open';
+import { DB_FILE_NAME } from '../../src/app/bootstrap';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
-import { generateCollectorKeys, openSealed, sha256Text, type Sealed } from '../../src/lib/collector-protocol';
+import {
+  BATCH_RESULTS,
+  PROTOCOL_PREFIX,
+  PROTOCOL_VERSION,
+  generateCollectorKeys,
+  openSealed,
+  sha256Text,
+  type ResultOutcome,
+  type Sealed,
+} from '../../src/lib/collector-protocol';
 import { enrol, enrolBody, postEnrol, signedHeaders, signedPost, type EnrolledCollector } from './harness';
 
 let t: TestAppliance;
@@ -20,6 +32,13 @@ before(async () => {
   templateId = seedBuiltinTemplate(t.appliance.db, 'frr');
 });
 after(() => t.close());
+
+/** Protocol 2: results go in batches, answered one by one. */
+async function results(c: EnrolledCollector, ...items: unknown[]): Promise<ResultOutcome[]> {
+  const res = await signedPost(t, c, '/results', { results: items });
+  assert.equal(res.status, 200, await res.clone().text());
+  return ((await res.json()) as { results: ResultOutcome[] }).results;
+}
 
 type LeaseAnswer = { jobs: { lease_id: string; device_id: number; device_name: string; sealed: Sealed }[] };
 
@@ -58,9 +77,18 @@ test('a collector of another protocol version is told so in one line', async () 
   const { token } = createEnrolToken(t.appliance.db, SYSTEM_ACTOR, 'site-a');
   const res = await postEnrol(t, enrolBody(token, 'col-future', generateCollectorKeys()), '99');
   assert.equal(res.status, 409);
-  assert.equal(res.headers.get('x-collector-protocol'), '1');
+  assert.equal(res.headers.get('x-collector-protocol'), '2');
   const { message } = ((await res.json()) as { error: { message: string } }).error;
-  assert.match(message, /^Collector protocol mismatch: the central speaks version 1, the collector 99; [^\n]+$/);
+  assert.match(message, /^Collector protocol mismatch: the central speaks version 2, the collector 99; [^\n]+$/);
+
+  // A collector of the previous release (one result per request) reaches the same path and hears the same line.
+  const c = await enrol(t, 'site-a', 'col-v1');
+  const old = await signedPost(t, c, '/lease', { max: 1 }, { protocol: '1' });
+  assert.equal(old.status, 409);
+  assert.match(
+    ((await old.json()) as { error: { message: string } }).error.message,
+    /^Collector protocol mismatch: the central speaks version 2, the collector 1; /,
+  );
 });
 
 test('signed requests: a tampered body, a replay, an old timestamp, another key and a revoked collector are refused', async () => {
@@ -72,7 +100,7 @@ test('signed requests: a tampered body, a replay, an old timestamp, another key 
 
   const body = JSON.stringify({ max: 1 });
   const headers = signedHeaders(c, '/lease', body);
-  const send = () => fetch(`${t.url}/collector/v1/lease`, { method: 'POST', headers, body });
+  const send = () => fetch(`${t.url}${PROTOCOL_PREFIX}/lease`, { method: 'POST', headers, body });
   assert.equal((await send()).status, 200);
   const replay = await send();
   assert.equal(replay.status, 401);
@@ -81,9 +109,9 @@ test('signed requests: a tampered body, a replay, an old timestamp, another key 
   assert.equal((await signedPost(t, c, '/lease', { max: 1 }, { timestamp: Date.now() - 10 * 60_000 })).status, 401);
   assert.equal((await signedPost(t, c, '/lease', { max: 1 }, { keys: generateCollectorKeys() })).status, 401, 'a key the central did not pin');
   assert.equal((await signedPost(t, { ...c, id: 999_999 }, '/lease', { max: 1 })).status, 401, 'an unknown collector');
-  const unsigned = await fetch(`${t.url}/collector/v1/lease`, {
+  const unsigned = await fetch(`${t.url}${PROTOCOL_PREFIX}/lease`, {
     method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-collector-protocol': '1' },
+    headers: { 'content-type': 'application/json', 'x-collector-protocol': String(PROTOCOL_VERSION) },
     body,
   });
   assert.equal(unsigned.status, 401);
@@ -125,14 +153,16 @@ test('a lease carries the credential sealed to its own zone collector only; an u
     text,
     encoding: null,
   };
-  const wrongHash = await signedPost(t, a, '/results', { ...upload, sha256: sha256Text('something else') });
-  assert.equal(wrongHash.status, 422);
-  assert.equal((await signedPost(t, b, '/results', { ...upload, sha256: sha256Text(text) })).status, 409, 'another collector cannot answer this lease');
+  const [wrongHash] = await results(a, { ...upload, sha256: sha256Text('something else') });
+  assert.deepEqual(wrongHash, { lease_id: upload.lease_id, outcome: 'refused', message: 'The uploaded text does not match its hash.' });
+  const [foreign] = await results(b, { ...upload, sha256: sha256Text(text) });
+  assert.equal(foreign.outcome, 'refused', 'another collector cannot answer this lease');
 
-  const stored = (await (await signedPost(t, a, '/results', { ...upload, sha256: sha256Text(text) })).json()) as { backup_id: string; duplicate: boolean };
-  assert.equal(stored.duplicate, false);
-  const retry = (await (await signedPost(t, a, '/results', { ...upload, sha256: sha256Text(text) })).json()) as { backup_id: string; duplicate: boolean };
-  assert.deepEqual(retry, { ...retry, backup_id: stored.backup_id, duplicate: true }, 'a retried upload stores nothing new');
+  const [stored] = await results(a, { ...upload, sha256: sha256Text(text) });
+  assert.equal(stored.outcome, 'stored');
+  const [retry] = await results(a, { ...upload, sha256: sha256Text(text) });
+  assert.deepEqual(retry, { ...stored, outcome: 'duplicate' }, 'a retried upload stores nothing new');
+  assert.ok(stored.outcome === 'stored');
 
   const list = (await (await t.api(`/api/v1/devices/${deviceId}/backups`, { key: adminKey })).json()) as { items: { id: string; success: boolean }[] };
   assert.deepEqual(
@@ -161,4 +191,109 @@ test('"Back up now" of a zoned device queues it for its collector instead of try
     jobs.map((j) => j.device_id),
     [id],
   );
+});
+
+test('a batch of results is answered result by result: each good one stored as a local backup, a bad one refused alone', async () => {
+  const c = await enrol(t, 'site-batch', 'col-batch');
+  const ids = ['dev-b1', 'dev-b2', 'dev-b3'].map((name) => zonedDevice(name, 'site-batch'));
+  const { jobs } = (await (await signedPost(t, c, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  assert.deepEqual(jobs.map((j) => j.device_id).sort(), [...ids].sort(), 'one lease request hands out the whole queue');
+  const result = (j: LeaseAnswer['jobs'][number], text: string, sha256 = sha256Text(text)) => ({
+    lease_id: j.lease_id,
+    started_at: Date.now() - 500,
+    duration_ms: 400,
+    host_key: null,
+    reachability: 'reachable',
+    ok: true,
+    text,
+    sha256,
+    encoding: null,
+  });
+  const [j1, j2, j3] = jobs;
+  const answers = await results(
+    c,
+    result(j1, `hostname ${j1.device_name}\n`),
+    result(j2, 'hostname changed-on-the-way\n', sha256Text('hostname something else\n')),
+    { lease_id: j3.lease_id, ok: true },
+    result(j1, `hostname ${j1.device_name}\n`),
+  );
+  assert.deepEqual(
+    answers.map((a) => [a.lease_id, a.outcome]),
+    [
+      [j1.lease_id, 'stored'],
+      [j2.lease_id, 'refused'],
+      [j3.lease_id, 'refused'],
+      [j1.lease_id, 'duplicate'],
+    ],
+  );
+  assert.match((answers[2] as { message: string }).message, /^Result validation failed: /);
+
+  // The refused ones keep their lease: sent again, right, they are stored; the whole batch again stores nothing new.
+  const again = await results(
+    c,
+    result(j1, `hostname ${j1.device_name}\n`),
+    result(j2, `hostname ${j2.device_name}\n`),
+    result(j3, `hostname ${j3.device_name}\n`),
+  );
+  assert.deepEqual(
+    again.map((a) => a.outcome),
+    ['duplicate', 'stored', 'stored'],
+  );
+  for (const [i, id] of ids.entries()) {
+    const list = (await (await t.api(`/api/v1/devices/${id}/backups`, { key: adminKey })).json()) as { items: { id: string; success: boolean }[] };
+    assert.equal(list.items.length, 1, `device ${i + 1} stored once`);
+    const content = (await (await t.api(`/api/v1/backups/${list.items[0].id}/content`, { key: adminKey })).json()) as { config_text: string };
+    assert.equal(content.config_text, `hostname dev-b${i + 1}\n`);
+  }
+  const tooMany = await signedPost(t, c, '/results', { results: Array.from({ length: BATCH_RESULTS + 1 }, () => result(j1, 'x\n')) });
+  assert.equal(tooMany.status, 422, `at most ${BATCH_RESULTS} results a request`);
+});
+
+test('a replayed request is refused by a central restarted inside the window (the nonce is in the database)', async () => {
+  const c = await enrol(t, 'site-restart', 'col-restart');
+  const body = JSON.stringify({ max: 1 });
+  const headers = signedHeaders(c, '/lease', body);
+  assert.equal((await fetch(`${t.url}${PROTOCOL_PREFIX}/lease`, { method: 'POST', headers, body })).status, 200);
+  // A new process opens the database afresh: nothing held in the first one's memory.
+  const db = openDatabase(path.join(t.appliance.dataDir, DB_FILE_NAME));
+  try {
+    const req = { method: 'POST', path: `${PROTOCOL_PREFIX}/lease`, header: (n: string) => headers[n], body: Buffer.from(body) };
+    assert.throws(() => authenticateCollector(db, req), /Collector request refused: replayed request/);
+  } finally {
+    db.close();
+  }
+});
+
+test('an idle collector’s lease request is held and answered with work queued meanwhile, not a poll interval later', async () => {
+  const c = await enrol(t, 'site-hold', 'col-hold');
+  const { db, secrets } = t.services;
+  const group = seedGroup(db, 'g-hold');
+  setZone(db, SYSTEM_ACTOR, { group }, 'site-hold');
+  const id = seedDevice(db, {
+    name: 'dev-hold',
+    group_id: group,
+    credential_id: seedCredential(db, secrets, { name: 'c-dev-hold', username: 'backup', password: PASSWORD }),
+    template_id: templateId,
+  });
+  const asked = signedPost(t, c, '/lease', { max: 10, wait: true });
+  // The schedule fires while the request is held (the central would otherwise answer "nothing" at once).
+  await new Promise((r) => setTimeout(r, 300));
+  leaveZonedToCollectors(db, [id], 'schedule');
+  const res = await asked;
+  assert.equal(res.status, 200);
+  assert.deepEqual(
+    ((await res.json()) as LeaseAnswer).jobs.map((j) => j.device_id),
+    [id],
+  );
+});
+
+test('a collector revoked while its lease request is held gets no job', async () => {
+  const c = await enrol(t, 'site-hold-revoked', 'col-hold-revoked');
+  const asked = signedPost(t, c, '/lease', { max: 10, wait: true });
+  await new Promise((r) => setTimeout(r, 300));
+  revokeCollector(t.appliance.db, SYSTEM_ACTOR, 'col-hold-revoked');
+  zonedDevice('dev-hold-revoked', 'site-hold-revoked');
+  const res = await asked;
+  assert.ok(!(await res.clone().text()).includes('sealed'), 'no sealed job');
+  assert.deepEqual(((await res.json()) as LeaseAnswer).jobs, []);
 });

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { withEngineSync, type DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
-import { sealTo, sha256Text, type Sealed } from '../../lib/collector-protocol';
+import { sealTo, sha256Text, type ResultOutcome, type Sealed } from '../../lib/collector-protocol';
 import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
@@ -15,12 +15,15 @@ import {
   deleteWorkByLease,
   effectiveZoneRows,
   expireLeaseRows,
+  getCollectorRow,
   getResultRow,
   getWorkByLease,
+  hasLeasableWorkRow,
   insertResultRow,
   leaseWorkRow,
   queueWorkRow,
   queuedWorkRows,
+  renewLeaseRows,
   zonedDeviceIdRows,
   type CollectorRow,
   type WorkRow,
@@ -63,38 +66,46 @@ export interface SealedJob {
 }
 
 /**
- * Leases up to `max` of the collector's zone's queued backups for `leaseMs`. Leases that ran out first return to the
+ * Leases up to `max` of the collector's zone's queued backups for `leaseMs`. The leases the collector says it still
+ * holds (`held`: running, waiting or not yet delivered) are extended first; leases that ran out then return to the
  * queue. A device whose zone changed since it was queued is dropped, so credentials go only to its own zone.
  */
 export function leaseWork(
   db: DB,
   secrets: SecretBox,
   collector: CollectorRow,
-  o: { max: number; leaseMs: number; redact: boolean },
+  o: { max: number; leaseMs: number; redact: boolean; held?: readonly string[] },
   at = Date.now(),
 ): LeasedJob[] {
   const leased: { row: WorkRow; leaseId: string }[] = [];
-  db.transaction(() => {
-    expireLeaseRows(db, at);
-    const rows = queuedWorkRows(db, collector.zone, Math.max(1, Math.min(o.max, 100)));
-    const zones = new Map(
-      effectiveZoneRows(
-        db,
-        rows.map((r) => r.device_id),
-      ).map((z) => [z.device_id, z.zone]),
-    );
-    for (const row of rows) {
-      const leaseId = randomUUID();
-      if (zones.get(row.device_id) !== collector.zone) {
-        // Moved to another zone (or back to the central) since it was queued: this collector must not get its credential.
-        leaseWorkRow(db, row.device_id, leaseId, collector.id, at);
-        deleteWorkByLease(db, leaseId);
-        continue;
-      }
-      if (leaseWorkRow(db, row.device_id, leaseId, collector.id, at + o.leaseMs)) leased.push({ row, leaseId });
-    }
-    countLeases(db, collector.id, leased.length);
-  }).immediate();
+  // An engine record (no fsync on the event loop, db/open.ts): a lease lost to a power cut leaves the device queued,
+  // and the collector's result for it is refused as an unknown lease; the device is leased and backed up again.
+  withEngineSync(db, () =>
+    db
+      .transaction(() => {
+        renewLeaseRows(db, collector.id, o.held ?? [], at + o.leaseMs);
+        expireLeaseRows(db, at);
+        const rows = queuedWorkRows(db, collector.zone, Math.max(1, Math.min(o.max, 100)));
+        const zones = new Map(
+          effectiveZoneRows(
+            db,
+            rows.map((r) => r.device_id),
+          ).map((z) => [z.device_id, z.zone]),
+        );
+        for (const row of rows) {
+          const leaseId = randomUUID();
+          if (zones.get(row.device_id) !== collector.zone) {
+            // Moved to another zone (or back to the central) since it was queued: this collector must not get its credential.
+            leaseWorkRow(db, row.device_id, leaseId, collector.id, at);
+            deleteWorkByLease(db, leaseId);
+            continue;
+          }
+          if (leaseWorkRow(db, row.device_id, leaseId, collector.id, at + o.leaseMs)) leased.push({ row, leaseId });
+        }
+        countLeases(db, collector.id, leased.length);
+      })
+      .immediate(),
+  );
   const jobs: LeasedJob[] = [];
   for (const { row, leaseId } of leased) {
     const plan = loadBackupPlan(db, secrets, row.device_id);
@@ -111,6 +122,32 @@ export function leaseWork(
       template: plan.template,
       sealed: sealTo(collector.sealing_key, job),
     });
+  }
+  return jobs;
+}
+
+/** A held lease request looks at the zone's queue this often. */
+const HOLD_CHECK_MS = 250;
+
+/**
+ * leaseWork, but when the zone has nothing to lease the request is held up to `holdMs` and answered as soon as work
+ * is queued (protocol 2): an idle collector hears of a schedule firing within HOLD_CHECK_MS, not a poll interval
+ * later. Holding costs one indexed read per check; `signal` (the client went away) ends it early.
+ */
+export async function leaseWorkHeld(
+  db: DB,
+  secrets: SecretBox,
+  collector: CollectorRow,
+  o: Parameters<typeof leaseWork>[3] & { holdMs: number; signal?: AbortSignal },
+): Promise<LeasedJob[]> {
+  const end = Date.now() + o.holdMs;
+  let jobs = leaseWork(db, secrets, collector, o);
+  while (jobs.length === 0 && Date.now() < end && !o.signal?.aborted) {
+    await new Promise((resolve) => setTimeout(resolve, Math.min(HOLD_CHECK_MS, end - Date.now())));
+    if (!hasLeasableWorkRow(db, collector.zone, Date.now())) continue;
+    // Revoked while its request was held: it gets no credential from then on.
+    if (getCollectorRow(db, collector.id)?.revoked_at !== null) break;
+    jobs = leaseWork(db, secrets, collector, o);
   }
   return jobs;
 }
@@ -158,7 +195,7 @@ export async function storeUpload(
   if (!input.ok && !(FAILURE_TYPES as readonly string[]).includes(input.failure)) {
     throw ApiError.validation([{ field: 'failure', message: 'unknown failure type' }]);
   }
-  if (storing.has(input.lease_id)) throw new ApiError('CONFLICT', 'This lease is being stored; retry in a moment.');
+  if (storing.has(input.lease_id)) throw new ApiError('CONFLICT', 'This lease is being stored; retry in a moment.', { retry: true });
   const work = getWorkByLease(db, input.lease_id);
   if (!work || work.collector_id !== collector.id) throw new ApiError('CONFLICT', 'Lease expired or unknown: the backup went back to the queue.');
   const plan = loadBackupPlan(db, secrets, work.device_id);
@@ -201,4 +238,35 @@ export async function storeUpload(
   } finally {
     storing.delete(input.lease_id);
   }
+}
+
+/**
+ * Stores a batch of results (protocol 2), one after another through storeUpload, and answers each: stored or
+ * duplicate (the site drops it), refused (dropped too: a bad hash, an expired or foreign lease; said per result) or
+ * retry (the same lease is being stored by another request). `invalid` holds results that failed the schema, by
+ * index. An unexpected error (disk full) ends the request with a 500: the site keeps the whole batch and sends it
+ * again, and what was stored before the error comes back as a duplicate.
+ */
+export async function storeUploads(
+  db: DB,
+  store: SnapshotStore,
+  secrets: SecretBox,
+  collector: CollectorRow,
+  inputs: readonly (UploadInput | { lease_id: string; invalid: string })[],
+): Promise<ResultOutcome[]> {
+  const out: ResultOutcome[] = [];
+  for (const input of inputs) {
+    if ('invalid' in input) {
+      out.push({ lease_id: input.lease_id, outcome: 'refused', message: input.invalid });
+      continue;
+    }
+    try {
+      const r = await storeUpload(db, store, secrets, collector, input);
+      out.push({ lease_id: input.lease_id, outcome: r.duplicate ? ('duplicate' as const) : ('stored' as const), backup_id: r.backup_id });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      out.push({ lease_id: input.lease_id, outcome: err.details.retry === true ? ('retry' as const) : ('refused' as const), message: err.message });
+    }
+  }
+  return out;
 }

@@ -1,11 +1,11 @@
-// The collectors' internal protocol, /collector/v1 (outside the public API): enrolment with a one-time token, signed lease and upload.
+// The collectors' internal protocol, /collector/v1 (outside the public API): enrolment with a one-time token, signed lease and batched upload.
 import { Hono, type Context } from 'hono';
 import { z } from 'zod';
 import { ApiError } from '../../errors';
 import type { AppEnv, AppServices } from '../../http/context';
-import { HEADERS, PROTOCOL_VERSION } from '../../lib/collector-protocol';
+import { BATCH_RESULTS, HEADERS, LEASE_HOLD_MAX_MS, MAX_HELD, PROTOCOL_VERSION } from '../../lib/collector-protocol';
 import { authenticateCollector, checkProtocol, enrolCollector, type CollectorRow } from './collectors.service';
-import { leaseWork, storeUpload, type UploadInput } from './collector-work.service';
+import { leaseWorkHeld, storeUploads, type UploadInput } from './collector-work.service';
 import { SOURCE_ENCODINGS } from '../../lib/decode';
 
 /** The largest upload accepted: a configuration text as large as the engine's own output limit, JSON-escaped. */
@@ -19,7 +19,15 @@ const EnrolBody = z.strictObject({
   version: z.string().max(64),
 });
 
-const LeaseBody = z.strictObject({ max: z.number().int().min(1).max(100) });
+/**
+ * Protocol 2: `held` names the leases the collector still works on (renewed, so that a long job's lease does not run
+ * out); `wait`: an idle collector's request is held until work is queued (at most poll_seconds and LEASE_HOLD_MAX_MS).
+ */
+const LeaseBody = z.strictObject({
+  max: z.number().int().min(1).max(100),
+  held: z.array(z.uuid()).max(MAX_HELD).default([]),
+  wait: z.boolean().default(false),
+});
 
 /** What every result names: its lease, when and how long, and what the device showed of itself. */
 const UploadCommon = {
@@ -40,6 +48,17 @@ const UploadBody = z.union([
   }),
   z.strictObject({ ...UploadCommon, ok: z.literal(false), failure: z.string().max(64), message: z.string().max(4000) }),
 ]);
+
+/** Protocol 2: up to BATCH_RESULTS results per request, each checked on its own (one bad result refuses only itself). */
+const ResultsBody = z.strictObject({ results: z.array(z.unknown()).min(1).max(BATCH_RESULTS) });
+
+function parseResult(value: unknown): UploadInput | { lease_id: string; invalid: string } {
+  const r = UploadBody.safeParse(value);
+  if (r.success) return r.data;
+  const leaseId = (value as { lease_id?: unknown } | null)?.lease_id;
+  const problems = r.error.issues.map((i) => `${i.path.join('.') || 'result'}: ${i.message}`).join('; ');
+  return { lease_id: typeof leaseId === 'string' ? leaseId.slice(0, 64) : '', invalid: `Result validation failed: ${problems}`.slice(0, 1000) };
+}
 
 async function readBody(c: Context<AppEnv>): Promise<Buffer> {
   const length = Number(c.req.header('content-length') ?? 0);
@@ -86,16 +105,23 @@ export function createCollectorRoutes(app: AppServices): Hono<AppEnv> {
 
   r.post('/lease', async (c) => {
     const { collector, body } = await signed(app, c);
-    const { max } = parseJson(LeaseBody, body);
+    const { max, held, wait } = parseJson(LeaseBody, body);
     const cfg = app.config.collector;
-    const jobs = leaseWork(app.db, app.secrets, collector, { max, leaseMs: cfg.lease_seconds * 1000, redact: app.config.backup.redact_secrets });
+    const jobs = await leaseWorkHeld(app.db, app.secrets, collector, {
+      max,
+      held,
+      leaseMs: cfg.lease_seconds * 1000,
+      redact: app.config.backup.redact_secrets,
+      holdMs: wait ? Math.min(cfg.poll_seconds * 1000, LEASE_HOLD_MAX_MS) : 0,
+      signal: c.req.raw.signal,
+    });
     return c.json({ jobs, poll_seconds: cfg.poll_seconds });
   });
 
   r.post('/results', async (c) => {
     const { collector, body } = await signed(app, c);
-    const input: UploadInput = parseJson(UploadBody, body);
-    return c.json(await storeUpload(app.db, app.snapshots, app.secrets, collector, input));
+    const { results } = parseJson(ResultsBody, body);
+    return c.json({ results: await storeUploads(app.db, app.snapshots, app.secrets, collector, results.map(parseResult)) });
   });
   return r;
 }

@@ -153,6 +153,22 @@ export function expireLeaseRows(db: DB, at: number): number {
     .changes;
 }
 
+/** Extends the collector's own leases that it says it still holds (running, waiting or unsent): a live job never expires. */
+export function renewLeaseRows(db: DB, collectorId: number, leaseIds: readonly string[], expiresAt: number): number {
+  // One statement per lease: each finds its row through the lease_id index (an IN over json_each scanned the queue).
+  const renew = prepareCached(db, 'UPDATE collector_work SET lease_expires_at = ? WHERE lease_id = ? AND collector_id = ?');
+  let n = 0;
+  for (const id of leaseIds) n += renew.run(expiresAt, id, collectorId).changes;
+  return n;
+}
+
+/** Whether the zone has a backup to lease: queued, or leased and run out (a held lease request looks at this). */
+export function hasLeasableWorkRow(db: DB, zone: string, at: number): boolean {
+  return (
+    prepareCached(db, 'SELECT 1 FROM collector_work WHERE zone = ? AND (lease_id IS NULL OR lease_expires_at < ?) LIMIT 1').pluck().get(zone, at) !== undefined
+  );
+}
+
 /** The zone's oldest queued devices, up to `limit`. */
 export function queuedWorkRows(db: DB, zone: string, limit: number): WorkRow[] {
   return prepareCached(db, 'SELECT * FROM collector_work WHERE zone = ? AND lease_id IS NULL ORDER BY queued_at, device_id LIMIT ?').all(
