@@ -23,7 +23,7 @@ export interface ForwarderOptions {
   flushMs?: number;
   /** Bytes the spool may hold; past it the oldest batches are dropped and counted (default 32 MiB). */
   spoolBytes?: number;
-  /** Wait after the central could not be reached (default 5 s). */
+  /** Wait after the central could not be reached (default 2 s). */
   retryMs?: number;
   now?: () => number;
 }
@@ -138,7 +138,7 @@ export class SyslogForwarder {
   /** Delivers until `signal` aborts; what is still in memory then goes to the spool, for the next run. */
   async run(signal: AbortSignal): Promise<void> {
     const flushMs = this.o.flushMs ?? 1000;
-    const retryMs = this.o.retryMs ?? 5000;
+    const retryMs = this.o.retryMs ?? 2000;
     try {
       while (!signal.aborted) {
         const reached = (await this.deliverSpool()) && (await this.deliverQueue());
