@@ -100,6 +100,8 @@ export class SyslogForwarder {
   private tokens: number;
   private refilled: number;
   private wake: (() => void) | null = null;
+  private rateDropsLogged = 0;
+  private rateLoggedAt = -Infinity;
   private readonly rate: number;
   private readonly batchMax: number;
   private readonly now: () => number;
@@ -143,6 +145,7 @@ export class SyslogForwarder {
       while (!signal.aborted) {
         const reached = (await this.deliverSpool()) && (await this.deliverQueue());
         if (!reached) this.spillAll();
+        this.logRateDrops();
         await this.sleep(reached ? flushMs : retryMs, signal, reached);
       }
     } finally {
@@ -190,6 +193,18 @@ export class SyslogForwarder {
     this.counters.refused += batch.length;
     this.o.log.warn({ status: a.status, problem: answerMessage(a), messages: batch.length }, 'syslog events refused by the central, dropped');
     return true;
+  }
+
+  /** At most one line a minute for messages over the rate limit, never one per message. */
+  private logRateDrops(): void {
+    const now = this.now();
+    if (this.counters.rate_dropped === this.rateDropsLogged || now - this.rateLoggedAt < 60_000) return;
+    this.o.log.warn(
+      { dropped: this.counters.rate_dropped - this.rateDropsLogged, total_dropped: this.counters.rate_dropped, per_second: this.rate },
+      'syslog messages over the rate limit dropped',
+    );
+    this.rateDropsLogged = this.counters.rate_dropped;
+    this.rateLoggedAt = now;
   }
 
   private spill(batch: ForwardedEvent[]): void {

@@ -12,12 +12,13 @@ import { startSimulator, loadTranscript, type RunningSimulator } from '../sim/si
 import { setZone } from '../../src/features/collectors/collectors.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { saveIdentity } from '../../src/collector/identity';
+import { HEADERS, PROTOCOL_VERSION } from '../../src/lib/collector-protocol';
 import { EVENT_SPOOL_DIR, SyslogForwarder } from '../../src/collector/syslog-forward';
 import { startCollectorEvents, type RunningCollectorEvents } from '../../src/events/start';
 import type { EventBackups } from '../../src/events/event-backups';
 import { createApp } from '../../src/app/app';
 import { startServer, type RunningServer } from '../../src/app/server';
-import { enrol, spawnConfvault, until, type CollectorChild } from './harness';
+import { enrol, signedPost, spawnConfvault, until, type CollectorChild, type EnrolledCollector } from './harness';
 
 const frr = loadTranscript(path.join(REPO_ROOT, 'test/sim/transcripts/frr.json'));
 const FRR_CHANGE = '<189>Nov 24 10:00:00 r1 bgpd[812]: vty[5]@(vtysh)(config-router)# neighbor 192.0.2.1 remote-as 65002';
@@ -32,6 +33,7 @@ let collectorEvents: RunningCollectorEvents;
 let run: CollectorChild;
 let udpPort: number;
 let restarted: RunningServer | undefined;
+let enrolled: EnrolledCollector;
 const children = new Set<ChildProcess>();
 const ids = { inZone: 0, otherZone: 0, central: 0 };
 
@@ -70,8 +72,8 @@ before(async () => {
   t.services.collectorEvents = collectorEvents.sink;
 
   site = path.join(tempDir('confvault-syslog-site-'), 'data');
-  const c = await enrol(t, ZONE, 'syslog-a-1');
-  saveIdentity(site, { central_url: t.url, collector_id: c.id, name: 'syslog-a-1', zone: ZONE, keys: c.keys });
+  enrolled = await enrol(t, ZONE, 'syslog-a-1');
+  saveIdentity(site, { central_url: t.url, collector_id: enrolled.id, name: 'syslog-a-1', zone: ZONE, keys: enrolled.keys });
   const conf = path.join(site, '..', 'appliance.conf');
   writeFileSync(conf, '[collector]\nsyslog_listen = "127.0.0.1:0"\n');
   run = spawnConfvault(['collector', 'run', '--data-dir', site, '--config', conf], children);
@@ -127,6 +129,23 @@ test('a message from an address that is no device queues nothing', async () => {
   assert.equal(events().counters.change_events, before.change_events);
   assert.equal(events().pendingCount(), 0);
   assert.equal(t.services.db.prepare('SELECT count(*) FROM collector_work').pluck().get(), 0);
+});
+
+test('POST /collector/v1/events: signed, answered with what the central made of the batch; a malformed or oversized batch is refused', async () => {
+  const ok = await signedPost(t, enrolled, '/events', { events: [{ address: '127.0.0.3', at: Date.now(), raw: FRR_CHANGE }] });
+  assert.equal(ok.status, 200);
+  assert.deepEqual(await ok.json(), { received: 1, change_events: 0, other_zone: 1, unknown_senders: 0, malformed: 0 });
+  const event = { address: '127.0.0.1', at: Date.now(), raw: NOT_A_CHANGE };
+  for (const events of [[{ ...event, address: 'not-an-address' }], [{ ...event, raw: 'x'.repeat(8193) }], Array.from({ length: 501 }, () => event), []]) {
+    const res = await signedPost(t, enrolled, '/events', { events });
+    assert.equal(res.status, 422, `refused: ${JSON.stringify(events).slice(0, 80)}`);
+  }
+  const unsigned = await fetch(`${t.url}/collector/v1/events`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', [HEADERS.protocol]: String(PROTOCOL_VERSION) },
+    body: '{"events":[]}',
+  });
+  assert.equal(unsigned.status, 401);
 });
 
 test('the central away: the change is spooled at the site and delivered when it is back, then backed up', async () => {
