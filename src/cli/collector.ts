@@ -6,6 +6,7 @@ import { createLogger } from '../lib/logger';
 import { generateCollectorKeys } from '../lib/collector-protocol';
 import { enrolCollector, runCollector, CollectorStop } from '../collector/run';
 import { identityPath, loadIdentity, saveIdentity } from '../collector/identity';
+import { startSiteSyslog } from './collector-syslog';
 import { GLOBAL_OPTIONS_HELP, UsageError, consoleActor, flagsOf, fmtTime, out, parse, readStdinSecret, withAppliance, type Command } from './common';
 
 export const collectorCommand: Command = {
@@ -29,7 +30,11 @@ enrol         makes the site's Ed25519 and X25519 key pairs (data dir, mode 0600
               with the token (from --token, else the first line of standard input); the central pins them.
 run           dials out to the central (no inbound port), leases the zone's due backups, runs them and
               uploads the results; results the central cannot take are spooled (bounded by spool_mb) and
-              delivered in order later. SIGTERM or SIGINT stops it.
+              delivered in order later. With [collector] syslog_listen = "HOST:PORT" (off by default) it also
+              receives the zone's syslog (UDP and TCP) and forwards every message to the central (batched,
+              at most 1,000 a second, spooled on disk while the central is away, oldest dropped past 32 MiB);
+              the central starts a backup for a change message of a device of this zone only.
+              SIGTERM or SIGINT stops it.
 
 Settings in [collector] (appliance.conf.example); docs/collectors.md describes the protocol and its security.
 ${GLOBAL_OPTIONS_HELP}`,
@@ -113,6 +118,8 @@ async function run(flags: ReturnType<typeof flagsOf>): Promise<number> {
   const stop = () => controller.abort();
   process.once('SIGTERM', stop);
   process.once('SIGINT', stop);
+  // [collector] syslog_listen: the zone's syslog, forwarded to the central (src/cli/collector-syslog.ts).
+  const syslog = await startSiteSyslog(config, log);
   try {
     await runCollector(config, log, controller.signal);
     return 0;
@@ -120,6 +127,7 @@ async function run(flags: ReturnType<typeof flagsOf>): Promise<number> {
     if (e instanceof CollectorStop) throw new Error(e.message);
     throw e;
   } finally {
+    await syslog?.stop();
     process.off('SIGTERM', stop);
     process.off('SIGINT', stop);
   }

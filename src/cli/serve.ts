@@ -19,7 +19,7 @@ import { warmSessionWorkers } from '../engine/capture/session-pool';
 import { startJobPickup } from '../engine/jobs';
 import { startNotificationWorker } from '../features/notifications/notifications.worker';
 import { runNotificationDiffs } from '../features/configs/workers/notification-diffs';
-import { startEventBackups } from '../events/start';
+import { startCollectorEvents, startEventBackups } from '../events/start';
 import { startGitMirror } from '../features/gitmirror/gitmirror.service';
 import { startInventorySchedule } from '../features/inventory/inventory.schedule';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
@@ -124,6 +124,9 @@ ${GLOBAL_OPTIONS_HELP}`,
     const gitMirror = startGitMirror({ db: a.db, store: a.snapshots, config, log });
     const inventory = startInventorySchedule({ db: a.db, secrets: a.secrets, config, log });
     const events = await startEventBackups(services, runner);
+    // Syslog forwarded by collectors (docs/collectors.md): POST /collector/v1/events answers 503 until this is set.
+    const collectorEvents = startCollectorEvents(services, runner, events?.events ?? null);
+    services.collectorEvents = collectorEvents.sink;
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
     const replication = startReplication(a.db, a.snapshots, a.dataDir, config, log);
     const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
@@ -143,6 +146,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       gitMirror.stop(),
       inventory.stop(),
       events?.stop(),
+      collectorEvents.stop(),
       dbCopies.stop(),
       replication.stop(),
       directory.stop(),

@@ -150,6 +150,8 @@ export const configSchema = z
         spool_mb: z.number().int().min(1).max(100_000).default(256),
         // Site: devices backed up at once.
         concurrency: z.number().int().min(1).max(256).default(8),
+        // Site: where the collector receives its zone's syslog (UDP and TCP) to forward to the central; empty: off.
+        syslog_listen: z.union([z.literal(''), listenSchema]).default(''),
       })
       .strict()
       .prefault({}),

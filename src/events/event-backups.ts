@@ -8,7 +8,8 @@ import type { DeviceRunResult, RunOptions } from '../engine/runner';
 import { isBuiltinPattern } from '../templates/index';
 import { getTemplateSpec } from '../features/templates/templates.service';
 import { eventDeviceEnabled, eventInventoryVersion, inventoryGeneration, listEventDevices } from '../features/devices/event-devices.service';
-import { compileChangeEvents, parseSyslog, type ChangeMatcher } from './syslog';
+import { deviceZones, queueZonedEventBackup } from '../features/collectors/collector-events.service';
+import { compileChangeEvents, parseSyslog, type ChangeMatcher, type SyslogMessage } from './syslog';
 
 /** What the event side needs of the backup runner (the same runner as the schedule, so one backup per device). */
 export interface EventRunner {
@@ -34,9 +35,14 @@ export interface EventCounters {
   malformed: number;
   /** Messages from a device matching its template's change events. */
   change_events: number;
-  /** Event backups started. */
+  /** Event backups started (a device of a remote zone: queued for its collector). */
   backups_started: number;
+  /** Messages forwarded by a collector that name no device of its zone (another zone's, the central's): dropped. */
+  other_zone: number;
 }
+
+/** What handleForwarded made of one batch (the answer to the collector). */
+export type ForwardedCounts = Pick<EventCounters, 'received' | 'change_events' | 'other_zone' | 'unknown_senders' | 'malformed'>;
 
 interface DeviceEntry {
   id: number;
@@ -69,7 +75,7 @@ export function normaliseAddress(address: string): string {
 }
 
 export class EventBackups {
-  readonly counters: EventCounters = { received: 0, unknown_senders: 0, malformed: 0, change_events: 0, backups_started: 0 };
+  readonly counters: EventCounters = { received: 0, unknown_senders: 0, malformed: 0, change_events: 0, backups_started: 0, other_zone: 0 };
   private devices = new Map<number, DeviceEntry>();
   private byAddress = new Map<string, number[]>();
   private byName = new Map<string, number[]>();
@@ -192,24 +198,64 @@ export class EventBackups {
 
   /** One received message from `address`. Synchronous and cheap: runs for every datagram of a flood. */
   handle(address: string, raw: string): void {
-    if (this.stopped) return;
+    const named = this.named(address, raw);
+    if (named) this.matchChanges(named.ids, named.msg);
+  }
+
+  /**
+   * Messages a collector of `zone` received at its site and forwarded (docs/collectors.md): matched exactly as the
+   * receiver's own, but a message naming only devices outside that zone (another zone's, the central's) is dropped and
+   * counted, so a collector can never start a backup outside its zone. A change queues the device for its collector.
+   */
+  handleForwarded(zone: string, messages: readonly { address: string; raw: string }[]): ForwardedCounts {
+    const before = { ...this.counters };
+    const named = messages.map((m) => this.named(m.address, m.raw));
+    const zones = deviceZones(this.deps.db, [...new Set(named.flatMap((n) => n?.ids ?? []))]);
+    for (const n of named) {
+      if (!n) continue;
+      const ids = n.ids.filter((id) => zones.get(id) === zone);
+      if (ids.length === 0) this.counters.other_zone++;
+      else this.matchChanges(ids, n.msg);
+    }
+    const delta = (k: keyof EventCounters) => this.counters[k] - before[k];
+    return {
+      received: delta('received'),
+      change_events: delta('change_events'),
+      other_zone: delta('other_zone'),
+      unknown_senders: delta('unknown_senders'),
+      malformed: delta('malformed'),
+    };
+  }
+
+  /** The devices a message comes from (by source address, or its HOSTNAME with trust_hostname) and the parsed message; null when none or not syslog (counted). */
+  private named(address: string, raw: string): { ids: number[]; msg: SyslogMessage } | null {
+    if (this.stopped) return null;
     this.counters.received++;
     this.followInventory();
     let ids = this.byAddress.get(normaliseAddress(address));
     let msg = null;
     if (!ids && this.deps.config.events.trust_hostname) {
       msg = parseSyslog(raw);
-      if (!msg) return void this.counters.malformed++;
+      if (!msg) return this.malformed();
       const host = msg.hostname?.toLowerCase();
       if (host) ids = this.byName.get(host) ?? this.byName.get(host.split('.')[0]);
     }
     if (!ids) {
       this.counters.unknown_senders++;
       this.unknownSinceLog++;
-      return;
+      return null;
     }
     msg ??= parseSyslog(raw);
-    if (!msg) return void this.counters.malformed++;
+    if (!msg) return this.malformed();
+    return { ids, msg };
+  }
+
+  private malformed(): null {
+    this.counters.malformed++;
+    return null;
+  }
+
+  private matchChanges(ids: readonly number[], msg: SyslogMessage): void {
     for (const id of ids) {
       const m = this.devices.get(id)?.matcher.match(msg.text);
       if (m) this.changeSeen(id, m.user);
@@ -278,8 +324,13 @@ export class EventBackups {
   }
 
   private startBackup(id: number, p: Pending): void {
-    const changedBy = p.users.length ? p.users.join(', ').slice(0, 128) : null;
+    // A device of a remote zone: queued for its collector, or (leased right now, the change may come after what the
+    // collector reads) looked at again; never handed to the runner, whose "skipped, queued" would requeue it forever.
+    const zoned = queueZonedEventBackup(this.deps.db, id);
+    if (zoned === 'leased') return this.requeue(id, p);
     this.counters.backups_started++;
+    if (zoned === 'queued') return;
+    const changedBy = p.users.length ? p.users.join(', ').slice(0, 128) : null;
     const run = this.deps.runner
       .backupDevice(id, { trigger: 'event', changedBy })
       .then((r) => {

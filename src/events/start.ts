@@ -1,5 +1,5 @@
 // Starts the syslog receiver and event backups for `serve` when [events] syslog_listen is set.
-import type { AppServices } from '../http/context';
+import type { AppServices, CollectorEventSink } from '../http/context';
 import type { EventRunner } from './event-backups';
 import { EventBackups } from './event-backups';
 import { metricsOf } from '../features/metrics/metrics.service';
@@ -54,4 +54,47 @@ export async function startEventBackups(services: AppServices, runner: EventRunn
     await events.stop();
     return null;
   }
+}
+
+export interface RunningCollectorEvents {
+  sink: CollectorEventSink;
+  /** The event backups collectors' messages go to (null until the first forwarded batch, when there is no local receiver). */
+  events(): EventBackups | null;
+  stop(): Promise<void>;
+}
+
+/**
+ * The central's side of syslog forwarded by collectors (POST /collector/v1/events): the local receiver's event backups
+ * when `serve` runs one (one matcher, one debounce per device), else event backups started at the first forwarded batch
+ * (so a central whose collectors forward nothing never loads or resolves the inventory for it).
+ */
+export function startCollectorEvents(services: AppServices, runner: EventRunner, local: EventBackups | null): RunningCollectorEvents {
+  let own: Promise<EventBackups> | null = null;
+  const events = (): Promise<EventBackups> => {
+    if (local) return Promise.resolve(local);
+    own ??= (async () => {
+      const e = new EventBackups({ db: services.db, runner, config: services.config, log: services.log });
+      await e.start();
+      return e;
+    })().catch((err: unknown) => {
+      own = null; // the next batch tries again (the collector spools this one)
+      throw err;
+    });
+    return own;
+  };
+  let started: EventBackups | null = local;
+  return {
+    sink: {
+      async accept(zone, messages) {
+        const e = await events();
+        started = e;
+        return e.handleForwarded(zone, messages);
+      },
+    },
+    events: () => started,
+    // The local receiver's event backups are stopped with the receiver.
+    stop: async () => {
+      if (own) await (await own).stop();
+    },
+  };
 }

@@ -20,6 +20,16 @@ export interface AppServices {
   jobs: ProcessJobs;
   /** Platform and credential detection for `template_id` / `credential_id` "auto" (engine/device-detect.ts, built by the composition root). */
   detector: DeviceDetector;
+  /** Takes the syslog messages collectors forward (src/events/start.ts, set by `serve`); unset: POST /collector/v1/events answers 503. */
+  collectorEvents?: CollectorEventSink;
+}
+
+/** Syslog messages a collector of `zone` received at its site: matched by the central's event backups, only for devices of that zone. */
+export interface CollectorEventSink {
+  accept(
+    zone: string,
+    messages: readonly { address: string; raw: string }[],
+  ): Promise<{ received: number; change_events: number; other_zone: number; unknown_senders: number; malformed: number }>;
 }
 
 /** Detection at an address: the template and credential picked (null: none), and why. */

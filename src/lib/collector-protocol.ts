@@ -164,3 +164,7 @@ export function openSealed(privatePem: string, publicB64: string, sealed: Sealed
 export function sha256Text(text: string): string {
   return createHash('sha256').update(text, 'utf8').digest('hex');
 }
+
+/** Syslog forwarded by a collector (POST /events): at most this many messages a request, each at most this many characters (the receiver's own bound). */
+export const EVENTS_MAX_BATCH = 500;
+export const EVENTS_MAX_MESSAGE = 8 * 1024;

@@ -7,6 +7,7 @@ import { BATCH_RESULTS, HEADERS, LEASE_HOLD_MAX_MS, MAX_HELD, PROTOCOL_VERSION }
 import { authenticateCollector, checkProtocol, enrolCollector, type CollectorRow } from './collectors.service';
 import { leaseWorkHeld, storeUploads, type UploadInput } from './collector-work.service';
 import { SOURCE_ENCODINGS } from '../../lib/decode';
+import { registerCollectorEvents } from './collector-events.routes';
 
 /** The largest upload accepted: a configuration text as large as the engine's own output limit, JSON-escaped. */
 const MAX_BODY_BYTES = 80 * 1024 * 1024;
@@ -122,6 +123,12 @@ export function createCollectorRoutes(app: AppServices): Hono<AppEnv> {
     const { collector, body } = await signed(app, c);
     const { results } = parseJson(ResultsBody, body);
     return c.json({ results: await storeUploads(app.db, app.snapshots, app.secrets, collector, results.map(parseResult)) });
+  });
+
+  // Syslog change events forwarded by collectors (collector-events.routes.ts), signed like every request here.
+  registerCollectorEvents(r, app, async (c, schema) => {
+    const { collector, body } = await signed(app, c);
+    return { collector, input: parseJson(schema, body) };
   });
   return r;
 }

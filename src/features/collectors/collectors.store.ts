@@ -192,6 +192,11 @@ export function getWorkByLease(db: DB, leaseId: string): WorkRow | undefined {
   return prepareCached(db, 'SELECT * FROM collector_work WHERE lease_id = ?').get(leaseId) as WorkRow | undefined;
 }
 
+/** The device's place in its zone's queue (queued or leased), if it has one. */
+export function getWorkByDevice(db: DB, deviceId: number): WorkRow | undefined {
+  return prepareCached(db, 'SELECT * FROM collector_work WHERE device_id = ?').get(deviceId) as WorkRow | undefined;
+}
+
 export function deleteWorkByLease(db: DB, leaseId: string): void {
   prepareCached(db, 'DELETE FROM collector_work WHERE lease_id = ?').run(leaseId);
 }
