@@ -78,7 +78,9 @@ ${GLOBAL_OPTIONS_HELP}`,
         if (values.json) out(JSON.stringify(items, null, 2));
         else
           for (const t of items)
-            out(`${t.id}  zone ${t.zone}  ${t.state}  expires ${fmtTime(t.expires_at, a.config.server.timezone)}  by ${t.created_by}${t.collector_id ? `  collector ${t.collector_id}` : ''}`);
+            out(
+              `${t.id}  zone ${t.zone}  ${t.state}  expires ${fmtTime(t.expires_at, a.config.server.timezone)}  by ${t.created_by}${t.collector_id ? `  collector ${t.collector_id}` : ''}`,
+            );
         return 0;
       });
     }

@@ -42,7 +42,8 @@ const list = createRoute({
   tags,
   security,
   summary: 'List remote collectors',
-  description: 'Each enrolled collector, by zone then name: zone, version, last seen, state, its zone’s queue and results delivered. Permission: `collectors.view`.',
+  description:
+    'Each enrolled collector, by zone then name: zone, version, last seen, state, its zone’s queue and results delivered. Permission: `collectors.view`.',
   middleware: [requirePermission(COLLECTOR_OPS.list)] as const,
   request: { query: CollectorListQuerySchema },
   responses: { 200: jsonResponse(CollectorListSchema, 'One page of collectors'), ...errorResponses('PERMISSION_DENIED') },

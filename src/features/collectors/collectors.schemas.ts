@@ -45,7 +45,9 @@ export const CollectorUpdateSchema = z
   .strict()
   .openapi('CollectorUpdate', { description: 'The zone the collector serves from its next lease on.' });
 
-const TokenIdSchema = z.string().openapi({ description: 'The token’s public id (16 hex digits of its hash); the token itself is never shown again', example: '3f9a0c51d2e4b7a8' });
+const TokenIdSchema = z
+  .string()
+  .openapi({ description: 'The token’s public id (16 hex digits of its hash); the token itself is never shown again', example: '3f9a0c51d2e4b7a8' });
 
 export const EnrolTokenSchema = z
   .object({

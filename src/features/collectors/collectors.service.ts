@@ -260,7 +260,13 @@ export function listCollectors(db: DB, reader: Actor | Principal, offlineAfterMs
 }
 
 /** One page of the list (the API's), and the total. */
-export function pageCollectors(db: DB, reader: Actor | Principal, offlineAfterMs: number, page: number, limit: number): { items: CollectorView[]; total: number } {
+export function pageCollectors(
+  db: DB,
+  reader: Actor | Principal,
+  offlineAfterMs: number,
+  page: number,
+  limit: number,
+): { items: CollectorView[]; total: number } {
   const all = listCollectors(db, reader, offlineAfterMs);
   return { items: all.slice((page - 1) * limit, page * limit), total: all.length };
 }

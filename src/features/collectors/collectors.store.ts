@@ -232,8 +232,7 @@ export function countTokenRows(db: DB): number {
 /** The token whose hash starts with `prefix` (its public id: 16 hex digits), read through the primary key. */
 export function getTokenByPrefix(db: DB, prefix: string): TokenRow | undefined {
   return prepareCached(db, "SELECT * FROM collector_tokens WHERE token_hash >= ? AND token_hash < ? || 'g' LIMIT 1").get(prefix, prefix) as
-    | TokenRow
-    | undefined;
+    TokenRow | undefined;
 }
 
 /** Deletes a token not used yet; false when it was used (or is gone). */
