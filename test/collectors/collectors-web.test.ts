@@ -121,6 +121,16 @@ describe('collectors: web page, policy, offline devices, metrics', () => {
     assert.equal(row1.actor, 'admin');
     assert.equal(row1.door, 'web');
     assert.ok(!JSON.stringify(row1).includes(token.slice(4)), 'no token in the audit row');
+    // The token list shows its id, never the token; an unused one can be revoked from the page.
+    const tokenId = JSON.parse(row1.details).token_id as string;
+    const tokenRow = new RegExp(`<tr data-token="${tokenId}">[\\s\\S]*?</tr>`).exec(again.html)?.[0] ?? '';
+    assert.match(tokenRow, /<td>site-c<\/td>[\s\S]*badge ok">valid</);
+    assert.ok(!again.html.includes(token.slice(4)), 'the token list never shows a token');
+    assert.doesNotMatch((await reader.get('/collectors')).html, /data-token=/, 'read-only: no token list');
+    assert.equal((await admin.post(`/collectors/tokens/${tokenId}/revoke`, {}, { csrf: true })).res.status, 303);
+    assert.equal(audit('collector.token_revoke').at(-1)?.door, 'web');
+    assert.doesNotMatch((await admin.get('/collectors')).html, new RegExp(`data-token="${tokenId}"`));
+    assert.equal((await reader.post(`/collectors/tokens/${tokenId}/revoke`, {}, { csrf: true })).res.status, 403);
     assert.equal((await admin.post('/collectors/tokens', { zone: 'bad zone!' }, { csrf: true })).res.status, 422);
     assert.equal((await admin.post('/collectors/tokens', { zone: 'site-c' }, { csrf: false })).res.status, 403, 'CSRF');
 

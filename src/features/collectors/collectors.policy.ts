@@ -14,7 +14,11 @@ export const COLLECTOR_OPS = {
     cli: 'collector token create',
   }),
   listTokens: operation('collectors.token_list', MANAGE, manage, { api: 'GET /collectors/tokens', cli: 'collector token list' }),
-  revokeToken: operation('collectors.token_revoke', MANAGE, manage, { api: 'DELETE /collectors/tokens/{token_id}', cli: 'collector token revoke' }),
+  revokeToken: operation('collectors.token_revoke', MANAGE, manage, {
+    api: 'DELETE /collectors/tokens/{token_id}',
+    web: ['POST /collectors/tokens/:id/revoke'],
+    cli: 'collector token revoke',
+  }),
   revoke: operation('collectors.revoke', MANAGE, manage, {
     api: 'POST /collectors/{collector_id}/revoke',
     web: ['POST /collectors/:name/revoke'],
