@@ -34,6 +34,7 @@ import {
   useToken,
   workCountRows,
   type CollectorRow,
+  type TokenRow,
 } from './collectors.store';
 
 export type { CollectorRow } from './collectors.store';
@@ -70,17 +71,8 @@ export function createEnrolToken(db: DB, actor: Actor, zone: string, hours = 24,
   return { id: tokenId(token_hash), token, expires_at };
 }
 
-export interface EnrolTokenView {
-  /** Its public id (tokenId): the token itself is shown once, at creation, and never stored. */
-  id: string;
-  zone: string;
-  created_by: string;
-  created_at: number;
-  expires_at: number;
-  used_at: number | null;
-  collector_id: number | null;
-  state: 'valid' | 'used' | 'expired';
-}
+/** A token as lists show it: its row without the hash, named by its public id (tokenId). The token itself is never stored. */
+export type EnrolTokenView = Omit<TokenRow, 'token_hash'> & { id: string; state: 'valid' | 'used' | 'expired' };
 
 /** One page of enrolment tokens, newest first, without their secret, and the total. */
 export function listEnrolTokens(db: DB, actor: Actor, page: number, limit: number, at = Date.now()): { items: EnrolTokenView[]; total: number } {
@@ -89,14 +81,9 @@ export function listEnrolTokens(db: DB, actor: Actor, page: number, limit: numbe
     const total = countTokenRows(db);
     const offset = (page - 1) * limit;
     const rows = offset < total ? listTokenRows(db, offset, limit) : [];
-    const items = rows.map((t): EnrolTokenView => ({
-      id: tokenId(t.token_hash),
-      zone: t.zone,
-      created_by: t.created_by,
-      created_at: t.created_at,
-      expires_at: t.expires_at,
-      used_at: t.used_at,
-      collector_id: t.collector_id,
+    const items = rows.map(({ token_hash, ...t }): EnrolTokenView => ({
+      id: tokenId(token_hash),
+      ...t,
       state: t.used_at !== null ? 'used' : t.expires_at <= at ? 'expired' : 'valid',
     }));
     return { items, total };

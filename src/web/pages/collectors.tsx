@@ -172,17 +172,12 @@ function collectorsPage(c: WebContext, s: PageState, status = 200) {
                     {manage ? (
                       <td>
                         {k.state !== 'revoked' ? (
-                          <form
-                            method="post"
+                          <RevokeForm
                             action={`/collectors/${encodeURIComponent(k.name)}/revoke`}
-                            class="inline"
-                            data-confirm={`Revoke collector ${k.name}? Its key is refused from now on.`}
-                          >
-                            <Csrf token={csrf} />
-                            <button type="submit" class="danger" aria-label={`Revoke collector ${k.name}`}>
-                              Revoke
-                            </button>
-                          </form>
+                            what={`collector ${k.name}`}
+                            confirm="Its key is refused from now on."
+                            csrf={csrf}
+                          />
                         ) : null}
                       </td>
                     ) : null}
@@ -234,12 +229,7 @@ function TokenTable({ tokens, tz, csrf, revoke }: { tokens: EnrolTokenView[]; tz
                   {revoke ? (
                     <td>
                       {t.state !== 'used' ? (
-                        <form method="post" action={`/collectors/tokens/${t.id}/revoke`} class="inline" data-confirm={`Revoke enrolment token ${t.id}?`}>
-                          <Csrf token={csrf} />
-                          <button type="submit" class="danger" aria-label={`Revoke enrolment token ${t.id}`}>
-                            Revoke
-                          </button>
-                        </form>
+                        <RevokeForm action={`/collectors/tokens/${t.id}/revoke`} what={`enrolment token ${t.id}`} confirm="It enrols nothing." csrf={csrf} />
                       ) : null}
                     </td>
                   ) : null}
@@ -250,5 +240,17 @@ function TokenTable({ tokens, tz, csrf, revoke }: { tokens: EnrolTokenView[]; tz
         </div>
       )}
     </section>
+  );
+}
+
+/** A Revoke button in a list row, confirmed first, named for assistive technology by what it revokes. */
+function RevokeForm({ action, what, confirm, csrf }: { action: string; what: string; confirm: string; csrf: string }) {
+  return (
+    <form method="post" action={action} class="inline" data-confirm={`Revoke ${what}? ${confirm}`}>
+      <Csrf token={csrf} />
+      <button type="submit" class="danger" aria-label={`Revoke ${what}`}>
+        Revoke
+      </button>
+    </form>
   );
 }
