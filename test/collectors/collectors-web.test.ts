@@ -1,5 +1,6 @@
 // Collectors on the web and in /metrics: the policy's collectors.view / collectors.manage at every door, the page
-// (list, one-time token, revoke), "collector offline" on the devices of a zone with no collector online, the series.
+// (list, one-time token, token list and revoke, revoke), the device form's zone, "collector offline" on the devices of a zone
+// with no collector online, the series.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRole } from '../../src/features/roles/roles.service';
