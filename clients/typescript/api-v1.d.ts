@@ -802,10 +802,94 @@ export interface paths {
         };
         /**
          * List remote collectors
-         * @description Each enrolled collector: zone, version, last seen, state, its zone’s queue and results delivered. Permission: `collectors.view`.
+         * @description Each enrolled collector, by zone then name: zone, version, last seen, state, its zone’s queue and results delivered. Permission: `collectors.view`.
          */
         get: operations["listCollectors"];
         put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/collectors/tokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List enrolment tokens
+         * @description Enrolment tokens, newest first, with their state and the collector each enrolled; never the token itself. Permission: `collectors.view` and `collectors.manage`, with the device-group scope all (a zone spans groups).
+         */
+        get: operations["listEnrolTokens"];
+        put?: never;
+        /**
+         * Create a one-time enrolment token
+         * @description A token that enrols one collector of `zone` (`confvault collector enrol` at the site), valid `hours`. The answer is the only place the token is ever shown: only its hash is stored. Permission: `collectors.view` and `collectors.manage`, with the device-group scope all (a zone spans groups). Audited.
+         */
+        post: operations["createEnrolToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/collectors/tokens/{token_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an unused enrolment token
+         * @description The token is deleted and enrols nothing. A token that enrolled a collector already is 409 `CONFLICT`: revoke the collector. Permission: `collectors.view` and `collectors.manage`, with the device-group scope all (a zone spans groups). Audited.
+         */
+        delete: operations["revokeEnrolToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/collectors/{collector_id}/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a collector
+         * @description Its pinned key is refused from now on; the backups it leased return to the queue when their lease runs out. Revoking it again changes nothing. Permission: `collectors.view` and `collectors.manage`, with the device-group scope all (a zone spans groups). Audited.
+         */
+        post: operations["revokeCollector"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/collectors/{collector_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Move a collector to another zone
+         * @description From its next lease on, the collector serves the devices of `zone`; leases it holds stay valid until they end. Permission: `collectors.view` and `collectors.manage`, with the device-group scope all (a zone spans groups). Audited.
+         */
+        put: operations["updateCollector"];
         post?: never;
         delete?: never;
         options?: never;
@@ -1645,6 +1729,11 @@ export interface components {
              */
             updated_at: string;
             retired: components["schemas"]["DeviceRetired"];
+            /**
+             * @description The remote zone whose collectors back it up (letters, digits, "_", "." and "-", starting with a letter or digit, at most 64); null: none of its own, so the central appliance does, unless a group up the tree names a zone (a device without a zone follows its nearest group that has one). Changing it needs `collectors.manage` and the device-group scope all as well (403 `PERMISSION_DENIED` otherwise); writing back the zone a record has needs neither.
+             * @example null
+             */
+            zone: string | null;
         };
         /** @description Outcome of the last backup or reachability probe */
         DeviceReachability: {
@@ -1748,6 +1837,12 @@ export interface components {
              * @default false
              */
             accept_host_key_change: boolean;
+            /**
+             * @description The remote zone whose collectors back it up (letters, digits, "_", "." and "-", starting with a letter or digit, at most 64); null: none of its own, so the central appliance does, unless a group up the tree names a zone (a device without a zone follows its nearest group that has one). Changing it needs `collectors.manage` and the device-group scope all as well (403 `PERMISSION_DENIED` otherwise); writing back the zone a record has needs neither.
+             * @default null
+             * @example null
+             */
+            zone: string | null;
         };
         /** @description Partial update: only the fields present change; `null` clears a nullable field. host_key and reachability are read-only. */
         DeviceUpdate: {
@@ -1797,6 +1892,11 @@ export interface components {
             schedule?: string | null;
             /** @description true: approve the fingerprint the device offered at its latest HOST_KEY_CHANGED backup (exactly that key, once; 409 CONFLICT when none was offered). false: withdraw an approval. No effect on create (the first key seen is recorded). */
             accept_host_key_change?: boolean;
+            /**
+             * @description The remote zone whose collectors back it up (letters, digits, "_", "." and "-", starting with a letter or digit, at most 64); null: none of its own, so the central appliance does, unless a group up the tree names a zone (a device without a zone follows its nearest group that has one). Changing it needs `collectors.manage` and the device-group scope all as well (403 `PERMISSION_DENIED` otherwise); writing back the zone a record has needs neither.
+             * @example null
+             */
+            zone?: string | null;
         };
         /** @description An empty object: `{}` */
         EmptyObject: Record<string, never>;
@@ -1841,6 +1941,11 @@ export interface components {
              * @example 2024-05-01 02:00:13
              */
             updated_at: string;
+            /**
+             * @description The remote zone whose collectors back it up (letters, digits, "_", "." and "-", starting with a letter or digit, at most 64); null: none of its own, so the central appliance does, unless a group up the tree names a zone (a device without a zone follows its nearest group that has one). Changing it needs `collectors.manage` and the device-group scope all as well (403 `PERMISSION_DENIED` otherwise); writing back the zone a record has needs neither.
+             * @example null
+             */
+            zone: string | null;
         };
         /** @description Top-level groups, ordered by name */
         GroupTree: components["schemas"]["GroupTreeNode"][];
@@ -1881,6 +1986,12 @@ export interface components {
              * @example 0 3 * * *
              */
             schedule: string | null;
+            /**
+             * @description The remote zone whose collectors back it up (letters, digits, "_", "." and "-", starting with a letter or digit, at most 64); null: none of its own, so the central appliance does, unless a group up the tree names a zone (a device without a zone follows its nearest group that has one). Changing it needs `collectors.manage` and the device-group scope all as well (403 `PERMISSION_DENIED` otherwise); writing back the zone a record has needs neither.
+             * @default null
+             * @example null
+             */
+            zone: string | null;
         };
         /** @description Partial update: only the fields present change; `null` clears a nullable field. */
         GroupUpdate: {
@@ -1901,6 +2012,11 @@ export interface components {
              * @example 0 3 * * *
              */
             schedule?: string | null;
+            /**
+             * @description The remote zone whose collectors back it up (letters, digits, "_", "." and "-", starting with a letter or digit, at most 64); null: none of its own, so the central appliance does, unless a group up the tree names a zone (a device without a zone follows its nearest group that has one). Changing it needs `collectors.manage` and the device-group scope all as well (403 `PERMISSION_DENIED` otherwise); writing back the zone a record has needs neither.
+             * @example null
+             */
+            zone?: string | null;
         };
         BackupHistoryPage: {
             items: components["schemas"]["BackupRecord"][];
@@ -3325,6 +3441,7 @@ export interface components {
         SyncInventorySource: Record<string, never>;
         CollectorList: {
             items: components["schemas"]["Collector"][];
+            pagination: components["schemas"]["Pagination"];
         };
         Collector: {
             id: number;
@@ -3345,6 +3462,80 @@ export interface components {
             /** @description Results this collector delivered in the last hour */
             stored_last_hour: number;
             stored_total: number;
+        };
+        EnrolTokenPage: {
+            items: components["schemas"]["EnrolToken"][];
+            pagination: components["schemas"]["Pagination"];
+        };
+        EnrolToken: {
+            /**
+             * @description The token’s public id (16 hex digits of its hash); the token itself is never shown again
+             * @example 3f9a0c51d2e4b7a8
+             */
+            id: string;
+            /** @example branch-7 */
+            zone: string;
+            /** @example admin */
+            created_by: string;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            created_at: string;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            expires_at: string;
+            /**
+             * @description When a collector enrolled with it; null while unused
+             * @example 2024-05-01 02:00:13
+             */
+            used_at: string | null;
+            /** @description The collector it enrolled; null while unused */
+            collector_id: number | null;
+            /** @enum {string} */
+            state: "valid" | "used" | "expired";
+        };
+        EnrolTokenCreated: {
+            /**
+             * @description The token’s public id (16 hex digits of its hash); the token itself is never shown again
+             * @example 3f9a0c51d2e4b7a8
+             */
+            id: string;
+            /** @example branch-7 */
+            zone: string;
+            /**
+             * @description The one-time token, shown in this answer only (only its hash is stored): give it to `confvault collector enrol` at the site
+             * @example cvc_Zr0…
+             */
+            token: string;
+            /**
+             * @description `YYYY-MM-DD HH:MM:SS` in the request time zone (X-Timezone header, else the key owner’s preference, else the appliance’s)
+             * @example 2024-05-01 02:00:13
+             */
+            expires_at: string;
+        };
+        EnrolTokenCreate: {
+            /**
+             * @description A remote zone, served by its collectors: letters, digits, "_", "." and "-", starting with a letter or digit, at most 64
+             * @example branch-7
+             */
+            zone: string;
+            /**
+             * @description Hours the token stays valid, 1-720
+             * @default 24
+             * @example 24
+             */
+            hours: number;
+        };
+        /** @description The zone the collector serves from its next lease on. */
+        CollectorUpdate: {
+            /**
+             * @description A remote zone, served by its collectors: letters, digits, "_", "." and "-", starting with a letter or digit, at most 64
+             * @example branch-7
+             */
+            zone: string;
         };
     };
     responses: never;
@@ -9535,14 +9726,19 @@ export interface operations {
     };
     listCollectors: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Records per page, 1-100 */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The collectors */
+            /** @description One page of collectors */
             200: {
                 headers: {
                     /** @description Request id, also in error.request_id */
@@ -9566,6 +9762,526 @@ export interface operations {
             };
             /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
             403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listEnrolTokens: {
+        parameters: {
+            query?: {
+                /** @description Page number, from 1 */
+                page?: number;
+                /** @description Records per page, 1-100 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of tokens */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolTokenPage"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createEnrolToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EnrolTokenCreate"];
+            };
+        };
+        responses: {
+            /** @description The token, shown this once */
+            201: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EnrolTokenCreated"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeEnrolToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                token_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token was revoked */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeleteResult"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `CONFLICT`: The current state of the resource does not allow the operation. */
+            409: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    revokeCollector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                collector_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["EmptyObject"];
+            };
+        };
+        responses: {
+            /** @description The revoked collector */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collector"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `VALIDATION_ERROR`: Path, query parameters or JSON body failed validation; see error.details.errors. */
+            422: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `INTERNAL_ERROR`: Internal server error. The request id identifies it in the appliance log. */
+            500: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: The database is busy (held by another process), too many searches or diffs are queued, or the appliance is stopping; try again shortly. */
+            503: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    updateCollector: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Record id (1 to 2^53-1); an id is never reused after its record is deleted */
+                collector_id: number;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CollectorUpdate"];
+            };
+        };
+        responses: {
+            /** @description The collector */
+            200: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Collector"];
+                };
+            };
+            /** @description `UNAUTHORIZED`: API key missing, invalid, expired, revoked, or its user is disabled. */
+            401: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PERMISSION_DENIED`: The key’s user lacks the permission, or the resource is outside its device-group scope. */
+            403: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `RESOURCE_NOT_FOUND`: The resource does not exist. */
+            404: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `PAYLOAD_TOO_LARGE`: The request body is larger than the configured limit. */
+            413: {
+                headers: {
+                    /** @description Request id, also in error.request_id */
+                    "X-Request-ID"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: Request bodies must be JSON (Content-Type: application/json). */
+            415: {
                 headers: {
                     /** @description Request id, also in error.request_id */
                     "X-Request-ID"?: string;

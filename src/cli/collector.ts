@@ -1,6 +1,14 @@
 // `confvault collector`: on the central, enrolment tokens, the collector list, revocation and zones; at a site, enrol and run.
 import { readFileSync } from 'node:fs';
-import { createEnrolToken, listCollectors, revokeCollector, setZone } from '../features/collectors/collectors.service';
+import {
+  createEnrolToken,
+  listCollectors,
+  listEnrolTokens,
+  revokeCollector,
+  revokeEnrolToken,
+  setCollectorZone,
+  setZone,
+} from '../features/collectors/collectors.service';
 import { loadConfig } from '../config/config';
 import { createLogger } from '../lib/logger';
 import { generateCollectorKeys } from '../lib/collector-protocol';
@@ -14,18 +22,25 @@ export const collectorCommand: Command = {
   summary: 'Remote collectors: enrolment tokens, list, revoke, zones; enrol and run at a site',
   help: `Usage (on the central appliance):
   confvault collector token create --zone ZONE [--hours N]
+  confvault collector token list [--json]
+  confvault collector token revoke ID
   confvault collector list [--json]
   confvault collector revoke NAME
   confvault collector zone (--device NAME | --group ID) (--zone ZONE | --central)
+  confvault collector zone --collector NAME --zone ZONE
 Usage (at a site, with the site's own --data-dir):
   confvault collector enrol --central URL --name NAME [--token TOKEN]
   confvault collector run
 
 token create  prints a one-time enrolment token for a collector of ZONE, valid N hours (default 24).
+token list    the tokens, newest first: id, zone, state (valid, used, expired), who made it; never the token.
+token revoke  deletes an unused token (by its id from token list): it enrols nothing.
 list          each collector: zone, state (online, offline, revoked), last seen, version, its zone's queue.
 revoke        the collector's key is refused from now on; its leased backups return to the queue.
 zone          puts a device, or a group with the devices that inherit it, in ZONE: its backups are
               leased to that zone's collector instead of run by the central; --central takes it back.
+              With --collector: the collector serves ZONE from its next lease on.
+The API has the same operations under /api/v1/collectors (docs/collectors.md).
 enrol         makes the site's Ed25519 and X25519 key pairs (data dir, mode 0600), sends the public halves
               with the token (from --token, else the first line of standard input); the central pins them.
 run           dials out to the central (no inbound port), leases the zone's due backups, runs them and
@@ -45,6 +60,7 @@ ${GLOBAL_OPTIONS_HELP}`,
       json: { type: 'boolean' },
       device: { type: 'string' },
       group: { type: 'string' },
+      collector: { type: 'string' },
       central: { type: 'string' },
       name: { type: 'string' },
       token: { type: 'string' },
@@ -58,6 +74,26 @@ ${GLOBAL_OPTIONS_HELP}`,
         const t = createEnrolToken(a.db, consoleActor(), values.zone!, hours);
         out(t.token);
         process.stderr.write(`one-time token for zone ${values.zone}, valid until ${fmtTime(t.expires_at, a.config.server.timezone)}\n`);
+        return 0;
+      });
+    }
+    if (verb === 'token' && sub === 'list') {
+      return withAppliance(flags, (a) => {
+        const { items } = listEnrolTokens(a.db, consoleActor(), 1, 1000);
+        if (values.json) out(JSON.stringify(items, null, 2));
+        else
+          for (const t of items)
+            out(
+              `${t.id}  zone ${t.zone}  ${t.state}  expires ${fmtTime(t.expires_at, a.config.server.timezone)}  by ${t.created_by}${t.collector_id ? `  collector ${t.collector_id}` : ''}`,
+            );
+        return 0;
+      });
+    }
+    if (verb === 'token' && sub === 'revoke') {
+      if (rest.length !== 1) throw new UsageError('collector token revoke: expected one token id (from collector token list)');
+      return withAppliance(flags, (a) => {
+        revokeEnrolToken(a.db, consoleActor(), rest[0]);
+        out(`token ${rest[0]} revoked`);
         return 0;
       });
     }
@@ -81,8 +117,16 @@ ${GLOBAL_OPTIONS_HELP}`,
         return 0;
       });
     }
+    if (verb === 'zone' && values.collector !== undefined) {
+      if (!values.zone || values.device || values.group || values.central) throw new UsageError('collector zone --collector NAME: give --zone ZONE only');
+      return withAppliance(flags, (a) => {
+        setCollectorZone(a.db, consoleActor(), values.collector!, values.zone!);
+        out(`collector ${values.collector} serves zone ${values.zone}`);
+        return 0;
+      });
+    }
     if (verb === 'zone') {
-      if (!!values.device === !!values.group) throw new UsageError('collector zone: give exactly one of --device and --group');
+      if (!!values.device === !!values.group) throw new UsageError('collector zone: give exactly one of --device, --group and --collector');
       if (!!values.zone === !!values.central) throw new UsageError('collector zone: give exactly one of --zone ZONE and --central');
       const what = values.device ? { device: values.device } : { group: Number(values.group) };
       return withAppliance(flags, (a) => {

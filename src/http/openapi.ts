@@ -138,6 +138,9 @@ export const UuidParam = (name: string) =>
     .transform((s) => s.toLowerCase())
     .openapi({ param: { name, in: 'path' }, type: 'string', format: 'uuid' });
 
+/** Every POST of the API carries a JSON body; actions that need no input take an empty object. */
+export const EmptyBody = z.object({}).strict().openapi('EmptyObject', { description: 'An empty object: `{}`' });
+
 export const SuccessStatusSchema = z.object({ status: z.literal('success') }).openapi('DeleteResult');
 
 /** JSON rendered ahead of its response (a reused page), typed by the value it encodes. */

@@ -34,4 +34,9 @@ export const AUTOMATION_ENDPOINTS: readonly AutomationEndpoint[] = [
   { method: 'POST', path: '/inventory-sources/{source_id}/sync', permissions: ['inventory.view', 'inventory.sync'] },
   // Remote collectors (docs/collectors.md).
   { method: 'GET', path: '/collectors', permissions: ['collectors.view'] },
+  { method: 'POST', path: '/collectors/tokens', permissions: ['collectors.view', 'collectors.manage'] },
+  { method: 'GET', path: '/collectors/tokens', permissions: ['collectors.view', 'collectors.manage'] },
+  { method: 'DELETE', path: '/collectors/tokens/{token_id}', permissions: ['collectors.view', 'collectors.manage'] },
+  { method: 'POST', path: '/collectors/{collector_id}/revoke', permissions: ['collectors.view', 'collectors.manage'] },
+  { method: 'PUT', path: '/collectors/{collector_id}', permissions: ['collectors.view', 'collectors.manage'] },
 ];

@@ -29,6 +29,7 @@ const DEVICE_FIELDS = [
   'created_at',
   'updated_at',
   'retired',
+  'zone',
 ].sort();
 const TS = /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/;
 
@@ -79,6 +80,7 @@ describe('POST /devices', () => {
       reachability: { status: 'unknown', checked_at: null, error: null },
       last_backup: null,
       retired: null,
+      zone: null,
     });
   });
 

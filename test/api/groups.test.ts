@@ -9,7 +9,7 @@ import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { rawState, seedCredential, seedTemplate } from '../helpers/seed';
 import { apiCall, expectError, type CallInit, type Json } from '../helpers/api';
 
-const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at'].sort();
+const GROUP_FIELDS = ['id', 'name', 'parent_id', 'description', 'schedule', 'path', 'device_count', 'created_at', 'updated_at', 'zone'].sort();
 const TREE_FIELDS = ['id', 'name', 'description', 'device_count', 'children'].sort();
 
 let t: TestAppliance;
@@ -65,7 +65,7 @@ describe('POST /groups', () => {
     const { id, created_at, updated_at, ...rest } = eu.body;
     assert.match(created_at, /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
     assert.equal(updated_at, created_at);
-    assert.deepEqual(rest, { name: 'Europe', parent_id: null, description: '', schedule: null, path: 'Europe', device_count: 0 });
+    assert.deepEqual(rest, { name: 'Europe', parent_id: null, description: '', schedule: null, path: 'Europe', device_count: 0, zone: null });
     const ber = await call('/groups', { method: 'POST', json: { name: 'Berlin', parent_id: id, description: 'DC', schedule: '@daily' } });
     const core = await call('/groups', { method: 'POST', json: { name: 'Core', parent_id: ber.body.id } });
     assert.deepEqual([ber.body.description, ber.body.schedule, ber.body.parent_id], ['DC', '@daily', id]);

@@ -21,7 +21,7 @@ import { templateCommand } from '../../src/cli/template';
 import { userCommand } from '../../src/cli/user';
 import { inventoryCommand } from '../../src/cli/inventory';
 import { listSources } from '../../src/features/inventory/inventory.service';
-import { listCollectors } from '../../src/features/collectors/collectors.service';
+import { listCollectors, listEnrolTokens } from '../../src/features/collectors/collectors.service';
 import { cliActor, SYSTEM_ACTOR } from '../../src/identity/actor';
 import type { Principal } from '../../src/identity/principal';
 import { createRole, getRole, setRolePermissions } from '../../src/features/roles/roles.service';
@@ -87,6 +87,10 @@ const API_BODIES: Record<string, (ids: Ids) => unknown> = {
   'POST /inventory-sources': () => ({ name: 'matrix-source', kind: 'pigeon' }),
   'PUT /inventory-sources/{source_id}': () => ({}),
   'POST /inventory-sources/{source_id}/sync': () => ({}),
+  // A zone name the rule refuses: past the guard (422), no token made; the other collector doors name a missing record (404).
+  'POST /collectors/tokens': () => ({ zone: 'not a zone!' }),
+  'POST /collectors/{collector_id}/revoke': () => ({}),
+  'PUT /collectors/{collector_id}': () => ({ zone: 'matrix-zone' }),
 };
 
 const MATRIX_RULE = { id: 'matrix-rule', title: 'A hostname', severity: 'low', check: { kind: 'must_exist', line: '^hostname ' } } as const;
@@ -101,6 +105,8 @@ interface Ids {
   waiver_id: number;
   job_id: string;
   source_id: number;
+  collector_id: number;
+  token_id: string;
   deletable: { device_id: number; group_id: number; credential_id: number; template_id: number; rule_id: string; waiver_id: number };
 }
 
@@ -205,6 +211,8 @@ describe('policy matrix: every operation of the table, at every door it has', ()
       waiver_id: waiver(inv.devices.dA),
       job_id: '00000000-0000-4000-8000-000000000000',
       source_id: MISSING,
+      collector_id: MISSING,
+      token_id: '0000000000000000',
       deletable: {
         device_id: doomedDevice,
         rule_id: 'matrix-doomed-rule',
@@ -325,6 +333,7 @@ describe('policy matrix: every operation of the table, at every door it has', ()
     read('backups.jobs', (p) => pageBackupJobs(db, p, { offset: 0 }));
     read('inventory.view', (p) => listSources(db, as(p)));
     read('collectors.list', (p) => listCollectors(db, p, 60_000));
+    read('collectors.token_list', (p) => listEnrolTokens(db, as(p), 1, 10));
     // The two that work on a pool worker check at once, before they return their promise.
     const same = { from: ids.backup_id, to: ids.backup_id };
     read('backups.browse', (p) => void compareVersionsFor(t.services, p, same, false).catch(() => undefined));

@@ -1,5 +1,6 @@
 // Collectors on the web and in /metrics: the policy's collectors.view / collectors.manage at every door, the page
-// (list, one-time token, revoke), "collector offline" on the devices of a zone with no collector online, the series.
+// (list, one-time token, token list and revoke, revoke), the device form's zone, "collector offline" on the devices of a zone
+// with no collector online, the series.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { createRole } from '../../src/features/roles/roles.service';
@@ -121,6 +122,16 @@ describe('collectors: web page, policy, offline devices, metrics', () => {
     assert.equal(row1.actor, 'admin');
     assert.equal(row1.door, 'web');
     assert.ok(!JSON.stringify(row1).includes(token.slice(4)), 'no token in the audit row');
+    // The token list shows its id, never the token; an unused one can be revoked from the page.
+    const tokenId = JSON.parse(row1.details).token_id as string;
+    const tokenRow = new RegExp(`<tr data-token="${tokenId}">[\\s\\S]*?</tr>`).exec(again.html)?.[0] ?? '';
+    assert.match(tokenRow, /<td>site-c<\/td>[\s\S]*badge ok">valid</);
+    assert.ok(!again.html.includes(token.slice(4)), 'the token list never shows a token');
+    assert.doesNotMatch((await reader.get('/collectors')).html, /data-token=/, 'read-only: no token list');
+    assert.equal((await admin.post(`/collectors/tokens/${tokenId}/revoke`, {}, { csrf: true })).res.status, 303);
+    assert.equal(audit('collector.token_revoke').at(-1)?.door, 'web');
+    assert.doesNotMatch((await admin.get('/collectors')).html, new RegExp(`data-token="${tokenId}"`));
+    assert.equal((await reader.post(`/collectors/tokens/${tokenId}/revoke`, {}, { csrf: true })).res.status, 403);
     assert.equal((await admin.post('/collectors/tokens', { zone: 'bad zone!' }, { csrf: true })).res.status, 422);
     assert.equal((await admin.post('/collectors/tokens', { zone: 'site-c' }, { csrf: false })).res.status, 403, 'CSRF');
 
@@ -142,6 +153,45 @@ describe('collectors: web page, policy, offline devices, metrics', () => {
     assert.doesNotMatch(rowOf(on), /collector offline/);
     assert.match((await admin.get(`/devices/${off}`)).html, /collector offline/);
     assert.doesNotMatch((await admin.get(`/devices/${on}`)).html, /collector offline/);
+  });
+
+  test('the device form shows and keeps the zone; changing it needs collectors.manage and is audited', async () => {
+    const db = t.services.db;
+    const id = zonedDevice('dev-form', 'site-f');
+    setZone(db, SYSTEM_ACTOR, { device: id }, 'site-own');
+    createRole(db, SYSTEM_ACTOR, { name: 'editor', permissions: ['devices.view', 'devices.update'] });
+    await createUser(db, SYSTEM_ACTOR, { username: 'eddy', password: 'eddy-password-12', role: 'editor' });
+    const editor = new WebClient(t.url);
+    assert.equal((await editor.login('eddy', 'eddy-password-12')).status, 303);
+    const form = (await admin.get(`/devices/${id}/edit`)).html;
+    assert.match(form, /name="zone"[^>]*value="site-own"/);
+    const row = db.prepare('SELECT * FROM devices WHERE id = ?').get(id) as Record<string, string | number>;
+    const fields = (zone: string | undefined, description: string) => ({
+      name: String(row.name),
+      hostname: String(row.hostname),
+      protocol: String(row.protocol),
+      port: String(row.port),
+      group_id: String(row.group_id),
+      credential_id: String(row.credential_id),
+      template_id: String(row.template_id),
+      enabled: 'on',
+      description,
+      schedule: '',
+      ...(zone === undefined ? {} : { zone }),
+    });
+    const zoneOf = () => db.prepare('SELECT zone FROM devices WHERE id = ?').pluck().get(id);
+    assert.equal((await editor.post(`/devices/${id}/edit`, fields('site-own', 'kept'), { csrf: true })).res.status, 303, 'same zone: saved');
+    assert.equal((await editor.post(`/devices/${id}/edit`, fields(undefined, 'no field'), { csrf: true })).res.status, 303, 'no zone field: saved');
+    assert.equal(zoneOf(), 'site-own', 'saving the form keeps the zone');
+    const refused = await editor.post(`/devices/${id}/edit`, fields('site-x', 'moved'), { csrf: true });
+    assert.equal(refused.res.status, 422, 'the form again, with the refusal');
+    assert.match(refused.html, /needs the permission collectors\./);
+    assert.equal(zoneOf(), 'site-own');
+    assert.equal((await admin.post(`/devices/${id}/edit`, fields('', 'back to central'), { csrf: true })).res.status, 303);
+    assert.equal(zoneOf(), null);
+    const last = audit('device.zone').at(-1)!;
+    assert.equal(last.door, 'web');
+    assert.equal(last.target, `device ${id}`);
   });
 
   test('GET /api/v1/collectors lists them for collectors.view, 403 without', async () => {

@@ -12,6 +12,8 @@ import { importBackup } from '../../src/features/backups/import.service';
 import { createCredential } from '../../src/features/credentials/credentials.service';
 import { createGroup } from '../../src/features/groups/groups.service';
 import { createRule } from '../../src/features/compliance/compliance-rule-admin.service';
+import { createEnrolToken, enrolCollector } from '../../src/features/collectors/collectors.service';
+import { generateCollectorKeys } from '../../src/lib/collector-protocol';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { startTestAppliance, type TestAppliance } from './appliance';
 import { createTestDevice, seedBuiltinTemplate } from './seed';
@@ -117,6 +119,11 @@ export async function seedShowcase(t: TestAppliance): Promise<Showcase> {
     remediation: 'Remove the route.',
     check: { kind: 'must_not_exist', line: '^ip route .* Null0$' },
   });
+  // A remote site's collector (zone branch-7; no device is in that zone, so the device pages stay as they are); one token waits.
+  const keys = generateCollectorKeys();
+  const { token } = createEnrolToken(db, SYSTEM_ACTOR, 'branch-7');
+  enrolCollector(db, { token, name: 'branch-7-a', signing_key: keys.signing_public, sealing_key: keys.sealing_public, version: '0.1.0' });
+  createEnrolToken(db, SYSTEM_ACTOR, 'branch-8');
   return {
     groups: { core, edge },
     credential,
@@ -158,6 +165,7 @@ export function applicationPages(s: Showcase): string[] {
     '/roles/new',
     `/roles/${s.role}/edit`,
     '/api-keys',
+    '/collectors',
     '/audit',
     '/settings/notifications',
     '/compliance',

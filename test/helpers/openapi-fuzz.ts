@@ -4,6 +4,7 @@ import addFormats from 'ajv-formats';
 import type { Permission } from '../../src/identity/permissions';
 import type { TestAppliance } from './appliance';
 import { Rng, SchemaGen, type IdPool, type Schema } from './openapi-gen';
+import { enrol } from '../collectors/harness';
 
 export interface FuzzKeys {
   /** Holds every permission, scope "all": the key whose invalid requests must be 422. */
@@ -55,6 +56,7 @@ const POOLS: Record<string, keyof IdPool | undefined> = {
   '/compliance/rules': 'rule_id',
   '/inventory-sources': 'source_id',
   '/devices/{device_id}/compliance/waivers': 'waiver_id',
+  '/collectors/tokens': 'token_id',
 };
 
 /** Valid requests an operation gets after the draw when none of the draw's succeeded (run). */
@@ -269,7 +271,7 @@ export class OpenApiFuzzer {
   private forget(url: string): void {
     const m = /\/api\/v1(\/\w+)\/(\d+)$/.exec(url);
     const field = m ? POOLS[m[1]] : undefined;
-    if (m && field && field !== 'rule_id') this.o.ids[field] = this.o.ids[field].filter((id) => id !== Number(m[2]));
+    if (m && field && field !== 'rule_id' && field !== 'token_id') this.o.ids[field] = this.o.ids[field].filter((id) => id !== Number(m[2]));
   }
 }
 
@@ -292,7 +294,17 @@ export async function prepareFuzz(t: TestAppliance): Promise<{ doc: Schema; keys
     if (res.status !== 201) throw new Error(`seeding ${path}: ${res.status} ${JSON.stringify(body)}`);
     return body.id;
   };
-  const ids: IdPool = { group_id: [], credential_id: [], template_id: [], device_id: [], waiver_id: [], rule_id: [], source_id: [] };
+  const ids: IdPool = {
+    group_id: [],
+    credential_id: [],
+    template_id: [],
+    device_id: [],
+    waiver_id: [],
+    rule_id: [],
+    source_id: [],
+    collector_id: [],
+    token_id: [],
+  };
   const top = await post('/groups', { name: 'fuzz-top' });
   ids.group_id.push(top, await post('/groups', { name: 'fuzz-child', parent_id: top }), await post('/groups', { name: 'fuzz-other' }));
   ids.credential_id.push(await post('/credentials', { name: 'fuzz-anywhere', username: 'u', password: 'p' }));
@@ -323,6 +335,12 @@ export async function prepareFuzz(t: TestAppliance): Promise<{ doc: Schema; keys
   // Inventory sources (the first is kept: read, changed; its sync reaches no server, so its success is tested in test/inventory).
   for (const name of ['fuzz-source', 'fuzz-source-2'])
     ids.source_id.push(await post('/inventory-sources', { name, kind: 'netbox', url: 'https://netbox.invalid', credential_id: ids.credential_id[0] }));
+  // Collectors: one enrolled (revoked and moved at will: both answer 200 again), two unused tokens (the first is kept).
+  ids.collector_id.push((await enrol(t, 'fuzz-zone', 'fuzz-collector')).id);
+  for (let i = 0; i < 2; i++) {
+    const res = await t.api('/api/v1/collectors/tokens', { method: 'POST', key: admin, json: { zone: 'fuzz-zone' } });
+    ids.token_id.push(((await res.json()) as { id: string }).id);
+  }
   const waiver = { rule_id: 'fuzz-rule', reason: 'fuzz', owner: 'fuzz', expires_at: '2099-01-01 00:00:00' };
   for (const device of ids.device_id) ids.waiver_id.push(await post(`/devices/${device}/compliance/waivers`, waiver));
   const views: Permission[] = ['devices.view', 'groups.view', 'credentials.view', 'templates.view', 'backups.view', 'dashboard.view'];

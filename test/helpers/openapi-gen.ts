@@ -26,7 +26,10 @@ export class Rng {
 }
 
 /** Ids of records that exist, by the name of the field or path parameter that refers to them (compliance rules have text ids). */
-export type IdPool = Record<'group_id' | 'credential_id' | 'template_id' | 'device_id' | 'waiver_id' | 'source_id', number[]> & { rule_id: string[] };
+export type IdPool = Record<'group_id' | 'credential_id' | 'template_id' | 'device_id' | 'waiver_id' | 'source_id' | 'collector_id', number[]> & {
+  rule_id: string[];
+  token_id: string[];
+};
 
 const ALPHABETS = [
   'abcdefghijklmnopqrstuvwxyz0123456789',

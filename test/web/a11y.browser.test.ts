@@ -115,7 +115,7 @@ describe('accessibility and phone width (Chromium, axe-core)', () => {
   test('at 390 px the device list keeps name and status on screen, and the page does not scroll sideways', async (ctx) => {
     if (skip) return ctx.skip(skip);
     const page = pages.get(390)!;
-    for (const p of ['/devices', '/', '/groups', '/audit', '/users', '/api-keys', '/credentials']) {
+    for (const p of ['/devices', '/', '/groups', '/audit', '/users', '/api-keys', '/credentials', '/collectors']) {
       await page.goto(t.url + p);
       assert.ok(await page.evaluate(() => document.documentElement.scrollWidth <= window.innerWidth + 1), `no sideways scrolling at 390 px on ${p}`);
     }

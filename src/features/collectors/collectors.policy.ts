@@ -1,4 +1,4 @@
-// Who may do what with remote collectors: each operation's permissions, read by the web page, the CLI and the service.
+// Who may do what with remote collectors: each operation's permissions, read by the web page, the CLI, the API and the service.
 import { operation } from '../../identity/policy';
 
 /** Managing collectors reaches every device of a zone, whatever its group: scope "all" only. */
@@ -8,7 +8,22 @@ const MANAGE = ['collectors.view', 'collectors.manage'] as const;
 
 export const COLLECTOR_OPS = {
   list: operation('collectors.list', ['collectors.view'], { scope: 'none' }, { api: 'GET /collectors', web: ['GET /collectors'], cli: 'collector list' }),
-  createToken: operation('collectors.token_create', MANAGE, manage, { web: ['POST /collectors/tokens'], cli: 'collector token create' }),
-  revoke: operation('collectors.revoke', MANAGE, manage, { web: ['POST /collectors/:name/revoke'], cli: 'collector revoke' }),
-  zone: operation('collectors.zone', MANAGE, manage, { cli: 'collector zone' }),
+  createToken: operation('collectors.token_create', MANAGE, manage, {
+    api: 'POST /collectors/tokens',
+    web: ['POST /collectors/tokens'],
+    cli: 'collector token create',
+  }),
+  listTokens: operation('collectors.token_list', MANAGE, manage, { api: 'GET /collectors/tokens', cli: 'collector token list' }),
+  revokeToken: operation('collectors.token_revoke', MANAGE, manage, {
+    api: 'DELETE /collectors/tokens/{token_id}',
+    web: ['POST /collectors/tokens/:id/revoke'],
+    cli: 'collector token revoke',
+  }),
+  revoke: operation('collectors.revoke', MANAGE, manage, {
+    api: 'POST /collectors/{collector_id}/revoke',
+    web: ['POST /collectors/:name/revoke'],
+    cli: 'collector revoke',
+  }),
+  /** A collector's zone, and the zone of a device or group (also through the device and group writes, when it changes). */
+  zone: operation('collectors.zone', MANAGE, manage, { api: 'PUT /collectors/{collector_id}', cli: 'collector zone' }),
 } as const;

@@ -8,24 +8,33 @@ import type { Principal } from '../../identity/principal';
 import { COLLECTOR_OPS } from './collectors.policy';
 import { HEADERS, PROTOCOL_VERSION, REPLAY_WINDOW_MS, canonicalRequest, parsePublicKey, verifyRequest } from '../../lib/collector-protocol';
 import { recordAudit } from '../audit/audit.service';
+import { ZONE_PATTERN, ZONE_RULE } from './collectors.schemas';
 import {
   effectiveZoneRows,
   getCollectorByName,
   getCollectorRow,
   getDeviceIdByName,
+  getDeviceZoneRow,
+  getGroupZoneRow,
+  countTokenRows,
+  deleteUnusedTokenRow,
   getToken,
+  getTokenByPrefix,
   insertCollector,
+  listTokenRows,
   insertToken,
   listCollectorRows,
   recentResultCountRows,
   rememberNonce,
   revokeCollectorRow,
+  setCollectorZoneRow,
   setDeviceZoneRow,
   setGroupZoneRow,
   touchCollector,
   useToken,
   workCountRows,
   type CollectorRow,
+  type TokenRow,
 } from './collectors.store';
 
 export type { CollectorRow } from './collectors.store';
@@ -33,7 +42,6 @@ export type { CollectorRow } from './collectors.store';
 const TOKEN_PREFIX = 'cvc_';
 /** A collector's last contact is written at most this often (and on its first request and a version change). */
 const TOUCH_EVERY_MS = 2_000;
-const ZONE = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /** A change to collectors or zones: the operation's permission (collectors.policy), and scope "all" (a zone spans groups). */
 function requireManage(actor: Actor, op: (typeof COLLECTOR_OPS)[keyof typeof COLLECTOR_OPS]): void {
@@ -42,24 +50,60 @@ function requireManage(actor: Actor, op: (typeof COLLECTOR_OPS)[keyof typeof COL
 }
 
 function checkZone(zone: string): string {
-  if (!ZONE.test(zone)) throw ApiError.validation([{ field: 'zone', message: 'letters, digits, "_", "." and "-", at most 64' }], `invalid zone "${zone}"`);
+  if (!ZONE_PATTERN.test(zone)) throw ApiError.validation([{ field: 'zone', message: ZONE_RULE }], `invalid zone "${zone}"`);
   return zone;
 }
 
-const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+export const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
+/** A token's public id: the first 16 hex digits of its hash (the token cannot be recovered from it). */
+export const tokenId = (hash: string) => hash.slice(0, 16);
 
 /** A one-time enrolment token for a collector of `zone`, valid `hours`; only its hash is stored. */
-export function createEnrolToken(db: DB, actor: Actor, zone: string, hours = 24, at = Date.now()): { token: string; expires_at: number } {
+export function createEnrolToken(db: DB, actor: Actor, zone: string, hours = 24, at = Date.now()): { id: string; token: string; expires_at: number } {
   requireManage(actor, COLLECTOR_OPS.createToken);
   checkZone(zone);
   if (!(hours > 0 && hours <= 24 * 30)) throw ApiError.validation([{ field: 'hours', message: 'between 1 and 720' }], 'invalid token lifetime');
   const token = TOKEN_PREFIX + randomBytes(32).toString('base64url');
+  const token_hash = hashToken(token);
   const expires_at = at + Math.round(hours * 3_600_000);
   db.transaction(() => {
-    insertToken(db, { token_hash: hashToken(token), zone, created_by: actor.principal.username, created_at: at, expires_at });
-    recordAudit(db, actor, { action: 'collector.token_create', target: `zone ${zone}`, details: { zone, expires_at } }, at);
+    insertToken(db, { token_hash, zone, created_by: actor.principal.username, created_at: at, expires_at });
+    recordAudit(db, actor, { action: 'collector.token_create', target: `zone ${zone}`, details: { zone, expires_at, token_id: tokenId(token_hash) } }, at);
   }).immediate();
-  return { token, expires_at };
+  return { id: tokenId(token_hash), token, expires_at };
+}
+
+/** A token as lists show it: its row without the hash, named by its public id (tokenId). The token itself is never stored. */
+export type EnrolTokenView = Omit<TokenRow, 'token_hash'> & { id: string; state: 'valid' | 'used' | 'expired' };
+
+/** One page of enrolment tokens, newest first, without their secret, and the total. */
+export function listEnrolTokens(db: DB, actor: Actor, page: number, limit: number, at = Date.now()): { items: EnrolTokenView[]; total: number } {
+  requireManage(actor, COLLECTOR_OPS.listTokens);
+  return db.transaction(() => {
+    const total = countTokenRows(db);
+    const offset = (page - 1) * limit;
+    const rows = offset < total ? listTokenRows(db, offset, limit) : [];
+    const items = rows.map(({ token_hash, ...t }): EnrolTokenView => ({
+      id: tokenId(token_hash),
+      ...t,
+      state: t.used_at !== null ? 'used' : t.expires_at <= at ? 'expired' : 'valid',
+    }));
+    return { items, total };
+  })();
+}
+
+/** Revokes an enrolment token not used yet (it is deleted: it can enrol nothing). A used one: revoke its collector instead (409). */
+export function revokeEnrolToken(db: DB, actor: Actor, id: string): void {
+  requireManage(actor, COLLECTOR_OPS.revokeToken);
+  db.transaction(() => {
+    const t = /^[0-9a-f]{16}$/.test(id) ? getTokenByPrefix(db, id) : undefined;
+    if (!t) throw ApiError.notFound(`enrolment token ${id}`);
+    if (!deleteUnusedTokenRow(db, t.token_hash))
+      throw new ApiError('CONFLICT', `Enrolment token ${id} enrolled collector ${t.collector_id ?? '(deleted)'} already: revoke that collector instead.`, {
+        collector_id: t.collector_id,
+      });
+    recordAudit(db, actor, { action: 'collector.token_revoke', target: `zone ${t.zone}`, details: { zone: t.zone, token_id: id } });
+  }).immediate();
 }
 
 export interface EnrolInput {
@@ -74,8 +118,7 @@ export interface EnrolInput {
 export function enrolCollector(db: DB, input: EnrolInput, at = Date.now()): { collector_id: number; zone: string } {
   if (!parsePublicKey(input.signing_key, 'ed25519')) throw ApiError.validation([{ field: 'signing_key', message: 'not an Ed25519 public key' }]);
   if (!parsePublicKey(input.sealing_key, 'x25519')) throw ApiError.validation([{ field: 'sealing_key', message: 'not an X25519 public key' }]);
-  if (!/^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/.test(input.name))
-    throw ApiError.validation([{ field: 'name', message: 'letters, digits, "_", "." and "-", at most 64' }]);
+  if (!ZONE_PATTERN.test(input.name)) throw ApiError.validation([{ field: 'name', message: ZONE_RULE }]);
   const hash = hashToken(input.token);
   return db
     .transaction(() => {
@@ -159,12 +202,19 @@ export function checkProtocol(given: string | undefined): void {
   }
 }
 
-export function revokeCollector(db: DB, actor: Actor, name: string, at = Date.now()): CollectorRow {
+/** A collector by name (CLI, web) or id (API); 404 when there is none. */
+function requireCollector(db: DB, ref: string | number): CollectorRow {
+  const c = typeof ref === 'number' ? getCollectorRow(db, ref) : getCollectorByName(db, ref);
+  if (!c) throw ApiError.notFound(typeof ref === 'number' ? `collector ${ref}` : `collector "${ref}"`);
+  return c;
+}
+
+/** Revokes a collector (by name or id): its key is refused from now on. Revoking it again changes nothing. */
+export function revokeCollector(db: DB, actor: Actor, ref: string | number, at = Date.now()): CollectorRow {
   requireManage(actor, COLLECTOR_OPS.revoke);
   return db
     .transaction(() => {
-      const c = getCollectorByName(db, name);
-      if (!c) throw ApiError.notFound(`collector "${name}"`);
+      const c = requireCollector(db, ref);
       if (revokeCollectorRow(db, c.id, at))
         recordAudit(db, actor, { action: 'collector.revoke', target: `collector ${c.id}`, details: { name: c.name, zone: c.zone } }, at);
       return getCollectorRow(db, c.id)!;
@@ -212,6 +262,25 @@ export function listCollectors(db: DB, reader: Actor | Principal, offlineAfterMs
   }));
 }
 
+/** One page of the list (the API's), and the total. */
+export function pageCollectors(
+  db: DB,
+  reader: Actor | Principal,
+  offlineAfterMs: number,
+  page: number,
+  limit: number,
+): { items: CollectorView[]; total: number } {
+  const all = listCollectors(db, reader, offlineAfterMs);
+  return { items: all.slice((page - 1) * limit, page * limit), total: all.length };
+}
+
+/** One collector as the list shows it (the answer of a change). */
+export function getCollectorView(db: DB, reader: Actor | Principal, id: number, offlineAfterMs: number): CollectorView {
+  const found = listCollectors(db, reader, offlineAfterMs).find((c) => c.id === id);
+  if (!found) throw ApiError.notFound(`collector ${id}`);
+  return found;
+}
+
 /**
  * Of `deviceIds`, those in a remote zone where no collector is online (none enrolled, all revoked, or none seen
  * within `offlineAfterMs`), with their zone: their backups wait for the collector, so they show "collector offline"
@@ -229,18 +298,60 @@ export function devicesWithCollectorOffline(db: DB, deviceIds: readonly number[]
   return out;
 }
 
-/** Puts a device (by name) or a group (by id) in a zone; null: back to the central appliance. */
-export function setZone(db: DB, actor: Actor, what: { device: string } | { group: number }, zone: string | null): void {
+/** Puts a device (by name or id) or a group (by id) in a zone; null: back to the central appliance (the CLI's door). */
+export function setZone(db: DB, actor: Actor, what: { device: string | number } | { group: number }, zone: string | null): void {
   requireManage(actor, COLLECTOR_OPS.zone);
-  if (zone !== null) checkZone(zone);
   db.transaction(() => {
     if ('device' in what) {
-      const id = getDeviceIdByName(db, what.device);
-      if (id === undefined || !setDeviceZoneRow(db, id, zone)) throw ApiError.notFound(`device "${what.device}"`);
-      recordAudit(db, actor, { action: 'device.zone', target: `device ${id}`, details: { zone } });
-    } else {
-      if (!setGroupZoneRow(db, what.group, zone)) throw ApiError.notFound(`group ${what.group}`);
-      recordAudit(db, actor, { action: 'group.zone', target: `group ${what.group}`, details: { zone } });
-    }
+      const id = typeof what.device === 'number' ? what.device : getDeviceIdByName(db, what.device);
+      if (id === undefined) throw ApiError.notFound(`device "${what.device}"`);
+      changeZone(db, actor, { device: id }, zone);
+    } else changeZone(db, actor, what, zone);
   }).immediate();
+}
+
+/**
+ * Puts one device or group (by id) in `zone`, inside the caller's transaction: the zone name rule, then (only when
+ * the zone changes) collectors.zone's permissions with scope all, the write and its audit row. The zone a record has
+ * already needs no permission, so a client may write back what it read. Every door (CLI, API device and group
+ * writes, web forms) comes here. Null: the central appliance (a device without a zone follows its nearest group's).
+ */
+export function changeZone(db: DB, actor: Actor, target: { device: number } | { group: number }, zone: string | null): boolean {
+  if (zone !== null) checkZone(zone);
+  const device = 'device' in target;
+  const id = device ? target.device : target.group;
+  const before = device ? getDeviceZoneRow(db, id) : getGroupZoneRow(db, id);
+  if (before === undefined) throw ApiError.notFound(`${device ? 'device' : 'group'} ${id}`);
+  if (before === zone) return false;
+  requireManage(actor, COLLECTOR_OPS.zone);
+  if (device) setDeviceZoneRow(db, id, zone);
+  else setGroupZoneRow(db, id, zone);
+  recordAudit(db, actor, {
+    action: device ? 'device.zone' : 'group.zone',
+    target: `${device ? 'device' : 'group'} ${id}`,
+    changes: { zone: { before, after: zone } },
+    details: { zone },
+  });
+  return true;
+}
+
+/** Moves a collector to another zone: from its next lease on it serves that zone's devices (leases it holds stay valid). */
+export function setCollectorZone(db: DB, actor: Actor, ref: string | number, zone: string): CollectorRow {
+  requireManage(actor, COLLECTOR_OPS.zone);
+  checkZone(zone);
+  return db
+    .transaction(() => {
+      const c = requireCollector(db, ref);
+      if (c.zone !== zone) {
+        setCollectorZoneRow(db, c.id, zone);
+        recordAudit(db, actor, {
+          action: 'collector.zone',
+          target: `collector ${c.id}`,
+          changes: { zone: { before: c.zone, after: zone } },
+          details: { name: c.name, zone },
+        });
+      }
+      return getCollectorRow(db, c.id)!;
+    })
+    .immediate();
 }

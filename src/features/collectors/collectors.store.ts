@@ -240,3 +240,37 @@ export function recentResultCountRows(db: DB, since: number): { collector_id: nu
     n: number;
   }[];
 }
+
+/** Enrolment tokens, newest first, one page (the API's and the CLI's token list; the hash stays in the store). */
+export function listTokenRows(db: DB, offset: number, limit: number): TokenRow[] {
+  return prepareCached(db, 'SELECT * FROM collector_tokens ORDER BY created_at DESC, token_hash LIMIT ? OFFSET ?').all(limit, offset) as TokenRow[];
+}
+
+export function countTokenRows(db: DB): number {
+  return prepareCached(db, 'SELECT count(*) FROM collector_tokens').pluck().get() as number;
+}
+
+/** The token whose hash starts with `prefix` (its public id: 16 hex digits), read through the primary key. */
+export function getTokenByPrefix(db: DB, prefix: string): TokenRow | undefined {
+  return prepareCached(db, "SELECT * FROM collector_tokens WHERE token_hash >= ? AND token_hash < ? || 'g' LIMIT 1").get(prefix, prefix) as
+    TokenRow | undefined;
+}
+
+/** Deletes a token not used yet; false when it was used (or is gone). */
+export function deleteUnusedTokenRow(db: DB, hash: string): boolean {
+  return prepareCached(db, 'DELETE FROM collector_tokens WHERE token_hash = ? AND used_at IS NULL').run(hash).changes === 1;
+}
+
+export function setCollectorZoneRow(db: DB, id: number, zone: string): boolean {
+  return prepareCached(db, 'UPDATE collectors SET zone = ? WHERE id = ?').run(zone, id).changes === 1;
+}
+
+export function getDeviceZoneRow(db: DB, deviceId: number): string | null | undefined {
+  const row = prepareCached(db, 'SELECT zone FROM devices WHERE id = ?').get(deviceId) as { zone: string | null } | undefined;
+  return row?.zone;
+}
+
+export function getGroupZoneRow(db: DB, groupId: number): string | null | undefined {
+  const row = prepareCached(db, 'SELECT zone FROM device_groups WHERE id = ?').get(groupId) as { zone: string | null } | undefined;
+  return row?.zone;
+}

@@ -2,7 +2,7 @@
 import { createRoute, z, type OpenAPIHono } from '@hono/zod-openapi';
 import { actorOf, type AppEnv } from '../../http/context';
 import { requirePermission } from '../../http/middleware';
-import { IntIdParam, errorResponses, jsonBody, jsonResponse } from '../../http/openapi';
+import { EmptyBody, IntIdParam, errorResponses, jsonBody, jsonResponse } from '../../http/openapi';
 import { registerRoute } from '../../http/route';
 import { DEVICE_OPS } from './devices.policy';
 import { DeviceSchema, toDeviceDto } from './devices.schemas';
@@ -11,8 +11,6 @@ import { reactivateDevice, retireDevice } from './devices-retire.service';
 const tags = ['Devices'];
 const security = [{ ApiKeyAuth: [] }];
 const DeviceIdParams = z.object({ device_id: IntIdParam('device_id') });
-/** Every POST of the API carries a JSON body; these take an empty object. */
-const EmptyBody = z.object({}).strict().openapi('EmptyObject', { description: 'An empty object: `{}`' });
 const SCOPE_ONE = 'A device outside the key owner’s device-group scope gives 403 `PERMISSION_DENIED`. Needs `devices.update`.';
 
 const retireRoute = createRoute({

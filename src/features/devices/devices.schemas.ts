@@ -5,6 +5,7 @@ import { pagedSchema, paginationQuery } from '../../http/openapi';
 import { NAME_RULES } from '../../lib/names';
 import { formatNullable, formatTimestamp } from '../../lib/time';
 import type { Device } from './devices.service';
+import { RecordZoneSchema } from '../collectors/collectors.schemas';
 import { BoolQuery, DescriptionSchema, IntQuery, NameSchema, RefIdSchema, ScheduleSchema, SearchQuery, TimestampSchema } from './shared.schemas';
 
 const PROTOCOLS = ['ssh', 'telnet'] as const;
@@ -92,6 +93,7 @@ export const DeviceSchema = z
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
     retired: RetiredSchema.nullable().openapi({ description: 'null while the device is in service' }),
+    zone: RecordZoneSchema,
   })
   .openapi('Device');
 
@@ -136,6 +138,7 @@ const fields = {
     description:
       'true: approve the fingerprint the device offered at its latest HOST_KEY_CHANGED backup (exactly that key, once; 409 CONFLICT when none was offered). false: withdraw an approval. No effect on create (the first key seen is recorded).',
   }),
+  zone: RecordZoneSchema,
 };
 
 export const DeviceCreateSchema = z
@@ -151,6 +154,7 @@ export const DeviceCreateSchema = z
     description: fields.description.default(''),
     schedule: fields.schedule.default(null),
     accept_host_key_change: fields.accept_host_key_change.default(false),
+    zone: fields.zone.default(null),
   })
   .strict();
 
@@ -183,6 +187,7 @@ export const DeviceUpdateSchema = z
     description: fields.description.optional(),
     schedule: fields.schedule.optional(),
     accept_host_key_change: fields.accept_host_key_change.optional(),
+    zone: fields.zone.optional(),
   })
   .strict()
   .openapi('DeviceUpdate', {

@@ -11,6 +11,7 @@ import { requireCredentialCovers } from '../credentials/credentials.policy';
 import { addressOf, holdAudit, settleHoldAfterChange, type HeldField } from './device-holds.service';
 import { groupExists } from '../groups/groups.store';
 import { requireSourceOwnedUnchanged } from '../inventory/inventory-owned';
+import { changeZone } from '../collectors/collectors.service';
 import { getHostKeyOffer, setHostKeyApproval, type HostKeyOfferRow } from './host-keys.store';
 import {
   countDevices,
@@ -54,6 +55,8 @@ export interface DeviceInput {
   description: string;
   schedule: string | null;
   accept_host_key_change: boolean;
+  /** Omitted or null: no zone of its own (the central, or its group's zone); a zone needs collectors.zone (collectors.service). */
+  zone?: string | null;
 }
 
 export type DevicePatch = Partial<DeviceInput>;
@@ -185,10 +188,11 @@ export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
     .transaction(() => {
       checkReferences(db, input);
       requireCredentialCovers(db, input.credential_id, input.group_id);
+      const { zone, ...fields } = input;
       let id: number;
       try {
         id = insertDevice(db, {
-          ...input,
+          ...fields,
           port: input.port ?? DEFAULT_PORT[input.protocol],
           enabled: input.enabled ? 1 : 0,
           accept_host_key_change: 0,
@@ -197,6 +201,7 @@ export function createDevice(db: DB, actor: Actor, input: DeviceInput): Device {
         if (isUniqueViolation(err)) throw nameExists(input.name);
         throw err;
       }
+      if (zone) changeZone(db, actor, { device: id }, zone);
       const hold = holdAudit(settleHoldAfterChange(db, actor, id, { prior: null, changed: ['created'] }));
       const created = loadDevice(db, id);
       const changes = { ...changesBetween(null, auditView(created)), ...hold.changes };
@@ -245,7 +250,9 @@ export function updateDevice(db: DB, actor: Actor, id: number, patch: DevicePatc
         throw new ApiError('CONFLICT', `device ${row.name} is retired: reactivate it to back it up again`, { field: 'enabled' });
       }
       if (credentialChanged || groupId !== row.group_id) requireCredentialCovers(db, credentialId, groupId);
-      const { accept_host_key_change: accept, ...fields } = patch;
+      const { accept_host_key_change: accept, zone, ...fields } = patch;
+      // Audited on its own row (device.zone), as every door writes it.
+      if (zone !== undefined) changeZone(db, actor, { device: id }, zone);
       try {
         updateDeviceFields(
           db,

@@ -33,6 +33,8 @@ export interface DeviceRow {
   /** When the device was retired (ms), null while in service (schema 0023). */
   retired_at: number | null;
   retired_by: string | null;
+  /** The remote zone whose collectors back it up; null: none of its own (schema 0026; written by collectors.service). */
+  zone: string | null;
 }
 
 /** A device row with the summary of its last backup (null columns when there is none); the row itself since 0028. */
@@ -58,6 +60,7 @@ export interface Device {
   updated_at: number;
   /** Retired: kept with its history, never backed up; null while in service. */
   retired: { at: number; by: string | null } | null;
+  zone: string | null;
 }
 
 export function toDevice(row: DeviceViewRow): Device {
@@ -83,6 +86,7 @@ export function toDevice(row: DeviceViewRow): Device {
     created_at: row.created_at,
     updated_at: row.updated_at,
     retired: row.retired_at === null ? null : { at: row.retired_at, by: row.retired_by },
+    zone: row.zone,
   };
 }
 

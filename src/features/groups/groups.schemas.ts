@@ -5,6 +5,7 @@ import { NAME_RULES } from '../../lib/names';
 import { formatTimestamp } from '../../lib/time';
 import { DescriptionSchema, NameSchema, RefIdSchema, ScheduleSchema, SearchQuery, TimestampSchema } from '../devices/shared.schemas';
 import type { Group } from './groups.service';
+import { RecordZoneSchema } from '../collectors/collectors.schemas';
 
 export const GroupSchema = z
   .object({
@@ -23,6 +24,7 @@ export const GroupSchema = z
       .openapi({ description: 'Devices in this group and all its subgroups that are inside the caller’s device-group scope', example: 12 }),
     created_at: TimestampSchema,
     updated_at: TimestampSchema,
+    zone: RecordZoneSchema,
   })
   .openapi('Group');
 
@@ -65,6 +67,7 @@ export const GroupCreateSchema = z
     parent_id: ParentIdSchema.default(null),
     description: DescriptionSchema.default(''),
     schedule: GroupScheduleSchema.default(null),
+    zone: RecordZoneSchema.default(null),
   })
   .strict()
   .openapi('GroupCreate');
@@ -75,6 +78,7 @@ export const GroupUpdateSchema = z
     parent_id: ParentIdSchema.optional(),
     description: DescriptionSchema.optional(),
     schedule: GroupScheduleSchema.optional(),
+    zone: RecordZoneSchema.optional(),
   })
   .strict()
   .openapi('GroupUpdate', { description: 'Partial update: only the fields present change; `null` clears a nullable field.' });

@@ -6,6 +6,7 @@ import type { Actor } from '../../identity/actor';
 import { authorize, requireGroupInScope, requireScopeAll } from '../../identity/policy';
 import { GROUP_OPS } from './groups.policy';
 import { changesBetween, recordAudit } from '../audit/audit.service';
+import { changeZone } from '../collectors/collectors.service';
 import {
   countGroups,
   deleteGroupRow,
@@ -43,6 +44,8 @@ export interface GroupInput {
   parent_id: number | null;
   description: string;
   schedule: string | null;
+  /** Omitted or null: inherit the parent's zone (or the central); a zone needs collectors.zone (collectors.service). */
+  zone?: string | null;
 }
 
 /**
@@ -117,7 +120,7 @@ export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
       requireParentInScope(actor, input.parent_id);
       let newId: number;
       try {
-        newId = insertGroup(db, input);
+        newId = insertGroup(db, { name: input.name, parent_id: input.parent_id, description: input.description, schedule: input.schedule });
       } catch (err) {
         if (isUniqueViolation(err)) throw nameExists(input.name);
         throw err;
@@ -128,6 +131,7 @@ export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
         changes: changesBetween(null, { name: input.name, parent_id: input.parent_id, description: input.description, schedule: input.schedule }),
         details: { name: input.name },
       });
+      if (input.zone) changeZone(db, actor, { group: newId }, input.zone);
       return newId;
     })
     .immediate();
@@ -135,7 +139,7 @@ export function createGroup(db: DB, actor: Actor, input: GroupInput): Group {
 }
 
 /** Partial update: only the given fields change. Moving under itself or a descendant is refused. */
-export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch): Group {
+export function updateGroup(db: DB, actor: Actor, id: number, { zone, ...patch }: GroupPatch & { zone?: string | null }): Group {
   authorize(actor, GROUP_OPS.update);
   db.transaction(() => {
     const row = getGroupRow(db, id);
@@ -156,6 +160,8 @@ export function updateGroup(db: DB, actor: Actor, id: number, patch: GroupPatch)
       if (isUniqueViolation(err)) throw nameExists(patch.name ?? row.name);
       throw err;
     }
+    // Audited on its own row (group.zone), as every door writes it.
+    if (zone !== undefined) changeZone(db, actor, { group: id }, zone);
     const changes = changesBetween(row, patch);
     if (Object.keys(changes).length > 0) {
       recordAudit(db, actor, { action: 'group.update', target: `group ${id}`, changes, details: { name: patch.name ?? row.name } });

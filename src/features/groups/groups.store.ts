@@ -12,6 +12,8 @@ export interface GroupRow {
   schedule: string | null;
   created_at: number;
   updated_at: number;
+  /** The remote zone of its devices and subgroups without one of their own; null: inherit (schema 0026; written by collectors.service). */
+  zone: string | null;
 }
 
 /** A group row with what the API derives from the tree: "A / B / C" and the devices in it and its subgroups. */
@@ -30,6 +32,7 @@ export interface Group {
   device_count: number;
   created_at: number;
   updated_at: number;
+  zone: string | null;
 }
 
 export function toGroup(row: GroupViewRow): Group {
@@ -43,6 +46,7 @@ export function toGroup(row: GroupViewRow): Group {
     device_count: row.device_count,
     created_at: row.created_at,
     updated_at: row.updated_at,
+    zone: row.zone,
   };
 }
 

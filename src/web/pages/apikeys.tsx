@@ -5,6 +5,7 @@ import { ApiError } from '../../errors';
 import { createApiKey, listApiKeys, revokeApiKey, type ApiKeyInfo } from '../../features/apikeys/apikeys.service';
 import { actorOf } from '../../http/context';
 import { ActionsHeader, Csrf, FieldError, FormError } from '../components/layout';
+import { ShownOnce } from '../components/shown-once';
 import { redirectWith, render } from '../render';
 import { keepForOneShow, takeShownOnce } from '../session/shown-once';
 import { can, fieldErrors, formFields, formatTime, intParam, need, type WebContext, type WebEnv } from '../web-context';
@@ -75,24 +76,18 @@ function keysPage(c: WebContext, s: KeysPageState, status = 200) {
         reading backups, use a key whose user holds only the <code>backups.view</code> permission, and keep configuration text out of logs, monitoring labels
         and tickets.
       </aside>
-      {s.created ? (
-        <section class="card created" aria-live="polite">
-          <h2>New key “{s.created.info.name || s.created.info.prefix}”</h2>
-          <p class="warning" role="alert">
-            Copy this key now. It is shown only once and cannot be recovered; if you lose it, revoke it and create another.
-          </p>
-          <div class="copy-row">
-            <input id="new-key" class="mono" readonly value={s.created.key} aria-label="New API key" />
-            <button type="button" class="primary" data-copy="#new-key">
-              Copy
-            </button>
-          </div>
-        </section>
-      ) : s.shownAlready ? (
-        <p class="flash" role="status">
-          A new key is shown only once, on the page its creation opened; it is listed below by its prefix. If you did not copy it, revoke it and create another.
-        </p>
-      ) : null}
+      <ShownOnce
+        id="new-key"
+        label="New API key"
+        value={s.created?.key ?? null}
+        title={<>New key “{s.created?.info.name || s.created?.info.prefix}”</>}
+        warning="Copy this key now. It is shown only once and cannot be recovered; if you lose it, revoke it and create another."
+        shownAlready={
+          s.shownAlready
+            ? 'A new key is shown only once, on the page its creation opened; it is listed below by its prefix. If you did not copy it, revoke it and create another.'
+            : null
+        }
+      />
       {can(c, APIKEY_OPS.create) ? (
         <section class="card">
           <h2>Create a key</h2>

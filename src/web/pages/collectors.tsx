@@ -2,15 +2,25 @@
 // enrolment tokens (shown once) and revocation; and the "collector offline" badge the device pages show.
 import type { Hono } from 'hono';
 import { COLLECTOR_OPS } from '../../features/policy';
-import { createEnrolToken, devicesWithCollectorOffline, listCollectors, revokeCollector } from '../../features/collectors/collectors.service';
+import {
+  createEnrolToken,
+  devicesWithCollectorOffline,
+  listCollectors,
+  listEnrolTokens,
+  revokeCollector,
+  revokeEnrolToken,
+  type EnrolTokenView,
+} from '../../features/collectors/collectors.service';
 import type { DB } from '../../db/open';
 import { actorOf } from '../../http/context';
 import { ActionsHeader, Csrf, FieldError, FormError } from '../components/layout';
+import { ShownOnce } from '../components/shown-once';
 import { redirectWith, render } from '../render';
 import { keepForOneShow, takeShownOnce } from '../session/shown-once';
 import { can, fieldErrors, formFields, formatTime, need, type WebContext, type WebEnv } from '../web-context';
 
 const STATE_BADGE = { online: 'ok', offline: 'expired', revoked: 'revoked' } as const;
+const TOKEN_BADGE = { valid: 'ok', used: 'revoked', expired: 'expired' } as const;
 
 export function registerCollectors(web: Hono<WebEnv>): void {
   // As with API keys: the token is shown by the GET the creation redirects to, once.
@@ -33,6 +43,12 @@ export function registerCollectors(web: Hono<WebEnv>): void {
       if (errors) return collectorsPage(c, { errors, values: f }, 422);
       throw err;
     }
+  });
+
+  web.post('/collectors/tokens/:id/revoke', need(COLLECTOR_OPS.revokeToken), (c) => {
+    const id = c.req.param('id');
+    revokeEnrolToken(c.get('app').db, actorOf(c), id);
+    return redirectWith(c, '/collectors', `Enrolment token ${id} revoked: it enrols nothing.`);
   });
 
   web.post('/collectors/:name/revoke', need(COLLECTOR_OPS.revoke), (c) => {
@@ -82,6 +98,7 @@ function collectorsPage(c: WebContext, s: PageState, status = 200) {
   const list = listCollectors(app.db, c.get('principal'), app.config.collector.offline_after * 1000);
   const csrf = c.get('session').csrfToken;
   const manage = can(c, COLLECTOR_OPS.revoke);
+  const tokens = can(c, COLLECTOR_OPS.listTokens) ? listEnrolTokens(app.db, actorOf(c), 1, 20).items : null;
   return render(
     c,
     { title: 'Collectors', active: '/collectors', status },
@@ -91,24 +108,14 @@ function collectorsPage(c: WebContext, s: PageState, status = 200) {
         A collector runs at a remote site, dials out to this appliance and backs up the devices of its zone. A collector not seen for{' '}
         {app.config.collector.offline_after} s counts as offline. Enrol one with <code>confvault collector enrol</code> and a one-time token.
       </p>
-      {s.created ? (
-        <section class="card created" aria-live="polite">
-          <h2>Enrolment token for zone “{s.created.zone}”</h2>
-          <p class="warning" role="alert">
-            Copy this token now: it is shown only once, works once, and expires {formatTime(s.created.expires_at, tz)}.
-          </p>
-          <div class="copy-row">
-            <input id="new-token" class="mono" readonly value={s.created.token} aria-label="New enrolment token" />
-            <button type="button" class="primary" data-copy="#new-token">
-              Copy
-            </button>
-          </div>
-        </section>
-      ) : s.shownAlready ? (
-        <p class="flash" role="status">
-          A token is shown only once, on the page its creation opened. If you did not copy it, create another.
-        </p>
-      ) : null}
+      <ShownOnce
+        id="new-token"
+        label="New enrolment token"
+        value={s.created?.token ?? null}
+        title={<>Enrolment token for zone “{s.created?.zone}”</>}
+        warning={<>Copy this token now: it is shown only once, works once, and expires {s.created ? formatTime(s.created.expires_at, tz) : ''}.</>}
+        shownAlready={s.shownAlready ? 'A token is shown only once, on the page its creation opened. If you did not copy it, create another.' : null}
+      />
       {can(c, COLLECTOR_OPS.createToken) ? (
         <section class="card">
           <h2>Create an enrolment token</h2>
@@ -165,17 +172,12 @@ function collectorsPage(c: WebContext, s: PageState, status = 200) {
                     {manage ? (
                       <td>
                         {k.state !== 'revoked' ? (
-                          <form
-                            method="post"
+                          <RevokeForm
                             action={`/collectors/${encodeURIComponent(k.name)}/revoke`}
-                            class="inline"
-                            data-confirm={`Revoke collector ${k.name}? Its key is refused from now on.`}
-                          >
-                            <Csrf token={csrf} />
-                            <button type="submit" class="danger">
-                              Revoke
-                            </button>
-                          </form>
+                            what={`collector ${k.name}`}
+                            confirm="Its key is refused from now on."
+                            csrf={csrf}
+                          />
                         ) : null}
                       </td>
                     ) : null}
@@ -186,6 +188,69 @@ function collectorsPage(c: WebContext, s: PageState, status = 200) {
           </div>
         )}
       </section>
+      {tokens ? <TokenTable tokens={tokens} tz={tz} csrf={csrf} revoke={can(c, COLLECTOR_OPS.revokeToken)} /> : null}
     </>,
+  );
+}
+
+/** The newest enrolment tokens, never the token itself: who made each, until when, whether it enrolled a collector. */
+function TokenTable({ tokens, tz, csrf, revoke }: { tokens: EnrolTokenView[]; tz: string; csrf: string; revoke: boolean }) {
+  return (
+    <section>
+      <h2>Enrolment tokens</h2>
+      {tokens.length === 0 ? (
+        <p>No enrolment tokens yet.</p>
+      ) : (
+        <div class="table-wrap">
+          <table class="list" id="enrol-tokens">
+            <caption class="visually-hidden">The 20 newest enrolment tokens</caption>
+            <thead>
+              <tr>
+                <th>Id</th>
+                <th>Zone</th>
+                <th>Created by</th>
+                <th>Expires</th>
+                <th>State</th>
+                {revoke ? <ActionsHeader /> : null}
+              </tr>
+            </thead>
+            <tbody>
+              {tokens.map((t) => (
+                <tr data-token={t.id}>
+                  <td class="mono">{t.id}</td>
+                  <td>{t.zone}</td>
+                  <td>{t.created_by}</td>
+                  <td>{formatTime(t.expires_at, tz)}</td>
+                  <td>
+                    <span class={`badge ${TOKEN_BADGE[t.state]}`}>
+                      {t.state === 'used' && t.collector_id !== null ? `used (collector ${t.collector_id})` : t.state}
+                    </span>
+                  </td>
+                  {revoke ? (
+                    <td>
+                      {t.state !== 'used' ? (
+                        <RevokeForm action={`/collectors/tokens/${t.id}/revoke`} what={`enrolment token ${t.id}`} confirm="It enrols nothing." csrf={csrf} />
+                      ) : null}
+                    </td>
+                  ) : null}
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
+/** A Revoke button in a list row, confirmed first, named for assistive technology by what it revokes. */
+function RevokeForm({ action, what, confirm, csrf }: { action: string; what: string; confirm: string; csrf: string }) {
+  return (
+    <form method="post" action={action} class="inline" data-confirm={`Revoke ${what}? ${confirm}`}>
+      <Csrf token={csrf} />
+      <button type="submit" class="danger" aria-label={`Revoke ${what}`}>
+        Revoke
+      </button>
+    </form>
   );
 }

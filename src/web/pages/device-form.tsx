@@ -35,11 +35,14 @@ export function parseDeviceForm(f: Record<string, string>): Parsed {
     enabled: f.enabled === 'on',
     description: f.description ?? '',
     schedule: (f.schedule ?? '').trim() || null,
+    zone: (f.zone ?? '').trim() || null,
   };
   const r = DeviceCreateSchema.safeParse(candidate);
   if (!r.success) for (const e of zodFieldErrors(r.error, 'json')) errors[e.field.split('.')[0]] ??= e.message;
   if (Object.keys(errors).length || !r.success) return { ok: false, errors };
-  return { ok: true, input: r.data };
+  // A form without the field (posted from a page older than it) leaves the zone as it is.
+  const { zone, ...input } = r.data;
+  return { ok: true, input: f.zone === undefined ? input : { ...input, zone } };
 }
 
 export interface DeviceFormProps {
@@ -203,6 +206,15 @@ export function DeviceForm(props: DeviceFormProps) {
         errors={e}
         value={v('schedule', d?.schedule ?? '')}
         placeholder={props.defaultSchedule}
+      />
+      <TextField
+        label="Zone (empty: the central appliance, or the zone of its group; changing it needs collectors.manage)"
+        name="zone"
+        errors={e}
+        flagInvalid
+        maxlength={64}
+        value={v('zone', d?.zone ?? '')}
+        placeholder="central"
       />
       <TextField label="Description" name="description" errors={e} full value={v('description', d?.description ?? '')} />
       <label class="check">
