@@ -70,7 +70,7 @@ export async function runReplicationBench(
     const bareP99 = bare.percentile(99) / 1e6;
 
     // The window: at each sample, had the host died then, the replica would lack what was acknowledged after consistent_at.
-    const running = startReplication(a.db, a.snapshots, dataDir, { ...config, replication: { enabled: true, replica, interval_seconds: o.interval } }, null);
+    const running = startReplication(a.db, a.snapshots, dataDir, { ...config, replication: { ...config.replication, enabled: true, replica, interval_seconds: o.interval } }, null);
     const windows: number[] = [];
     // The event loop of the process that replicates (and, here, also writes): what a pass costs a server's requests.
     const loop = monitorEventLoopDelay({ resolution: 10 });

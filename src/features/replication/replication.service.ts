@@ -31,6 +31,8 @@ export interface ReplicaManifest {
 }
 
 export interface ReplicationStatus {
+  /** Absent in files written before the Litestream engine: builtin. */
+  engine?: 'builtin' | 'litestream';
   replica: string;
   interval_seconds: number;
   /** Epoch ms: the replica holds every change committed before it (null: no copy yet). */
@@ -51,7 +53,7 @@ export interface PassResult extends ReplicaManifest {
   files_copied: number;
 }
 
-function writeJsonAtomic(file: string, value: unknown): void {
+export function writeJsonAtomic(file: string, value: unknown): void {
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
   renameSync(temp, file);
@@ -183,7 +185,8 @@ export function startReplication(db: DB, store: SnapshotStore, dataDir: string, 
     passes_ok: 0,
     passes_failed: 0,
     // A restart keeps the history of the same replica; the first pass copies anew all the same.
-    ...(previous?.replica === replica ? previous : {}),
+    ...(previous?.replica === replica && (previous.engine ?? 'builtin') === 'builtin' ? previous : {}),
+    engine: 'builtin',
     replica,
     interval_seconds: interval,
   };
