@@ -1,0 +1,167 @@
+// engine = "litestream" with the real Litestream binary: serve supervises it, versions written meanwhile, serve and Litestream killed with SIGKILL (the host dies), `db restore --from-replica` onto a fresh data dir: db check passes, every version readable.
+import { test, after } from 'node:test';
+import assert from 'node:assert/strict';
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import path from 'node:path';
+import { SYSTEM_ACTOR } from '../../src/identity/actor';
+import { openDatabase } from '../../src/db/open';
+import { SnapshotStore } from '../../src/store/snapshots';
+import { importBackup } from '../../src/features/backups/import.service';
+import { MASTER_KEY_FILE } from '../../src/identity/secrets';
+import { loadConfig } from '../../src/config/config';
+import { litestreamConfig } from '../../src/features/replication/litestream-config';
+import { LITESTREAM_PID_FILE, readMirrorManifest } from '../../src/features/replication/litestream.runner';
+import { readReplicationStatus } from '../../src/features/replication/replication.service';
+import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
+import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+
+const work = tempDir('confvault-litestream-');
+after(() => rmSync(work, { recursive: true, force: true }));
+const replica = path.join(work, 'replica');
+
+function configFile(name: string, extra = ''): string {
+  const file = path.join(work, name);
+  writeFileSync(
+    file,
+    `[replication]\nenabled = true\nengine = "litestream"\nreplica = "${replica}"\ninterval_seconds = 1\n${extra}\n[maintenance]\ndb_backup_schedule = ""\n\n[backup]\nschedule = "0 0 1 1 *"\n`,
+  );
+  return file;
+}
+
+async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 25));
+  }
+}
+
+function pidOf(dataDir: string): number {
+  try {
+    return Number(readFileSync(path.join(dataDir, LITESTREAM_PID_FILE), 'utf8'));
+  } catch {
+    return 0;
+  }
+}
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+test('Litestream replicates while versions are written; child killed: restarted; host killed: restore on a fresh data dir, db check passes, every version readable', async (ctx) => {
+  const t = await startTestAppliance();
+  ctx.after(() => t.close());
+  const { db, secrets, snapshots, dataDir } = t.services;
+  const deviceId = seedDevice(db, {
+    name: 'edge-ls',
+    credential_id: seedCredential(db, secrets, { name: 'ls', username: 'u', password: 'pw-litestream-1' }),
+    template_id: seedBuiltinTemplate(db, 'frr'),
+  });
+  const conf = configFile('primary.conf');
+  const served = await spawnServe(['--config', conf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
+  ctx.after(() => served.child.kill('SIGKILL'));
+  const written: { id: string; text: string; ackAt: number }[] = [];
+  let writing = true;
+  const writer = (async () => {
+    for (let i = 0; writing && i < 5000; i++) {
+      const text = `hostname edge-ls\n! version ${i}\n description written ${Date.now()}-${i}\n`;
+      const r = importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, text);
+      written.push({ id: String(r.id), text, ackAt: Date.now() });
+      await new Promise((res) => setTimeout(res, 10));
+    }
+  })();
+  let killedAt = 0;
+  try {
+    await until('Litestream to start', () => pidOf(dataDir) > 0 && alive(pidOf(dataDir)));
+    await until('the mirror to hold 20 files', () => (readMirrorManifest(replica)?.snapshot_files ?? 0) >= 20);
+    await until('a Litestream generation in the replica', () => existsSync(path.join(replica, 'litestream', 'generations')));
+    // Supervision: Litestream dies alone; serve records it and starts a new one.
+    const first = pidOf(dataDir);
+    process.kill(first, 'SIGKILL');
+    await until('a new Litestream', () => pidOf(dataDir) !== first && alive(pidOf(dataDir)), 20_000);
+    assert.match(readReplicationStatus(dataDir)?.last_error ?? '', /litestream exited \(SIGKILL\)/);
+    const atRestart = written.length;
+    await until('more writes after the restart', () => written.length >= atRestart + 100);
+    // The host dies: serve and its Litestream at once.
+    const child = pidOf(dataDir);
+    served.child.kill('SIGKILL');
+    process.kill(child, 'SIGKILL');
+    killedAt = Date.now();
+    await new Promise((r) => served.child.once('exit', r));
+  } finally {
+    writing = false;
+    await writer;
+  }
+
+  const fresh = path.join(work, 'restored');
+  mkdirSync(fresh, { mode: 0o700 });
+  copyFileSync(path.join(dataDir, MASTER_KEY_FILE), path.join(fresh, MASTER_KEY_FILE));
+  const restore = await runCliAsync(['db', 'restore', '--from-replica', '--config', conf, '--data-dir', fresh]);
+  assert.equal(restore.status, 0, restore.stdout + restore.stderr);
+  assert.match(restore.stdout, /each matching its hash/);
+  const check = await runCliAsync(['db', 'check', '--data-dir', fresh]);
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+  assert.match(check.stdout, /snapshots missing: 0/);
+
+  const restoredDb = openDatabase(path.join(fresh, 'confvault.db'), { readonly: true });
+  const rows = restoredDb.prepare('SELECT id, config_snapshot_hash AS hash FROM backups WHERE success = 1').all() as { id: number; hash: string }[];
+  restoredDb.close();
+  const store = new SnapshotStore(fresh);
+  const byId = new Map(written.map((w) => [w.id, w]));
+  for (const row of rows) {
+    const w = byId.get(String(row.id));
+    assert.ok(w, `restored version ${row.id} is one that was written`);
+    assert.equal(store.read(row.hash), w.text, `version ${row.id} readable, its hash verified`);
+  }
+  const restored = new Set(rows.map((r) => String(r.id)));
+  const lost = written.filter((w) => !restored.has(w.id));
+  // What is lost is the tail: the versions acknowledged in the last seconds before the kill, nothing older.
+  const oldestLost = lost.length ? Math.min(...lost.map((w) => w.ackAt)) : killedAt;
+  assert.ok(killedAt - oldestLost < 10_000, `lost only recent versions (window ${(killedAt - oldestLost) / 1000} s)`);
+  assert.ok(rows.length >= written.length - lost.length && rows.length >= 100, `restored ${rows.length} of ${written.length}`);
+  const state = /^the (latest state|state at .*)$/m.exec(restore.stdout)?.[1] ?? '?';
+  console.log(`# data-loss window: ${((killedAt - oldestLost) / 1000).toFixed(2)} s, ${lost.length} of ${written.length} versions lost; restored ${state}`);
+});
+
+test('a Litestream that keeps failing: restarted with back-off, its output logged with the S3 keys of its environment redacted, never on its command line', async (ctx) => {
+  const t = await startTestAppliance();
+  ctx.after(() => t.close());
+  const fake = path.join(work, 'fake-litestream');
+  // Prints its arguments and the key it was given, then fails: what a misconfigured Litestream does.
+  writeFileSync(fake, '#!/bin/sh\necho "args: $*"\necho "error: key $LITESTREAM_SECRET_ACCESS_KEY refused" >&2\nexit 3\n');
+  chmodSync(fake, 0o755);
+  const secret = 'S3cr3t-Value-Never-Logged';
+  const conf = configFile('fake.conf', `litestream_path = "${fake}"\n`);
+  const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir, '--listen', '127.0.0.1:0'], {
+    LITESTREAM_SECRET_ACCESS_KEY: secret,
+  });
+  ctx.after(() => served.child.kill('SIGKILL'));
+  await until('two failed starts', () => (served.output().stdout.match(/litestream exited \(code 3\)/g) ?? []).length >= 2, 20_000);
+  await served.stop();
+  const { stdout, stderr } = served.output();
+  assert.ok(!(stdout + stderr).includes(secret), 'the key never reaches the log');
+  assert.match(stdout, /error: key \[redacted\] refused/);
+  assert.match(stdout, /args: replicate -no-expand-env -config \S+litestream\.yml/);
+  assert.match(readReplicationStatus(t.services.dataDir)?.last_error ?? '', /litestream exited \(code 3\)/);
+});
+
+test('[replication] engine = "litestream": configuration for sftp:// and s3:// replicas, no secret in it, remote replicas need a snapshot mirror', () => {
+  const dataDir = path.join(work, 'cfg-data');
+  const load = (extra: string) => loadConfig({ dataDir, config: configFile('cfg.conf', extra) }, {});
+  const sftp = load(`snapshot_mirror = "${path.join(work, 'mirror')}"\nsftp_key_file = "/etc/confvault/id_ed25519"\n`).replication;
+  const y = litestreamConfig(dataDir, 'confvault.db', { ...sftp, replica: 'sftp://backup@standby.example:2222/srv/confvault' });
+  assert.match(y, /type: sftp\n\s+host: standby.example:2222\n\s+user: backup\n\s+path: \/srv\/confvault\n\s+key-path: \/etc\/confvault\/id_ed25519/);
+  const s3 = litestreamConfig(dataDir, 'confvault.db', { ...sftp, replica: 's3://bucket/confvault', s3_endpoint: 'http://127.0.0.1:9000', s3_region: 'us-east-1' });
+  assert.match(s3, /type: s3\n\s+bucket: bucket\n\s+path: confvault\n\s+region: us-east-1\n\s+endpoint: http:\/\/127.0.0.1:9000/);
+  assert.doesNotMatch(s3, /access-key|secret/);
+  assert.throws(() => litestreamConfig(dataDir, 'confvault.db', { ...sftp, replica: 's3://AK:SK@bucket/x' }), /no keys in the s3:\/\/ URL/);
+  writeFileSync(path.join(work, 'remote.conf'), '[replication]\nenabled = true\nengine = "litestream"\nreplica = "s3://bucket/x"\n');
+  assert.throws(() => loadConfig({ dataDir, config: path.join(work, 'remote.conf') }, {}), /snapshot_mirror: a directory is required/);
+  writeFileSync(path.join(work, 'builtin.conf'), '[replication]\nenabled = true\nreplica = "s3://bucket/x"\n');
+  assert.throws(() => loadConfig({ dataDir, config: path.join(work, 'builtin.conf') }, {}), /need engine = "litestream"/);
+});
