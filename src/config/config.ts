@@ -321,7 +321,8 @@ function checkReplication(r: AppConfig['replication'], dataDir: string): void {
   if (remote && r.engine !== 'litestream') {
     throw new ConfigError('invalid configuration: replication.replica: sftp:// and s3:// replicas need engine = "litestream"');
   }
-  if (r.enabled && !r.replica) throw new ConfigError(
+  if (r.enabled && !r.replica)
+    throw new ConfigError(
       'invalid configuration: replication.replica: a directory is required when replication.enabled is true (or, with engine = "litestream", an sftp:// or s3:// URL)',
     );
   if (r.enabled && remote && !r.snapshot_mirror) {

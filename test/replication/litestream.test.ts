@@ -1,7 +1,10 @@
 // engine = "litestream" with the real Litestream binary: serve supervises it, versions written meanwhile, serve and Litestream killed with SIGKILL (the host dies), `db restore --from-replica` onto a fresh data dir: db check passes, every version readable.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { connect, createServer } from 'node:net';
+import { userInfo } from 'node:os';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { openDatabase } from '../../src/db/open';
@@ -19,11 +22,11 @@ const work = tempDir('confvault-litestream-');
 after(() => rmSync(work, { recursive: true, force: true }));
 const replica = path.join(work, 'replica');
 
-function configFile(name: string, extra = ''): string {
+function configFile(name: string, extra = '', replicaAt = replica): string {
   const file = path.join(work, name);
   writeFileSync(
     file,
-    `[replication]\nenabled = true\nengine = "litestream"\nreplica = "${replica}"\ninterval_seconds = 1\n${extra}\n[maintenance]\ndb_backup_schedule = ""\n\n[backup]\nschedule = "0 0 1 1 *"\n`,
+    `[replication]\nenabled = true\nengine = "litestream"\nreplica = "${replicaAt}"\ninterval_seconds = 1\n${extra}\n[maintenance]\ndb_backup_schedule = ""\n\n[backup]\nschedule = "0 0 1 1 *"\n`,
   );
   return file;
 }
@@ -34,6 +37,14 @@ async function until(what: string, cond: () => boolean, ms = 60_000): Promise<vo
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 25));
   }
+}
+
+/** A fresh data dir holding only the primary's master key (it travels apart from the replica). */
+function freshDataDir(name: string, from: string): string {
+  const dir = path.join(work, name);
+  mkdirSync(dir, { mode: 0o700 });
+  copyFileSync(path.join(from, MASTER_KEY_FILE), path.join(dir, MASTER_KEY_FILE));
+  return dir;
 }
 
 function pidOf(dataDir: string): number {
@@ -98,9 +109,7 @@ test('Litestream replicates while versions are written; child killed: restarted;
     await writer;
   }
 
-  const fresh = path.join(work, 'restored');
-  mkdirSync(fresh, { mode: 0o700 });
-  copyFileSync(path.join(dataDir, MASTER_KEY_FILE), path.join(fresh, MASTER_KEY_FILE));
+  const fresh = freshDataDir('restored', dataDir);
   const restore = await runCliAsync(['db', 'restore', '--from-replica', '--config', conf, '--data-dir', fresh]);
   assert.equal(restore.status, 0, restore.stdout + restore.stderr);
   assert.match(restore.stdout, /each matching its hash/);
@@ -156,7 +165,12 @@ test('[replication] engine = "litestream": configuration for sftp:// and s3:// r
   const sftp = load(`snapshot_mirror = "${path.join(work, 'mirror')}"\nsftp_key_file = "/etc/confvault/id_ed25519"\n`).replication;
   const y = litestreamConfig(dataDir, 'confvault.db', { ...sftp, replica: 'sftp://backup@standby.example:2222/srv/confvault' });
   assert.match(y, /type: sftp\n\s+host: standby.example:2222\n\s+user: backup\n\s+path: \/srv\/confvault\n\s+key-path: \/etc\/confvault\/id_ed25519/);
-  const s3 = litestreamConfig(dataDir, 'confvault.db', { ...sftp, replica: 's3://bucket/confvault', s3_endpoint: 'http://127.0.0.1:9000', s3_region: 'us-east-1' });
+  const s3 = litestreamConfig(dataDir, 'confvault.db', {
+    ...sftp,
+    replica: 's3://bucket/confvault',
+    s3_endpoint: 'http://127.0.0.1:9000',
+    s3_region: 'us-east-1',
+  });
   assert.match(s3, /type: s3\n\s+bucket: bucket\n\s+path: confvault\n\s+region: us-east-1\n\s+endpoint: http:\/\/127.0.0.1:9000/);
   assert.doesNotMatch(s3, /access-key|secret/);
   assert.throws(() => litestreamConfig(dataDir, 'confvault.db', { ...sftp, replica: 's3://AK:SK@bucket/x' }), /no keys in the s3:\/\/ URL/);
@@ -164,4 +178,75 @@ test('[replication] engine = "litestream": configuration for sftp:// and s3:// r
   assert.throws(() => loadConfig({ dataDir, config: path.join(work, 'remote.conf') }, {}), /snapshot_mirror: a directory is required/);
   writeFileSync(path.join(work, 'builtin.conf'), '[replication]\nenabled = true\nreplica = "s3://bucket/x"\n');
   assert.throws(() => loadConfig({ dataDir, config: path.join(work, 'builtin.conf') }, {}), /need engine = "litestream"/);
+});
+
+/** OpenSSH's sshd on a loopback port with a key of its own, a user key and its internal SFTP server; null when absent. */
+async function startSshd(): Promise<{ port: number; userKey: string; stop: () => void } | null> {
+  const sshd = '/usr/sbin/sshd';
+  if (!existsSync(sshd) || !existsSync('/usr/bin/ssh-keygen')) return null;
+  // sshd refuses to start without its privilege separation folder (made by the openssh-server package's service).
+  if (!existsSync('/run/sshd')) mkdirSync('/run/sshd', { mode: 0o755 });
+  const dir = path.join(work, 'sshd');
+  mkdirSync(dir, { mode: 0o700 });
+  for (const k of ['host', 'user']) {
+    const r = spawn('/usr/bin/ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, k)], { stdio: 'ignore' });
+    await new Promise((res) => r.once('exit', res));
+  }
+  copyFileSync(path.join(dir, 'user.pub'), path.join(dir, 'authorized_keys'));
+  const port = await new Promise<number>((res) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const p = (s.address() as { port: number }).port;
+      s.close(() => res(p));
+    });
+  });
+  const lines = [`Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${dir}/host`, `PidFile ${dir}/sshd.pid`, `AuthorizedKeysFile ${dir}/authorized_keys`];
+  lines.push('StrictModes no', 'UsePAM no', 'PasswordAuthentication no', 'PermitRootLogin prohibit-password', 'Subsystem sftp internal-sftp');
+  writeFileSync(path.join(dir, 'sshd_config'), lines.join('\n') + '\n');
+  const child = spawn(sshd, ['-D', '-e', '-f', path.join(dir, 'sshd_config')], { stdio: 'ignore' });
+  const listening = async () =>
+    new Promise<boolean>((res) => {
+      const c = connect(port, '127.0.0.1', () => (c.destroy(), res(true))).on('error', () => res(false));
+    });
+  for (let i = 0; i < 100 && child.exitCode === null && !(await listening()); i++) await new Promise((r) => setTimeout(r, 50));
+  if (child.exitCode !== null) return null;
+  return { port, userKey: path.join(dir, 'user'), stop: () => child.kill('SIGTERM') };
+}
+
+test('an sftp:// replica (OpenSSH sshd on loopback): serve replicates, a clean stop, restore on a fresh data dir holds every version', async (ctx) => {
+  const sshd = await startSshd();
+  if (!sshd) return ctx.skip('no OpenSSH sshd on this machine');
+  ctx.after(() => sshd.stop());
+  const t = await startTestAppliance();
+  ctx.after(() => t.close());
+  const { db, secrets, snapshots, dataDir } = t.services;
+  const deviceId = seedDevice(db, {
+    name: 'edge-sftp',
+    credential_id: seedCredential(db, secrets, { name: 'sf', username: 'u', password: 'pw-sftp' }),
+    template_id: seedBuiltinTemplate(db, 'frr'),
+  });
+  const remote = path.join(work, 'sftp-remote');
+  const mirror = path.join(work, 'sftp-mirror');
+  const conf = configFile(
+    'sftp.conf',
+    `snapshot_mirror = "${mirror}"\nsftp_key_file = "${sshd.userKey}"\n`,
+    `sftp://${userInfo().username}@127.0.0.1:${sshd.port}${remote}`,
+  );
+  const served = await spawnServe(['--config', conf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
+  ctx.after(() => served.child.kill('SIGKILL'));
+  const ids: string[] = [];
+  for (let i = 0; i < 30; i++) ids.push(String(importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-sftp\n! version ${i}\n`).id));
+  await until('a Litestream generation on the SFTP server', () => existsSync(path.join(remote, 'generations')), 30_000);
+  for (let i = 30; i < 40; i++) ids.push(String(importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-sftp\n! version ${i}\n`).id));
+  // A planned switch: serve stops cleanly, its last mirror pass and Litestream's last sync make the replica current.
+  assert.equal(await served.stop(), 0, served.output().stderr);
+  const fresh = freshDataDir('restored-sftp', dataDir);
+  const restore = await runCliAsync(['db', 'restore', '--from-replica', '--config', conf, '--data-dir', fresh]);
+  assert.equal(restore.status, 0, restore.stdout + restore.stderr);
+  assert.match(restore.stdout, /the latest state Litestream replicated/);
+  const check = await runCliAsync(['db', 'check', '--data-dir', fresh]);
+  assert.equal(check.status, 0, check.stdout + check.stderr);
+  const restoredDb = openDatabase(path.join(fresh, 'confvault.db'), { readonly: true });
+  const restoredIds = restoredDb.prepare('SELECT id FROM backups WHERE success = 1').pluck().all() as number[];
+  restoredDb.close();
+  assert.deepEqual(restoredIds.map(String).sort(), [...ids].sort(), 'every version written before the clean stop');
 });

@@ -14,7 +14,13 @@ export const LITESTREAM_CONFIG_FILE = 'litestream.yml';
 /** Litestream writes the database under <replica>/litestream; the snapshot files go to <replica>/snapshots. */
 const FILE_REPLICA_SUBDIR = 'litestream';
 /** Variables passed from serve's environment to Litestream (credentials of S3-compatible stores); never logged. */
-export const LITESTREAM_SECRET_ENV = ['LITESTREAM_ACCESS_KEY_ID', 'LITESTREAM_SECRET_ACCESS_KEY', 'AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN'];
+export const LITESTREAM_SECRET_ENV = [
+  'LITESTREAM_ACCESS_KEY_ID',
+  'LITESTREAM_SECRET_ACCESS_KEY',
+  'AWS_ACCESS_KEY_ID',
+  'AWS_SECRET_ACCESS_KEY',
+  'AWS_SESSION_TOKEN',
+];
 
 function executable(file: string): boolean {
   try {
@@ -68,7 +74,10 @@ function replicaEntry(r: ReplicationConfig): Record<string, unknown> {
   }
   if (r.replica.startsWith('s3://')) {
     const u = new URL(r.replica);
-    if (u.username || u.password) throw new Error('replication.replica: no keys in the s3:// URL (serve passes LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY from its environment)');
+    if (u.username || u.password)
+      throw new Error(
+        'replication.replica: no keys in the s3:// URL (serve passes LITESTREAM_ACCESS_KEY_ID and LITESTREAM_SECRET_ACCESS_KEY from its environment)',
+      );
     return {
       type: 's3',
       bucket: u.hostname,

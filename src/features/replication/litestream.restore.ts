@@ -26,7 +26,8 @@ function runLitestream(bin: string, args: string[]): Promise<void> {
     c.on('error', (err) => reject(new RestoreError(`litestream did not start: ${err.message}`)));
     c.on('exit', (code, signal) => {
       if (code === 0) resolve();
-      else reject(new RestoreError(`litestream restore failed (${signal ?? `code ${code}`}): ${redactSecrets(output.trim()).slice(-2000)}; nothing was changed`));
+      else
+        reject(new RestoreError(`litestream restore failed (${signal ?? `code ${code}`}): ${redactSecrets(output.trim()).slice(-2000)}; nothing was changed`));
     });
   });
 }
@@ -60,7 +61,8 @@ export async function restoreFromLitestream(
     let pointInTime: number | null = null;
     if (state.hashes.some((h) => !files.locate(h))) {
       const m = readMirrorManifest(mirrorDir);
-      if (!m) throw new RestoreError(`${mirrorDir}: the snapshot mirror lacks files the replica's database names and has no ${MIRROR_MANIFEST}; nothing was changed`);
+      if (!m)
+        throw new RestoreError(`${mirrorDir}: the snapshot mirror lacks files the replica's database names and has no ${MIRROR_MANIFEST}; nothing was changed`);
       pointInTime = m.consistent_at;
       state = await restore('at-mirror.db', pointInTime);
     }

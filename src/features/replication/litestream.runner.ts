@@ -164,7 +164,9 @@ export function startLitestreamReplication(
       const live = m.missing.length ? new Set(storedVersionHashes(db)) : new Set<string>();
       const missing = m.missing.filter((h) => live.has(h));
       if (missing.length || m.corrupt.length) {
-        throw new Error(`snapshot files missing (${missing.length}) or failing their hash (${m.corrupt.length}) in the data dir, e.g. ${[...missing, ...m.corrupt][0]}: run \`confvault db check\``);
+        throw new Error(
+          `snapshot files missing (${missing.length}) or failing their hash (${m.corrupt.length}) in the data dir, e.g. ${[...missing, ...m.corrupt][0]}: run \`confvault db check\``,
+        );
       }
       writeJsonAtomic(path.join(mirrorDir, MIRROR_MANIFEST), { consistent_at: startedAt, snapshot_files: known.size } satisfies MirrorManifest);
       const now = Date.now();
