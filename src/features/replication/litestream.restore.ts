@@ -33,10 +33,35 @@ function runLitestream(bin: string, args: string[]): Promise<void> {
 }
 
 /**
- * Restore the appliance in `dataDir` from the Litestream replica of [replication]. The latest state first; when it
- * names a snapshot file the mirror does not hold yet (versions written in the last seconds before the crash), the
- * state at the mirror's `consistent_at` instead, so the restored database never names a file the data dir lacks.
+ * `litestream restore` of the replica into `work`: the latest state; when it names a snapshot file the mirror does
+ * not hold yet (versions written in the last seconds before a crash), the state at the mirror's `consistent_at`
+ * instead, so the result never names a file the mirror lacks.
  */
+export async function restoreLitestreamState(dataDir: string, dbFileName: string, r: Readonly<AppConfig['replication']>, work: string) {
+  const bin = findLitestream(r);
+  const mirrorDir = snapshotMirrorDir(r);
+  const files = new SnapshotStore(mirrorDir);
+  const configFile = path.join(work, 'litestream.yml');
+  writeLitestreamConfig(configFile, dataDir, dbFileName, r);
+  const restore = async (name: string, at?: number) => {
+    const out = path.join(work, name);
+    const when = at === undefined ? [] : ['-timestamp', new Date(at).toISOString()];
+    await runLitestream(bin, ['restore', '-no-expand-env', '-config', configFile, '-o', out, ...when, path.join(dataDir, dbFileName)]);
+    return { out, hashes: namedHashes(out) };
+  };
+  let state = await restore('latest.db');
+  let pointInTime: number | null = null;
+  if (state.hashes.some((h) => !files.locate(h))) {
+    const m = readMirrorManifest(mirrorDir);
+    if (!m)
+      throw new RestoreError(`${mirrorDir}: the snapshot mirror lacks files the replica's database names and has no ${MIRROR_MANIFEST}; nothing was changed`);
+    pointInTime = m.consistent_at;
+    state = await restore('at-mirror.db', pointInTime);
+  }
+  return { ...state, files, pointInTime };
+}
+
+/** Restore the appliance in `dataDir` from the Litestream replica of [replication] (onto a fresh data dir unless `force`). */
 export async function restoreFromLitestream(
   dataDir: string,
   dbFileName: string,
@@ -44,30 +69,12 @@ export async function restoreFromLitestream(
   opts: { force?: boolean } = {},
 ): Promise<LitestreamRestoreReport> {
   checkRestoreTarget(dataDir, dbFileName, opts.force, 'a Litestream replica');
-  const bin = findLitestream(r);
-  const mirrorDir = snapshotMirrorDir(r);
-  const files = new SnapshotStore(mirrorDir);
+  findLitestream(r);
   const work = mkdtempSync(path.join(dataDir, '.litestream-restore-'));
   try {
-    const configFile = path.join(work, 'litestream.yml');
-    writeLitestreamConfig(configFile, dataDir, dbFileName, r);
-    const restore = async (name: string, at?: number) => {
-      const out = path.join(work, name);
-      const when = at === undefined ? [] : ['-timestamp', new Date(at).toISOString()];
-      await runLitestream(bin, ['restore', '-no-expand-env', '-config', configFile, '-o', out, ...when, path.join(dataDir, dbFileName)]);
-      return { out, hashes: namedHashes(out) };
-    };
-    let state = await restore('latest.db');
-    let pointInTime: number | null = null;
-    if (state.hashes.some((h) => !files.locate(h))) {
-      const m = readMirrorManifest(mirrorDir);
-      if (!m)
-        throw new RestoreError(`${mirrorDir}: the snapshot mirror lacks files the replica's database names and has no ${MIRROR_MANIFEST}; nothing was changed`);
-      pointInTime = m.consistent_at;
-      state = await restore('at-mirror.db', pointInTime);
-    }
-    const report = await restoreWithSnapshotFiles(dataDir, dbFileName, state.out, state.hashes, files);
-    return { ...report, pointInTime };
+    const state = await restoreLitestreamState(dataDir, dbFileName, r, work);
+    const report = await restoreWithSnapshotFiles(dataDir, dbFileName, state.out, state.hashes, state.files);
+    return { ...report, pointInTime: state.pointInTime };
   } finally {
     rmSync(work, { recursive: true, force: true });
   }
