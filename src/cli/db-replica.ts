@@ -1,7 +1,8 @@
 // `confvault db replica ...` and `db restore --from-replica`: the replica's state, a Litestream sidecar configuration, and the restore from a replica.
 import type { AppConfig } from '../config/config';
 import { DB_FILE_NAME, ensureDataDir } from '../app/bootstrap';
-import { litestreamConfig } from '../features/replication/litestream-config';
+import { litestreamConfig, snapshotMirrorDir } from '../features/replication/litestream-config';
+import { readMirrorManifest } from '../features/replication/litestream.runner';
 import { restoreFromLitestream } from '../features/replication/litestream.restore';
 import { restoreFromReplica } from '../features/replication/replication.restore';
 import { readReplicaManifest, readReplicationStatus, replicationHealth, replicationLagSeconds } from '../features/replication/replication.service';
@@ -74,8 +75,13 @@ export function replicaCommand(config: Readonly<AppConfig>, action: string | und
   out(`last_error_at\t${fmtTime(s?.last_error_at ?? null, tz)}`);
   out(`passes_ok\t${s?.passes_ok ?? 0}`);
   out(`passes_failed\t${s?.passes_failed ?? 0}`);
-  const m = replica ? readReplicaManifest(replica) : null;
-  out(`replica_copy\t${m ? `${m.db_bytes} bytes, ${m.snapshots} snapshot files named, consistent at ${fmtTime(m.consistent_at, tz)}` : '-'}`);
+  if (engine === 'litestream') {
+    const mm = readMirrorManifest(snapshotMirrorDir(config.replication));
+    out(`snapshot_mirror\t${mm ? `${mm.snapshot_files} files, every version before ${fmtTime(mm.consistent_at, tz)}` : '-'}`);
+  } else {
+    const m = replica ? readReplicaManifest(replica) : null;
+    out(`replica_copy\t${m ? `${m.db_bytes} bytes, ${m.snapshots} snapshot files named, consistent at ${fmtTime(m.consistent_at, tz)}` : '-'}`);
+  }
   const failing = replicationHealth(config.storage.data_dir, enabled)?.status === 'failing';
   if (failing) err('the last replication pass failed: see last_error');
   return failing ? 1 : 0;

@@ -109,6 +109,9 @@ test('Litestream replicates while versions are written; child killed: restarted;
     await writer;
   }
 
+  const status = await runCliAsync(['db', 'replica', 'status', '--config', conf, '--data-dir', dataDir]);
+  assert.match(status.stdout, /^engine\tlitestream$/m);
+  assert.match(status.stdout, /^snapshot_mirror\t\d+ files, every version before /m);
   const fresh = freshDataDir('restored', dataDir);
   const restore = await runCliAsync(['db', 'restore', '--from-replica', '--config', conf, '--data-dir', fresh]);
   assert.equal(restore.status, 0, restore.stdout + restore.stderr);
