@@ -1,13 +1,12 @@
 // Replication: versions written while `serve` replicates, serve killed with SIGKILL, the replica restored onto a fresh data dir: `db check` passes and every version is readable, within the stated bound.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { openDatabase } from '../../src/db/open';
 import { SnapshotStore } from '../../src/store/snapshots';
 import { importBackup } from '../../src/features/backups/import.service';
-import { MASTER_KEY_FILE } from '../../src/identity/secrets';
 import { loadConfig } from '../../src/config/config';
 import { pruneBackups } from '../../src/features/maintenance/retention.service';
 import {
@@ -19,7 +18,7 @@ import {
   startReplication,
 } from '../../src/features/replication/replication.service';
 import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { freshDataDir, restoreAndCheck, seedVersionedDevice, until } from './replication-helpers';
 
 const INTERVAL_SECONDS = 1;
 const work = tempDir('confvault-replication-');
@@ -41,31 +40,11 @@ function configFile(name: string, replicaDir: string): string {
   return file;
 }
 
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function freshDataDir(name: string, masterKeyFrom: string): string {
-  const dir = path.join(work, name);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // The master key travels apart from the replica (docs/replication.md): the operator puts it in place first.
-  copyFileSync(path.join(masterKeyFrom, MASTER_KEY_FILE), path.join(dir, MASTER_KEY_FILE));
-  return dir;
-}
-
 test('versions written under replication, serve killed with SIGKILL, restore from the replica: db check passes, every version readable', async (ctx) => {
   const t = await startTestAppliance();
   ctx.after(() => t.close());
   const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedDevice(db, {
-    name: 'edge-1',
-    credential_id: seedCredential(db, secrets, { name: 'rc', username: 'u', password: 'pw-replication-1' }),
-    template_id: seedBuiltinTemplate(db, 'frr'),
-  });
+  const deviceId = seedVersionedDevice(db, secrets, 'edge-1');
   const key = await t.keyFor({ permissions: 'all' });
   const primaryConf = configFile('primary.conf', replica);
   const served = await spawnServe(['--config', primaryConf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
@@ -109,18 +88,8 @@ test('versions written under replication, serve killed with SIGKILL, restore fro
   assert.match(status.stdout, /^last_error\t-$/m);
   assert.match(status.stdout, /^replica_copy\t\d+ bytes, \d+ snapshot files named/m);
 
-  const fresh = freshDataDir('restored', dataDir);
-  const restore = await runCliAsync(['db', 'restore', '--from-replica', replica, '--data-dir', fresh]);
-  assert.equal(restore.status, 0, restore.stdout + restore.stderr);
-  assert.match(restore.stdout, /each matching its hash/);
-  const check = await runCliAsync(['db', 'check', '--data-dir', fresh]);
-  assert.equal(check.status, 0, check.stdout + check.stderr);
-  assert.match(check.stdout, /snapshots missing: 0/);
-  assert.match(check.stdout, /snapshots failing their hash: 0/);
-
-  const restoredDb = openDatabase(path.join(fresh, 'confvault.db'), { readonly: true });
-  const rows = restoredDb.prepare('SELECT id, config_snapshot_hash AS hash FROM backups WHERE success = 1').all() as { id: number | string; hash: string }[];
-  restoredDb.close();
+  const fresh = freshDataDir(work, 'restored', dataDir);
+  const { rows } = await restoreAndCheck([replica], fresh);
   const store = new SnapshotStore(fresh);
   const byId = new Map(written.map((w) => [w.id, w]));
   for (const row of rows) {
@@ -152,7 +121,7 @@ test('a replica restores onto a fresh data dir only (or with --force), and one l
   const snaps = path.join(taken, 'snapshots');
   const sub = readdirSync(snaps)[0];
   rmSync(path.join(snaps, sub, readdirSync(path.join(snaps, sub))[0]));
-  const fresh = freshDataDir('from-damaged', path.join(work, 'restored'));
+  const fresh = freshDataDir(work, 'from-damaged', path.join(work, 'restored'));
   const damaged = await runCliAsync(['db', 'restore', '--from-replica', taken, '--data-dir', fresh]);
   assert.equal(damaged.status, 1);
   assert.match(damaged.stderr, /the replica lacks 1 .*the database was not restored/);
@@ -167,11 +136,7 @@ test('retention removing versions between a pass’s copy and its files: the pas
   const t = await startTestAppliance();
   ctx.after(() => t.close());
   const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedDevice(db, {
-    name: 'edge-prune',
-    credential_id: seedCredential(db, secrets, { name: 'rp', username: 'u', password: 'p' }),
-    template_id: seedBuiltinTemplate(db, 'frr'),
-  });
+  const deviceId = seedVersionedDevice(db, secrets, 'edge-prune');
   for (let i = 0; i < 5; i++) importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-prune\n! version ${i}\n`);
   const dir = path.join(work, 'replica-prune');
   let pruned = 0;

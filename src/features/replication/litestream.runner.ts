@@ -9,7 +9,7 @@ import type { DB } from '../../db/open';
 import { SnapshotStore } from '../../store/snapshots';
 import { storedVersionHashes } from '../maintenance/maintenance.store';
 import { findLitestream, LITESTREAM_CONFIG_FILE, litestreamEnv, redactSecrets, snapshotMirrorDir, writeLitestreamConfig } from './litestream-config';
-import { readReplicationStatus, REPLICATION_STATUS_FILE, writeJsonAtomic, type Replication, type ReplicationStatus } from './replication.service';
+import { initialStatus, REPLICATION_STATUS_FILE, writeJsonAtomic, type Replication } from './replication.service';
 import { mirrorSnapshots } from './snapshot-mirror';
 
 /** The running child's pid, so that a serve killed with SIGKILL does not leave a second Litestream behind at restart. */
@@ -69,24 +69,7 @@ export function startLitestreamReplication(
   const pidFile = path.join(dataDir, LITESTREAM_PID_FILE);
   const mirrorDir = snapshotMirrorDir(r);
   const mirror = new SnapshotStore(mirrorDir);
-  const previous = readReplicationStatus(dataDir);
-  const status: ReplicationStatus = {
-    consistent_at: null,
-    last_success_at: null,
-    last_attempt_at: null,
-    last_error: null,
-    last_error_at: null,
-    last_duration_ms: null,
-    db_bytes: null,
-    snapshots: null,
-    files_copied_total: 0,
-    passes_ok: 0,
-    passes_failed: 0,
-    ...(previous?.replica === r.replica && previous.engine === 'litestream' ? previous : {}),
-    engine: 'litestream',
-    replica: r.replica,
-    interval_seconds: r.interval_seconds,
-  };
+  const status = initialStatus(dataDir, 'litestream', r.replica, r.interval_seconds);
   const save = () => {
     try {
       writeJsonAtomic(statusFile, status);
