@@ -121,6 +121,8 @@ export const configSchema = z
         snapshot_mirror: z.string().default(''),
         // sftp:// replicas: the private key Litestream logs in with.
         sftp_key_file: z.string().default(''),
+        // sftp:// replicas: the server's host key (SHA256:… fingerprint or ssh-keyscan line), checked before Litestream starts.
+        sftp_host_key: z.string().default(''),
         // s3:// replicas: an S3-compatible endpoint (empty: AWS) and region; keys only from the environment.
         s3_endpoint: z.string().default(''),
         s3_region: z.string().default(''),

@@ -1,7 +1,7 @@
 // engine = "litestream" with the real Litestream binary: serve supervises it, versions written meanwhile, serve and Litestream killed with SIGKILL (the host dies), `db restore --from-replica` onto a fresh data dir: db check passes, every version readable.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { connect, createServer } from 'node:net';
 import { userInfo } from 'node:os';
@@ -158,7 +158,7 @@ test('[replication] engine = "litestream": configuration for sftp:// and s3:// r
 });
 
 /** OpenSSH's sshd on a loopback port with a key of its own, a user key and its internal SFTP server; null when absent. */
-async function startSshd(): Promise<{ port: number; userKey: string; stop: () => void } | null> {
+async function startSshd(): Promise<{ port: number; userKey: string; hostKey: string; stop: () => void } | null> {
   const sshd = '/usr/sbin/sshd';
   if (!existsSync(sshd) || !existsSync('/usr/bin/ssh-keygen')) return null;
   // sshd refuses to start without its privilege separation folder (made by the openssh-server package's service).
@@ -186,10 +186,11 @@ async function startSshd(): Promise<{ port: number; userKey: string; stop: () =>
     });
   for (let i = 0; i < 100 && child.exitCode === null && !(await listening()); i++) await new Promise((r) => setTimeout(r, 50));
   if (child.exitCode !== null) return null;
-  return { port, userKey: path.join(dir, 'user'), stop: () => child.kill('SIGTERM') };
+  const fingerprint = spawnSync('/usr/bin/ssh-keygen', ['-lf', path.join(dir, 'host.pub')], { encoding: 'utf8' }).stdout.split(' ')[1];
+  return { port, userKey: path.join(dir, 'user'), hostKey: fingerprint, stop: () => child.kill('SIGTERM') };
 }
 
-test('an sftp:// replica (OpenSSH sshd on loopback): serve replicates, a clean stop, restore on a fresh data dir holds every version', async (ctx) => {
+test('an sftp:// replica (OpenSSH sshd on loopback, its host key pinned): serve replicates, a clean stop, restore on a fresh data dir holds every version; another host key is refused', async (ctx) => {
   const sshd = await startSshd();
   if (!sshd) return ctx.skip('no OpenSSH sshd on this machine');
   ctx.after(() => sshd.stop());
@@ -199,11 +200,10 @@ test('an sftp:// replica (OpenSSH sshd on loopback): serve replicates, a clean s
   const deviceId = seedVersionedDevice(db, secrets, 'edge-sftp');
   const remote = path.join(work, 'sftp-remote');
   const mirror = path.join(work, 'sftp-mirror');
-  const conf = configFile(
-    'sftp.conf',
-    `snapshot_mirror = "${mirror}"\nsftp_key_file = "${sshd.userKey}"\n`,
-    `sftp://${userInfo().username}@127.0.0.1:${sshd.port}${remote}`,
-  );
+  const url = `sftp://${userInfo().username}@127.0.0.1:${sshd.port}${remote}`;
+  const sftpConf = (name: string, pin: string) =>
+    configFile(name, `snapshot_mirror = "${mirror}"\nsftp_key_file = "${sshd.userKey}"\nsftp_host_key = "${pin}"\n`, url);
+  const conf = sftpConf('sftp.conf', sshd.hostKey);
   const served = await spawnServe(['--config', conf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
   ctx.after(() => served.child.kill('SIGKILL'));
   const ids: string[] = [];
@@ -213,6 +213,11 @@ test('an sftp:// replica (OpenSSH sshd on loopback): serve replicates, a clean s
   // A planned switch: serve stops cleanly, its last mirror pass and Litestream's last sync make the replica current.
   assert.equal(await served.stop(), 0, served.output().stderr);
   const fresh = freshDataDir(work, 'restored-sftp', dataDir);
+  // Another server key than the pinned one: refused before Litestream connects, nothing restored.
+  const wrongPin = 'SHA256:' + Buffer.alloc(32, 7).toString('base64').replace(/=+$/, '');
+  const refused = await runCliAsync(['db', 'restore', '--from-replica', '--config', sftpConf('sftp-wrong.conf', wrongPin), '--data-dir', fresh]);
+  assert.equal(refused.status, 1, refused.stdout);
+  assert.match(refused.stderr, /the host key of 127\.0\.0\.1:\d+ is SHA256:\S+, not the pinned sftp_host_key/);
   const { restoreOutput, rows } = await restoreAndCheck(['--config', conf], fresh);
   assert.match(restoreOutput, /the latest state Litestream replicated/);
   assert.deepEqual(rows.map((r) => r.id).sort(), [...ids].sort(), 'every version written before the clean stop');

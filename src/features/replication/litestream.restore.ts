@@ -7,6 +7,7 @@ import { SnapshotStore } from '../../store/snapshots';
 import { RestoreError, type RestoreReport } from '../maintenance/db-restore';
 import { findLitestream, litestreamEnv, redactSecrets, snapshotMirrorDir, writeLitestreamConfig } from './litestream-config';
 import { MIRROR_MANIFEST, readMirrorManifest } from './litestream.runner';
+import { checkSftpHostKey } from './sftp-host-key';
 import { checkRestoreTarget, namedHashes, restoreWithSnapshotFiles } from './replication.restore';
 
 export interface LitestreamRestoreReport extends RestoreReport {
@@ -39,6 +40,11 @@ function runLitestream(bin: string, args: string[]): Promise<void> {
  */
 export async function restoreLitestreamState(dataDir: string, dbFileName: string, r: Readonly<AppConfig['replication']>, work: string) {
   const bin = findLitestream(r);
+  try {
+    await checkSftpHostKey(r.replica, r.sftp_host_key);
+  } catch (err) {
+    throw new RestoreError(`${(err as Error).message}; nothing was changed`);
+  }
   const mirrorDir = snapshotMirrorDir(r);
   const files = new SnapshotStore(mirrorDir);
   const configFile = path.join(work, 'litestream.yml');

@@ -10,6 +10,7 @@ import { SnapshotStore } from '../../store/snapshots';
 import { storedVersionHashes } from '../maintenance/maintenance.store';
 import { findLitestream, LITESTREAM_CONFIG_FILE, litestreamEnv, redactSecrets, snapshotMirrorDir, writeLitestreamConfig } from './litestream-config';
 import { initialStatus, REPLICATION_STATUS_FILE, writeJsonAtomic, type Replication } from './replication.service';
+import { checkSftpHostKey } from './sftp-host-key';
 import { mirrorSnapshots } from './snapshot-mirror';
 
 /** The running child's pid, so that a serve killed with SIGKILL does not leave a second Litestream behind at restart. */
@@ -87,13 +88,15 @@ export function startLitestreamReplication(
   let stopped = false;
   let backoff = BACKOFF_MIN_MS;
   let restartTimer: NodeJS.Timeout | null = null;
-  const launch = () => {
+  const launch = async () => {
     restartTimer = null;
     if (stopped) return;
     let bin: string;
     try {
       bin = findLitestream(r);
       writeLitestreamConfig(configFile, dataDir, dbFileName, r);
+      await checkSftpHostKey(r.replica, r.sftp_host_key);
+      if (stopped) return;
     } catch (err) {
       log?.error({ err }, 'Litestream not started');
       fail((err as Error).message);
@@ -129,7 +132,7 @@ export function startLitestreamReplication(
   };
   const schedule = () => {
     if (stopped) return;
-    restartTimer = setTimeout(launch, backoff);
+    restartTimer = setTimeout(() => void launch(), backoff);
     backoff = Math.min(BACKOFF_MAX_MS, backoff * 2);
   };
 
@@ -177,7 +180,8 @@ export function startLitestreamReplication(
   };
 
   stopStrayChild(dataDir, configFile, log);
-  launch();
+  if (r.replica.startsWith('sftp://') && !r.sftp_host_key) log?.warn({ replica: r.replica }, 'sftp_host_key is empty: the SFTP server is not authenticated');
+  void launch();
   tick();
   return {
     status: () => ({ ...status }),
