@@ -1,10 +1,7 @@
 // engine = "litestream" with the real Litestream binary: serve supervises it, versions written meanwhile, serve and Litestream killed with SIGKILL (the host dies), `db restore --from-replica` onto a fresh data dir: db check passes, every version readable.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, spawnSync } from 'node:child_process';
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
-import { userInfo } from 'node:os';
+import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { SnapshotStore } from '../../src/store/snapshots';
@@ -14,20 +11,13 @@ import { litestreamConfig } from '../../src/features/replication/litestream-conf
 import { LITESTREAM_PID_FILE, readMirrorManifest } from '../../src/features/replication/litestream.runner';
 import { readReplicationStatus } from '../../src/features/replication/replication.service';
 import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
-import { freshDataDir, restoreAndCheck, seedVersionedDevice, until } from './replication-helpers';
+import { freshDataDir, litestreamConfFile, restoreAndCheck, seedVersionedDevice, until } from './replication-helpers';
 
 const work = tempDir('confvault-litestream-');
 after(() => rmSync(work, { recursive: true, force: true }));
 const replica = path.join(work, 'replica');
 
-function configFile(name: string, extra = '', replicaAt = replica): string {
-  const file = path.join(work, name);
-  writeFileSync(
-    file,
-    `[replication]\nenabled = true\nengine = "litestream"\nreplica = "${replicaAt}"\ninterval_seconds = 1\n${extra}\n[maintenance]\ndb_backup_schedule = ""\n\n[backup]\nschedule = "0 0 1 1 *"\n`,
-  );
-  return file;
-}
+const configFile = (name: string, extra = '') => litestreamConfFile(work, name, replica, extra);
 
 function pidOf(dataDir: string): number {
   try {
@@ -155,70 +145,4 @@ test('[replication] engine = "litestream": configuration for sftp:// and s3:// r
   assert.throws(() => loadConfig({ dataDir, config: path.join(work, 'remote.conf') }, {}), /snapshot_mirror: a directory is required/);
   writeFileSync(path.join(work, 'builtin.conf'), '[replication]\nenabled = true\nreplica = "s3://bucket/x"\n');
   assert.throws(() => loadConfig({ dataDir, config: path.join(work, 'builtin.conf') }, {}), /need engine = "litestream"/);
-});
-
-/** OpenSSH's sshd on a loopback port with a key of its own, a user key and its internal SFTP server; null when absent. */
-async function startSshd(): Promise<{ port: number; userKey: string; hostKey: string; stop: () => void } | null> {
-  const sshd = '/usr/sbin/sshd';
-  if (!existsSync(sshd) || !existsSync('/usr/bin/ssh-keygen')) return null;
-  // sshd refuses to start without its privilege separation folder (made by the openssh-server package's service).
-  if (!existsSync('/run/sshd')) mkdirSync('/run/sshd', { mode: 0o755 });
-  const dir = path.join(work, 'sshd');
-  mkdirSync(dir, { mode: 0o700 });
-  for (const k of ['host', 'user']) {
-    const r = spawn('/usr/bin/ssh-keygen', ['-q', '-t', 'ed25519', '-N', '', '-f', path.join(dir, k)], { stdio: 'ignore' });
-    await new Promise((res) => r.once('exit', res));
-  }
-  copyFileSync(path.join(dir, 'user.pub'), path.join(dir, 'authorized_keys'));
-  const port = await new Promise<number>((res) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const p = (s.address() as { port: number }).port;
-      s.close(() => res(p));
-    });
-  });
-  const lines = [`Port ${port}`, 'ListenAddress 127.0.0.1', `HostKey ${dir}/host`, `PidFile ${dir}/sshd.pid`, `AuthorizedKeysFile ${dir}/authorized_keys`];
-  lines.push('StrictModes no', 'UsePAM no', 'PasswordAuthentication no', 'PermitRootLogin prohibit-password', 'Subsystem sftp internal-sftp');
-  writeFileSync(path.join(dir, 'sshd_config'), lines.join('\n') + '\n');
-  const child = spawn(sshd, ['-D', '-e', '-f', path.join(dir, 'sshd_config')], { stdio: 'ignore' });
-  const listening = async () =>
-    new Promise<boolean>((res) => {
-      const c = connect(port, '127.0.0.1', () => (c.destroy(), res(true))).on('error', () => res(false));
-    });
-  for (let i = 0; i < 100 && child.exitCode === null && !(await listening()); i++) await new Promise((r) => setTimeout(r, 50));
-  if (child.exitCode !== null) return null;
-  const fingerprint = spawnSync('/usr/bin/ssh-keygen', ['-lf', path.join(dir, 'host.pub')], { encoding: 'utf8' }).stdout.split(' ')[1];
-  return { port, userKey: path.join(dir, 'user'), hostKey: fingerprint, stop: () => child.kill('SIGTERM') };
-}
-
-test('an sftp:// replica (OpenSSH sshd on loopback, its host key pinned): serve replicates, a clean stop, restore on a fresh data dir holds every version; another host key is refused', async (ctx) => {
-  const sshd = await startSshd();
-  if (!sshd) return ctx.skip('no OpenSSH sshd on this machine');
-  ctx.after(() => sshd.stop());
-  const t = await startTestAppliance();
-  ctx.after(() => t.close());
-  const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedVersionedDevice(db, secrets, 'edge-sftp');
-  const remote = path.join(work, 'sftp-remote');
-  const mirror = path.join(work, 'sftp-mirror');
-  const url = `sftp://${userInfo().username}@127.0.0.1:${sshd.port}${remote}`;
-  const sftpConf = (name: string, pin: string) =>
-    configFile(name, `snapshot_mirror = "${mirror}"\nsftp_key_file = "${sshd.userKey}"\nsftp_host_key = "${pin}"\n`, url);
-  const conf = sftpConf('sftp.conf', sshd.hostKey);
-  const served = await spawnServe(['--config', conf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
-  ctx.after(() => served.child.kill('SIGKILL'));
-  const ids: string[] = [];
-  for (let i = 0; i < 30; i++) ids.push(String(importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-sftp\n! version ${i}\n`).id));
-  await until('a Litestream generation on the SFTP server', () => existsSync(path.join(remote, 'generations')), 30_000);
-  for (let i = 30; i < 40; i++) ids.push(String(importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-sftp\n! version ${i}\n`).id));
-  // A planned switch: serve stops cleanly, its last mirror pass and Litestream's last sync make the replica current.
-  assert.equal(await served.stop(), 0, served.output().stderr);
-  const fresh = freshDataDir(work, 'restored-sftp', dataDir);
-  // Another server key than the pinned one: refused before Litestream connects, nothing restored.
-  const wrongPin = 'SHA256:' + Buffer.alloc(32, 7).toString('base64').replace(/=+$/, '');
-  const refused = await runCliAsync(['db', 'restore', '--from-replica', '--config', sftpConf('sftp-wrong.conf', wrongPin), '--data-dir', fresh]);
-  assert.equal(refused.status, 1, refused.stdout);
-  assert.match(refused.stderr, /the host key of 127\.0\.0\.1:\d+ is SHA256:\S+, not the pinned sftp_host_key/);
-  const { restoreOutput, rows } = await restoreAndCheck(['--config', conf], fresh);
-  assert.match(restoreOutput, /the latest state Litestream replicated/);
-  assert.deepEqual(rows.map((r) => r.id).sort(), [...ids].sort(), 'every version written before the clean stop');
 });

@@ -1,6 +1,6 @@
 // Shared by the replication tests: waiting for a condition, a fresh data dir for a restore, a device to write versions for, restore-then-check through the CLI.
 import assert from 'node:assert/strict';
-import { copyFileSync, mkdirSync } from 'node:fs';
+import { copyFileSync, mkdirSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { DB } from '../../src/db/open';
 import { openDatabase } from '../../src/db/open';
@@ -33,9 +33,21 @@ export function seedVersionedDevice(db: DB, secrets: SecretBox, name: string): n
   });
 }
 
+/** An appliance.conf under `work` with [replication] engine = "litestream" (interval 1 s) and no schedule that would write. */
+export function litestreamConfFile(work: string, name: string, replica: string, extra = ''): string {
+  const file = path.join(work, name);
+  const replication = `[replication]\nenabled = true\nengine = "litestream"\nreplica = "${replica}"\ninterval_seconds = 1\n${extra}`;
+  writeFileSync(file, `${replication}\n[maintenance]\ndb_backup_schedule = ""\n\n[backup]\nschedule = "0 0 1 1 *"\n`);
+  return file;
+}
+
 /** `db restore --from-replica ARGS` onto `fresh`, then `db check`: both succeed; the restored versions (id, hash). */
-export async function restoreAndCheck(args: string[], fresh: string): Promise<{ restoreOutput: string; rows: { id: string; hash: string }[] }> {
-  const restore = await runCliAsync(['db', 'restore', '--from-replica', ...args, '--data-dir', fresh]);
+export async function restoreAndCheck(
+  args: string[],
+  fresh: string,
+  env: NodeJS.ProcessEnv = {},
+): Promise<{ restoreOutput: string; rows: { id: string; hash: string }[] }> {
+  const restore = await runCliAsync(['db', 'restore', '--from-replica', ...args, '--data-dir', fresh], { env });
   assert.equal(restore.status, 0, restore.stdout + restore.stderr);
   assert.match(restore.stdout, /each matching its hash/);
   const check = await runCliAsync(['db', 'check', '--data-dir', fresh]);
