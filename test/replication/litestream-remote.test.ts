@@ -8,8 +8,8 @@ import { userInfo } from 'node:os';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { importBackup } from '../../src/features/backups/import.service';
-import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
-import { freshDataDir, litestreamConfFile, restoreAndCheck, seedVersionedDevice, until } from './replication-helpers';
+import { runCliAsync, tempDir } from '../helpers/appliance';
+import { freshDataDir, litestreamConfFile, restoreAndCheck, startPrimary, until } from './replication-helpers';
 
 const work = tempDir('confvault-litestream-remote-');
 after(() => rmSync(work, { recursive: true, force: true }));
@@ -64,18 +64,13 @@ test('an sftp:// replica (OpenSSH sshd on loopback, its host key pinned): serve 
   const sshd = await startSshd();
   if (!sshd) return ctx.skip('no OpenSSH sshd on this machine');
   ctx.after(() => sshd.stop());
-  const t = await startTestAppliance();
-  ctx.after(() => t.close());
-  const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedVersionedDevice(db, secrets, 'edge-sftp');
   const remote = path.join(work, 'sftp-remote');
   const mirror = path.join(work, 'sftp-mirror');
   const url = `sftp://${userInfo().username}@127.0.0.1:${sshd.port}${remote}`;
   const sftpConf = (name: string, pin: string) =>
     configFile(name, `snapshot_mirror = "${mirror}"\nsftp_key_file = "${sshd.userKey}"\nsftp_host_key = "${pin}"\n`, url);
   const conf = sftpConf('sftp.conf', sshd.hostKey);
-  const served = await spawnServe(['--config', conf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
-  ctx.after(() => served.child.kill('SIGKILL'));
+  const { db, snapshots, dataDir, deviceId, served } = await startPrimary(ctx, 'edge-sftp', conf);
   const ids: string[] = [];
   for (let i = 0; i < 30; i++) ids.push(String(importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-sftp\n! version ${i}\n`).id));
   await until('a Litestream generation on the SFTP server', () => existsSync(path.join(remote, 'generations')), 30_000);
@@ -105,14 +100,9 @@ test('an s3:// replica (moto_server on loopback): keys only in the environment, 
   assert.equal((await fetch(`${endpoint}/confvault-bucket`, { method: 'PUT' })).status, 200);
   const keys = { LITESTREAM_ACCESS_KEY_ID: 'AKIACONFVAULTTEST', LITESTREAM_SECRET_ACCESS_KEY: 'S3-secret-never-in-a-file-or-log' };
 
-  const t = await startTestAppliance();
-  ctx.after(() => t.close());
-  const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedVersionedDevice(db, secrets, 'edge-s3');
   const mirror = path.join(work, 's3-mirror');
   const conf = configFile('s3.conf', `snapshot_mirror = "${mirror}"\ns3_endpoint = "${endpoint}"\ns3_region = "us-east-1"\n`, 's3://confvault-bucket/primary');
-  const served = await spawnServe(['--config', conf, '--data-dir', dataDir, '--listen', '127.0.0.1:0'], keys);
-  ctx.after(() => served.child.kill('SIGKILL'));
+  const { db, snapshots, dataDir, deviceId, served } = await startPrimary(ctx, 'edge-s3', conf, keys);
   const ids: string[] = [];
   for (let i = 0; i < 30; i++) ids.push(String(importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-s3\n! version ${i}\n`).id));
   await until('Litestream to write to the bucket', () => /wal segment written.*replica=s3/.test(served.output().stdout), 30_000);

@@ -5,7 +5,8 @@ import path from 'node:path';
 import type { DB } from '../../src/db/open';
 import { openDatabase } from '../../src/db/open';
 import { MASTER_KEY_FILE, type SecretBox } from '../../src/identity/secrets';
-import { runCliAsync } from '../helpers/appliance';
+import type { TestContext } from 'node:test';
+import { runCliAsync, spawnServe, startTestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 
 export async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
@@ -61,4 +62,14 @@ export async function restoreAndCheck(
   } finally {
     db.close();
   }
+}
+
+/** A primary: a test appliance with a device to write versions for, and `serve` on its data dir with `conf` (both ended after the test). */
+export async function startPrimary(ctx: TestContext, deviceName: string, conf: string, env: NodeJS.ProcessEnv = {}) {
+  const t = await startTestAppliance();
+  ctx.after(() => t.close());
+  const deviceId = seedVersionedDevice(t.services.db, t.services.secrets, deviceName);
+  const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir, '--listen', '127.0.0.1:0'], env);
+  ctx.after(() => served.child.kill('SIGKILL'));
+  return { t, ...t.services, deviceId, served };
 }

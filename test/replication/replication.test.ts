@@ -17,8 +17,8 @@ import {
   replicateOnce,
   startReplication,
 } from '../../src/features/replication/replication.service';
-import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
-import { freshDataDir, restoreAndCheck, seedVersionedDevice, until } from './replication-helpers';
+import { runCliAsync, startTestAppliance, tempDir } from '../helpers/appliance';
+import { freshDataDir, restoreAndCheck, seedVersionedDevice, startPrimary, until } from './replication-helpers';
 
 const INTERVAL_SECONDS = 1;
 const work = tempDir('confvault-replication-');
@@ -41,14 +41,9 @@ function configFile(name: string, replicaDir: string): string {
 }
 
 test('versions written under replication, serve killed with SIGKILL, restore from the replica: db check passes, every version readable', async (ctx) => {
-  const t = await startTestAppliance();
-  ctx.after(() => t.close());
-  const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedVersionedDevice(db, secrets, 'edge-1');
-  const key = await t.keyFor({ permissions: 'all' });
   const primaryConf = configFile('primary.conf', replica);
-  const served = await spawnServe(['--config', primaryConf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
-  ctx.after(() => served.child.kill('SIGKILL'));
+  const { t, db, snapshots, dataDir, deviceId, served } = await startPrimary(ctx, 'edge-1', primaryConf);
+  const key = await t.keyFor({ permissions: 'all' });
   const written: Written[] = [];
   let writing = true;
   // A second process on the same data dir, as `confvault backup import` is: distinct texts, so each is a new file.
