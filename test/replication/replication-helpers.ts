@@ -5,6 +5,7 @@ import path from 'node:path';
 import type { DB } from '../../src/db/open';
 import { openDatabase } from '../../src/db/open';
 import { MASTER_KEY_FILE, type SecretBox } from '../../src/identity/secrets';
+import { SnapshotStore } from '../../src/store/snapshots';
 import type { TestContext } from 'node:test';
 import { runCliAsync, spawnServe, startTestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
@@ -72,4 +73,17 @@ export async function startPrimary(ctx: TestContext, deviceName: string, conf: s
   const served = await spawnServe(['--config', conf, '--data-dir', t.services.dataDir, '--listen', '127.0.0.1:0'], env);
   ctx.after(() => served.child.kill('SIGKILL'));
   return { t, ...t.services, deviceId, served };
+}
+
+/** Every restored version is one that was written and reads back equal to it (its hash verified); the versions lost. */
+export function checkRestoredAsWritten<W extends { id: string; text: string }>(fresh: string, rows: { id: string; hash: string }[], written: W[]): W[] {
+  const store = new SnapshotStore(fresh);
+  const byId = new Map(written.map((w) => [w.id, w]));
+  for (const row of rows) {
+    const w = byId.get(row.id);
+    assert.ok(w, `restored version ${row.id} is one that was written`);
+    assert.equal(store.read(row.hash), w.text, `version ${row.id} readable, its hash verified`);
+  }
+  const restored = new Set(rows.map((r) => r.id));
+  return written.filter((w) => !restored.has(w.id));
 }

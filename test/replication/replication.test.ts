@@ -18,7 +18,7 @@ import {
   startReplication,
 } from '../../src/features/replication/replication.service';
 import { runCliAsync, startTestAppliance, tempDir } from '../helpers/appliance';
-import { freshDataDir, restoreAndCheck, seedVersionedDevice, startPrimary, until } from './replication-helpers';
+import { checkRestoredAsWritten, freshDataDir, restoreAndCheck, seedVersionedDevice, startPrimary, until } from './replication-helpers';
 
 const INTERVAL_SECONDS = 1;
 const work = tempDir('confvault-replication-');
@@ -85,17 +85,10 @@ test('versions written under replication, serve killed with SIGKILL, restore fro
 
   const fresh = freshDataDir(work, 'restored', dataDir);
   const { rows } = await restoreAndCheck([replica], fresh);
-  const store = new SnapshotStore(fresh);
-  const byId = new Map(written.map((w) => [w.id, w]));
-  for (const row of rows) {
-    const w = byId.get(String(row.id));
-    assert.ok(w, `restored version ${row.id} is one that was written`);
-    assert.equal(store.read(row.hash), w.text, `version ${row.id} readable, its hash verified`);
-  }
+  const lost = checkRestoredAsWritten(fresh, rows, written);
   // The bound: everything acknowledged before the replica's consistent_at is there; only what was written after it
   // (at most one interval plus one pass before the kill) may be missing.
   const restored = new Set(rows.map((r) => String(r.id)));
-  const lost = written.filter((w) => !restored.has(w.id));
   for (const w of written) if (w.ackAt < manifest.consistent_at) assert.ok(restored.has(w.id), `version ${w.id} acknowledged before the copy is in it`);
   for (const w of lost) assert.ok(w.ackAt >= manifest.consistent_at, `lost version ${w.id} was written after the last copy`);
   assert.ok(rows.length >= 20, `the replica holds the versions of its passes (${rows.length})`);
