@@ -225,6 +225,14 @@ async function main() {
   const out = execFileSync(EXE, ['--version'], { encoding: 'utf8', env: { PATH: '/usr/bin:/bin' } }).trim();
   if (out !== `confvault ${version} (Node.js ${node.version})`) throw new Error(`dist/confvault --version printed "${out}"`);
 
+  // [replication] engine = "litestream" runs this binary; serve looks for it next to the executable (docs/replication.md).
+  const litestream = path.join(ROOT, 'node_modules/@flydotio/litestream-linux-x64/litestream');
+  if (existsSync(litestream)) {
+    copyFileSync(litestream, path.join(path.dirname(EXE), 'litestream'));
+    chmodSync(path.join(path.dirname(EXE), 'litestream'), 0o755);
+    step(`copied ${rel(litestream)} to ${rel(path.join(path.dirname(EXE), 'litestream'))}`);
+  }
+
   if (process.env.CONFVAULT_KEEP_BUILD_TMP !== '1') rmSync(TMP, { recursive: true, force: true });
   const mb = (statSync(EXE).size / 1e6).toFixed(1);
   step(`done: ${rel(EXE)} ${mb} MB, "${out}", built in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,5 +1,5 @@
 // `confvault serve`: run the appliance (HTTP API, web interface, scheduler) until SIGTERM/SIGINT.
-import { ensureDataDir, openAppliance } from '../app/bootstrap';
+import { DB_FILE_NAME, ensureDataDir, openAppliance } from '../app/bootstrap';
 import { createLogger } from '../lib/logger';
 import { loadConfig } from '../config/config';
 import { ensureFirstAdmin } from '../features/users/users.service';
@@ -12,6 +12,7 @@ import { startRetention } from '../features/maintenance/retention.service';
 import { startDbBackups } from '../features/maintenance/db-backups';
 import { holdServeLock } from '../features/maintenance/db-restore';
 import { startReplication } from '../features/replication/replication.service';
+import { startLitestreamReplication } from '../features/replication/litestream.runner';
 import { buildServices } from '../app/services';
 import { startScheduler } from '../engine/scheduler';
 import { warmCaptureWorkers } from '../engine/capture/capture-pool';
@@ -128,7 +129,10 @@ ${GLOBAL_OPTIONS_HELP}`,
     const collectorEvents = startCollectorEvents(services, runner, events?.events ?? null);
     services.collectorEvents = collectorEvents.sink;
     const dbCopies = startDbBackups(a.db, a.dataDir, config, log);
-    const replication = startReplication(a.db, a.snapshots, a.dataDir, config, log);
+    const replication =
+      config.replication.enabled && config.replication.engine === 'litestream'
+        ? startLitestreamReplication(a.db, a.snapshots, a.dataDir, DB_FILE_NAME, config, log)
+        : startReplication(a.db, a.snapshots, a.dataDir, config, log);
     const directory = startDirectoryRecheck(a.db, config.auth.ldap, log);
     const oidcRecheck = startOidcRecheck(a.db, a.secrets, config.auth.oidc, log);
     log.info({ url: server.url, version: VERSION, data_dir: a.dataDir }, 'confvault listening');

@@ -109,9 +109,23 @@ export const configSchema = z
     replication: z
       .object({
         enabled: z.boolean().default(false),
-        // A directory: local disk, NFS or any mounted remote file system; created when missing.
+        // builtin: our own copy every interval; litestream: the Litestream binary streams the write-ahead log.
+        engine: z.enum(['builtin', 'litestream']).default('builtin'),
+        // A directory (local disk, NFS or any mounted file system; created when missing); with engine litestream also
+        // sftp://USER@HOST[:PORT]/PATH or s3://BUCKET/PATH.
         replica: z.string().default(''),
         interval_seconds: z.number().int().min(1).max(86400).default(10),
+        // The Litestream executable; empty: next to the confvault executable, then the bundled package, then PATH.
+        litestream_path: z.string().default(''),
+        // Where the snapshot files are mirrored by hash; empty: <replica>/snapshots (required for sftp:// and s3://).
+        snapshot_mirror: z.string().default(''),
+        // sftp:// replicas: the private key Litestream logs in with.
+        sftp_key_file: z.string().default(''),
+        // sftp:// replicas: the server's host key (SHA256:… fingerprint or ssh-keyscan line), checked before Litestream starts.
+        sftp_host_key: z.string().default(''),
+        // s3:// replicas: an S3-compatible endpoint (empty: AWS) and region; keys only from the environment.
+        s3_endpoint: z.string().default(''),
+        s3_region: z.string().default(''),
       })
       .strict()
       .prefault({}),
@@ -301,15 +315,31 @@ export function loadConfig(flags: ConfigFlags = {}, env: NodeJS.ProcessEnv = pro
   const auth = [...ldapProblems(cfg.auth.ldap), ...oidcProblems(cfg.auth.oidc)];
   if (auth.length) throw new ConfigError(auth.join('\n'));
   cfg.storage.data_dir = path.resolve(cfg.storage.data_dir);
-  if (cfg.replication.replica) cfg.replication.replica = path.resolve(cfg.replication.replica);
-  if (cfg.replication.enabled && !cfg.replication.replica) {
-    throw new ConfigError('invalid configuration: replication.replica: a directory is required when replication.enabled is true');
-  }
-  const fromDataDir = path.relative(cfg.storage.data_dir, cfg.replication.replica);
-  if (cfg.replication.replica && (fromDataDir === '' || !fromDataDir.startsWith('..'))) {
-    throw new ConfigError('invalid configuration: replication.replica: must not be the data dir or inside it (it has to survive the loss of that disk)');
-  }
+  checkReplication(cfg.replication, cfg.storage.data_dir);
   return deepFreeze(cfg);
+}
+
+/** Resolve the replication directories and refuse a replica that would not survive the data dir's disk. */
+function checkReplication(r: AppConfig['replication'], dataDir: string): void {
+  const remote = /^(sftp|s3):\/\//.test(r.replica);
+  if (remote && r.engine !== 'litestream') {
+    throw new ConfigError('invalid configuration: replication.replica: sftp:// and s3:// replicas need engine = "litestream"');
+  }
+  if (r.enabled && !r.replica)
+    throw new ConfigError(
+      'invalid configuration: replication.replica: a directory is required when replication.enabled is true (or, with engine = "litestream", an sftp:// or s3:// URL)',
+    );
+  if (r.enabled && remote && !r.snapshot_mirror) {
+    throw new ConfigError('invalid configuration: replication.snapshot_mirror: a directory is required for an sftp:// or s3:// replica');
+  }
+  for (const key of ['replica', 'snapshot_mirror', 'litestream_path', 'sftp_key_file'] as const) {
+    if (!r[key] || (key === 'replica' && remote)) continue;
+    r[key] = path.resolve(r[key]);
+    const fromDataDir = path.relative(dataDir, r[key]);
+    if ((key === 'replica' || key === 'snapshot_mirror') && (fromDataDir === '' || !fromDataDir.startsWith('..'))) {
+      throw new ConfigError(`invalid configuration: replication.${key}: must not be the data dir or inside it (it has to survive the loss of that disk)`);
+    }
+  }
 }
 
 function deepFreeze<T>(o: T): Readonly<T> {

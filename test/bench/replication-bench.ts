@@ -9,6 +9,7 @@ import { importBackup } from '../../src/features/backups/import.service';
 import { checkDatabase } from '../../src/features/maintenance/maintenance.service';
 import { checkSnapshots } from '../../src/features/maintenance/snapshots-check';
 import { restoreFromReplica } from '../../src/features/replication/replication.restore';
+import { runLitestreamTrials } from './replication-litestream-bench';
 import { readReplicaManifest, replicateOnce, startReplication } from '../../src/features/replication/replication.service';
 import { MASTER_KEY_FILE } from '../../src/identity/secrets';
 import { SnapshotStore } from '../../src/store/snapshots';
@@ -23,7 +24,7 @@ const configText = (i: number, d: number) =>
 /** `versions` versions over 50 devices, then a sampled window while writing every `writeEveryMs` for `seconds`. */
 export async function runReplicationBench(
   say: (line: string) => void,
-  o: { versions: number; interval: number; seconds: number; writeEveryMs: number },
+  o: { versions: number; interval: number; seconds: number; writeEveryMs: number; litestreamTrials: number },
 ): Promise<Section> {
   const work = tempDir('confvault-replication-bench-');
   try {
@@ -70,7 +71,13 @@ export async function runReplicationBench(
     const bareP99 = bare.percentile(99) / 1e6;
 
     // The window: at each sample, had the host died then, the replica would lack what was acknowledged after consistent_at.
-    const running = startReplication(a.db, a.snapshots, dataDir, { ...config, replication: { enabled: true, replica, interval_seconds: o.interval } }, null);
+    const running = startReplication(
+      a.db,
+      a.snapshots,
+      dataDir,
+      { ...config, replication: { ...config.replication, enabled: true, replica, interval_seconds: o.interval } },
+      null,
+    );
     const windows: number[] = [];
     // The event loop of the process that replicates (and, here, also writes): what a pass costs a server's requests.
     const loop = monitorEventLoopDelay({ resolution: 10 });
@@ -93,6 +100,8 @@ export async function runReplicationBench(
     const p50 = percentile(windows, 50);
     const max = Math.max(...windows);
     say(`  data-loss window over ${o.seconds} s of writes (interval ${o.interval} s): median ${p50.toFixed(1)} s, max ${max.toFixed(1)} s`);
+    // engine = "litestream" on the same database, its snapshot mirror the replica's snapshots/ (already complete).
+    const ls = await runLitestreamTrials(say, { a, dataDir, config, replica, write, trials: o.litestreamTrials, writeEveryMs: o.writeEveryMs });
     const versionsNow = seq;
     a.close();
 
@@ -136,11 +145,13 @@ export async function runReplicationBench(
         row(`first pass (${num(first.files_copied)} files)`, `${firstS.toFixed(2)} s`, 'info', null),
         row('restore from the replica onto a fresh data dir', `${restoreS.toFixed(2)} s`, '< 60 s', restoreS < 60, { files: restored.filesCopied }),
         row('db check of the restored data dir', `${checkS.toFixed(2)} s, ${ok ? 'ok' : 'FAILED'}`, 'ok', ok),
+        ...ls.rows,
       ],
       notes: [
         'Window: while a version is written every ' +
           `${o.writeEveryMs} ms, the time between the last acknowledged write and the replica's consistent_at, sampled after each write (what a crash at that moment would lose).`,
         "Restore: restoreFromReplica in-process (the work of `confvault db restore --from-replica`, without the process start); the check is `db check`'s database and snapshot parts.",
+        ...ls.notes,
       ],
     };
   } finally {

@@ -226,7 +226,15 @@ async function main(): Promise<number> {
     say('');
     say('-- replication (data-loss window, restore time)');
     const quick = values.quick === true;
-    sections.push(await runReplicationBench(say, { versions: quick ? 1000 : 10_000, interval: quick ? 2 : 10, seconds: quick ? 6 : 40, writeEveryMs: 200 }));
+    sections.push(
+      await runReplicationBench(say, {
+        versions: quick ? 1000 : 10_000,
+        interval: quick ? 2 : 10,
+        seconds: quick ? 6 : 40,
+        writeEveryMs: 200,
+        litestreamTrials: quick ? 2 : 5,
+      }),
+    );
   }
 
   if (!values.only || values.only === 'collectors') {

@@ -1,13 +1,12 @@
 // Replication: versions written while `serve` replicates, serve killed with SIGKILL, the replica restored onto a fresh data dir: `db check` passes and every version is readable, within the stated bound.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
-import { copyFileSync, cpSync, mkdirSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
+import { cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { openDatabase } from '../../src/db/open';
 import { SnapshotStore } from '../../src/store/snapshots';
 import { importBackup } from '../../src/features/backups/import.service';
-import { MASTER_KEY_FILE } from '../../src/identity/secrets';
 import { loadConfig } from '../../src/config/config';
 import { pruneBackups } from '../../src/features/maintenance/retention.service';
 import {
@@ -18,8 +17,8 @@ import {
   replicateOnce,
   startReplication,
 } from '../../src/features/replication/replication.service';
-import { runCliAsync, spawnServe, startTestAppliance, tempDir } from '../helpers/appliance';
-import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
+import { runCliAsync, startTestAppliance, tempDir } from '../helpers/appliance';
+import { checkRestoredAsWritten, freshDataDir, restoreAndCheck, seedVersionedDevice, startPrimary, until } from './replication-helpers';
 
 const INTERVAL_SECONDS = 1;
 const work = tempDir('confvault-replication-');
@@ -41,35 +40,10 @@ function configFile(name: string, replicaDir: string): string {
   return file;
 }
 
-async function until(what: string, cond: () => boolean, ms = 60_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
-
-function freshDataDir(name: string, masterKeyFrom: string): string {
-  const dir = path.join(work, name);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  // The master key travels apart from the replica (docs/replication.md): the operator puts it in place first.
-  copyFileSync(path.join(masterKeyFrom, MASTER_KEY_FILE), path.join(dir, MASTER_KEY_FILE));
-  return dir;
-}
-
 test('versions written under replication, serve killed with SIGKILL, restore from the replica: db check passes, every version readable', async (ctx) => {
-  const t = await startTestAppliance();
-  ctx.after(() => t.close());
-  const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedDevice(db, {
-    name: 'edge-1',
-    credential_id: seedCredential(db, secrets, { name: 'rc', username: 'u', password: 'pw-replication-1' }),
-    template_id: seedBuiltinTemplate(db, 'frr'),
-  });
-  const key = await t.keyFor({ permissions: 'all' });
   const primaryConf = configFile('primary.conf', replica);
-  const served = await spawnServe(['--config', primaryConf, '--data-dir', dataDir, '--listen', '127.0.0.1:0']);
-  ctx.after(() => served.child.kill('SIGKILL'));
+  const { t, db, snapshots, dataDir, deviceId, served } = await startPrimary(ctx, 'edge-1', primaryConf);
+  const key = await t.keyFor({ permissions: 'all' });
   const written: Written[] = [];
   let writing = true;
   // A second process on the same data dir, as `confvault backup import` is: distinct texts, so each is a new file.
@@ -109,29 +83,12 @@ test('versions written under replication, serve killed with SIGKILL, restore fro
   assert.match(status.stdout, /^last_error\t-$/m);
   assert.match(status.stdout, /^replica_copy\t\d+ bytes, \d+ snapshot files named/m);
 
-  const fresh = freshDataDir('restored', dataDir);
-  const restore = await runCliAsync(['db', 'restore', '--from-replica', replica, '--data-dir', fresh]);
-  assert.equal(restore.status, 0, restore.stdout + restore.stderr);
-  assert.match(restore.stdout, /each matching its hash/);
-  const check = await runCliAsync(['db', 'check', '--data-dir', fresh]);
-  assert.equal(check.status, 0, check.stdout + check.stderr);
-  assert.match(check.stdout, /snapshots missing: 0/);
-  assert.match(check.stdout, /snapshots failing their hash: 0/);
-
-  const restoredDb = openDatabase(path.join(fresh, 'confvault.db'), { readonly: true });
-  const rows = restoredDb.prepare('SELECT id, config_snapshot_hash AS hash FROM backups WHERE success = 1').all() as { id: number | string; hash: string }[];
-  restoredDb.close();
-  const store = new SnapshotStore(fresh);
-  const byId = new Map(written.map((w) => [w.id, w]));
-  for (const row of rows) {
-    const w = byId.get(String(row.id));
-    assert.ok(w, `restored version ${row.id} is one that was written`);
-    assert.equal(store.read(row.hash), w.text, `version ${row.id} readable, its hash verified`);
-  }
+  const fresh = freshDataDir(work, 'restored', dataDir);
+  const { rows } = await restoreAndCheck([replica], fresh);
+  const lost = checkRestoredAsWritten(fresh, rows, written);
   // The bound: everything acknowledged before the replica's consistent_at is there; only what was written after it
   // (at most one interval plus one pass before the kill) may be missing.
   const restored = new Set(rows.map((r) => String(r.id)));
-  const lost = written.filter((w) => !restored.has(w.id));
   for (const w of written) if (w.ackAt < manifest.consistent_at) assert.ok(restored.has(w.id), `version ${w.id} acknowledged before the copy is in it`);
   for (const w of lost) assert.ok(w.ackAt >= manifest.consistent_at, `lost version ${w.id} was written after the last copy`);
   assert.ok(rows.length >= 20, `the replica holds the versions of its passes (${rows.length})`);
@@ -152,7 +109,7 @@ test('a replica restores onto a fresh data dir only (or with --force), and one l
   const snaps = path.join(taken, 'snapshots');
   const sub = readdirSync(snaps)[0];
   rmSync(path.join(snaps, sub, readdirSync(path.join(snaps, sub))[0]));
-  const fresh = freshDataDir('from-damaged', path.join(work, 'restored'));
+  const fresh = freshDataDir(work, 'from-damaged', path.join(work, 'restored'));
   const damaged = await runCliAsync(['db', 'restore', '--from-replica', taken, '--data-dir', fresh]);
   assert.equal(damaged.status, 1);
   assert.match(damaged.stderr, /the replica lacks 1 .*the database was not restored/);
@@ -167,11 +124,7 @@ test('retention removing versions between a pass’s copy and its files: the pas
   const t = await startTestAppliance();
   ctx.after(() => t.close());
   const { db, secrets, snapshots, dataDir } = t.services;
-  const deviceId = seedDevice(db, {
-    name: 'edge-prune',
-    credential_id: seedCredential(db, secrets, { name: 'rp', username: 'u', password: 'p' }),
-    template_id: seedBuiltinTemplate(db, 'frr'),
-  });
+  const deviceId = seedVersionedDevice(db, secrets, 'edge-prune');
   for (let i = 0; i < 5; i++) importBackup(db, SYSTEM_ACTOR, snapshots, deviceId, `hostname edge-prune\n! version ${i}\n`);
   const dir = path.join(work, 'replica-prune');
   let pruned = 0;

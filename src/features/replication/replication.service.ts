@@ -31,6 +31,8 @@ export interface ReplicaManifest {
 }
 
 export interface ReplicationStatus {
+  /** Absent in files written before the Litestream engine: builtin. */
+  engine?: 'builtin' | 'litestream';
   replica: string;
   interval_seconds: number;
   /** Epoch ms: the replica holds every change committed before it (null: no copy yet). */
@@ -51,7 +53,7 @@ export interface PassResult extends ReplicaManifest {
   files_copied: number;
 }
 
-function writeJsonAtomic(file: string, value: unknown): void {
+export function writeJsonAtomic(file: string, value: unknown): void {
   const temp = `${file}.${process.pid}.tmp`;
   writeFileSync(temp, JSON.stringify(value, null, 2) + '\n', { mode: 0o600 });
   renameSync(temp, file);
@@ -164,13 +166,10 @@ export interface Replication {
   stop(): Promise<void>;
 }
 
-/** The timer of `serve`: a pass every interval_seconds when the database changed since the last good copy. */
-export function startReplication(db: DB, store: SnapshotStore, dataDir: string, config: Readonly<AppConfig>, log: Logger | null): Replication {
-  const { enabled, replica, interval_seconds: interval } = config.replication;
-  if (!enabled) return { status: () => null, stop: () => Promise.resolve() };
-  const statusFile = path.join(dataDir, REPLICATION_STATUS_FILE);
+/** The status `serve` starts from: the history of the same replica and engine kept across restarts. */
+export function initialStatus(dataDir: string, engine: 'builtin' | 'litestream', replica: string, interval: number): ReplicationStatus {
   const previous = readReplicationStatus(dataDir);
-  const status: ReplicationStatus = {
+  return {
     consistent_at: null,
     last_success_at: null,
     last_attempt_at: null,
@@ -182,11 +181,19 @@ export function startReplication(db: DB, store: SnapshotStore, dataDir: string, 
     files_copied_total: 0,
     passes_ok: 0,
     passes_failed: 0,
-    // A restart keeps the history of the same replica; the first pass copies anew all the same.
-    ...(previous?.replica === replica ? previous : {}),
+    ...(previous?.replica === replica && (previous.engine ?? 'builtin') === engine ? previous : {}),
+    engine,
     replica,
     interval_seconds: interval,
   };
+}
+
+/** The timer of `serve`: a pass every interval_seconds when the database changed since the last good copy. */
+export function startReplication(db: DB, store: SnapshotStore, dataDir: string, config: Readonly<AppConfig>, log: Logger | null): Replication {
+  const { enabled, replica, interval_seconds: interval } = config.replication;
+  if (!enabled) return { status: () => null, stop: () => Promise.resolve() };
+  const statusFile = path.join(dataDir, REPLICATION_STATUS_FILE);
+  const status = initialStatus(dataDir, 'builtin', replica, interval);
   const known = new Set<string>();
   let copiedMarker: string | null = null;
   let running: Promise<void> | null = null;
