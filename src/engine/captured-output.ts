@@ -1,4 +1,5 @@
 // A capture command's output held as UTF-8 chunks while it arrives (TerminalScreen.spillAfter), and turned back into text only where a rule needs the text.
+import { deflateRawSync, inflateRawSync, constants as zlib } from 'node:zlib';
 
 /** Characters gathered before they are encoded into one chunk: few chunks for a big capture, each encoded in well under a millisecond. */
 const CHUNK_CHARS = 256 * 1024;
@@ -64,4 +65,29 @@ export function capturedText(c: CapturedOutput): string {
 /** Total bytes of UTF-8 chunks. */
 export function byteLength(parts: readonly Uint8Array[]): number {
   return parts.reduce((n, p) => n + p.byteLength, 0);
+}
+
+/**
+ * A big capture's parts deflated, each on its own (raw deflate, fastest level), each owning its memory: what waits
+ * for a capture worker after the session ended (a 30 MB configuration in about 4 MB). The parts given are spent.
+ */
+export function deflateParts(parts: Buffer[]): Buffer[] {
+  const out: Buffer[] = [];
+  for (let i = 0; i < parts.length; i++) {
+    const packed = deflateRawSync(parts[i], { level: zlib.Z_BEST_SPEED });
+    out.push(packed.byteOffset === 0 && packed.byteLength === packed.buffer.byteLength ? packed : Buffer.from(new Uint8Array(packed).buffer));
+    parts[i] = EMPTY;
+  }
+  return out;
+}
+
+const EMPTY = Buffer.alloc(0);
+
+/** The text of parts deflated by deflateParts, `bytes` long in UTF-8: inflated into one buffer, part by part. */
+export function inflatedText(parts: readonly Uint8Array[], bytes: number): string {
+  const all = Buffer.allocUnsafe(bytes);
+  let at = 0;
+  for (const p of parts) at += inflateRawSync(p).copy(all, at);
+  if (at !== bytes) throw new Error(`a deflated capture inflated to ${at} bytes instead of ${bytes}`);
+  return all.toString('utf8');
 }

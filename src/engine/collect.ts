@@ -84,7 +84,11 @@ export function capturedButFailed(err: unknown, target: CollectTarget, captured:
 export type RawCapture = Omit<CollectSuccess, 'text'>;
 
 /** A successful capture as UTF-8 parts (as the session packed them), before strip and redaction. */
-export type CapturedParts = Omit<RawCapture, 'raw'> & { parts: Buffer[] };
+export type CapturedParts = Omit<RawCapture, 'raw'> & {
+  parts: Buffer[];
+  /** Set when the parts are deflated (deflateParts, a big capture from a session thread): their UTF-8 size inflated. */
+  inflated_bytes?: number;
+};
 
 /** The device's output as captured (decoded, terminal clean-up, command_output cuts), or a classified failure. Never throws. */
 export async function captureRaw(

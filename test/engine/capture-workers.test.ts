@@ -5,11 +5,12 @@ import { once } from 'node:events';
 import { createWorkerPool, OffThreadBusyError, type OffThreadTask } from '../../src/runtime/worker-pool';
 import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY } from '../../src/engine/capture/session-messages';
 import type { CaptureAnswer } from '../../src/engine/capture/capture-task';
+import { deflateParts } from '../../src/engine/captured-output';
 import { BUILTIN_FOLDER } from '../../src/templates/files';
 import { DEFAULTS_ASSET } from '../../src/templates/defaults';
 
 /** A capture task of about `mb` MB of configuration lines, in 256 KB parts (as a session packs them), and what to move. */
-function captureTask(mb: number): { task: OffThreadTask; transfer: ArrayBuffer[] } {
+function captureTask(mb: number, deflated = false): { task: OffThreadTask; transfer: ArrayBuffer[] } {
   const lines = ['hostname core-sw1', 'snmp-server community Heap-C0mmunity RO'];
   for (let i = 0, size = 0; size < mb * 1_000_000; i++) {
     const line = `interface GigabitEthernet${i >> 6}/${i & 63}\n description uplink ${i % 97}\n!`;
@@ -20,7 +21,13 @@ function captureTask(mb: number): { task: OffThreadTask; transfer: ArrayBuffer[]
   const parts: Uint8Array[] = [];
   for (let at = 0; at < all.length; at += 256 * 1024) parts.push(new Uint8Array(all.subarray(at, at + 256 * 1024)));
   const template = { name: 'heap-test', strip_patterns: [], redact_patterns: ['^snmp-server community (\\S+)'], ignore_patterns: [] };
-  return { task: { kind: 'capture', parts, template, redact_key: null, compress: true }, transfer: parts.map((p) => p.buffer as ArrayBuffer) };
+  // As a session thread sends a big capture: each part deflated, the size inflated beside them.
+  const sent = deflated ? deflateParts(parts.map((p) => Buffer.from(p.buffer))) : parts;
+  const inflated_bytes = deflated ? all.length : undefined;
+  return {
+    task: { kind: 'capture', parts: sent, inflated_bytes, template, redact_key: null, compress: true },
+    transfer: sent.map((p) => p.buffer as ArrayBuffer),
+  };
 }
 
 const pool = createWorkerPool({
@@ -33,8 +40,8 @@ const pool = createWorkerPool({
   resourceLimits: () => ({ maxOldGenerationSizeMb: 24, maxYoungGenerationSizeMb: 8 }),
 });
 
-const run = (mb: number, retire = false) => {
-  const { task, transfer } = captureTask(mb);
+const run = (mb: number, retire = false, deflated = false) => {
+  const { task, transfer } = captureTask(mb, deflated);
   return pool.run<CaptureAnswer>(task, 120_000, { transfer, retire });
 };
 
@@ -68,4 +75,19 @@ test('a big capture marked to retire ends its worker once processed (its heap gi
   assert.equal(pool.workers().length, 0, 'its worker has left the pool');
   const next = await run(0.2);
   assert.ok(next.ok && pool.workers()[0].threadId !== kept.threadId, 'the next task starts a new worker');
+});
+
+test('a capture deflated by its session thread is stored as the same text, hash and fingerprints as the plain one', { timeout: 120_000 }, async () => {
+  const plain = await run(1.5);
+  const deflated = await run(1.5, false, true);
+  assert.ok(plain.ok && deflated.ok && !plain.empty);
+  assert.deepEqual(
+    { ...deflated.prepared, snapshot: { ...deflated.prepared.snapshot, body: Buffer.from(deflated.prepared.snapshot.body) } },
+    { ...plain.prepared, snapshot: { ...plain.prepared.snapshot, body: Buffer.from(plain.prepared.snapshot.body) } },
+  );
+});
+
+test('a capture of 3 MB fits in a 24 MB heap: its lenient fingerprint no longer sorts a copy of every line', { timeout: 120_000 }, async () => {
+  const answer = await run(3);
+  assert.ok(answer.ok && !answer.empty, 'processed within the ceiling');
 });

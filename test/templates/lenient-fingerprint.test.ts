@@ -1,7 +1,6 @@
 // The lenient fingerprint (an imported version against the first live backup) keeps its values while it is computed in bounded memory: fixed values for texts that exercise its ordering rules, and a big configuration within a small heap.
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { Worker } from 'node:worker_threads';
 import { lenientFingerprint } from '../../src/templates/patterns';
 
 /** Lines that exercise the rules: header comments, separators, secrets, repeated and prefixed top-level lines, children before any parent, characters outside the BMP and above the surrogates. */

@@ -91,14 +91,15 @@ export async function collectForStorage(
     const capture = opts.inThread ? captureInThread : captureParts;
     const captured = await capture(target, template, limits, { signal: opts.signal, onReceived: (n) => share.add(n) });
     if (!captured.ok) return captured;
-    const { parts, ...rest } = captured;
+    const { parts, inflated_bytes, ...rest } = captured;
     try {
       // What arrived is already counted; the worker's heap is held apart (memoryPlan), its copies outside it are not.
-      const bytes = byteLength(parts);
+      const bytes = inflated_bytes ?? byteLength(parts);
       await share.reserve(bytes * POST_PROCESS_COPIES);
       const r = redaction(template, opts.redact_key);
       const task: CaptureTask = {
         parts,
+        inflated_bytes,
         template: {
           name: template.name,
           strip_patterns: template.strip_patterns,
