@@ -10,10 +10,10 @@ import { BUILTIN_FOLDER } from '../../src/templates/files';
 import { DEFAULTS_ASSET } from '../../src/templates/defaults';
 
 /** A capture task of about `mb` MB of configuration lines, in 256 KB parts (as a session packs them), and what to move. */
-function captureTask(mb: number, deflated = false): { task: OffThreadTask; transfer: ArrayBuffer[] } {
+function captureTask(mb: number, deflated = false, block = (i: number) => `interface GigabitEthernet${i >> 6}/${i & 63}\n description uplink ${i % 97}\n!`) {
   const lines = ['hostname core-sw1', 'snmp-server community Heap-C0mmunity RO'];
   for (let i = 0, size = 0; size < mb * 1_000_000; i++) {
-    const line = `interface GigabitEthernet${i >> 6}/${i & 63}\n description uplink ${i % 97}\n!`;
+    const line = block(i);
     lines.push(line);
     size += line.length + 1;
   }
@@ -24,8 +24,9 @@ function captureTask(mb: number, deflated = false): { task: OffThreadTask; trans
   // As a session thread sends a big capture: each part deflated, the size inflated beside them.
   const sent = deflated ? deflateParts(parts.map((p) => Buffer.from(p.buffer))) : parts;
   const inflated_bytes = deflated ? all.length : undefined;
+  const task: OffThreadTask = { kind: 'capture', parts: sent, inflated_bytes, template, redact_key: null, compress: true };
   return {
-    task: { kind: 'capture', parts: sent, inflated_bytes, template, redact_key: null, compress: true },
+    task,
     transfer: sent.map((p) => p.buffer as ArrayBuffer),
   };
 }
@@ -87,7 +88,14 @@ test('a capture deflated by its session thread is stored as the same text, hash 
   );
 });
 
-test('a capture of 3 MB fits in a 24 MB heap: its lenient fingerprint no longer sorts a copy of every line', { timeout: 120_000 }, async () => {
-  const answer = await run(3);
-  assert.ok(answer.ok && !answer.empty, 'processed within the ceiling');
-});
+test(
+  'a capture whose lines share long parents fits in a 24 MB heap: its lenient fingerprint no longer builds every parent-and-line key',
+  { timeout: 120_000 },
+  async () => {
+    // Short lines under long top-level lines: the sorting fingerprint built a key of parent and line for each line.
+    const block = (i: number) => [`interface Port-channel${i}-${'x'.repeat(120)}`, ...Array.from({ length: 24 }, (_, j) => ` vlan ${j}`)].join('\n');
+    const { task, transfer } = captureTask(1.25, false, block);
+    const answer = await pool.run<CaptureAnswer>(task, 120_000, { transfer });
+    assert.ok(answer.ok && !answer.empty, 'processed within the ceiling');
+  },
+);
