@@ -1,15 +1,8 @@
 // A session worker thread's work: drives many device sessions at once (transport, login, shell, capture) for the runner's session pool (session-pool.ts); capture-worker.ts is its entry.
 import { parentPort, type MessagePort, type Transferable } from 'node:worker_threads';
-import { byteLength, deflateParts } from '../captured-output';
 import { captureParts } from '../collect';
 import type { CollectFailure } from '../types';
 import { RECEIVED_REPORT_BYTES, type SessionReply, type SessionRequest } from './session-messages';
-
-/**
- * A capture this big is deflated here before it goes: it then waits for a capture worker (one post-processing at a
- * time) in a tenth or less of its size. The peak of eight 30 MB captures at once was theirs while they waited.
- */
-const DEFLATE_FROM_BYTES = 1024 * 1024;
 
 /** The captures running in this thread, by the pool's id: what an abort message stops. */
 const running = new Map<number, AbortController>();
@@ -33,11 +26,6 @@ async function capture(port: MessagePort, req: Extract<SessionRequest, { type: '
     });
     report();
     if (!result.ok) return send({ type: 'done', id: req.id, result });
-    const bytes = byteLength(result.parts);
-    if (bytes >= DEFLATE_FROM_BYTES) {
-      result.parts = deflateParts(result.parts);
-      result.inflated_bytes = bytes;
-    }
     // Each part owns its memory (ownedBuffer), so it moves; a part sharing a buffer with another is copied first.
     const seen = new Set<ArrayBufferLike>();
     const parts = result.parts.map((p) => {
