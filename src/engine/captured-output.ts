@@ -1,17 +1,27 @@
-// A capture command's output held as UTF-8 chunks while it arrives (TerminalScreen.spillAfter), and turned back into text only where a rule needs the text.
+// A capture command's output held as deflated UTF-8 chunks while it arrives (TerminalScreen.spillAfter) and until its capture worker takes it, and turned back into text only where a rule needs the text.
+import { deflateRawSync, inflateRawSync, constants as zlib } from 'node:zlib';
 
 /** Characters gathered before they are encoded into one chunk: few chunks for a big capture, each encoded in well under a millisecond. */
 const CHUNK_CHARS = 256 * 1024;
 
 /**
- * Lines packed into UTF-8 buffers, each buffer owning its memory so it can be moved to a worker. The lines are joined
- * with LF and end with one, unless the last line is empty: the text of `lines.join('\n')` with one newline at its end.
+ * UTF-8 text deflated part by part (raw deflate, zlib's fastest level: a 30 MB configuration in about 4 MB), each part
+ * owning its memory so it can be moved to another thread, and the text's size in UTF-8 (inflatedText).
+ */
+export interface DeflatedOutput {
+  parts: Buffer[];
+  bytes: number;
+}
+
+/**
+ * Lines packed into deflated UTF-8 buffers as they come. The lines are joined with LF and end with one, unless the
+ * last line is empty: the text of `lines.join('\n')` with one newline at its end.
  */
 export class LineChunks {
   lines = 0;
   private pending: string[] = [];
   private chars = 0;
-  private readonly chunks: Buffer[] = [];
+  private readonly out: DeflatedOutput = { parts: [], bytes: 0 };
 
   push(line: string): void {
     // Packed before a line is added, so the last line is still pending at finish().
@@ -22,16 +32,31 @@ export class LineChunks {
   }
 
   /** The chunks; the object is spent. */
-  finish(): Buffer[] {
+  finish(): DeflatedOutput {
     if (this.pending.length > 0) this.flush(this.pending[this.pending.length - 1] === '' ? '' : '\n');
-    return this.chunks;
+    return this.out;
   }
 
   private flush(end: string): void {
-    this.chunks.push(ownedBuffer(this.pending.join('\n') + end));
+    addDeflated(this.out, this.pending.join('\n') + end);
     this.pending = [];
     this.chars = 0;
   }
+}
+
+/** Appends `text` (deflated, as one more part) to `out`. */
+export function addDeflated(out: DeflatedOutput, text: string): void {
+  if (text === '') return;
+  const utf8 = Buffer.from(text, 'utf8');
+  out.parts.push(deflatePart(utf8));
+  out.bytes += utf8.byteLength;
+}
+
+/** `text` deflated (DeflatedOutput). */
+export function deflatedText(text: string): DeflatedOutput {
+  const out: DeflatedOutput = { parts: [], bytes: 0 };
+  addDeflated(out, text);
+  return out;
 }
 
 /** `text` as UTF-8 in a buffer of its own (not a slice of Node's shared pool), so it can be transferred. */
@@ -43,12 +68,12 @@ export function ownedBuffer(text: string): Buffer {
   return own;
 }
 
-/** A command's captured output: its first lines as text (where the echo is looked for) and the rest as UTF-8 chunks. */
+/** A command's captured output: its first lines as text (where the echo is looked for) and the rest as deflated UTF-8 chunks. */
 export interface CapturedOutput {
   /** The output's first lines. */
   head: string[];
-  /** The lines after them (LineChunks); empty for a short output. */
-  rest: Buffer[];
+  /** The lines after them (LineChunks); no parts for a short output. */
+  rest: DeflatedOutput;
 }
 
 /**
@@ -57,11 +82,30 @@ export interface CapturedOutput {
  */
 export function capturedText(c: CapturedOutput): string {
   const head = c.head.join('\n');
-  if (c.rest.length === 0) return head;
-  return (c.head.length > 0 ? head + '\n' : '') + Buffer.concat(c.rest).toString('utf8');
+  if (c.rest.parts.length === 0) return head;
+  return (c.head.length > 0 ? head + '\n' : '') + inflatedText(c.rest);
 }
 
 /** Total bytes of UTF-8 chunks. */
 export function byteLength(parts: readonly Uint8Array[]): number {
   return parts.reduce((n, p) => n + p.byteLength, 0);
+}
+
+/** One part deflated, owning its memory (zlib may hand back a view of a larger buffer). */
+function deflatePart(utf8: Uint8Array): Buffer {
+  const packed = deflateRawSync(utf8, { level: zlib.Z_BEST_SPEED });
+  return packed.byteOffset === 0 && packed.byteLength === packed.buffer.byteLength ? packed : Buffer.from(new Uint8Array(packed).buffer);
+}
+
+/** The text of a DeflatedOutput: inflated into one buffer, part by part. */
+export function inflatedText(d: { parts: readonly Uint8Array[]; bytes: number }): string {
+  const all = Buffer.allocUnsafe(d.bytes);
+  let at = 0;
+  for (const p of d.parts) {
+    const part = inflateRawSync(p);
+    if (at + part.byteLength > d.bytes) throw new Error(`deflated output longer than its ${d.bytes} bytes`);
+    at += part.copy(all, at);
+  }
+  if (at !== d.bytes) throw new Error(`deflated output inflated to ${at} bytes instead of ${d.bytes}`);
+  return all.toString('utf8');
 }

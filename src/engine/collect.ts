@@ -11,7 +11,7 @@ import { isCommandRejected } from './command-errors';
 import { connectSsh, type ByteBudget, type SshConnection } from './transports/ssh';
 import { connectTelnet, loginTelnet } from './transports/telnet';
 import { describeEndpoint, formatSeconds } from './transports/tcp';
-import { ownedBuffer } from './captured-output';
+import { deflatedText, inflatedText, type DeflatedOutput } from './captured-output';
 import { decodeConfigBytes, type SourceEncoding } from '../lib/decode';
 
 export interface CollectOptions {
@@ -83,8 +83,13 @@ export function capturedButFailed(err: unknown, target: CollectTarget, captured:
 /** A successful capture before strip and redaction (collectConfig applies them here; the runner in a worker thread). */
 export type RawCapture = Omit<CollectSuccess, 'text'>;
 
-/** A successful capture as UTF-8 parts (as the session packed them), before strip and redaction. */
-export type CapturedParts = Omit<RawCapture, 'raw'> & { parts: Buffer[] };
+/** A successful capture as deflated UTF-8 parts (as the session packed them), before strip and redaction. */
+export type CapturedParts = Omit<RawCapture, 'raw'> & {
+  /** Deflated as the session packed them (DeflatedOutput). */
+  parts: Buffer[];
+  /** Their UTF-8 size inflated. */
+  inflated_bytes: number;
+};
 
 /** The device's output as captured (decoded, terminal clean-up, command_output cuts), or a classified failure. Never throws. */
 export async function captureRaw(
@@ -95,8 +100,8 @@ export async function captureRaw(
 ): Promise<RawCapture | CollectFailure> {
   const captured = await captureParts(target, template, limits, opts);
   if (!captured.ok) return captured;
-  const { parts, ...rest } = captured;
-  return { ...rest, raw: Buffer.concat(parts).toString('utf8') };
+  const { parts, inflated_bytes, ...rest } = captured;
+  return { ...rest, raw: inflatedText({ parts, bytes: inflated_bytes }) };
 }
 
 /**
@@ -131,13 +136,13 @@ export async function captureParts(
     if (target.refused) throw new CollectError(target.refused.failure, target.refused.message, false);
     const vocabulary = sessionVocabulary(template);
     const session = { signal: controller.signal, onReceived: opts?.onReceived };
-    const parts =
+    const out =
       target.protocol === 'telnet'
         ? await collectTelnet(target, template, lim, session, state, vocabulary)
         : await collectSsh(target, template, lim, session, state, vocabulary);
     // A cancel or timeout that lands as the last byte arrives still wins: the caller asked to stop.
     if (controller.signal.aborted) throw controller.signal.reason;
-    return { ok: true, parts, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
+    return { ok: true, parts: out.parts, inflated_bytes: out.bytes, encoding: state.encoding, host_key: state.host_key, duration_ms: duration() };
   } catch (err) {
     const failure: unknown = controller.signal.aborted && !(err instanceof CollectError && err.failure === 'OUTPUT_TOO_LARGE') ? controller.signal.reason : err;
     const e = failure instanceof CollectError ? failure : internalError(failure);
@@ -189,7 +194,7 @@ async function collectSsh(
   hooks: SessionHooks,
   state: CollectState,
   vocabulary: SessionVocabulary,
-): Promise<Buffer[]> {
+): Promise<DeflatedOutput> {
   const { signal } = hooks;
   const conn = await connectSsh({
     host: target.host,
@@ -242,7 +247,7 @@ async function collectExec(
   vocabulary: SessionVocabulary,
   state: CollectState,
   onReceived?: (bytes: number) => void,
-): Promise<Buffer[]> {
+): Promise<DeflatedOutput> {
   const budget: ByteBudget = { used: 0, max: lim.max_output_bytes, onReceived };
   for (const command of template.pre_commands) await conn.exec(command, { idle_ms: lim.command_timeout_ms, budget });
   let out = '';
@@ -257,7 +262,7 @@ async function collectExec(
     if (isCommandRejected(text, vocabulary.commandErrors)) throw commandRejected(command);
     out += captured(template, command, text);
   }
-  return [ownedBuffer(out)];
+  return deflatedText(out);
 }
 
 /** Telnet has no exec channel, so exec templates run through the prompt-driven shell too. */
@@ -268,7 +273,7 @@ async function collectTelnet(
   hooks: SessionHooks,
   state: CollectState,
   vocabulary: SessionVocabulary,
-): Promise<Buffer[]> {
+): Promise<DeflatedOutput> {
   const { signal } = hooks;
   const stream = await connectTelnet({
     host: target.host,

@@ -5,7 +5,7 @@ import { compilePattern } from '../templates/patterns';
 import { storedText, type Redaction } from '../templates/stored-text';
 import type { OutputRule, TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
-import { LineChunks } from './captured-output';
+import { LineChunks, type CapturedOutput } from './captured-output';
 
 /**
  * A one-line-at-a-time terminal model fed with decoded device output.
@@ -70,7 +70,7 @@ export class TerminalScreen {
   }
 
   /**
-   * From now until takeSpilled(), completed lines after the first `head` are packed into UTF-8 chunks as they
+   * From now until takeSpilled(), completed lines after the first `head` are packed into deflated UTF-8 chunks as they
    * come: a big capture is held as a few buffers, not as a million strings on the heap, and never rescanned.
    */
   spillAfter(head: number): void {
@@ -78,8 +78,8 @@ export class TerminalScreen {
   }
 
   /** The completed lines since the last takeLines() (the first `head`) and the packed rest, each line ending with LF; spilling stops. */
-  takeSpilled(): { head: string[]; rest: Buffer[] } {
-    const rest = this.spill?.rest.finish() ?? [];
+  takeSpilled(): CapturedOutput {
+    const rest = this.spill?.rest.finish() ?? { parts: [], bytes: 0 };
     this.spill = null;
     return { head: this.takeLines(), rest };
   }

@@ -1,6 +1,6 @@
 // One shell-mode backup as a sequence: login prompt, enable, pre-commands, capture commands, exit.
 import { MAX_REFUSAL_LINES, isCommandRejected } from './command-errors';
-import { capturedText, ownedBuffer, type CapturedOutput } from './captured-output';
+import { capturedText, deflatedText, type CapturedOutput, type DeflatedOutput } from './captured-output';
 import type { LinePattern } from '../lib/re2';
 import { cutOutput } from './normalise';
 import type { PromptSession } from './session';
@@ -9,45 +9,48 @@ import type { TemplateSpec } from '../templates/types';
 import { CollectError } from './types';
 
 /**
- * Login prompt → enable → pre-commands → capture commands → exit; returns the captured output as UTF-8 parts (LF,
+ * Login prompt → enable → pre-commands → capture commands → exit; returns the captured output as deflated UTF-8 parts (LF,
  * one newline per line), each capture command's part cut as the template's `command_output` says.
  */
 export async function driveShell(
   session: PromptSession,
   template: TemplateSpec,
   login: { username: string; enable_secret?: string | null },
-): Promise<Buffer[]> {
+): Promise<DeflatedOutput> {
   await detectPrompt(session, template.prompt);
   if (template.enable && login.enable_secret) await enterEnable(session, template.enable, login.enable_secret, login.username);
   for (const command of template.pre_commands) await session.runCommand(command);
-  const out: Buffer[] = [];
+  const out: DeflatedOutput = { parts: [], bytes: 0 };
   for (const command of template.commands) {
-    const parts = capturedParts(template, command, await session.captureCommand(command), session.vocabulary.commandErrors);
-    if (!parts) {
+    const kept = capturedParts(template, command, await session.captureCommand(command), session.vocabulary.commandErrors);
+    if (!kept) {
       session.exit(template.exit_command);
       throw commandRejected(command);
     }
-    out.push(...parts);
+    out.parts.push(...kept.parts);
+    out.bytes += kept.bytes;
   }
   session.exit(template.exit_command);
   return out;
 }
 
 /**
- * A capture command's output as it joins the configuration, as UTF-8 parts (null: the CLI refused the command). A
+ * A capture command's output as it joins the configuration, as deflated UTF-8 parts (null: the CLI refused the command). A
  * big output stays in its chunks: it is text again only where a rule needs the text (a command_output cut) and in
  * the capture worker.
  */
-function capturedParts(template: TemplateSpec, command: string, c: CapturedOutput, refusals: readonly LinePattern[]): Buffer[] | null {
+function capturedParts(template: TemplateSpec, command: string, c: CapturedOutput, refusals: readonly LinePattern[]): DeflatedOutput | null {
   // A refusal is a few lines: an output past the head is none, unless the head is nearly all blank.
-  const short = c.rest.length === 0 || c.head.filter((l) => l.trim() !== '').length <= MAX_REFUSAL_LINES;
-  if (c.rest.length > 0 && !short && !template.command_output?.[command]) {
-    return c.head.length > 0 ? [ownedBuffer(c.head.join('\n') + '\n'), ...c.rest] : c.rest;
+  const short = c.rest.parts.length === 0 || c.head.filter((l) => l.trim() !== '').length <= MAX_REFUSAL_LINES;
+  if (c.rest.parts.length > 0 && !short && !template.command_output?.[command]) {
+    const out = deflatedText(c.head.length > 0 ? c.head.join('\n') + '\n' : '');
+    out.parts.push(...c.rest.parts);
+    out.bytes += c.rest.bytes;
+    return out;
   }
   const text = capturedText(c);
   if (isCommandRejected(text, refusals)) return null;
-  const kept = captured(template, command, text);
-  return kept ? [ownedBuffer(kept)] : [];
+  return deflatedText(captured(template, command, text));
 }
 
 /** One capture command's output as it joins the configuration: cut per `command_output`, ending with a newline. */

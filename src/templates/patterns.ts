@@ -149,28 +149,138 @@ export function sameConfiguration(previous: string, current: string, lenient: ()
   return full(previous) === full(current);
 }
 
-/** The lenient half of importFingerprint, for the one comparison after an imported version (sameConfiguration). */
+/**
+ * The lenient half of importFingerprint, for the one comparison after an imported version (sameConfiguration): SHA-256
+ * of the lenient keys, sorted, joined with LF. A top-level line's key is its own; an indented line's key is its
+ * parent's, a NUL, then its own. So, with no NUL in the text, the sorted keys are the distinct top-level keys in order,
+ * each repeated as often as it occurs and followed by its children's keys in order. The keys are never built as one
+ * array of strings (a 30 MB configuration has a million of them): they are ranges of the text, sorted parent by
+ * parent, and the sorted text is hashed as it is produced.
+ */
 export function lenientFingerprint(text: string, ignore_patterns: readonly string[]): string {
-  const ignore = usablePatterns(ignore_patterns);
-  const keys: string[] = [];
-  let parent = '';
+  const plain = text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text;
+  const keys = lenientKeys(plain, usablePatterns(ignore_patterns));
+  const hash = new TextHash();
+  if (plain.includes('\0')) {
+    // A NUL inside a line would upset the grouping: sort the whole keys.
+    const all: string[] = [];
+    let parent = '';
+    for (let r = 0; r < keys.count; r++) {
+      if (keys.top[r]) all.push((parent = keys.text(r)));
+      else all.push(`${parent}\0${keys.text(r)}`);
+    }
+    for (const k of all.sort()) hash.key(k);
+    return hash.digest();
+  }
+  const children = (parent: string, list: number[]) => {
+    list.sort(keys.compare);
+    for (const c of list) hash.key(parent + '\0' + keys.text(c));
+  };
+  // The lines before the first top-level line have the parent '': their keys sort before every other.
+  const orphans: number[] = [];
+  for (let r = 0; r < keys.count && !keys.top[r]; r++) orphans.push(r);
+  children('', orphans);
+  const tops: number[] = [];
+  for (let r = 0; r < keys.count; r++) if (keys.top[r]) tops.push(r);
+  tops.sort(keys.compare);
+  for (let i = 0; i < tops.length;) {
+    // Equal top-level keys: each one, then the children of all of them.
+    const parent = keys.text(tops[i]);
+    const list: number[] = [];
+    do {
+      hash.key(parent);
+      for (let r = tops[i] + 1; r < keys.count && !keys.top[r]; r++) list.push(r);
+      i++;
+    } while (i < tops.length && keys.compare(tops[i - 1], tops[i]) === 0);
+    children(parent, list);
+  }
+  return hash.digest();
+}
+
+/** The keys of the lines the lenient print keeps, in the text's order (lenientKeys). */
+interface LenientKeys {
+  count: number;
+  /** 1 for a top-level line, 0 for an indented one. */
+  top: Uint8Array;
+  /** A line's own key (without its parent's). */
+  text(r: number): string;
+  /** Compares two lines' own keys as strings compare (UTF-16 code units), without building them. */
+  compare: (a: number, b: number) => number;
+}
+
+/**
+ * Lenient keys leave out blank and ignored lines, the leading comment lines and bare comment separators; a line
+ * holding a secret is reduced to its first two words (a digit alone is not a word) and " <secret>", any other line to
+ * itself without trailing blanks.
+ */
+function lenientKeys(plain: string, ignore: readonly LinePattern[]): LenientKeys {
+  let lines = 1;
+  for (let at = plain.indexOf('\n'); at >= 0; at = plain.indexOf('\n', at + 1)) lines++;
+  // A key is the range [start, end) of the text or, for a line with a secret, secrets[-start - 1].
+  const start = new Int32Array(lines);
+  const end = new Int32Array(lines);
+  const top = new Uint8Array(lines);
+  const secrets: string[] = [];
+  let count = 0;
   let header = true;
-  for (const line of (text.includes('\r\n') ? text.replace(/\r\n/g, '\n') : text).split('\n')) {
-    if (line.trim() === '' || ignore.some((re) => re.test(line))) continue;
-    if (COMMENT.test(line) && (header || /^\s*[!#]\s*$/.test(line))) continue;
-    header = false;
-    const at = SECRET_AT.exec(line);
-    const key = at
-      ? line
+  for (let from = 0; from <= plain.length;) {
+    let to = plain.indexOf('\n', from);
+    if (to < 0) to = plain.length;
+    const line = plain.slice(from, to);
+    const skip = line.trim() === '' || ignore.some((re) => re.test(line)) || (COMMENT.test(line) && (header || /^\s*[!#]\s*$/.test(line)));
+    if (!skip) {
+      header = false;
+      top[count] = /^\s/.test(line) ? 0 : 1;
+      const at = SECRET_AT.exec(line);
+      if (at) {
+        const words = line
           .slice(0, at.index)
           .trim()
           .split(/\s+/)
-          .filter((w) => !/^\d$/.test(w))
-          .slice(0, 2)
-          .join(' ') + ' <secret>'
-      : line.trimEnd();
-    if (!/^\s/.test(line)) parent = key;
-    keys.push(/^\s/.test(line) ? `${parent}\0${key}` : key);
+          .filter((w) => !/^\d$/.test(w));
+        secrets.push(words.slice(0, 2).join(' ') + ' <secret>');
+        start[count] = -secrets.length;
+      } else {
+        start[count] = from;
+        end[count] = from + line.trimEnd().length;
+      }
+      count++;
+    }
+    from = to + 1;
   }
-  return createHash('sha256').update(keys.sort().join('\n')).digest('hex');
+  const text = (r: number) => (start[r] < 0 ? secrets[-start[r] - 1] : plain.slice(start[r], end[r]));
+  const compare = (a: number, b: number) => {
+    const sa = start[a] < 0 ? secrets[-start[a] - 1] : plain;
+    const sb = start[b] < 0 ? secrets[-start[b] - 1] : plain;
+    const ia = start[a] < 0 ? 0 : start[a];
+    const ib = start[b] < 0 ? 0 : start[b];
+    const la = (start[a] < 0 ? sa.length : end[a]) - ia;
+    const lb = (start[b] < 0 ? sb.length : end[b]) - ib;
+    for (let k = 0, n = Math.min(la, lb); k < n; k++) {
+      const d = sa.charCodeAt(ia + k) - sb.charCodeAt(ib + k);
+      if (d !== 0) return d;
+    }
+    return la - lb;
+  };
+  return { count, top, text, compare };
+}
+
+/** SHA-256 of keys joined with LF, fed in blocks (whole keys only: a surrogate pair is never cut). */
+class TextHash {
+  private readonly hash = createHash('sha256');
+  private block = '';
+  private first = true;
+
+  key(k: string): void {
+    this.block += this.first ? k : '\n' + k;
+    this.first = false;
+    if (this.block.length >= 64 * 1024) {
+      this.hash.update(this.block);
+      this.block = '';
+    }
+  }
+
+  digest(): string {
+    return this.hash.update(this.block).digest('hex');
+  }
 }

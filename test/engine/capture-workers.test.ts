@@ -5,22 +5,25 @@ import { once } from 'node:events';
 import { createWorkerPool, OffThreadBusyError, type OffThreadTask } from '../../src/runtime/worker-pool';
 import { ENGINE_WORKER_ASSET, ENGINE_WORKER_ENTRY } from '../../src/engine/capture/session-messages';
 import type { CaptureAnswer } from '../../src/engine/capture/capture-task';
+import { addDeflated, type DeflatedOutput } from '../../src/engine/captured-output';
+import { sha256Hex } from '../../src/store/snapshots';
 import { BUILTIN_FOLDER } from '../../src/templates/files';
 import { DEFAULTS_ASSET } from '../../src/templates/defaults';
 
-/** A capture task of about `mb` MB of configuration lines, in 256 KB parts (as a session packs them), and what to move. */
-function captureTask(mb: number): { task: OffThreadTask; transfer: ArrayBuffer[] } {
+/** A capture task of about `mb` MB of configuration lines (blocks of them made by `block`), deflated in 256 KB parts as a session packs them, what to move, and the text. */
+function captureTask(mb: number, block = (i: number) => `interface GigabitEthernet${i >> 6}/${i & 63}\n description uplink ${i % 97}\n!`) {
   const lines = ['hostname core-sw1', 'snmp-server community Heap-C0mmunity RO'];
   for (let i = 0, size = 0; size < mb * 1_000_000; i++) {
-    const line = `interface GigabitEthernet${i >> 6}/${i & 63}\n description uplink ${i % 97}\n!`;
+    const line = block(i);
     lines.push(line);
     size += line.length + 1;
   }
-  const all = Buffer.from(lines.join('\n') + '\n');
-  const parts: Uint8Array[] = [];
-  for (let at = 0; at < all.length; at += 256 * 1024) parts.push(new Uint8Array(all.subarray(at, at + 256 * 1024)));
+  const text = lines.join('\n') + '\n';
+  const out: DeflatedOutput = { parts: [], bytes: 0 };
+  for (let at = 0; at < text.length; at += 256 * 1024) addDeflated(out, text.slice(at, at + 256 * 1024));
   const template = { name: 'heap-test', strip_patterns: [], redact_patterns: ['^snmp-server community (\\S+)'], ignore_patterns: [] };
-  return { task: { kind: 'capture', parts, template, redact_key: null, compress: true }, transfer: parts.map((p) => p.buffer as ArrayBuffer) };
+  const task: OffThreadTask = { kind: 'capture', parts: out.parts, inflated_bytes: out.bytes, template, redact_key: null, compress: true };
+  return { task, transfer: out.parts.map((p) => p.buffer as ArrayBuffer), text };
 }
 
 const pool = createWorkerPool({
@@ -69,3 +72,23 @@ test('a big capture marked to retire ends its worker once processed (its heap gi
   const next = await run(0.2);
   assert.ok(next.ok && pool.workers()[0].threadId !== kept.threadId, 'the next task starts a new worker');
 });
+
+test('a capture deflated as its session packed it is stored as the text it inflates to', { timeout: 120_000 }, async () => {
+  const { task, transfer, text } = captureTask(1.5);
+  const answer = await pool.run<CaptureAnswer>(task, 120_000, { transfer });
+  assert.ok(answer.ok && !answer.empty);
+  assert.equal(answer.prepared.snapshot.hash, sha256Hex(Buffer.from(text)));
+  assert.equal(answer.prepared.snapshot.size, Buffer.byteLength(text));
+});
+
+test(
+  'a capture whose lines share long parents fits in a 24 MB heap: its lenient fingerprint no longer builds every parent-and-line key',
+  { timeout: 120_000 },
+  async () => {
+    // Short lines under long top-level lines: the sorting fingerprint built a key of parent and line for each line.
+    const block = (i: number) => [`interface Port-channel${i}-${'x'.repeat(120)}`, ...Array.from({ length: 24 }, (_, j) => ` vlan ${j}`)].join('\n');
+    const { task, transfer } = captureTask(1.25, block);
+    const answer = await pool.run<CaptureAnswer>(task, 120_000, { transfer });
+    assert.ok(answer.ok && !answer.empty, 'processed within the ceiling');
+  },
+);

@@ -2,7 +2,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { TerminalScreen } from '../../src/engine/normalise';
-import { capturedText } from '../../src/engine/captured-output';
+import { addDeflated, capturedText, inflatedText, type DeflatedOutput } from '../../src/engine/captured-output';
 
 /** What the screen gives without spilling, and what it gives spilling after `head` lines, for the same bytes. */
 function both(text: string, head: number, chunk: number) {
@@ -31,4 +31,22 @@ test('spilled output reads back as the joined lines, with one newline at its end
     const { plain, spilled, spilledAny } = both(text, head, chunk);
     assert.equal(spilled, spilledAny && !plain.endsWith('\n') ? plain + '\n' : plain);
   }
+});
+
+test('a big capture deflated part by part (as it waits for a capture worker) inflates to the same text, each part movable', () => {
+  const lines: string[] = [];
+  for (let i = 0; i < 40_000; i++) lines.push(`interface Gi${i} \u00e9\u{1F600} description ${i % 97}`);
+  const out: DeflatedOutput = { parts: [], bytes: 0 };
+  for (const text of [lines.slice(0, 20_000).join('\n') + '\n', '', lines.slice(20_000).join('\n') + '\n', 'end\n']) addDeflated(out, text);
+  const text = lines.join('\n') + '\nend\n';
+  assert.equal(out.bytes, Buffer.byteLength(text));
+  assert.equal(out.parts.length, 3, 'an empty text adds no part');
+  assert.ok(
+    out.parts.every((p) => p.byteOffset === 0 && p.byteLength === p.buffer.byteLength),
+    'each part owns its memory',
+  );
+  assert.ok(out.parts.reduce((n, p) => n + p.byteLength, 0) < out.bytes / 4, 'much smaller while it waits');
+  assert.equal(inflatedText(out), text);
+  assert.throws(() => inflatedText({ ...out, bytes: out.bytes + 1 }), /inflated to/);
+  assert.throws(() => inflatedText({ ...out, bytes: out.bytes - 1 }), /longer than/);
 });

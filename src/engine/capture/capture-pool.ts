@@ -6,7 +6,6 @@ import type { RedactionKey } from '../../templates/redact';
 import type { TemplateSpec } from '../../templates/types';
 import type { PreparedCapture } from '../../features/backups/backups.service';
 import { captureParts, capturedButFailed, emptyCapture, redaction, type CapturedParts } from '../collect';
-import { byteLength } from '../captured-output';
 import { CollectError, type CollectFailure, type CollectLimits, type CollectTarget } from '../types';
 import { MemoryBudget, memoryPlan, type MemoryPlan } from './memory-budget';
 import type { CaptureAnswer, CaptureTask } from './capture-task';
@@ -72,7 +71,7 @@ export interface StorageCollectOptions {
   inThread: boolean;
 }
 
-export type StorageCollectResult = (Omit<CapturedParts, 'parts'> & { prepared: PreparedCapture }) | CollectFailure;
+export type StorageCollectResult = (Omit<CapturedParts, 'parts' | 'inflated_bytes'> & { prepared: PreparedCapture }) | CollectFailure;
 
 /**
  * collectConfig for the runner: the same capture, the same stored text and failures, but the post-processing (and
@@ -91,14 +90,15 @@ export async function collectForStorage(
     const capture = opts.inThread ? captureInThread : captureParts;
     const captured = await capture(target, template, limits, { signal: opts.signal, onReceived: (n) => share.add(n) });
     if (!captured.ok) return captured;
-    const { parts, ...rest } = captured;
+    const { parts, inflated_bytes, ...rest } = captured;
     try {
       // What arrived is already counted; the worker's heap is held apart (memoryPlan), its copies outside it are not.
-      const bytes = byteLength(parts);
+      const bytes = inflated_bytes;
       await share.reserve(bytes * POST_PROCESS_COPIES);
       const r = redaction(template, opts.redact_key);
       const task: CaptureTask = {
         parts,
+        inflated_bytes,
         template: {
           name: template.name,
           strip_patterns: template.strip_patterns,

@@ -3,12 +3,15 @@ import { changeFingerprint, lenientFingerprint } from '../../templates/patterns'
 import type { TemplateSpec } from '../../templates/types';
 import { prepareSnapshot } from '../../store/snapshots';
 import type { PreparedCapture } from '../../features/backups/backups.service';
+import { inflatedText } from '../captured-output';
 import { applyTemplate } from '../normalise';
 import { CollectError, type FailureType } from '../types';
 
 export interface CaptureTask {
-  /** The captured output as UTF-8, in the chunks the session packed it in as it arrived (moved here, not copied). */
+  /** The captured output as deflated UTF-8, in the chunks the session packed it in as it arrived (moved here, not copied). */
   parts: Uint8Array[];
+  /** Their size inflated (the parts are deflated: DeflatedOutput). */
+  inflated_bytes: number;
   template: Pick<TemplateSpec, 'name' | 'strip_patterns' | 'redact_patterns' | 'ignore_patterns'>;
   /** The redaction key when this backup redacts (collect.ts redaction()), else null. */
   redact_key: Uint8Array | null;
@@ -23,7 +26,7 @@ export type CaptureAnswer = { ok: true; empty: boolean; prepared: PreparedCaptur
  * goes back. A template whose patterns do not compile fails as data, as collectConfig reports it.
  */
 export function processCapture(task: CaptureTask): CaptureAnswer {
-  const raw = Buffer.concat(task.parts).toString('utf8');
+  const raw = inflatedText({ parts: task.parts, bytes: task.inflated_bytes });
   task.parts.length = 0;
   let text: string;
   try {
