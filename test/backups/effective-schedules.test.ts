@@ -28,7 +28,8 @@ const group = (db: DB, name: string, parent_id: number | null, schedule: string 
   createGroup(db, SYSTEM_ACTOR, { name, parent_id, description: '', schedule }).id;
 
 /** The map sorted for comparison: schedule → sorted ids. */
-const sorted = (m: ReadonlyMap<string, readonly number[]>) => Object.fromEntries([...m].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]).sort(([a], [b]) => (a < b ? -1 : 1)));
+const sorted = (m: ReadonlyMap<string, readonly number[]>) =>
+  Object.fromEntries([...m].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 test('effective schedules: own first, then the nearest group up the tree, then the appliance; disabled devices left out', () => {
   const { db, refs } = freshDb();
@@ -104,7 +105,7 @@ test("effective schedules of a random tree equal a walk up each device's parents
   }
 });
 
-test('the scheduler\'s reader reads again after each change its answer depends on, and only then', () => {
+test("the scheduler's reader reads again after each change its answer depends on, and only then", () => {
   const { db, refs } = freshDb();
   try {
     const read = scheduleReader(db, GLOBAL);

@@ -40,7 +40,7 @@ describe('search over the line index', () => {
   let scanned: AppServices;
   let groupA: number;
   let cred: number;
-  let ids: number[] = [];
+  const ids: number[] = [];
   const drain = async () => {
     while ((await refreshSearchIndex(t.services)) > 0);
   };

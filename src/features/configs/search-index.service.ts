@@ -37,11 +37,14 @@ const MAX_CANDIDATE_LINES = 300_000;
 /** Pause of the background upkeep when nothing is stale. */
 const IDLE_MS = 2_000;
 
+/** What the upkeep needs of the appliance (the serve's services, or an opened appliance in a bench). */
+export type IndexHost = Pick<AppServices, 'db' | 'snapshots'> & { log?: Logger | null };
+
 /**
  * One step of upkeep on a pool worker (workers/index-refresh.ts): up to REFRESH_BATCH stale devices brought up to date.
  * Returns how many devices were looked at.
  */
-export async function refreshSearchIndex(app: Pick<AppServices, 'db' | 'snapshots' | 'log'>, batch = REFRESH_BATCH): Promise<number> {
+export async function refreshSearchIndex(app: IndexHost, batch = REFRESH_BATCH): Promise<number> {
   if (countStaleDevices(app.db) === 0) return 0;
   const task = { kind: 'index-refresh', dbFile: app.db.name, nativePath: sqliteNativePath(), snapshotsRoot: app.snapshots.root, batch };
   const done = await runOffThread<IndexRefreshDone>(task, REFRESH_HARD_MS);
@@ -50,7 +53,7 @@ export async function refreshSearchIndex(app: Pick<AppServices, 'db' | 'snapshot
 }
 
 /** Runs the upkeep until stopped: step after step while devices are stale, then a look every IDLE_MS. */
-export function startSearchIndexer(app: Pick<AppServices, 'db' | 'snapshots' | 'log'>, log: Logger | null): { stop(): Promise<void> } {
+export function startSearchIndexer(app: IndexHost, log: Logger | null): { stop(): Promise<void> } {
   let stopped = false;
   let timer: NodeJS.Timeout | null = null;
   let wake: (() => void) | null = null;

@@ -70,11 +70,10 @@ export function replaceDeviceEntry(db: DB, deviceId: number, hash: string | null
     post.run(id, deviceId);
     ids.push(id);
   }
-  prepareCached(db, 'INSERT INTO search_docs (device_id, hash, line_ids) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET hash = excluded.hash, line_ids = excluded.line_ids').run(
-    deviceId,
-    hash,
-    JSON.stringify(ids),
-  );
+  prepareCached(
+    db,
+    'INSERT INTO search_docs (device_id, hash, line_ids) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET hash = excluded.hash, line_ids = excluded.line_ids',
+  ).run(deviceId, hash, JSON.stringify(ids));
 }
 
 /** The FTS5 query of lower-cased pieces that must all occur: each a quoted phrase (quotes doubled). */
@@ -91,10 +90,9 @@ export function countCandidateLines(db: DB, terms: readonly string[], cap: numbe
 
 /** The distinct lines holding every piece, with their text, for the real matcher to check. */
 export function listCandidateLines(db: DB, terms: readonly string[]): { id: number; text: string }[] {
-  return prepareCached(
-    db,
-    'SELECT l.id, l.text FROM search_lines_fts f JOIN search_lines l ON l.id = f.rowid WHERE search_lines_fts MATCH ?',
-  ).all(ftsQuery(terms)) as { id: number; text: string }[];
+  return prepareCached(db, 'SELECT l.id, l.text FROM search_lines_fts f JOIN search_lines l ON l.id = f.rowid WHERE search_lines_fts MATCH ?').all(
+    ftsQuery(terms),
+  ) as { id: number; text: string }[];
 }
 
 export interface IndexedDeviceFilter {
@@ -125,7 +123,9 @@ function deviceMatchParams(lineIds: readonly number[], f: IndexedDeviceFilter): 
 
 /** How many indexed (not stale) devices hold one of the lines. */
 export function countIndexedDevices(db: DB, lineIds: readonly number[], f: IndexedDeviceFilter): number {
-  return prepareCached(db, `SELECT count(*) ${deviceMatchSql(f)}`).pluck().get(deviceMatchParams(lineIds, f)) as number;
+  return prepareCached(db, `SELECT count(*) ${deviceMatchSql(f)}`)
+    .pluck()
+    .get(deviceMatchParams(lineIds, f)) as number;
 }
 
 /** The first `limit` of those devices by name. */
@@ -149,10 +149,7 @@ export function countIndexedVersions(db: DB, f: IndexedDeviceFilter): number {
 
 /** Stale devices in the filter (ids), whose files the search reads itself. */
 export function listStaleDeviceIds(db: DB, f: IndexedDeviceFilter): number[] {
-  return prepareCached(
-    db,
-    `SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM search_stale) ${filterSql(f)}`,
-  )
+  return prepareCached(db, `SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM search_stale) ${filterSql(f)}`)
     .pluck()
     .all(deviceMatchParams([], f)) as number[];
 }

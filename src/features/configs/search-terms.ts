@@ -14,8 +14,7 @@ export function requiredTerms(q: SearchQuery): string[] | null {
   const pieces = q.mode === 'text' ? [q.query] : regexLiterals(q.query);
   if (pieces === null) return null;
   const terms = new Set<string>();
-  for (const piece of pieces)
-    for (const run of piece.toLowerCase().split(/[^\x20-\x7e]+/)) if (run.length >= MIN_TERM) terms.add(run);
+  for (const piece of pieces) for (const run of piece.toLowerCase().split(/[^\x20-\x7e]+/)) if (run.length >= MIN_TERM) terms.add(run);
   return terms.size ? [...terms] : null;
 }
 

@@ -88,7 +88,12 @@ export async function searchConfigs(
   const want = Math.min(cap, opts.window?.to ?? cap);
   const plan = await planIndexedSearch(app, scope, query, { groupId: opts.groupId, templateId: opts.templateId, want }, async (versions) => {
     const found: SearchHit[] = [];
-    const done = await searchChunk(app, { ...baseTask(app, query, deadline), targets: versions.map(toTarget), maxDevicesWithHits: versions.length, window: { from: 0, to: 0 } }, found, started);
+    const done = await searchChunk(
+      app,
+      { ...baseTask(app, query, deadline), targets: versions.map(toTarget), maxDevicesWithHits: versions.length, window: { from: 0, to: 0 } },
+      found,
+      started,
+    );
     if (done.partial) throw new SearchIndexAbandoned();
     return new Set(found.map((h) => h.deviceId));
   }).catch((err: unknown) => {
@@ -155,9 +160,7 @@ async function scanConfigs(
   do {
     const chunk = listLatestSnapshots(app.db, scope, after, chunkSize);
     after = chunk.lastName;
-    const targets = chunk.rows
-      .filter((r) => !only || only.has(r.device_id))
-      .map(toTarget);
+    const targets = chunk.rows.filter((r) => !only || only.has(r.device_id)).map(toTarget);
     if (targets.length === 0) continue;
     const found = hits.length;
     const task: SearchTask = {
