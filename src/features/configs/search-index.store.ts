@@ -2,6 +2,14 @@
 import type { DB } from '../../db/open';
 import { prepareCached } from '../../db/statements';
 
+/**
+ * The upkeep's own connection commits with synchronous=NORMAL: the index is derived data, and a power loss may take its
+ * last commits (each of which also keeps its devices listed stale) but never tears one.
+ */
+export function commitIndexWithoutFsync(db: DB): void {
+  db.pragma('synchronous = NORMAL');
+}
+
 export interface StaleDeviceRow {
   device_id: number;
   seq: number;

@@ -1,7 +1,7 @@
 // The line index's upkeep on a pool worker (its own database connection): stale devices' newest versions read, verified
 // and written to the index, so neither the file reads nor the writes hold the event loop.
 import { openDatabase, type DB } from '../../../db/open';
-import { clearStale, listStaleDevices, replaceDeviceEntry } from '../search-index.store';
+import { clearStale, commitIndexWithoutFsync, listStaleDevices, replaceDeviceEntry } from '../search-index.store';
 import { indexLines, type IndexLinesDone } from './index-lines';
 
 export interface IndexRefreshTask {
@@ -30,8 +30,7 @@ export function refreshIndexStep(task: IndexRefreshTask): IndexRefreshDone {
   let db = connections.get(task.dbFile);
   if (!db) {
     db = openDatabase(task.dbFile, { nativePath: task.nativePath });
-    // The index is derived data: a power loss may take its last commits (each also keeps its devices stale), never tear one.
-    db.pragma('synchronous = NORMAL');
+    commitIndexWithoutFsync(db);
     connections.set(task.dbFile, db);
   }
   const stale = listStaleDevices(db, task.batch);
