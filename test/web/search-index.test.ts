@@ -5,7 +5,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renameSync } from 'node:fs';
 import { importBackup } from '../../src/features/backups/import.service';
-import { planIndexedSearch, refreshSearchIndex, searchIndexBacklog } from '../../src/features/configs/search-index.service';
+import { planIndexedSearch, refreshSearchIndex, searchIndexBacklog, startSearchIndexer } from '../../src/features/configs/search-index.service';
 import { regexLiterals, requiredTerms } from '../../src/features/configs/search-terms';
 import { buildMatcher, searchConfigs, type SearchOptions } from '../../src/features/configs/search.service';
 import { deleteDevice } from '../../src/features/devices/devices.service';
@@ -189,6 +189,21 @@ describe('search over the line index', () => {
     } finally {
       for (const f of away) renameSync(`${f}.away`, f);
     }
+  });
+
+  test("serve's upkeep brings a changed device up to date in the background, and stops", async () => {
+    const { db, snapshots, secrets } = t.services;
+    importBackup(db, SYSTEM_ACTOR, snapshots, ids[7], 'hostname sw-07\nntp server 198.51.100.7\n', Date.now(), { redact_key: secrets.redactionKey });
+    assert.equal(searchIndexBacklog(db), 1);
+    const upkeep = startSearchIndexer(t.services, null);
+    try {
+      // Bounded wait for the background step (a pool worker), checked every 20 ms.
+      for (let i = 0; i < 500 && searchIndexBacklog(db) > 0; i++) await new Promise((r) => setTimeout(r, 20));
+      assert.equal(searchIndexBacklog(db), 0);
+    } finally {
+      await upkeep.stop();
+    }
+    await assertSame('198.51.100.7', 'text', false);
   });
 
   function snapshotPath(backupId: string): string {
