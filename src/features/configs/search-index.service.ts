@@ -108,6 +108,7 @@ export async function planIndexedSearch(
   if (!app.config.performance.search_index) return null;
   const terms = requiredTerms(query);
   if (terms === null || countStaleDevices(db) > MAX_STALE_FOR_INDEX) return null;
+  // Every matching line holds each piece: the candidates are the lines holding them all.
   if (countCandidateLines(db, terms, MAX_CANDIDATE_LINES + 1) > MAX_CANDIDATE_LINES) return null;
   const matches = lineMatcher(query);
   const lineIds = listCandidateLines(db, terms)

@@ -146,13 +146,16 @@ export function listIndexedDevices(db: DB, lineIds: readonly number[], f: Indexe
 
 /** Indexed devices with a version in the filter (what a search over the index has searched). */
 export function countIndexedVersions(db: DB, f: IndexedDeviceFilter): number {
+  const unfiltered = f.groupIds === null && f.deviceIds === null;
   return prepareCached(
     db,
-    `SELECT count(*) FROM search_docs s JOIN devices d ON d.id = s.device_id
-      WHERE s.hash IS NOT NULL AND s.device_id NOT IN (SELECT device_id FROM search_stale) ${filterSql(f)}`,
+    unfiltered
+      ? 'SELECT count(*) FROM search_docs s WHERE s.hash IS NOT NULL AND s.device_id NOT IN (SELECT device_id FROM search_stale)'
+      : `SELECT count(*) FROM devices d WHERE d.id IN (SELECT device_id FROM search_docs WHERE hash IS NOT NULL)
+          AND d.id NOT IN (SELECT device_id FROM search_stale) ${filterSql(f)}`,
   )
     .pluck()
-    .get(deviceMatchParams([], f)) as number;
+    .get(unfiltered ? {} : deviceMatchParams([], f)) as number;
 }
 
 /** Stale devices in the filter (ids), whose files the search reads itself. */
