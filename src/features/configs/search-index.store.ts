@@ -129,11 +129,14 @@ function deviceMatchParams(lineIds: readonly number[], f: IndexedDeviceFilter): 
   };
 }
 
-/** How many indexed (not stale) devices hold one of the lines. */
+/** How many indexed (not stale) devices hold one of the lines; without a filter, from the postings alone. */
 export function countIndexedDevices(db: DB, lineIds: readonly number[], f: IndexedDeviceFilter): number {
-  return prepareCached(db, `SELECT count(*) ${deviceMatchSql(f)}`)
-    .pluck()
-    .get(deviceMatchParams(lineIds, f)) as number;
+  const unfiltered = f.groupIds === null && f.deviceIds === null;
+  const sql = unfiltered
+    ? `SELECT count(DISTINCT p.device_id) FROM search_postings p
+        WHERE p.line_id IN (SELECT value FROM json_each(@lines)) AND p.device_id NOT IN (SELECT device_id FROM search_stale)`
+    : `SELECT count(*) ${deviceMatchSql(f)}`;
+  return prepareCached(db, sql).pluck().get(deviceMatchParams(lineIds, f)) as number;
 }
 
 /** The first `limit` of those devices by name. */
