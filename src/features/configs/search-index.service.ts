@@ -34,8 +34,9 @@ const REFRESH_HARD_MS = 120_000;
 export const MAX_STALE_FOR_INDEX = 500;
 /** A search whose pieces occur in more distinct lines than this reads the files instead (the check would cost more). */
 const MAX_CANDIDATE_LINES = 300_000;
-/** Pause of the background upkeep when nothing is stale. */
+/** Pause of the background upkeep when nothing is stale, and after a failed step. */
 const IDLE_MS = 2_000;
+const RETRY_MS = 60_000;
 
 /** What the upkeep needs of the appliance (the serve's services, or an opened appliance in a bench). */
 export type IndexHost = Pick<AppServices, 'db' | 'snapshots'> & { log?: Logger | null };
@@ -60,12 +61,15 @@ export function startSearchIndexer(app: IndexHost, log: Logger | null): { stop()
   const loop = (async () => {
     while (!stopped) {
       let n = 0;
+      let pause = IDLE_MS;
       try {
         n = await refreshSearchIndex(app);
       } catch (err) {
-        log?.warn({ err }, 'search index upkeep failed; retrying later');
+        // Searches stay exact meanwhile (stale devices' files are read); one line a minute, not one per step.
+        log?.warn({ err }, 'search index upkeep failed; retrying in a minute');
+        pause = RETRY_MS;
       }
-      if (n < REFRESH_BATCH && !stopped) await new Promise<void>((r) => ((wake = r), (timer = setTimeout(r, IDLE_MS))));
+      if (n < REFRESH_BATCH && !stopped) await new Promise<void>((r) => ((wake = r), (timer = setTimeout(r, pause))));
       else await new Promise<void>((r) => setImmediate(r));
     }
   })();
