@@ -126,7 +126,7 @@ describe('search over the line index', () => {
 
   test('the index answers the queries with a literal piece (it is not the file scan answering both)', async () => {
     for (const [q, mode, cs] of QUERIES) {
-      const plan = await planIndexedSearch(indexed, SCOPE_ALL, buildMatcher(q, mode, cs), { want: 5 }, () => Promise.resolve(new Set()));
+      const plan = await planIndexedSearch(indexed, SCOPE_ALL, buildMatcher(q, mode, cs), { from: 0, to: 5 }, () => Promise.resolve(new Set()));
       const literal = requiredTerms(buildMatcher(q, mode, cs)) !== null;
       assert.equal(plan !== null, literal, `${mode} ${JSON.stringify(q)}`);
     }
@@ -155,6 +155,7 @@ describe('search over the line index', () => {
     deleteDevice(db, SYSTEM_ACTOR, ids[5]);
     assert.equal(searchIndexBacklog(db), 2, 'the changed device and the deleted one are stale');
     for (const [q, mode, cs] of QUERIES) await assertSame(q, mode, cs);
+    for (const window of [{ from: 0, to: 2 }, { from: 1, to: 4 }, { from: 2, to: 3 }]) await assertSame('ntp server', 'text', false, { window });
     assert.equal((await assertSame('logging host', 'text', false)).total, 1);
     await drain();
     assert.equal(searchIndexBacklog(db), 0);

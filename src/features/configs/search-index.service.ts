@@ -89,9 +89,9 @@ export function searchIndexBacklog(db: DB): number {
 }
 
 export interface IndexedSearchPlan {
-  /** Devices with hits: their number, and the first ones by name up to the number asked. */
+  /** Devices with hits: their number, and those at positions [from, to) by name. */
   total: number;
-  first: LatestVersionRow[];
+  shown: LatestVersionRow[];
   /** Devices with a version the search covered (index entries plus stale devices read). */
   devicesSearched: number;
 }
@@ -105,7 +105,7 @@ export async function planIndexedSearch(
   app: AppServices,
   scope: Scope,
   query: SearchQuery,
-  opts: { groupId?: number; templateId?: number; want: number },
+  opts: { groupId?: number; templateId?: number; from: number; to: number },
   scanStale: (versions: LatestVersionRow[]) => Promise<Set<number>>,
 ): Promise<IndexedSearchPlan | null> {
   const { db } = app;
@@ -125,13 +125,17 @@ export async function planIndexedSearch(
   };
   const staleVersions = listLatestVersionsOf(db, listStaleDeviceIds(db, filter));
   const staleHits = staleVersions.length ? await scanStale(staleVersions) : new Set<number>();
-  const indexedFirst = opts.want > 0 ? listIndexedDevices(db, lineIds, filter, opts.want) : [];
-  const firstIds = [...indexedFirst.map((d) => d.id), ...staleHits];
-  // The first `want` by name: listLatestVersionsOf orders by name as SQLite does (the scan's order).
-  const first = listLatestVersionsOf(db, firstIds).slice(0, opts.want);
+  const indexedFirst = opts.to > 0 ? listIndexedDevices(db, lineIds, filter, opts.to) : [];
+  const staleFirst = staleVersions.filter((v) => staleHits.has(v.device_id)).map((v) => ({ id: v.device_id, name: v.device_name }));
+  // By name as SQLite orders them (BINARY: the bytes of UTF-8), the file scan's order; only the shown ones' versions are read.
+  const byName = [...indexedFirst, ...staleFirst].sort((a, b) => Buffer.compare(Buffer.from(a.name), Buffer.from(b.name)));
+  const shown = listLatestVersionsOf(
+    db,
+    byName.slice(opts.from, opts.to).map((d) => d.id),
+  );
   return {
     total: countIndexedDevices(db, lineIds, filter) + staleHits.size,
-    first,
+    shown,
     devicesSearched: countIndexedVersions(db, filter) + staleVersions.length,
   };
 }

@@ -85,8 +85,8 @@ export async function searchConfigs(
   const started = performance.now();
   const deadline = Date.now() + budgetMs;
   const cap = opts.export ? EXPORT_LIMITS.devices : Number.MAX_SAFE_INTEGER;
-  const want = Math.min(cap, opts.window?.to ?? cap);
-  const plan = await planIndexedSearch(app, scope, query, { groupId: opts.groupId, templateId: opts.templateId, want }, async (versions) => {
+  const window = { from: opts.window?.from ?? 0, to: Math.min(cap, opts.window?.to ?? cap) };
+  const plan = await planIndexedSearch(app, scope, query, { groupId: opts.groupId, templateId: opts.templateId, ...window }, async (versions) => {
     const found: SearchHit[] = [];
     const done = await searchChunk(
       app,
@@ -104,7 +104,7 @@ export async function searchConfigs(
     const all = await scanConfigs(app, scope, query, deadline, started, opts, chunkSize);
     return { ...all, hits: opts.window ? all.hits.slice(opts.window.from, opts.window.to) : all.hits, total: all.hits.length };
   }
-  const shown = plan.first.slice(opts.window?.from ?? 0);
+  const shown = plan.shown;
   const hits: SearchHit[] = [];
   const task: SearchTask = {
     ...baseTask(app, query, deadline),
