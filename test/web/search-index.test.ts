@@ -155,7 +155,12 @@ describe('search over the line index', () => {
     deleteDevice(db, SYSTEM_ACTOR, ids[5]);
     assert.equal(searchIndexBacklog(db), 2, 'the changed device and the deleted one are stale');
     for (const [q, mode, cs] of QUERIES) await assertSame(q, mode, cs);
-    for (const window of [{ from: 0, to: 2 }, { from: 1, to: 4 }, { from: 2, to: 3 }]) await assertSame('ntp server', 'text', false, { window });
+    for (const window of [
+      { from: 0, to: 2 },
+      { from: 1, to: 4 },
+      { from: 2, to: 3 },
+    ])
+      await assertSame('ntp server', 'text', false, { window });
     assert.equal((await assertSame('logging host', 'text', false)).total, 1);
     await drain();
     assert.equal(searchIndexBacklog(db), 0);
