@@ -24,6 +24,7 @@ import { startCollectorEvents, startEventBackups } from '../events/start';
 import { startGitMirror } from '../features/gitmirror/gitmirror.service';
 import { startInventorySchedule } from '../features/inventory/inventory.schedule';
 import { startTemplateFileReload } from '../features/templates/template-files.reload';
+import { startSearchIndexer } from '../features/configs/search-index.service';
 import { GLOBAL_OPTIONS_HELP, err, flagsOf, parse, type Command } from './common';
 import { SERVE_SUMMARY } from './serve-summary';
 
@@ -118,6 +119,8 @@ ${GLOBAL_OPTIONS_HELP}`,
     warmCaptureWorkers();
     if (config.performance.session_threads) warmSessionWorkers();
     const scheduler = startScheduler(services, runner);
+    // The configuration search's line index: filled after an upgrade and kept current, off the event loop (docs/search-index.md).
+    const searchIndex = config.performance.search_index ? startSearchIndexer(services, log) : null;
     // Backup jobs queued by `backup run --no-wait`; jobs of the web interface run on the same executor.
     const jobs = startJobPickup(services.jobs, a.db, log);
     const retention = startRetention(a.db, a.snapshots, a.dataDir, config, log);
@@ -145,6 +148,7 @@ ${GLOBAL_OPTIONS_HELP}`,
     await Promise.all([
       server.close(),
       scheduler.stop(),
+      searchIndex?.stop(),
       jobs.stop(),
       notifier.stop(),
       gitMirror.stop(),

@@ -177,6 +177,7 @@ export const configSchema = z
         engine_sync_normal: z.boolean().default(true),
         loop_lag_hold: z.boolean().default(true),
         session_threads: z.boolean().default(true),
+        search_index: z.boolean().default(true),
       })
       .strict()
       .prefault({}),
@@ -223,6 +224,7 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: ['performance', 'engine_sync_normal', 'bool'],
   CONFVAULT_PERFORMANCE_LOOP_LAG_HOLD: ['performance', 'loop_lag_hold', 'bool'],
   CONFVAULT_PERFORMANCE_SESSION_THREADS: ['performance', 'session_threads', 'bool'],
+  CONFVAULT_PERFORMANCE_SEARCH_INDEX: ['performance', 'search_index', 'bool'],
 };
 
 export interface ConfigFlags {

@@ -8,8 +8,9 @@ export type DB = Database.Database;
 
 export const BUSY_TIMEOUT_MS = 10_000;
 
-export function openDatabase(file: string, opts: { readonly?: boolean } = {}): DB {
-  const nativeBinding = sqliteNativeBinding();
+/** `nativePath`: the SQLite addon's file, for a worker thread (sqliteNativePath of the main thread). */
+export function openDatabase(file: string, opts: { readonly?: boolean; nativePath?: string } = {}): DB {
+  const nativeBinding = opts.nativePath ?? sqliteNativeBinding();
   const db = new Database(file, {
     readonly: opts.readonly ?? false,
     timeout: BUSY_TIMEOUT_MS,

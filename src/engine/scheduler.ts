@@ -1,6 +1,6 @@
 // The backup schedule (cron from the config, overridable per group and per device) and the light reachability probe.
 import { Cron } from 'croner';
-import { effectiveSchedules, listProbeTargets, recordReachability } from '../features/backups/backup-engine.service';
+import { listProbeTargets, recordReachability, scheduleReader } from '../features/backups/backup-engine.service';
 import { leaveZonedToCollectors, zonedDeviceIds } from '../features/collectors/collector-work.service';
 import { workerSignal, type BackupRunner, type RunnerDeps } from './runner';
 import { connectTcp } from './transports/tcp';
@@ -18,6 +18,8 @@ export interface SchedulerHandle {
 export function startScheduler(deps: RunnerDeps, runner: BackupRunner): SchedulerHandle {
   const { db, config, log } = deps;
   const jobs = new Map<string, Cron>();
+  // Read again only after a change to devices' or groups' schedules (schema 0034), not at every minute and firing.
+  const schedules = scheduleReader(db, config.backup.schedule);
   const controller = new AbortController();
   const inFlight = new Set<Promise<unknown>>();
   const track = (p: Promise<unknown>) => {
@@ -26,7 +28,7 @@ export function startScheduler(deps: RunnerDeps, runner: BackupRunner): Schedule
   };
 
   const fire = (expr: string) => {
-    const ids = effectiveSchedules(db, config.backup.schedule).get(expr) ?? [];
+    const ids = schedules().get(expr) ?? [];
     // Remote collectors (docs/collectors.md): devices of a zone are queued for its collector, not run here.
     const todo = leaveZonedToCollectors(db, ids, 'schedule').filter((id) => !runner.isRunning(id));
     if (todo.length === 0) return;
@@ -39,7 +41,7 @@ export function startScheduler(deps: RunnerDeps, runner: BackupRunner): Schedule
     try {
       // The appliance's own schedule always runs: a device added later (even the first one) is picked up at
       // its next firing, not only after the next re-read. Overrides still wait for the re-read.
-      wanted = new Set([config.backup.schedule, ...effectiveSchedules(db, config.backup.schedule).keys()]);
+      wanted = new Set([config.backup.schedule, ...schedules().keys()]);
     } catch (err) {
       log?.error({ err }, 'cannot read schedules');
       return;

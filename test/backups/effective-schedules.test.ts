@@ -6,9 +6,9 @@ import { randomBytes } from 'node:crypto';
 import path from 'node:path';
 import { migrate } from '../../src/db/migrate';
 import { openDatabase, type DB } from '../../src/db/open';
-import { effectiveSchedules } from '../../src/features/backups/backup-engine.service';
-import { createGroup, updateGroup } from '../../src/features/groups/groups.service';
-import { updateDevice } from '../../src/features/devices/devices.service';
+import { effectiveSchedules, scheduleReader } from '../../src/features/backups/backup-engine.service';
+import { createGroup, deleteGroup, updateGroup } from '../../src/features/groups/groups.service';
+import { deleteDevice, updateDevice } from '../../src/features/devices/devices.service';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { SecretBox } from '../../src/identity/secrets';
 import { tempDir } from '../helpers/appliance';
@@ -28,7 +28,8 @@ const group = (db: DB, name: string, parent_id: number | null, schedule: string 
   createGroup(db, SYSTEM_ACTOR, { name, parent_id, description: '', schedule }).id;
 
 /** The map sorted for comparison: schedule → sorted ids. */
-const sorted = (m: Map<string, number[]>) => Object.fromEntries([...m].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]).sort(([a], [b]) => (a < b ? -1 : 1)));
+const sorted = (m: ReadonlyMap<string, readonly number[]>) =>
+  Object.fromEntries([...m].map(([k, v]) => [k, [...v].sort((a, b) => a - b)]).sort(([a], [b]) => (a < b ? -1 : 1)));
 
 test('effective schedules: own first, then the nearest group up the tree, then the appliance; disabled devices left out', () => {
   const { db, refs } = freshDb();
@@ -99,6 +100,42 @@ test("effective schedules of a random tree equal a walk up each device's parents
       expected.set(expr, [...(expected.get(expr) ?? []), id]);
     }
     assert.deepEqual(sorted(effectiveSchedules(db, GLOBAL)), sorted(expected));
+  } finally {
+    db.close();
+  }
+});
+
+test("the scheduler's reader reads again after each change its answer depends on, and only then", () => {
+  const { db, refs } = freshDb();
+  try {
+    const read = scheduleReader(db, GLOBAL);
+    const region = group(db, 'region', null, null);
+    const site = group(db, 'site', region, null);
+    const a = createTestDevice(db, refs, 'a', { group_id: site }).id;
+    const b = createTestDevice(db, refs, 'b', { group_id: null }).id;
+    let before = read();
+    assert.deepEqual(sorted(before), { [GLOBAL]: [a, b] });
+    // Each change that moves a device to another schedule is seen at the next read; the reader equals a fresh computation.
+    const changes: [string, () => void][] = [
+      ['group schedule', () => updateGroup(db, SYSTEM_ACTOR, region, { schedule: '0 1 * * *' })],
+      ['group parent', () => updateGroup(db, SYSTEM_ACTOR, site, { parent_id: null })],
+      ['device schedule', () => updateDevice(db, SYSTEM_ACTOR, b, { schedule: '0 7 * * *' })],
+      ['device group', () => updateDevice(db, SYSTEM_ACTOR, a, { group_id: region })],
+      ['device disabled', () => updateDevice(db, SYSTEM_ACTOR, a, { enabled: false })],
+      ['device added', () => createTestDevice(db, refs, 'c', { group_id: region })],
+      ['device deleted', () => deleteDevice(db, SYSTEM_ACTOR, b)],
+      ['group deleted', () => deleteGroup(db, SYSTEM_ACTOR, site)],
+    ];
+    for (const [what, change] of changes) {
+      change();
+      const now = read();
+      assert.notEqual(now, before, `${what}: read again`);
+      assert.deepEqual(sorted(now), sorted(effectiveSchedules(db, GLOBAL)), what);
+      before = now;
+    }
+    // A change nothing here depends on (a description) is no reason to read 100,000 rows again.
+    updateDevice(db, SYSTEM_ACTOR, a, { description: 'moved to rack 4' });
+    assert.equal(read(), before);
   } finally {
     db.close();
   }

@@ -12,6 +12,7 @@ const OFF = {
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: '0',
   CONFVAULT_PERFORMANCE_LOOP_LAG_HOLD: '0',
   CONFVAULT_PERFORMANCE_SESSION_THREADS: '0',
+  CONFVAULT_PERFORMANCE_SEARCH_INDEX: '0',
 };
 
 let on: TestAppliance;
@@ -33,6 +34,7 @@ test('the defaults: every speed-up on', () => {
     engine_sync_normal: true,
     loop_lag_hold: true,
     session_threads: true,
+    search_index: true,
   });
   assert.deepEqual(tuningOf(on.services.db), { statementCache: true, engineSyncNormal: true, historyPageCache: true });
   assert.equal(prepareCached(on.services.db, 'SELECT 1'), prepareCached(on.services.db, 'SELECT 1'), 'one statement kept');
@@ -40,7 +42,7 @@ test('the defaults: every speed-up on', () => {
 });
 
 test('switched off by CONFVAULT_PERFORMANCE_*: statements prepared per use, engine commits with FULL, the database tuned so', () => {
-  assert.deepEqual(Object.values(off.services.config.performance), [false, false, false, false, false]);
+  assert.deepEqual(Object.values(off.services.config.performance), [false, false, false, false, false, false]);
   assert.deepEqual(tuningOf(off.services.db), { statementCache: false, engineSyncNormal: false, historyPageCache: false });
   assert.notEqual(prepareCached(off.services.db, 'SELECT 1'), prepareCached(off.services.db, 'SELECT 1'));
   assert.equal(engineSync(off), 2);

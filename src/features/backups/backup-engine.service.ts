@@ -13,7 +13,7 @@ import type { TemplateSpec } from '../../templates/types';
 import type { CollectTarget, FailureType } from './failure-types';
 import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice, type BackupTrigger } from './backups.store';
 import { startBackup, type StartedBackup } from './backups.service';
-import { enabledDeviceSchedules, groupScheduleRows, probeTargetRows, selectDeviceIdRows, type ProbeTargetRow } from './backup-engine.store';
+import { enabledDeviceSchedules, groupScheduleRows, probeTargetRows, scheduleVersion, selectDeviceIdRows, type ProbeTargetRow } from './backup-engine.store';
 
 export type { BackupTrigger } from './backups.store';
 export type { ProbeTargetRow } from './backup-engine.store';
@@ -159,6 +159,22 @@ export function effectiveSchedules(db: DB, globalSchedule: string): Map<string, 
     else bySchedule.set(expr, [devices.ids[i]]);
   }
   return bySchedule;
+}
+
+/**
+ * effectiveSchedules kept between calls and read again only when a device or group changed what it depends on (the
+ * schedule_version counter, schema 0034): the scheduler's minute re-read and its firings cost one row lookup while
+ * nothing changed. The map returned is shared: callers must not change it.
+ */
+export function scheduleReader(db: DB, globalSchedule: string): () => ReadonlyMap<string, readonly number[]> {
+  let kept: { version: number; schedules: Map<string, number[]> } | null = null;
+  // One read transaction: the counter and the rows it stands for come from the same snapshot.
+  const read = db.transaction(() => {
+    const version = scheduleVersion(db);
+    if (kept?.version !== version) kept = { version, schedules: effectiveSchedules(db, globalSchedule) };
+    return kept.schedules;
+  });
+  return () => read();
 }
 
 /** Every enabled device's management address, for the reachability probe between backups. */

@@ -35,6 +35,11 @@ export function enabledDeviceSchedules(db: DB): { ids: number[]; groupIds: (numb
   };
 }
 
+/** The counter triggers move whenever a device's or group's schedule, group, parent or state changes (schema 0034). */
+export function scheduleVersion(db: DB): number {
+  return db.prepare('SELECT version FROM schedule_version WHERE id = 1').pluck().get() as number;
+}
+
 /** Every group's parent and own schedule (null when unset). */
 export function groupScheduleRows(db: DB): { id: number; parent_id: number | null; schedule: string | null }[] {
   return db.prepare('SELECT id, parent_id, schedule FROM device_groups').all() as { id: number; parent_id: number | null; schedule: string | null }[];

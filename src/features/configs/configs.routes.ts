@@ -81,14 +81,15 @@ export function register(api: OpenAPIHono<AppEnv>): void {
   registerRoute(api, searchRoute, async (c) => {
     const q = c.req.valid('query');
     const query = buildMatcher(q.q, q.regex ? 'regex' : 'text', q.case_sensitive === true);
-    const r = await searchConfigsAs(c.get('app'), actorOf(c), query, { groupId: q.group_id, templateId: q.template_id, export: true });
+    const window = { from: (q.page - 1) * q.limit, to: q.page * q.limit };
+    const r = await searchConfigsAs(c.get('app'), actorOf(c), query, { groupId: q.group_id, templateId: q.template_id, export: true, window });
     const tz = c.get('timezone');
-    const page = r.hits.slice((q.page - 1) * q.limit, q.page * q.limit).map((h) => toSearchHitDto(h, tz));
+    const page = r.hits.map((h) => toSearchHitDto(h, tz));
     c.header('Cache-Control', 'no-store');
     return c.json(
       {
         items: page,
-        pagination: pagination(q.page, q.limit, r.hits.length),
+        pagination: pagination(q.page, q.limit, r.total),
         devices_searched: r.devicesSearched,
         truncated: r.truncated,
         partial: r.partial,

@@ -10,12 +10,17 @@ import { BACKUP_OPS } from '../policy';
 import type { Scope } from '../../identity/principal';
 import { PatternError, compileRe2 } from '../../lib/re2';
 import { OffThreadBusy, OffThreadTimeout, runOffThread } from './workers/pool';
-import type { SearchDone, SearchHit, SearchQuery, SearchTask } from './workers/search-task';
+import type { SearchDone, SearchHit, SearchQuery, SearchTarget, SearchTask } from './workers/search-task';
+import { planIndexedSearch } from './search-index.service';
+import type { LatestVersionRow } from './search-index.store';
 
 export type { SearchHit, SearchQuery } from './workers/search-task';
 
 export interface SearchResult {
+  /** The hits of the window asked for (all of them without one), by device name. */
   hits: SearchHit[];
+  /** Devices with hits: every one (from the line index), or those found before the search stopped (`truncated`, `partial`). */
+  total: number;
   devicesSearched: number;
   /** Stopped at the cap of devices with hits. */
   truncated: boolean;
@@ -66,9 +71,8 @@ export function buildMatcher(query: string, mode: 'text' | 'regex', caseSensitiv
 export const SEARCH_CHUNK = 1_000;
 
 /**
- * Searches on pool workers, run after run of SEARCH_CHUNK devices by name; the event loop only lists each run's
- * snapshots and collects the hits. The runs share one deadline and one cap, so the result is the one a single task
- * over every device would give.
+ * Searches the newest configurations in the scope: through the line index when it can answer (search-index.service.ts:
+ * every device with hits counted, only the shown ones' files read), else by reading every file (scanConfigs).
  */
 export async function searchConfigs(
   app: AppServices,
@@ -80,6 +84,70 @@ export async function searchConfigs(
 ): Promise<SearchResult> {
   const started = performance.now();
   const deadline = Date.now() + budgetMs;
+  const cap = opts.export ? EXPORT_LIMITS.devices : Number.MAX_SAFE_INTEGER;
+  const window = { from: opts.window?.from ?? 0, to: Math.min(cap, opts.window?.to ?? cap) };
+  const plan = await planIndexedSearch(app, scope, query, { groupId: opts.groupId, templateId: opts.templateId, ...window }, async (versions) => {
+    const found: SearchHit[] = [];
+    const done = await searchChunk(
+      app,
+      { ...baseTask(app, query, deadline), targets: versions.map(toTarget), maxDevicesWithHits: versions.length, window: { from: 0, to: 0 } },
+      found,
+      started,
+    );
+    if (done.partial) throw new SearchIndexAbandoned();
+    return new Set(found.map((h) => h.deviceId));
+  }).catch((err: unknown) => {
+    if (err instanceof SearchIndexAbandoned) return null;
+    throw err;
+  });
+  if (!plan) {
+    const all = await scanConfigs(app, scope, query, deadline, started, opts, chunkSize);
+    return { ...all, hits: opts.window ? all.hits.slice(opts.window.from, opts.window.to) : all.hits, total: all.hits.length };
+  }
+  const shown = plan.shown;
+  const hits: SearchHit[] = [];
+  const task: SearchTask = {
+    ...baseTask(app, query, deadline),
+    targets: shown.map(toTarget),
+    maxDevicesWithHits: shown.length,
+    exportLines: opts.export ? { perDevice: EXPORT_LIMITS.lines_per_device, total: EXPORT_LIMITS.lines } : undefined,
+  };
+  const done = shown.length ? await searchChunk(app, task, hits, started) : { truncated: false, partial: false };
+  return {
+    hits,
+    total: plan.total,
+    devicesSearched: plan.devicesSearched,
+    truncated: (opts.export === true && plan.total > cap) || (done.truncated && hits.length < shown.length),
+    partial: done.partial,
+    elapsedMs: Math.round(performance.now() - started),
+  };
+}
+
+/** The stale devices' files could not be read within the budget: the whole search reads the files instead. */
+class SearchIndexAbandoned extends Error {}
+
+function baseTask(app: AppServices, query: SearchQuery, deadline: number): Omit<SearchTask, 'targets' | 'maxDevicesWithHits'> {
+  return { query, snapshotsRoot: app.snapshots.root, deadline };
+}
+
+function toTarget(r: LatestVersionRow): SearchTarget {
+  return { deviceId: r.device_id, deviceName: r.device_name, backupId: r.backup_id, startedAt: r.started_at, hash: r.config_snapshot_hash };
+}
+
+/**
+ * Searches on pool workers, run after run of SEARCH_CHUNK devices by name; the event loop only lists each run's
+ * snapshots and collects the hits. The runs share one deadline and one cap, so the result is the one a single task
+ * over every device would give.
+ */
+async function scanConfigs(
+  app: AppServices,
+  scope: Scope,
+  query: SearchQuery,
+  deadline: number,
+  started: number,
+  opts: SearchOptions,
+  chunkSize: number,
+): Promise<Omit<SearchResult, 'total'>> {
   const only =
     opts.groupId !== undefined || opts.templateId !== undefined
       ? new Set(listDeviceIds(app.db, scope, { group_id: opts.groupId, template_id: opts.templateId }))
@@ -92,16 +160,12 @@ export async function searchConfigs(
   do {
     const chunk = listLatestSnapshots(app.db, scope, after, chunkSize);
     after = chunk.lastName;
-    const targets = chunk.rows
-      .filter((r) => !only || only.has(r.device_id))
-      .map((r) => ({ deviceId: r.device_id, deviceName: r.device_name, backupId: r.backup_id, startedAt: r.started_at, hash: r.config_snapshot_hash }));
+    const targets = chunk.rows.filter((r) => !only || only.has(r.device_id)).map(toTarget);
     if (targets.length === 0) continue;
     const found = hits.length;
     const task: SearchTask = {
-      query,
-      snapshotsRoot: app.snapshots.root,
+      ...baseTask(app, query, deadline),
       targets,
-      deadline,
       maxDevicesWithHits: cap - found,
       window: opts.window && { from: opts.window.from - found, to: opts.window.to - found },
       exportLines: opts.export ? { perDevice: EXPORT_LIMITS.lines_per_device, total: EXPORT_LIMITS.lines - exported } : undefined,
@@ -151,7 +215,7 @@ async function searchAndAudit(app: AppServices, actor: Actor, query: SearchQuery
     details: {
       mode: query.mode,
       length: query.query.length,
-      hits: result.hits.length,
+      hits: result.total,
       partial: result.partial,
       ...(opts.groupId !== undefined ? { group_id: opts.groupId } : {}),
       ...(opts.templateId !== undefined ? { template_id: opts.templateId } : {}),

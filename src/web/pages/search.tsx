@@ -94,7 +94,7 @@ async function searchPage(c: WebContext) {
     for (const [k, v] of Object.entries(params)) if (v) q.set(k, v);
     return `/search/export?${q}`;
   };
-  const shown = result ? result.hits.slice((page - 1) * PAGE, page * PAGE) : [];
+  const shown = result ? result.hits : [];
   return render(
     c,
     { title: 'Search', active: '/search', status: errors ? 422 : 200 },
@@ -129,9 +129,9 @@ async function searchPage(c: WebContext) {
         <section id="search-results">
           <p class="muted">
             {result.truncated ? 'At least ' : ''}
-            {result.hits.length} device(s) with matches among {result.devicesSearched} searched in {result.elapsedMs} ms
+            {result.total} device(s) with matches among {result.devicesSearched} searched in {result.elapsedMs} ms
             {result.truncated ? ' — the search stopped there; the last page goes further' : ''}.{' '}
-            {result.hits.length > 0 ? (
+            {result.total > 0 ? (
               <span id="search-export">
                 Export the hits: <a href={exportHref('csv')}>CSV</a> · <a href={exportHref('txt')}>plain text</a>
               </span>
@@ -153,7 +153,7 @@ async function searchPage(c: WebContext) {
               {raw(h.blocksHtml)}
             </article>
           ))}
-          <Pager base="/search" params={params} page={page} limit={PAGE} total={result.hits.length} />
+          <Pager base="/search" params={params} page={page} limit={PAGE} total={result.total} />
         </section>
       ) : null}
     </>,

@@ -1,6 +1,7 @@
 // The worker side of the configuration search: reads snapshot files, matches line by line, streams hits, stops at the deadline.
 import { compileRe2 } from '../../../lib/re2';
 import { SnapshotIntegrityError } from '../../../store/snapshots';
+import { splitLines } from './index-lines';
 import { readSnapshotText } from './snapshot-text';
 
 export interface SearchQuery {
@@ -139,8 +140,7 @@ export function runSearch(task: SearchTask, emit: (hit: SearchHit) => void): Sea
       done.unreadable.push({ backupId: t.backupId, hash: t.hash, problem: 'snapshot file missing' });
       continue;
     }
-    const lines = text.split('\n');
-    if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop(); // the final newline ends the last line, it starts none
+    const lines = splitLines(text);
     const matched: number[] = [];
     let count = 0;
     for (let i = 0; i < lines.length; i++) {
