@@ -18,7 +18,7 @@ export interface SchedulerHandle {
 export function startScheduler(deps: RunnerDeps, runner: BackupRunner): SchedulerHandle {
   const { db, config, log } = deps;
   const jobs = new Map<string, Cron>();
-  // Read again only after a change to devices' or groups' schedules (schema 0034), not at every minute and firing.
+  // Read again only after a change to devices' or groups' schedules (schema 0030), not at every minute and firing.
   const schedules = scheduleReader(db, config.backup.schedule);
   const controller = new AbortController();
   const inFlight = new Set<Promise<unknown>>();

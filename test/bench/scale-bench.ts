@@ -80,7 +80,7 @@ function webCookie(dataDir: string): string {
 }
 
 /**
- * The search's line index (schema 0033) brought up to date before serve starts, as serve's own upkeep would: after
+ * The search's line index (schema 0029) brought up to date before serve starts, as serve's own upkeep would: after
  * the upgrade that adds it, every device; later, none. Its time (when there was a backlog) and its size on disk.
  */
 async function fillSearchIndex(dataDir: string, say: (line: string) => void): Promise<Section> {

@@ -105,7 +105,7 @@ export function runSchedulerBench(say: (line: string) => void, opts: { devices: 
         }),
       ],
       notes: [
-        "Each cron firing and each minute's re-read of `serve` asks scheduleReader (src/features/backups/backup-engine.service.ts), on the main thread: one row lookup while the schedule_version counter (schema 0034, moved by triggers on devices and groups) stands still, a full read of every enabled device after a change.",
+        "Each cron firing and each minute's re-read of `serve` asks scheduleReader (src/features/backups/backup-engine.service.ts), on the main thread: one row lookup while the schedule_version counter (schema 0030, moved by triggers on devices and groups) stands still, a full read of every enabled device after a change.",
       ],
     };
   } finally {

@@ -1,4 +1,4 @@
-// The configuration search over the line index (issue #27, schema 0033): for every kind of query it answers exactly what
+// The configuration search over the line index (issue #27, schema 0029): for every kind of query it answers exactly what
 // reading every file answers (case, regex, anchors, special characters, redacted secrets), stale devices included, and
 // it counts every device with hits while reading only the files of the page it shows.
 import { after, before, describe, test } from 'node:test';

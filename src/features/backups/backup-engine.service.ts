@@ -163,7 +163,7 @@ export function effectiveSchedules(db: DB, globalSchedule: string): Map<string, 
 
 /**
  * effectiveSchedules kept between calls and read again only when a device or group changed what it depends on (the
- * schedule_version counter, schema 0034): the scheduler's minute re-read and its firings cost one row lookup while
+ * schedule_version counter, schema 0030): the scheduler's minute re-read and its firings cost one row lookup while
  * nothing changed. The map returned is shared: callers must not change it.
  */
 export function scheduleReader(db: DB, globalSchedule: string): () => ReadonlyMap<string, readonly number[]> {

@@ -35,7 +35,7 @@ export function enabledDeviceSchedules(db: DB): { ids: number[]; groupIds: (numb
   };
 }
 
-/** The counter triggers move whenever a device's or group's schedule, group, parent or state changes (schema 0034). */
+/** The counter triggers move whenever a device's or group's schedule, group, parent or state changes (schema 0030). */
 export function scheduleVersion(db: DB): number {
   return db.prepare('SELECT version FROM schedule_version WHERE id = 1').pluck().get() as number;
 }

@@ -1,4 +1,4 @@
-// The line index of the newest configurations (schema 0033, docs/search-index.md): kept current in the background, and
+// The line index of the newest configurations (schema 0029, docs/search-index.md): kept current in the background, and
 // the configuration search over it, which finds the devices with hits in the database and reads only the files it shows.
 import type { DB } from '../../db/open';
 import type { AppServices } from '../../http/context';

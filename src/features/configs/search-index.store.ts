@@ -1,4 +1,4 @@
-// Queries of the line index of the newest configurations (schema 0033; docs/search-index.md): its upkeep and its lookups.
+// Queries of the line index of the newest configurations (schema 0029; docs/search-index.md): its upkeep and its lookups.
 import type { DB } from '../../db/open';
 import { prepareCached } from '../../db/statements';
 
