@@ -1,4 +1,4 @@
--- 0033: an index of the lines of every device's newest configuration, for the configuration search (issue #27;
+-- 0029: an index of the lines of every device's newest configuration, for the configuration search (issue #27;
 -- docs/search-index.md). Distinct lines once each (configurations repeat most of their lines), a trigram full-text
 -- index over their lower-cased text, and which device's newest version holds which line. Filled and kept current by
 -- the appliance in the background: a device is listed in search_stale until its entry matches its newest version,

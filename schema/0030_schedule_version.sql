@@ -1,4 +1,4 @@
--- 0034: a counter of changes to what the backup schedule reads (issue #22; docs/performance.md). Every device's
+-- 0030: a counter of changes to what the backup schedule reads (issue #22; docs/performance.md). Every device's
 -- effective schedule is read from 100,000 rows; the scheduler reads it again only when this counter moved, so its
 -- minute re-read and each firing cost one row lookup while no device, group or schedule changed.
 CREATE TABLE schedule_version (
