@@ -18,10 +18,13 @@ CREATE TABLE search_postings (
 ) STRICT, WITHOUT ROWID;
 
 -- The version each device's postings come from (hash null: no successful backup) and its line ids (a JSON array).
+-- scan = 1: the version is too big to index (more than the upkeep's bound of lines or bytes, search-index.md); the
+-- search reads its file instead, as for a stale device.
 CREATE TABLE search_docs (
   device_id INTEGER PRIMARY KEY,
   hash TEXT,
-  line_ids TEXT NOT NULL
+  line_ids TEXT NOT NULL,
+  scan INTEGER NOT NULL DEFAULT 0 CHECK (scan IN (0, 1))
 ) STRICT;
 -- The devices with a version in the index, counted without reading the line ids.
 CREATE INDEX search_docs_versions ON search_docs (device_id) WHERE hash IS NOT NULL;

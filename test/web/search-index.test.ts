@@ -7,6 +7,7 @@ import { renameSync } from 'node:fs';
 import { importBackup } from '../../src/features/backups/import.service';
 import { planIndexedSearch, refreshSearchIndex, searchIndexBacklog, startSearchIndexer } from '../../src/features/configs/search-index.service';
 import { regexLiterals, requiredTerms } from '../../src/features/configs/search-terms';
+import { MAX_INDEXED_LINES } from '../../src/features/configs/workers/index-lines';
 import { buildMatcher, searchConfigs, type SearchOptions } from '../../src/features/configs/search.service';
 import { deleteDevice } from '../../src/features/devices/devices.service';
 import type { AppServices } from '../../src/http/context';
@@ -195,6 +196,25 @@ describe('search over the line index', () => {
     } finally {
       for (const f of away) renameSync(`${f}.away`, f);
     }
+  });
+
+  test('a version too big to index (more lines than MAX_INDEXED_LINES) is searched from its file, and has no postings', async () => {
+    // Its lines would be one long write transaction: a backup recorded meanwhile would wait past its busy timeout.
+    const { db, secrets, snapshots } = t.services;
+    const tpl = seedBuiltinTemplate(db, 'frr');
+    const id = seedDevice(db, { name: 'Big-fw', group_id: groupA, credential_id: cred, template_id: tpl });
+    const lines = Array.from({ length: MAX_INDEXED_LINES + 50 }, (_, i) => `access-list big-acl-${i} permit ip any host 192.0.2.${i % 250}`);
+    importBackup(db, SYSTEM_ACTOR, snapshots, id, `hostname big-fw\n${lines.join('\n')}\n`, Date.now(), { redact_key: secrets.redactionKey });
+    await drain();
+    assert.equal(searchIndexBacklog(db), 0);
+    assert.equal(db.prepare('SELECT scan FROM search_docs WHERE device_id = ?').pluck().get(id), 1, 'listed as read from its file');
+    assert.equal(db.prepare('SELECT count(*) FROM search_postings WHERE device_id = ?').pluck().get(id), 0);
+    const found = await assertSame('big-acl-20007 permit', 'text', false);
+    assert.equal(found.total, 1);
+    await assertSame('^access-list big-acl-1999[0-9] ', 'regex', false);
+    assert.equal((await assertSame('ntp server', 'text', false)).total, 11, 'the other devices still come from the index');
+    deleteDevice(db, SYSTEM_ACTOR, id);
+    await drain();
   });
 
   test("serve's upkeep brings a changed device up to date in the background, and stops", async () => {

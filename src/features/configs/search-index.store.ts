@@ -44,8 +44,11 @@ export function clearStale(db: DB, deviceId: number, seq: number): void {
   prepareCached(db, 'DELETE FROM search_stale WHERE device_id = ? AND seq = ?').run(deviceId, seq);
 }
 
-/** Replace a device's entry: its postings go, the lines no other device holds go, the new lines and postings come. */
-export function replaceDeviceEntry(db: DB, deviceId: number, hash: string | null, lines: readonly string[] | null): void {
+/**
+ * Replace a device's entry: its postings go, the lines no other device holds go, the new lines and postings come.
+ * `scan`: the version is too big to index (no lines given); the search reads its file (listStaleDeviceIds).
+ */
+export function replaceDeviceEntry(db: DB, deviceId: number, hash: string | null, lines: readonly string[] | null, opts: { scan?: boolean } = {}): void {
   const old = prepareCached(db, 'SELECT line_ids FROM search_docs WHERE device_id = ?').pluck().get(deviceId) as string | undefined;
   if (old !== undefined) {
     const unpost = prepareCached(db, 'DELETE FROM search_postings WHERE line_id = ? AND device_id = ?');
@@ -80,8 +83,9 @@ export function replaceDeviceEntry(db: DB, deviceId: number, hash: string | null
   }
   prepareCached(
     db,
-    'INSERT INTO search_docs (device_id, hash, line_ids) VALUES (?, ?, ?) ON CONFLICT (device_id) DO UPDATE SET hash = excluded.hash, line_ids = excluded.line_ids',
-  ).run(deviceId, hash, JSON.stringify(ids));
+    `INSERT INTO search_docs (device_id, hash, line_ids, scan) VALUES (?, ?, ?, ?)
+     ON CONFLICT (device_id) DO UPDATE SET hash = excluded.hash, line_ids = excluded.line_ids, scan = excluded.scan`,
+  ).run(deviceId, hash, JSON.stringify(ids), opts.scan ? 1 : 0);
 }
 
 /** The FTS5 query of lower-cased pieces that must all occur: each a quoted phrase (quotes doubled). */
@@ -153,17 +157,21 @@ export function countIndexedVersions(db: DB, f: IndexedDeviceFilter): number {
   return prepareCached(
     db,
     unfiltered
-      ? 'SELECT count(*) FROM search_docs s WHERE s.hash IS NOT NULL AND s.device_id NOT IN (SELECT device_id FROM search_stale)'
-      : `SELECT count(*) FROM devices d WHERE d.id IN (SELECT device_id FROM search_docs WHERE hash IS NOT NULL)
+      ? 'SELECT count(*) FROM search_docs s WHERE s.hash IS NOT NULL AND s.scan = 0 AND s.device_id NOT IN (SELECT device_id FROM search_stale)'
+      : `SELECT count(*) FROM devices d WHERE d.id IN (SELECT device_id FROM search_docs WHERE hash IS NOT NULL AND scan = 0)
           AND d.id NOT IN (SELECT device_id FROM search_stale) ${filterSql(f)}`,
   )
     .pluck()
     .get(unfiltered ? {} : deviceMatchParams([], f)) as number;
 }
 
-/** Stale devices in the filter (ids), whose files the search reads itself. */
+/** Stale devices in the filter (ids), and those whose version is too big to index: the search reads their files itself. */
 export function listStaleDeviceIds(db: DB, f: IndexedDeviceFilter): number[] {
-  return prepareCached(db, `SELECT d.id FROM devices d WHERE d.id IN (SELECT device_id FROM search_stale) ${filterSql(f)}`)
+  return prepareCached(
+    db,
+    `SELECT d.id FROM devices d
+      WHERE (d.id IN (SELECT device_id FROM search_stale) OR d.id IN (SELECT device_id FROM search_docs WHERE scan = 1)) ${filterSql(f)}`,
+  )
     .pluck()
     .all(deviceMatchParams([], f)) as number[];
 }

@@ -23,8 +23,9 @@ const connections = new Map<string, DB>();
 
 /**
  * Up to `batch` stale devices get the lines of their newest version and leave the stale list, unless they changed
- * again meanwhile (they stay listed, and the search keeps reading their files). The files are read before the write
- * transaction, which holds the lock for the index writes only.
+ * again meanwhile (they stay listed, and the search keeps reading their files). One device at a time: its file is
+ * read before its write transaction, which holds the lock for that device's index writes only (at most
+ * MAX_INDEXED_LINES lines, so a backup being recorded meanwhile waits briefly, never its busy timeout).
  */
 export function refreshIndexStep(task: IndexRefreshTask): IndexRefreshDone {
   let db = connections.get(task.dbFile);
@@ -34,23 +35,23 @@ export function refreshIndexStep(task: IndexRefreshTask): IndexRefreshDone {
     connections.set(task.dbFile, db);
   }
   const stale = listStaleDevices(db, task.batch);
-  const hashes = [...new Set(stale.filter((s) => s.present && s.hash !== null && s.hash !== s.indexed_hash).map((s) => s.hash as string))];
-  const read = new Map<string, IndexLinesDone[number]>(indexLines({ snapshotsRoot: task.snapshotsRoot, hashes }).map((r) => [r.hash, r]));
   const problems: IndexRefreshDone['problems'] = [];
   const conn = db;
-  conn
-    .transaction(() => {
-      for (const s of stale) {
+  for (const s of stale) {
+    const read: IndexLinesDone[number] | null =
+      s.present && s.hash !== null && s.hash !== s.indexed_hash ? indexLines({ snapshotsRoot: task.snapshotsRoot, hashes: [s.hash] })[0] : null;
+    conn
+      .transaction(() => {
         if (!s.present) replaceDeviceEntry(conn, s.device_id, null, null);
         else if (s.hash === null) replaceDeviceEntry(conn, s.device_id, null, []);
-        else if (s.hash !== s.indexed_hash) {
-          const r = read.get(s.hash);
-          if (r && 'problem' in r) problems.push({ deviceId: s.device_id, hash: s.hash, problem: r.problem });
-          replaceDeviceEntry(conn, s.device_id, s.hash, r && 'lines' in r ? r.lines : []);
+        else if (read) {
+          if ('problem' in read) problems.push({ deviceId: s.device_id, hash: s.hash, problem: read.problem });
+          if ('oversized' in read) replaceDeviceEntry(conn, s.device_id, s.hash, [], { scan: true });
+          else replaceDeviceEntry(conn, s.device_id, s.hash, 'lines' in read ? read.lines : []);
         }
         clearStale(conn, s.device_id, s.seq);
-      }
-    })
-    .immediate();
+      })
+      .immediate();
+  }
   return { looked: stale.length, problems };
 }
