@@ -131,7 +131,11 @@ test('serve names interrupted jobs at start and leaves them; resumed from the CL
     assert.equal(r.status, 0, r.stderr);
     assert.match(r.stderr, /queued again for the running server/);
     const j = await waitFinished(id);
-    assert.deepEqual([j.state, j.progress.succeeded], ['finished', ids.length]);
+    assert.deepEqual(
+      [j.state, j.progress.succeeded],
+      ['finished', ids.length],
+      `the resumed job: ${JSON.stringify(j)}\nserve:\n${served.output().stdout.slice(-4000)}`,
+    );
   } finally {
     await served.stop();
   }
