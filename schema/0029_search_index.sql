@@ -27,7 +27,9 @@ CREATE TABLE search_docs (
   scan INTEGER NOT NULL DEFAULT 0 CHECK (scan IN (0, 1))
 ) STRICT;
 -- The devices with a version in the index, counted without reading the line ids.
-CREATE INDEX search_docs_versions ON search_docs (device_id) WHERE hash IS NOT NULL;
+-- Both partial indexes keep the search's counts off the table's rows (each holds its device's line ids).
+CREATE INDEX search_docs_versions ON search_docs (device_id) WHERE hash IS NOT NULL AND scan = 0;
+CREATE INDEX search_docs_scan ON search_docs (device_id) WHERE scan = 1;
 
 -- Devices whose newest version may differ from their entry; seq tells a later change from the one being indexed.
 CREATE TABLE search_stale (

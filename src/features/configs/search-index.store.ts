@@ -170,7 +170,7 @@ export function listStaleDeviceIds(db: DB, f: IndexedDeviceFilter): number[] {
   return prepareCached(
     db,
     `SELECT d.id FROM devices d
-      WHERE (d.id IN (SELECT device_id FROM search_stale) OR d.id IN (SELECT device_id FROM search_docs WHERE scan = 1)) ${filterSql(f)}`,
+      WHERE d.id IN (SELECT device_id FROM search_stale UNION ALL SELECT device_id FROM search_docs WHERE scan = 1) ${filterSql(f)}`,
   )
     .pluck()
     .all(deviceMatchParams([], f)) as number[];
