@@ -1,9 +1,8 @@
 // `confvault collector run` with [collector] syslog_listen: serve's syslog receiver at the site, every message handed to the forwarder.
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { startSyslogReceiver } from '../events/receiver';
-import { loadIdentity } from '../collector/identity';
+import { centralClientOptions, loadIdentity } from '../collector/identity';
 import { SyslogForwarder } from '../collector/syslog-forward';
 
 export interface SiteSyslog {
@@ -18,11 +17,7 @@ export async function startSiteSyslog(config: Readonly<AppConfig>, log: Logger):
   const id = loadIdentity(config.storage.data_dir);
   if (!cfg.syslog_listen || !id) return null;
   const forwarder = new SyslogForwarder({
-    client: {
-      central_url: cfg.central_url || id.central_url,
-      ca: cfg.ca_file ? readFileSync(cfg.ca_file) : undefined,
-      signer: { collector_id: id.collector_id, signing_private: id.keys.signing_private },
-    },
+    client: centralClientOptions(cfg, id),
     dataDir: config.storage.data_dir,
     log,
   });

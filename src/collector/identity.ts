@@ -2,6 +2,8 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, statSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import type { CollectorKeys } from '../lib/collector-protocol';
+import type { AppConfig } from '../config/config';
+import type { ClientOptions } from './central-client';
 
 export const IDENTITY_FILE = 'collector.json';
 
@@ -32,4 +34,13 @@ export function loadIdentity(dataDir: string): CollectorIdentity | null {
   if (!existsSync(file)) return null;
   if ((statSync(file).mode & 0o077) !== 0) chmodSync(file, 0o600);
   return JSON.parse(readFileSync(file, 'utf8')) as CollectorIdentity;
+}
+
+/** How this site reaches the central: [collector] central_url (else the enrolled one) and ca_file, signed as `id`. */
+export function centralClientOptions(cfg: Readonly<AppConfig['collector']>, id: CollectorIdentity): ClientOptions {
+  return {
+    central_url: cfg.central_url || id.central_url,
+    ca: cfg.ca_file ? readFileSync(cfg.ca_file) : undefined,
+    signer: { collector_id: id.collector_id, signing_private: id.keys.signing_private },
+  };
 }

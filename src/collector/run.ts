@@ -1,5 +1,4 @@
 // `confvault collector run`: dial out to the central, lease the zone's due backups, collect with the engine, upload (or spool) the results.
-import { readFileSync } from 'node:fs';
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import { collectConfig } from '../engine/collect';
@@ -8,7 +7,7 @@ import { UNREACHABLE_FAILURES, type CollectTarget } from '../engine/types';
 import { BATCH_BYTES, BATCH_RESULTS, MAX_HELD, openSealed, sha256Text, type ResultOutcome, type Sealed } from '../lib/collector-protocol';
 import type { TemplateSpec } from '../templates/types';
 import { CentralUnreachable, ProtocolMismatch, answerMessage, centralPost, type ClientOptions } from './central-client';
-import { loadIdentity, type CollectorIdentity } from './identity';
+import { centralClientOptions, loadIdentity, type CollectorIdentity } from './identity';
 import { Spool } from './spool';
 import { VERSION } from '../version';
 
@@ -43,11 +42,7 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
   const id = loadIdentity(dataDir);
   if (!id) throw new CollectorStop(`not enrolled: no collector identity in ${dataDir} (run \`confvault collector enrol\` first)`);
   const cfg = config.collector;
-  const client: ClientOptions = {
-    central_url: cfg.central_url || id.central_url,
-    ca: cfg.ca_file ? readFileSync(cfg.ca_file) : undefined,
-    signer: { collector_id: id.collector_id, signing_private: id.keys.signing_private },
-  };
+  const client: ClientOptions = centralClientOptions(cfg, id);
   const spool = new Spool(dataDir, cfg.spool_mb * 1024 * 1024);
   const limits = limitsFromConfig(config);
   let pollMs = cfg.poll_seconds * 1000;
