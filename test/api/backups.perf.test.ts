@@ -1,4 +1,5 @@
 // Backup history at 100,000 records per device: first and last pages correct over HTTP, ordered index use without a temp b-tree (timings: npm run bench).
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { explainReadStatement, getHistoryHead, listDeviceBackupPage } from '../../src/features/backups/backups.store';

@@ -1,4 +1,5 @@
 // Property-based: generated valid and invalid requests for every operation of the published document, each answer checked against it (status, schema, error shape).
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';

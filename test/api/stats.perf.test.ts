@@ -1,4 +1,5 @@
 // GET /stats on 10,000 devices and 300,000 backup records (a full 24-hour window of 240,000) is right from counters and index-only reads, no scan of backups; its time at 1,000,000 records is the bench's (npm run bench, api).
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';

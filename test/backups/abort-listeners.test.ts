@@ -1,5 +1,6 @@
 // A run of 100+ devices leaves no listener behind on its shared abort signal, so Node never prints a
 // MaxListenersExceededWarning (plain text on stderr, inside serve's JSON log): in process, and as `confvault backup run --all`.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { getEventListeners } from 'node:events';

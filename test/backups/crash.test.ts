@@ -1,4 +1,5 @@
 // Crash safety: SIGKILL in the middle of a run of many backups loses nothing committed and leaves nothing half-done after restart.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,6 +1,7 @@
 // Resuming a job a stopped process left interrupted: the service (requeue, conflicts, audit), the CLI
 // (`backup jobs resume ID`, in this process or for a running server), the Jobs page's Resume button, and `serve`,
 // which names interrupted jobs at start and resumes nothing on its own.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import path from 'node:path';

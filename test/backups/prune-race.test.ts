@@ -1,4 +1,5 @@
 // Fault injection: `backup run` writers in two processes, `db prune` run exactly between a snapshot file's write and its record, then in a loop, with no grace period: no stored version loses its file.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

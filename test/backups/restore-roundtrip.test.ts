@@ -1,4 +1,5 @@
 // Fault injection: restore an older database copy, start `serve`, restore the replaced database back: every version it recorded is still readable.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { existsSync, rmSync } from 'node:fs';

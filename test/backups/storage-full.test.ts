@@ -1,4 +1,5 @@
 // A full disk during a snapshot write: that backup fails as STORAGE_ERROR, nothing half-written stays, the server keeps answering, later backups work.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';

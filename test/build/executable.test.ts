@@ -1,4 +1,5 @@
 // The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, search and a device backup on worker threads, SIGTERM.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';

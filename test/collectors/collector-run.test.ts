@@ -1,4 +1,5 @@
 // `confvault collector run` as a real child process against simulated devices: enrol, lease, collect, upload, kill -9 mid-job.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test, before, after } from 'node:test';
 import assert from 'node:assert/strict';
 import type { ChildProcess } from 'node:child_process';

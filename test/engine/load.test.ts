@@ -1,4 +1,5 @@
 // Many simulated devices backed up concurrently: everything finishes and each device gets its own text (timing is the benchmark's job).
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, it } from 'node:test';
 import assert from 'node:assert/strict';
 import { collectConfig } from '../../src/engine/collect';

@@ -1,4 +1,5 @@
 // A database held by another process (a long CLI transaction): requests wait the busy timeout, then 503 in the error shape.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';

@@ -1,4 +1,5 @@
 // Issue #20 item 3: a digest of large configuration diffs is built off the event loop; /healthz stays fast meanwhile.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { importBackup } from '../../src/features/backups/import.service';

@@ -1,4 +1,5 @@
 // engine = "litestream" against remote replicas with the real Litestream binary: SFTP (OpenSSH's sshd on loopback) and S3 (moto_server on loopback), each skipped where its server is absent.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';

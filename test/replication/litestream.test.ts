@@ -1,4 +1,5 @@
 // engine = "litestream" with the real Litestream binary: serve supervises it, versions written meanwhile, serve and Litestream killed with SIGKILL (the host dies), `db restore --from-replica` onto a fresh data dir: db check passes, every version readable.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { chmodSync, existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';

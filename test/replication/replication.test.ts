@@ -1,4 +1,5 @@
 // Replication: versions written while `serve` replicates, serve killed with SIGKILL, the replica restored onto a fresh data dir: `db check` passes and every version is readable, within the stated bound.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test, after } from 'node:test';
 import assert from 'node:assert/strict';
 import { cpSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
