@@ -1,12 +1,15 @@
 // Bundles the suite's test files for test/run.sh: each file and the src/ and test/ modules it imports become plain
-// JavaScript (one output file per test file, shared code in chunks), packages stay in node_modules. A test file then
-// starts without tsx's loader hooks, which run for every module a file loads, packages included: about 1.3 s of CPU
-// instead of 2.1 s for a typical API test file, on each of some 160 files.
+// JavaScript (one output file per test file, shared code in chunks). A test file then starts without tsx's loader
+// hooks, which run for every module a file loads, packages included: about 1.3 s of CPU instead of 2.1 s for a typical
+// API test file, on each of some 160 files. The packages src/ depends on (package.json `dependencies`) are bundled too,
+// as in the CLI bundle, except those with native addons: Node's ESM loader resolving and reading their hundreds of
+// files (zod, hono, yaml ...) cost each test file about 0.3 s of CPU more. Test-only packages (devDependencies:
+// Chromium's driver, the OpenID provider, ajv ...) stay in node_modules.
 // `import.meta.url`, `import.meta.dirname` and `import.meta.filename` keep naming the source file, so fixtures are
 // found next to it. Names are kept (keepNames, as tsx does), so `constructor.name` and friends read as in src/.
 // Usage: node build/test-bundle.mjs OUTDIR FILE.test.ts...   (OUTDIR inside the repository, so that node_modules resolves)
 //        prints the bundled files, one a line, in the order given.
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { readFile, rm } from 'node:fs/promises';
 import { isBuiltin } from 'node:module';
 import path from 'node:path';
@@ -36,8 +39,16 @@ const sourceMeta = {
   },
 };
 
+/** Packages with native addons (or optional native parts) stay in node_modules, as in build/cli-bundle.mjs. */
+const NATIVE = new Set(['better-sqlite3', '@node-rs/argon2', 'ssh2', 'cpu-features', 'esbuild', '@flydotio/litestream-linux-x64']);
+/** The packages bundled: src/'s dependencies but the native ones. */
+const BUNDLED = new Set(Object.keys(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).dependencies).filter((p) => !NATIVE.has(p)));
+const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
+
 /**
- * Packages stay in node_modules, loaded by Node as usual. A deep import without its file extension (`ajv/dist/2020`),
+ * Other packages stay in node_modules, loaded by Node as usual: test-only ones imported by our code, and native ones
+ * wherever imported. A bundled package's own imports are bundled with it (one copy of zod, whoever asks). A deep import without its file extension (`ajv/dist/2020`),
  * which tsx resolves and Node's ESM loader does not, is written as the file it resolves to.
  */
 function nodeResolves(specifier) {
@@ -54,6 +65,8 @@ const packagesOutside = {
   setup(build) {
     build.onResolve({ filter: /^[^./]/ }, async (args) => {
       if (args.pluginData === 'inner' || isBuiltin(args.path)) return undefined;
+      const name = packageName(args.path);
+      if (!NATIVE.has(name) && (BUNDLED.has(name) || args.importer.includes(NODE_MODULES))) return undefined;
       if (nodeResolves(args.path)) return { path: args.path, external: true };
       const r = await build.resolve(args.path, { kind: args.kind, resolveDir: args.resolveDir, pluginData: 'inner' });
       if (r.errors.length > 0) return { errors: r.errors };
@@ -78,6 +91,8 @@ await esbuild.build({
   outExtension: { '.js': '.mjs' },
   chunkNames: 'chunks/[name]-[hash]',
   legalComments: 'none',
+  // The CommonJS packages bundled in call require() for Node's own modules; ESM output has no require of its own.
+  banner: { js: "import { createRequire as __bundleCreateRequire } from 'node:module'; const require = __bundleCreateRequire(import.meta.url);" },
   plugins: [packagesOutside, sourceMeta],
   logLevel: 'warning',
 });
