@@ -43,7 +43,11 @@ const sourceMeta = {
 const NATIVE = new Set(['better-sqlite3', '@node-rs/argon2', 'ssh2', 'cpu-features', 'esbuild', '@flydotio/litestream-linux-x64']);
 /** The packages bundled: src/'s dependencies but the native ones. */
 const BUNDLED = new Set(Object.keys(JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')).dependencies).filter((p) => !NATIVE.has(p)));
-const packageName = (specifier) => specifier.split('/').slice(0, specifier.startsWith('@') ? 2 : 1).join('/');
+const packageName = (specifier) =>
+  specifier
+    .split('/')
+    .slice(0, specifier.startsWith('@') ? 2 : 1)
+    .join('/');
 const NODE_MODULES = `${path.sep}node_modules${path.sep}`;
 
 /**
