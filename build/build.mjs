@@ -6,7 +6,8 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSy
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { NODE_BUNDLE, NOT_IN_CLI, serveStub } from './esbuild-node.mjs';
+import { NODE_BUNDLE, NOT_IN_CLI, absentNative, serveStub } from './esbuild-node.mjs';
+import { bundleWorkerPools } from './worker-bundles.mjs';
 import { checkSupported, verifiedNode } from './runtime.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
@@ -68,21 +69,6 @@ function collectAssets() {
   return assets;
 }
 
-// Optional native/platform packages the bundle must not contain and must never load from the target's disk:
-// argon2's per-platform packages (the executable sets NAPI_RS_NATIVE_LIBRARY_PATH instead), ssh2's optional
-// cpu-features and sshcrypto.node (both required in try/catch; ssh2 falls back to pure JS). Each becomes a
-// module that throws, which is exactly what those try/catch blocks expect when the package is absent.
-const absentNative = {
-  name: 'absent-native',
-  setup(b) {
-    b.onResolve({ filter: /^@node-rs\/argon2-|^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
-    b.onLoad({ filter: /.*/, namespace: 'absent-native' }, (a) => ({
-      contents: `throw Object.assign(new Error(${JSON.stringify(`${a.path} is not part of the confvault executable`)}), { code: 'MODULE_NOT_FOUND' });`,
-      loader: 'js',
-    }));
-  },
-};
-
 // In a SEA the main script's `require` only loads built-in modules. esbuild's CJS output calls the enclosing
 // `require` for everything it leaves unbundled (built-ins, and argon2's require(process.env.NAPI_RS_NATIVE_LIBRARY_PATH)),
 // so the bundle shadows it with a full require. `var` may redeclare the wrapper's `require` parameter (also in strict
@@ -126,23 +112,12 @@ fs.writeFileSync(process.argv[2], s.createCachedData());`;
   step(`code cache of the shipped program: ${(statSync(cacheFile).size / 1e6).toFixed(1)} MB`);
 }
 
-/** Each worker pool's entry (src/runtime/worker-pool.ts) and the asset file its bundle becomes. */
-const WORKERS = [
-  ['src/features/configs/workers/compute-worker.ts', 'compute-worker.cjs'], // search, diff
-  ['src/engine/capture/capture-worker.ts', 'capture-worker.cjs'], // capture post-processing and device sessions
-  ['src/features/compliance/compliance-worker.ts', 'compliance-worker.cjs'], // compliance judgements
-];
-
 /**
- * The worker threads' code: one self-contained bundle per pool, carried as an asset and started with
- * `new Worker(code, { eval: true })`, since a SEA has no script file a worker could load.
+ * The worker threads' code: one self-contained bundle per pool (build/worker-bundles.mjs), carried as an asset and
+ * started with `new Worker(code, { eval: true })`, since a SEA has no script file a worker could load.
  */
 async function bundleWorkers() {
-  for (const [entry, file] of WORKERS) {
-    const outfile = path.join(TMP, file);
-    await esbuild.build({ ...NODE_BUNDLE, entryPoints: [path.join(ROOT, entry)], outfile, plugins: [absentNative] });
-    step(`bundled ${entry} -> ${rel(outfile)} (${(statSync(outfile).size / 1e6).toFixed(1)} MB)`);
-  }
+  for (const outfile of await bundleWorkerPools(TMP)) step(`bundled ${rel(outfile)} (${(statSync(outfile).size / 1e6).toFixed(1)} MB)`);
 }
 
 /** Strip a copy of node before injecting (stripping after injection could drop or move the blob's note). */

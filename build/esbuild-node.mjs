@@ -33,3 +33,18 @@ export const serveCommand = { name: 'serve', summary: SERVE_SUMMARY, help: '', r
 };
 /** What the main script must not contain (checked on esbuild's list of its inputs). */
 export const NOT_IN_CLI = /^src\/(web\/|app\/(app|api-v1|server)\.ts$|features\/[^/]+\/[^/]+\.routes\.ts$)|(^|\/)node_modules\/@scalar\//;
+
+// Optional native/platform packages the bundle must not contain and must never load from the target's disk:
+// argon2's per-platform packages (the executable sets NAPI_RS_NATIVE_LIBRARY_PATH instead), ssh2's optional
+// cpu-features and sshcrypto.node (both required in try/catch; ssh2 falls back to pure JS). Each becomes a
+// module that throws, which is exactly what those try/catch blocks expect when the package is absent.
+export const absentNative = {
+  name: 'absent-native',
+  setup(b) {
+    b.onResolve({ filter: /^@node-rs\/argon2-|^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
+    b.onLoad({ filter: /.*/, namespace: 'absent-native' }, (a) => ({
+      contents: `throw Object.assign(new Error(${JSON.stringify(`${a.path} is not part of the confvault executable`)}), { code: 'MODULE_NOT_FOUND' });`,
+      loader: 'js',
+    }));
+  },
+};

@@ -1,8 +1,10 @@
 // Small bounded pools of worker threads (search and diff: src/features/configs/workers; capture post-processing: src/engine/capture), each task with a hard deadline.
+import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
 import { availableParallelism, setPriority } from 'node:os';
+import { runtimeEnv } from '../config/runtime-env';
 import { WORKER_ASSETS, assetsForWorker, isExecutable, readAsset, repoRoot } from './assets';
 
 export type OffThreadTask = { kind: string } & Record<string, unknown>;
@@ -113,6 +115,9 @@ const loadedCode = new Map<string, Promise<string>>();
 
 async function readWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Promise<string> {
   if (isExecutable()) return readAsset(o.asset).toString('utf8');
+  // From source with the bundles made ahead (the test suite: some hundred processes would each bundle the same code).
+  const prebuilt = runtimeEnv().workerBundles;
+  if (prebuilt) return readFile(path.join(prebuilt, path.basename(o.asset)), 'utf8');
   const root = repoRoot();
   const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');
   const out = await esbuild.build({
