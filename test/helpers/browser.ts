@@ -1,7 +1,7 @@
 // For browser and executable tests: Debian's chromium (installed under a lock when missing and root), dist/confvault (rebuilt under a lock when stale), a showcase seed, its pages, axe-core.
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,19 +48,14 @@ export function ensureChromium(): string | null {
   return null;
 }
 
-function newestMtime(p: string): number {
-  const st = statSync(p);
-  if (!st.isDirectory()) return st.mtimeMs;
-  return Math.max(st.mtimeMs, ...readdirSync(p).map((f) => newestMtime(path.join(p, f))));
-}
-
-/** Build unless dist/confvault is newer than every input, under a lock shared by parallel test files. */
+/**
+ * Build unless dist/confvault is newer than every input (test/helpers/ensure-built.mjs), under a lock shared by parallel
+ * test files: the check runs under the lock, so a file that waited for another's build does not build again while the
+ * other runs the executable.
+ */
 export function ensureBuilt(): void {
-  const inputs = ['src', 'schema', 'build/build.mjs', 'build/runtime.json', 'build/runtime.mjs', 'package.json']
-    .map((p) => path.join(REPO_ROOT, p))
-    .filter(existsSync);
-  if (existsSync(EXE) && statSync(EXE).mtimeMs > Math.max(...inputs.map(newestMtime))) return;
-  const r = spawnSync('flock', ['-w', '600', path.join(tmpdir(), 'confvault-build.lock'), process.execPath, path.join(REPO_ROOT, 'build/build.mjs')], {
+  const script = path.join(REPO_ROOT, 'test/helpers/ensure-built.mjs');
+  const r = spawnSync('flock', ['-w', '600', path.join(tmpdir(), 'confvault-build.lock'), process.execPath, script], {
     cwd: REPO_ROOT,
     encoding: 'utf8',
     timeout: 600_000,
