@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { withEngineSync, type DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
-import { sealTo, sha256Text, type ResultOutcome, type Sealed } from '../../lib/collector-protocol';
+import { sealerTo, sha256Text, type ResultOutcome, type Sealed } from '../../lib/collector-protocol';
 import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
@@ -107,6 +107,8 @@ export function leaseWork(
       .immediate(),
   );
   const jobs: LeasedJob[] = [];
+  // One ephemeral key for the answer's jobs, each still sealed on its own (collectors-bench, #27).
+  const seal = leased.length > 0 ? sealerTo(collector.sealing_key) : null;
   for (const { row, leaseId } of leased) {
     const plan = loadBackupPlan(db, secrets, row.device_id);
     if (!plan) {
@@ -120,7 +122,7 @@ export function leaseWork(
       device_name: plan.deviceName,
       expires_at: at + o.leaseMs,
       template: plan.template,
-      sealed: sealTo(collector.sealing_key, job),
+      sealed: seal!(job),
     });
   }
   return jobs;
