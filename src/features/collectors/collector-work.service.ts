@@ -7,7 +7,7 @@ import { sealerTo, sha256Text, type ResultOutcome, type Sealed } from '../../lib
 import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
-import { loadBackupPlan, recordDeviceContact } from '../backups/backup-engine.service';
+import { loadBackupPlan, loadResultPlan, recordDeviceContact } from '../backups/backup-engine.service';
 import { finishBackup, startBackup } from '../backups/backups.service';
 import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
 import {
@@ -181,7 +181,6 @@ const storing = new Set<string>();
 export async function storeUpload(
   db: DB,
   store: SnapshotStore,
-  secrets: SecretBox,
   collector: CollectorRow,
   input: UploadInput,
   at = Date.now(),
@@ -200,7 +199,7 @@ export async function storeUpload(
   if (storing.has(input.lease_id)) throw new ApiError('CONFLICT', 'This lease is being stored; retry in a moment.', { retry: true });
   const work = getWorkByLease(db, input.lease_id);
   if (!work || work.collector_id !== collector.id) throw new ApiError('CONFLICT', 'Lease expired or unknown: the backup went back to the queue.');
-  const plan = loadBackupPlan(db, secrets, work.device_id);
+  const plan = loadResultPlan(db, work.device_id);
   if (!plan) {
     deleteWorkByLease(db, input.lease_id);
     throw new ApiError('CONFLICT', 'The device or its template is gone.');
@@ -252,7 +251,6 @@ export async function storeUpload(
 export async function storeUploads(
   db: DB,
   store: SnapshotStore,
-  secrets: SecretBox,
   collector: CollectorRow,
   inputs: readonly (UploadInput | { lease_id: string; invalid: string })[],
 ): Promise<ResultOutcome[]> {
@@ -263,7 +261,7 @@ export async function storeUploads(
       continue;
     }
     try {
-      const r = await storeUpload(db, store, secrets, collector, input);
+      const r = await storeUpload(db, store, collector, input);
       out.push({ lease_id: input.lease_id, outcome: r.duplicate ? ('duplicate' as const) : ('stored' as const), backup_id: r.backup_id });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
