@@ -178,13 +178,7 @@ const storing = new Set<string>();
  * Stores a collector's result through the same path as a local backup (running record, snapshot, commit), once per
  * lease: a retried upload answers with the backup stored the first time. The text's hash is checked first.
  */
-export async function storeUpload(
-  db: DB,
-  store: SnapshotStore,
-  collector: CollectorRow,
-  input: UploadInput,
-  at = Date.now(),
-): Promise<UploadResult> {
+export async function storeUpload(db: DB, store: SnapshotStore, collector: CollectorRow, input: UploadInput, at = Date.now()): Promise<UploadResult> {
   const before = getResultRow(db, input.lease_id);
   if (before) {
     if (before.collector_id !== collector.id) throw new ApiError('CONFLICT', 'This lease belongs to another collector.');
