@@ -1,4 +1,4 @@
-// ssh2's per-packet ciphers and MACs keyed by KeyObjects instead of Buffers, once a connection's keys are set.
+// ssh2's per-packet ciphers and MACs keyed by KeyObjects instead of Buffers, once a connection's keys are set (its 'handshake' event).
 import { createSecretKey } from 'node:crypto';
 import type { Client } from 'ssh2';
 

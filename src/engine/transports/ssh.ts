@@ -223,9 +223,10 @@ async function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | n
     });
     client.on('handshake', () => {
       st.handshook = true;
+      // The new keys are in place (also after a re-key): the login's packets already use KeyObjects.
+      useKeyObjects(client);
     });
     client.on('ready', () => {
-      useKeyObjects(client);
       readInTurns(sock);
       settle(null);
     });
