@@ -87,6 +87,8 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       const siteCpu = () => runs.reduce((sum, r) => sum + (processCpuSeconds(r.child.pid!) ?? 0), 0);
       const cpuBefore = processCpuSeconds(pid) ?? 0;
       const siteCpuBefore = siteCpu();
+      const simCpu = () => sims.children.reduce((sum, c) => sum + (processCpuSeconds(c.pid!) ?? 0), 0);
+      const simCpuBefore = simCpu();
       const start = performance.now();
       const queuedAt = Date.now();
       leaveZonedToCollectors(a.db, deviceIds, 'schedule', queuedAt);
@@ -104,6 +106,7 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       const wall = (performance.now() - start) / 1000;
       const cpu = (processCpuSeconds(pid) ?? 0) - cpuBefore;
       const sitesCpu = siteCpu() - siteCpuBefore;
+      const simsCpu = simCpu() - simCpuBefore;
       const hwm = peakRssMb(pid);
       const sessions = a.db.prepare("SELECT duration_ms FROM backups WHERE trigger = 'schedule' AND success = 1").pluck().all() as number[];
       const load = loadAverage();
@@ -112,6 +115,7 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       // Every signed request leaves one nonce row (kept 10 minutes, longer than a run): leases, results and idle polls.
       const requests = a.db.prepare('SELECT count(*) FROM collector_nonces WHERE seen_at >= ?').pluck().get(queuedAt) as number;
       const done = ok + failed === total;
+      const perDevice = (seconds: number) => `${((seconds * 1000) / Math.max(1, ok + failed)).toFixed(1)} ms`;
       return {
         title: `Remote collectors: ${o.collectors} \`collector run\` children x ${num(o.devicesPerCollector)} simulated devices = ${num(total)}, one central \`serve\``,
         rows: [
@@ -131,6 +135,23 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
             `${sitesCpu.toFixed(1)} s (${((sitesCpu / wall) * 100).toFixed(0)}% of one core)`,
             'report only',
             null,
+          ),
+          row(
+            'simulators\u2019 CPU time (the devices, user+sys)',
+            `${simsCpu.toFixed(1)} s (${((simsCpu / wall) * 100).toFixed(0)}% of one core)`,
+            'report only',
+            null,
+          ),
+          row(
+            'CPU time per stored device (central + sites + simulators)',
+            `${perDevice(cpu)} + ${perDevice(sitesCpu)} + ${perDevice(simsCpu)} = ${perDevice(cpu + sitesCpu + simsCpu)}`,
+            'report only',
+            null,
+            {
+              central_ms: (cpu * 1000) / Math.max(1, ok + failed),
+              sites_ms: (sitesCpu * 1000) / Math.max(1, ok + failed),
+              sims_ms: (simsCpu * 1000) / Math.max(1, ok + failed),
+            },
           ),
           row(
             'device session time at the site',

@@ -78,6 +78,30 @@ export function loadBackupPlan(db: DB, secrets: SecretBox, deviceId: number): Ba
   };
 }
 
+/** What storing a collector's result needs of a device: its template and known host keys, never its credential. */
+export interface ResultPlan extends Pick<BackupPlan, 'deviceId' | 'deviceName' | 'templateId' | 'template'> {
+  target: Pick<CollectTarget, 'known_host_key' | 'accepted_host_key'>;
+}
+
+/**
+ * loadBackupPlan for a result that comes back from a collector (collectors-bench, #27): the credential was sealed to
+ * the collector at lease time, so none is read or decrypted here. Undefined when the device or its template is gone.
+ */
+export function loadResultPlan(db: DB, deviceId: number): ResultPlan | undefined {
+  const device = getDeviceRow(db, deviceId);
+  if (!device) return undefined;
+  const template = getTemplateSpec(db, device.template_id);
+  if (!template) return undefined;
+  const offer = getHostKeyOffer(db, device.id);
+  return {
+    deviceId: device.id,
+    deviceName: device.name,
+    templateId: device.template_id,
+    template,
+    target: { known_host_key: device.host_key, accepted_host_key: offer?.approved_at ? offer.fingerprint : null },
+  };
+}
+
 /**
  * Record what a backup attempt learnt about the device: reachability and host key. The first key seen is
  * recorded; a different one only when it is the exact fingerprint a user approved (the approval is then used
@@ -85,7 +109,7 @@ export function loadBackupPlan(db: DB, secrets: SecretBox, deviceId: number): Ba
  */
 export function recordDeviceContact(
   db: DB,
-  plan: Pick<BackupPlan, 'deviceId' | 'target'>,
+  plan: Pick<ResultPlan, 'deviceId' | 'target'>,
   c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
   at = Date.now(),
 ): void {
@@ -95,7 +119,7 @@ export function recordDeviceContact(
 
 function recordDeviceContactNow(
   db: DB,
-  plan: Pick<BackupPlan, 'deviceId' | 'target'>,
+  plan: Pick<ResultPlan, 'deviceId' | 'target'>,
   c: { reachability: 'reachable' | 'unreachable' | null; error: string | null; hostKey: string | null; failure?: FailureType | null; backupId?: string | null },
   at: number,
 ): void {

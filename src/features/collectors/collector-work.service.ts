@@ -3,11 +3,11 @@ import { randomUUID } from 'node:crypto';
 import { withEngineSync, type DB } from '../../db/open';
 import { ApiError } from '../../errors';
 import type { SecretBox } from '../../identity/secrets';
-import { sealTo, sha256Text, type ResultOutcome, type Sealed } from '../../lib/collector-protocol';
+import { sealerTo, sha256Text, type ResultOutcome, type Sealed } from '../../lib/collector-protocol';
 import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
-import { loadBackupPlan, recordDeviceContact } from '../backups/backup-engine.service';
+import { loadBackupPlan, loadResultPlan, recordDeviceContact } from '../backups/backup-engine.service';
 import { finishBackup, startBackup } from '../backups/backups.service';
 import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
 import {
@@ -107,6 +107,8 @@ export function leaseWork(
       .immediate(),
   );
   const jobs: LeasedJob[] = [];
+  // One ephemeral key for the answer's jobs, each still sealed on its own (collectors-bench, #27).
+  const seal = leased.length > 0 ? sealerTo(collector.sealing_key) : null;
   for (const { row, leaseId } of leased) {
     const plan = loadBackupPlan(db, secrets, row.device_id);
     if (!plan) {
@@ -120,7 +122,7 @@ export function leaseWork(
       device_name: plan.deviceName,
       expires_at: at + o.leaseMs,
       template: plan.template,
-      sealed: sealTo(collector.sealing_key, job),
+      sealed: seal!(job),
     });
   }
   return jobs;
@@ -176,14 +178,7 @@ const storing = new Set<string>();
  * Stores a collector's result through the same path as a local backup (running record, snapshot, commit), once per
  * lease: a retried upload answers with the backup stored the first time. The text's hash is checked first.
  */
-export async function storeUpload(
-  db: DB,
-  store: SnapshotStore,
-  secrets: SecretBox,
-  collector: CollectorRow,
-  input: UploadInput,
-  at = Date.now(),
-): Promise<UploadResult> {
+export async function storeUpload(db: DB, store: SnapshotStore, collector: CollectorRow, input: UploadInput, at = Date.now()): Promise<UploadResult> {
   const before = getResultRow(db, input.lease_id);
   if (before) {
     if (before.collector_id !== collector.id) throw new ApiError('CONFLICT', 'This lease belongs to another collector.');
@@ -198,7 +193,7 @@ export async function storeUpload(
   if (storing.has(input.lease_id)) throw new ApiError('CONFLICT', 'This lease is being stored; retry in a moment.', { retry: true });
   const work = getWorkByLease(db, input.lease_id);
   if (!work || work.collector_id !== collector.id) throw new ApiError('CONFLICT', 'Lease expired or unknown: the backup went back to the queue.');
-  const plan = loadBackupPlan(db, secrets, work.device_id);
+  const plan = loadResultPlan(db, work.device_id);
   if (!plan) {
     deleteWorkByLease(db, input.lease_id);
     throw new ApiError('CONFLICT', 'The device or its template is gone.');
@@ -208,22 +203,24 @@ export async function storeUpload(
     const startedAt = Math.min(at, Math.max(at - 86_400_000, input.started_at));
     // collectors-bench (#27): the upload's records are engine records, committed like a local backup's (withEngineSync,
     // db/open.ts: no fsync on the event loop); each FULL commit here held every other upload behind one fsync.
+    // The start record, the lease's result row and what the upload says of the device (reachability, host key)
+    // commit together: one commit instead of two per result (collectors-bench, #27).
     const started = withEngineSync(db, () =>
       db
         .transaction(() => {
           const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt);
           insertResultRow(db, { lease_id: input.lease_id, collector_id: collector.id, device_id: work.device_id, backup_id: s.id, received_at: at });
+          recordDeviceContact(db, plan, {
+            reachability: input.reachability,
+            error: input.ok ? null : input.message.slice(0, 1000),
+            hostKey: input.host_key,
+            failure: input.ok ? null : (input.failure as FailureType),
+            backupId: s.id,
+          });
           return s;
         })
         .immediate(),
     );
-    recordDeviceContact(db, plan, {
-      reachability: input.reachability,
-      error: input.ok ? null : input.message.slice(0, 1000),
-      hostKey: input.host_key,
-      failure: input.ok ? null : (input.failure as FailureType),
-      backupId: started.id,
-    });
     const done = await finishBackup(
       db,
       store,
@@ -250,7 +247,6 @@ export async function storeUpload(
 export async function storeUploads(
   db: DB,
   store: SnapshotStore,
-  secrets: SecretBox,
   collector: CollectorRow,
   inputs: readonly (UploadInput | { lease_id: string; invalid: string })[],
 ): Promise<ResultOutcome[]> {
@@ -261,7 +257,7 @@ export async function storeUploads(
       continue;
     }
     try {
-      const r = await storeUpload(db, store, secrets, collector, input);
+      const r = await storeUpload(db, store, collector, input);
       out.push({ lease_id: input.lease_id, outcome: r.duplicate ? ('duplicate' as const) : ('stored' as const), backup_id: r.backup_id });
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;

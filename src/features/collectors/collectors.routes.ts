@@ -122,7 +122,7 @@ export function createCollectorRoutes(app: AppServices): Hono<AppEnv> {
   r.post('/results', async (c) => {
     const { collector, body } = await signed(app, c);
     const { results } = parseJson(ResultsBody, body);
-    return c.json({ results: await storeUploads(app.db, app.snapshots, app.secrets, collector, results.map(parseResult)) });
+    return c.json({ results: await storeUploads(app.db, app.snapshots, collector, results.map(parseResult)) });
   });
 
   // Syslog change events forwarded by collectors (collector-events.routes.ts), signed like every request here.
