@@ -1,5 +1,5 @@
 // `npm run bench -- --only collectors`: one central `serve`, N `confvault collector run` children (one zone each), M simulated devices per zone, all due at once.
-import type { ChildProcess } from 'node:child_process';
+import { execFileSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -11,7 +11,7 @@ import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { setDeviceZoneRow } from '../../src/features/collectors/collectors.store';
 import { spawnConfvault } from '../collectors/harness';
 import { runCliAsync, spawnServe } from '../helpers/appliance';
-import { forkBench, loadAverage, ms, nextMessage, num, percentile, processCpuSeconds, row, stopChild, type Section } from './common';
+import { REPO_ROOT, forkBench, loadAverage, ms, nextMessage, num, percentile, processCpuSeconds, row, stopChild, type Section } from './common';
 import { builtinTranscripts, startSimulators } from './fleet-bench';
 import { isSeeded, type EngineJob } from './engine-worker';
 
@@ -40,7 +40,30 @@ async function inBatches<T>(items: T[], width: number, fn: (item: T) => Promise<
   for (let i = 0; i < items.length; i += width) await Promise.all(items.slice(i, i + width).map(fn));
 }
 
+/**
+ * The central and the sites run as shipped: one bundle of src/ (build/cli-bundle.mjs, the executable's settings) and the
+ * worker bundles made once (build/worker-bundles.mjs), as test/run.sh does, not src/ through tsx's loader hooks with
+ * each of the 21 processes bundling its worker code first. A caller's TEST_CLI_BUNDLE is kept.
+ */
+function runAsShipped(say: (line: string) => void): void {
+  const artifacts = path.join(REPO_ROOT, 'test/.artifacts');
+  if (!process.env.TEST_CLI_BUNDLE) {
+    process.env.TEST_CLI_BUNDLE = path.join(artifacts, 'confvault-cli.cjs');
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'build/cli-bundle.mjs'), process.env.TEST_CLI_BUNDLE], { stdio: 'inherit' });
+  }
+  if (!process.env.CONFVAULT_WORKER_BUNDLES) {
+    process.env.CONFVAULT_WORKER_BUNDLES = path.join(artifacts, 'workers-bench');
+    execFileSync(process.execPath, [path.join(REPO_ROOT, 'build/worker-bundles.mjs'), process.env.CONFVAULT_WORKER_BUNDLES], { stdio: 'ignore' });
+  }
+  // The executable starts from V8's code cache (build/build.mjs); from the bundle, Node's compile cache does the same.
+  process.env.NODE_COMPILE_CACHE ??= path.join(artifacts, 'compile-cache');
+  say(
+    `  central and sites run from ${path.relative(REPO_ROOT, process.env.TEST_CLI_BUNDLE)} (worker bundles: ${path.relative(REPO_ROOT, process.env.CONFVAULT_WORKER_BUNDLES)})`,
+  );
+}
+
 export async function runCollectorsBench(say: (line: string) => void, o: CollectorsBenchOptions): Promise<Section> {
+  runAsShipped(say);
   const total = o.collectors * o.devicesPerCollector;
   const { files } = builtinTranscripts();
   const sims = await startSimulators(total, o.simProcesses, files);
