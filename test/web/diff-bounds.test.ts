@@ -1,4 +1,5 @@
 // Bounded diffs: two unrelated 10,000-line versions answer without freezing /healthz, shown as "too different"; the worker pool's hard deadline.
+// Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
