@@ -49,7 +49,7 @@ run           dials out to the central (no inbound port), leases the zone's due 
               receives the zone's syslog (UDP and TCP) and forwards every message to the central (batched,
               at most 1,000 a second, spooled on disk while the central is away, oldest dropped past 32 MiB);
               the central starts a backup for a change message of a device of this zone only.
-              SIGTERM or SIGINT stops it.
+              SIGTERM or SIGINT stops it: the jobs it leased ahead and had not started go back to the queue.
 
 Settings in [collector] (appliance.conf.example); docs/collectors.md describes the protocol and its security.
 ${GLOBAL_OPTIONS_HELP}`,

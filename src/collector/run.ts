@@ -23,6 +23,8 @@ export class CollectorStop extends Error {}
 
 /** Results wait at most this long at the site for others to share their request (protocol 2 batches). */
 const FLUSH_MS = 500;
+/** A stopping site waits this long at most for the central to take back the leases it had not started. */
+const RELEASE_TIMEOUT_MS = 5000;
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -226,10 +228,26 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
       }
     }
   } finally {
+    // Stopping: the jobs leased ahead and not started go back to the central's queue now (another collector of the
+    // zone, or this one restarted, takes them) instead of waiting lease_seconds for their leases to run out.
+    await releaseUnstarted(client, log, ready.splice(0));
     await Promise.allSettled(running);
     await flushing;
-    // Stopping: what the last jobs collected is sent now, or spooled for the next run.
+    // What the last jobs collected is sent now, or spooled for the next run.
     await flush().catch((err: unknown) => void unreachable(err));
+  }
+}
+
+/** Hands leases back unstarted (`release`, protocol 2); a central that cannot be reached lets them run out instead. */
+async function releaseUnstarted(client: ClientOptions, log: Logger, jobs: readonly Job[]): Promise<void> {
+  if (jobs.length === 0) return;
+  const release = jobs.map((j) => j.lease_id).slice(0, MAX_HELD);
+  try {
+    const a = await centralPost(client, '/lease', { max: 0, release }, AbortSignal.timeout(RELEASE_TIMEOUT_MS));
+    if (a.status === 200) log.info({ released: release.length }, 'stopping: leased jobs not started handed back to the queue');
+    else log.warn({ status: a.status, problem: answerMessage(a) }, 'stopping: the central refused the leases handed back; they run out instead');
+  } catch (err) {
+    log.warn({ problem: (err as Error).message }, 'stopping: the central did not take the leases handed back; they run out instead');
   }
 }
 

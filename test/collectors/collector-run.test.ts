@@ -206,3 +206,33 @@ test('a zone’s backups travel in batches: fewer signed requests than devices (
     await run.exited;
   }
 });
+
+test('SIGTERM: the jobs leased ahead and not started go back to the queue at once, not when their leases run out', async () => {
+  // Twelve paced devices for a site running 8 at a time: it leases all 12 (twice its concurrency ahead), starts 8.
+  const { db, secrets } = t.services;
+  const template_id = seedBuiltinTemplate(db, 'frr');
+  const ids = Array.from({ length: 12 }, (_, i) =>
+    seedDevice(db, {
+      name: `site-stop-${i}`,
+      port: sim.port,
+      credential_id: seedCredential(db, secrets, { name: `c-site-stop-${i}`, username: 'slow', password: SLOW_PASSWORD }),
+      template_id,
+    }),
+  );
+  for (let i = 0; i < ids.length; i++) setZone(db, SYSTEM_ACTOR, { device: `site-stop-${i}` }, 'site-a');
+  const collector = () => listCollectors(db, SYSTEM_ACTOR, 60_000).find((c) => c.name === 'site-a-1')!;
+  const run = startCollector();
+  try {
+    await until('the collector started', () => (run.output().includes('collector started') ? true : undefined), run.output);
+    // Past the hold of a lease request the previous test's collector may have left at the central (poll_seconds 1 here).
+    await new Promise((r) => setTimeout(r, 1500));
+    assert.deepEqual(leaveZonedToCollectors(db, ids, 'schedule'), []);
+    await until('all 12 leased', () => (collector().leased === 12 ? true : undefined), run.output);
+  } finally {
+    run.child.kill('SIGTERM');
+    await run.exited;
+  }
+  assert.match(run.output(), /"released":4\b.*handed back to the queue/);
+  // Leases run out only when the central next leases (lease_seconds is 3 here): none has happened since the exit.
+  assert.ok(collector().queued >= 4, `the 4 unstarted are queued again: ${JSON.stringify(collector())}`);
+});

@@ -4,7 +4,7 @@ import assert from 'node:assert/strict';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice, seedGroup } from '../helpers/seed';
 import path from 'node:path';
-import { authenticateCollector, createEnrolToken, revokeCollector, setZone } from '../../src/features/collectors/collectors.service';
+import { authenticateCollector, createEnrolToken, listCollectors, revokeCollector, setZone } from '../../src/features/collectors/collectors.service';
 import { openDatabase } from '../../src/db/open';
 import { DB_FILE_NAME } from '../../src/app/bootstrap';
 import { leaveZonedToCollectors } from '../../src/features/collectors/collector-work.service';
@@ -296,4 +296,58 @@ test('a collector revoked while its lease request is held gets no job', async ()
   const res = await asked;
   assert.ok(!(await res.clone().text()).includes('sealed'), 'no sealed job');
   assert.deepEqual(((await res.json()) as LeaseAnswer).jobs, []);
+});
+
+test('a stopping collector hands back the leases it had not started: queued again at once; another collector cannot release them', async () => {
+  const a = await enrol(t, 'site-release', 'col-release-a');
+  const b = await enrol(t, 'site-release', 'col-release-b');
+  const first = zonedDevice('dev-release-1', 'site-release');
+  const second = zonedDevice('dev-release-2', 'site-release');
+  const lease = async (c: EnrolledCollector, body: object) => {
+    const res = await signedPost(t, c, '/lease', body);
+    assert.equal(res.status, 200, await res.clone().text());
+    return ((await res.json()) as LeaseAnswer).jobs;
+  };
+  const leased = await lease(a, { max: 10 });
+  assert.deepEqual(leased.map((j) => j.device_id).sort(), [first, second].sort());
+  const [started, unstarted] = leased;
+
+  assert.deepEqual(await lease(b, { max: 0, release: [unstarted.lease_id] }), [], 'max 0 leases nothing');
+  assert.deepEqual(await lease(b, { max: 10 }), [], "b's release of a's lease changed nothing: both still leased to a");
+
+  assert.deepEqual(await lease(a, { max: 0, held: [started.lease_id], release: [unstarted.lease_id] }), []);
+  const again = await lease(b, { max: 10 });
+  assert.deepEqual(
+    again.map((j) => j.device_id),
+    [unstarted.device_id],
+    'the released device is leased again at once (lease_seconds is 600 here), the one still held is not',
+  );
+  assert.notEqual(again[0].lease_id, unstarted.lease_id, 'under a new lease');
+  const [stale] = await results(a, {
+    lease_id: unstarted.lease_id,
+    started_at: Date.now(),
+    duration_ms: 1,
+    host_key: null,
+    reachability: 'reachable',
+    ok: true,
+    text: 'x\n',
+    sha256: sha256Text('x\n'),
+    encoding: null,
+  });
+  assert.equal(stale.outcome, 'refused', 'a result for a lease handed back is not stored');
+});
+
+test('a held lease request whose collector went away leases nothing: work queued afterwards waits for a live request', async () => {
+  const c = await enrol(t, 'site-gone', 'col-gone');
+  const gone = new AbortController();
+  const body = JSON.stringify({ max: 10, wait: true });
+  const asked = fetch(`${t.url}${PROTOCOL_PREFIX}/lease`, { method: 'POST', headers: signedHeaders(c, '/lease', body), body, signal: gone.signal });
+  await new Promise((r) => setTimeout(r, 200));
+  gone.abort();
+  await asked.catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 100));
+  const id = zonedDevice('dev-gone', 'site-gone');
+  await new Promise((r) => setTimeout(r, 700)); // past the central's next look at the queue (HOLD_CHECK_MS)
+  const [row] = listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000).filter((x) => x.name === 'col-gone');
+  assert.deepEqual([row.queued, row.leased], [1, 0], `dev-gone ${id} is still queued, not leased to a request nobody waits for`);
 });

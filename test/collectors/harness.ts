@@ -99,6 +99,7 @@ export function spawnConfvault(argv: string[], children: Set<ChildProcess>, env:
   let output = '';
   child.stdout.setEncoding('utf8').on('data', (d: string) => (output += d));
   child.stderr.setEncoding('utf8').on('data', (d: string) => (output += d));
-  const exited = new Promise((resolve) => child.once('exit', resolve)).finally(() => children.delete(child));
+  // 'close', not 'exit': the child's last lines may still be in the pipe when it exits.
+  const exited = new Promise((resolve) => child.once('close', resolve)).finally(() => children.delete(child));
   return { child, output: () => output, exited };
 }

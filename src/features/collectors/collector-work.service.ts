@@ -23,6 +23,7 @@ import {
   leaseWorkRow,
   queueWorkRow,
   queuedWorkRows,
+  releaseLeaseRows,
   renewLeaseRows,
   zonedDeviceIdRows,
   type CollectorRow,
@@ -67,14 +68,15 @@ export interface SealedJob {
 
 /**
  * Leases up to `max` of the collector's zone's queued backups for `leaseMs`. The leases the collector says it still
- * holds (`held`: running, waiting or not yet delivered) are extended first; leases that ran out then return to the
+ * holds (`held`: running, waiting or not yet delivered) are extended first, those it gives back unstarted (`release`:
+ * it is stopping) return to the queue at once; leases that ran out then return to the
  * queue. A device whose zone changed since it was queued is dropped, so credentials go only to its own zone.
  */
 export function leaseWork(
   db: DB,
   secrets: SecretBox,
   collector: CollectorRow,
-  o: { max: number; leaseMs: number; redact: boolean; held?: readonly string[] },
+  o: { max: number; leaseMs: number; redact: boolean; held?: readonly string[]; release?: readonly string[] },
   at = Date.now(),
 ): LeasedJob[] {
   const leased: { row: WorkRow; leaseId: string }[] = [];
@@ -83,9 +85,10 @@ export function leaseWork(
   withEngineSync(db, () =>
     db
       .transaction(() => {
+        releaseLeaseRows(db, collector.id, o.release ?? []);
         renewLeaseRows(db, collector.id, o.held ?? [], at + o.leaseMs);
         expireLeaseRows(db, at);
-        const rows = queuedWorkRows(db, collector.zone, Math.max(1, Math.min(o.max, 100)));
+        const rows = o.max > 0 ? queuedWorkRows(db, collector.zone, Math.min(o.max, 100)) : [];
         const zones = new Map(
           effectiveZoneRows(
             db,

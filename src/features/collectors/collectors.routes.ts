@@ -22,11 +22,13 @@ const EnrolBody = z.strictObject({
 
 /**
  * Protocol 2: `held` names the leases the collector still works on (renewed, so that a long job's lease does not run
- * out); `wait`: an idle collector's request is held until work is queued (at most poll_seconds and LEASE_HOLD_MAX_MS).
+ * out); `wait`: an idle collector's request is held until work is queued (at most poll_seconds and LEASE_HOLD_MAX_MS);
+ * `release` (with `max` 0): a stopping collector gives back the leases it had not started, queued again at once.
  */
 const LeaseBody = z.strictObject({
-  max: z.number().int().min(1).max(100),
+  max: z.number().int().min(0).max(100),
   held: z.array(z.uuid()).max(MAX_HELD).default([]),
+  release: z.array(z.uuid()).max(MAX_HELD).default([]),
   wait: z.boolean().default(false),
 });
 
@@ -106,14 +108,15 @@ export function createCollectorRoutes(app: AppServices): Hono<AppEnv> {
 
   r.post('/lease', async (c) => {
     const { collector, body } = await signed(app, c);
-    const { max, held, wait } = parseJson(LeaseBody, body);
+    const { max, held, release, wait } = parseJson(LeaseBody, body);
     const cfg = app.config.collector;
     const jobs = await leaseWorkHeld(app.db, app.secrets, collector, {
       max,
       held,
+      release,
       leaseMs: cfg.lease_seconds * 1000,
       redact: app.config.backup.redact_secrets,
-      holdMs: wait ? Math.min(cfg.poll_seconds * 1000, LEASE_HOLD_MAX_MS) : 0,
+      holdMs: wait && max > 0 ? Math.min(cfg.poll_seconds * 1000, LEASE_HOLD_MAX_MS) : 0,
       signal: c.req.raw.signal,
     });
     return c.json({ jobs, poll_seconds: cfg.poll_seconds });

@@ -153,6 +153,17 @@ export function expireLeaseRows(db: DB, at: number): number {
     .changes;
 }
 
+/** The collector's own leases it gives back unstarted (it is stopping): queued again at once, not when they run out. */
+export function releaseLeaseRows(db: DB, collectorId: number, leaseIds: readonly string[]): number {
+  const release = prepareCached(
+    db,
+    'UPDATE collector_work SET lease_id = NULL, collector_id = NULL, lease_expires_at = NULL WHERE lease_id = ? AND collector_id = ?',
+  );
+  let n = 0;
+  for (const id of leaseIds) n += release.run(id, collectorId).changes;
+  return n;
+}
+
 /** Extends the collector's own leases that it says it still holds (running, waiting or unsent): a live job never expires. */
 export function renewLeaseRows(db: DB, collectorId: number, leaseIds: readonly string[], expiresAt: number): number {
   // One statement per lease: each finds its row through the lease_id index (an IN over json_each scanned the queue).
