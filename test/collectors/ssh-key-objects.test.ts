@@ -3,11 +3,13 @@
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { KeyObject } from 'node:crypto';
+import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Algorithms, Client } from 'ssh2';
 import { useKeyObjects } from '../../src/engine/transports/ssh-key-objects';
 import { collectConfig } from '../../src/engine/collect';
 import { startSimulator, type RunningSimulator } from '../sim/simulator';
+import { ed25519KeyPair } from '../helpers/keys';
 import { FAST_LIMITS, IOS_TEMPLATE, iosDevice, target } from '../sim/fixtures/engine-fixtures';
 
 let sim: RunningSimulator;
@@ -77,4 +79,41 @@ test('a capture over SSH with the swap gives the same text as before it (the eng
   if (!r.ok) assert.fail(`${r.failure}: ${r.message}`);
   assert.ok(r.text.endsWith('!\nend\n'));
   assert.ok(!r.text.includes('s3cretCommunity'));
+});
+
+test("a server connection's keys are swapped at its 'handshake' too (the simulators do it), and the session goes on", async () => {
+  const swapped: number[] = [];
+  const server = new ssh2.Server({ hostKeys: [ed25519KeyPair().private] }, (conn) => {
+    conn.on('handshake', () => swapped.push(useKeyObjects(conn)));
+    conn.on('authentication', (ctx) => ctx.accept());
+    conn.on('ready', () =>
+      conn.on('session', (accept) =>
+        accept().on('exec', (acceptExec) => {
+          const channel = acceptExec();
+          channel.end('pong\n');
+        }),
+      ),
+    );
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const client = new ssh2.Client();
+  try {
+    await new Promise<void>((resolve, reject) => {
+      client.once('ready', resolve).once('error', reject);
+      client.connect({ host: '127.0.0.1', port: (server.address() as AddressInfo).port, username: 'u', password: 'p', readyTimeout: 5000 });
+    });
+    const out = await new Promise<string>((resolve, reject) =>
+      client.exec('ping', (err, channel) => {
+        if (err) return reject(err);
+        let text = '';
+        channel.on('data', (d: Buffer) => (text += d.toString())).on('close', () => resolve(text));
+      }),
+    );
+    assert.equal(out, 'pong\n');
+    assert.equal(swapped.length, 1);
+    assert.ok(swapped[0] >= 2, `expected the server's cipher and decipher keys replaced, got ${swapped[0]}`);
+  } finally {
+    client.end();
+    server.close();
+  }
 });

@@ -1,6 +1,6 @@
 // ssh2's per-packet ciphers and MACs keyed by KeyObjects instead of Buffers, once a connection's keys are set (its 'handshake' event).
 import { createSecretKey } from 'node:crypto';
-import type { Client } from 'ssh2';
+import type { Client, Connection } from 'ssh2';
 
 /**
  * The fields of ssh2's (1.x) cipher and decipher objects (lib/protocol/crypto.js) that hold a key passed on every
@@ -13,9 +13,10 @@ const PER_PACKET_KEYS = ['_encKey', '_decipherKey', '_macKey', '_encKeyMain', '_
 /**
  * Replaces the Buffer keys of the connection's current cipher and decipher by KeyObjects of the same bytes (the
  * output is the same; a later re-key makes new objects with Buffers, which work as before). Returns how many were
- * replaced: 0 when ssh2's internals are not where this expects them (nothing is changed then).
+ * replaced: 0 when ssh2's internals are not where this expects them (nothing is changed then). A client's or a server's
+ * connection (the test simulators swap theirs at the server side's 'handshake' event).
  */
-export function useKeyObjects(client: Client): number {
+export function useKeyObjects(client: Client | Connection): number {
   const protocol = (client as unknown as { _protocol?: { _cipher?: object; _decipher?: object } })._protocol;
   let replaced = 0;
   for (const side of [protocol?._cipher, protocol?._decipher]) {
