@@ -73,6 +73,17 @@ export function sha256Hex(text: string | Buffer): string {
 const HASH_RE = /^[0-9a-f]{64}$/;
 
 let tempSeq = 0;
+/** Opens a new file for writing, making its folder only when it is missing (most writes land in an existing one). */
+async function openCreatingDir(dir: string, file: string): Promise<fsp.FileHandle> {
+  try {
+    return await fsp.open(file, 'w', 0o600);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+    await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
+    return fsp.open(file, 'w', 0o600);
+  }
+}
+
 /** A temporary file name of its own: two putAsync() of the same text can be in flight at once (same hash, same millisecond). */
 function tempName(dir: string, hash: string): string {
   return path.join(dir, `.${hash}.${process.pid}.${Date.now()}.${++tempSeq}.tmp`);
@@ -208,8 +219,7 @@ export class SnapshotStore {
     const final = path.join(dir, hash + (p.compressed ? '.gz' : ''));
     const tmp = tempName(dir, hash);
     try {
-      await fsp.mkdir(dir, { recursive: true, mode: 0o700 });
-      const fh = await fsp.open(tmp, 'w', 0o600);
+      const fh = await openCreatingDir(dir, tmp);
       try {
         for (let off = 0; off < body.length;) {
           const { bytesWritten } = await fh.write(body, off, body.length - off);

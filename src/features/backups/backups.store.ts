@@ -140,15 +140,13 @@ function listRow(r: RawListRow): BackupListRow {
 
 /** Fingerprint of the newest successful backup that started before `before` (the one a new version is compared with). */
 export function latestSuccessfulFingerprint(db: DB, deviceId: number, excludeId: string, before: number): string | null {
-  const v = db
-    .prepare(
-      `SELECT change_fingerprint FROM backups
-        WHERE device_id = ? AND success = 1 AND id <> ? AND finished_at IS NOT NULL AND started_at <= ?
-        ORDER BY started_at DESC, id DESC LIMIT 1`,
-    )
-    .pluck()
-    .get(deviceId, excludeId, before) as string | null | undefined;
-  return v ?? null;
+  const row = prepareCached(
+    db,
+    `SELECT change_fingerprint FROM backups
+      WHERE device_id = ? AND success = 1 AND id <> ? AND finished_at IS NOT NULL AND started_at <= ?
+      ORDER BY started_at DESC, id DESC LIMIT 1`,
+  ).get(deviceId, excludeId, before) as { change_fingerprint: string | null } | undefined;
+  return row?.change_fingerprint ?? null;
 }
 
 export function upsertSnapshot(db: DB, s: { hash: string; size: number; stored_size: number; compressed: boolean }): void {

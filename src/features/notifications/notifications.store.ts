@@ -1,5 +1,6 @@
 // SQL of the notification tables: channels, rules, the outbox, deliveries, stale notices.
 import type { DB } from '../../db/open';
+import { prepareCached } from '../../db/statements';
 
 export type ChannelType = 'webhook' | 'slack' | 'teams' | 'email' | 'syslog';
 export type DeliveryStatus = 'pending' | 'sent' | 'dead';
@@ -253,7 +254,7 @@ export function putStaleNotice(db: DB, deviceId: number, at: number): void {
 }
 
 export function clearStaleNotice(db: DB, deviceId: number): void {
-  db.prepare('DELETE FROM device_stale_notices WHERE device_id = ?').run(deviceId);
+  prepareCached(db, 'DELETE FROM device_stale_notices WHERE device_id = ?').run(deviceId);
 }
 
 export interface DeviceFacts {
@@ -300,13 +301,14 @@ export interface FinishedBackupFacts {
 }
 
 export function getFinishedBackupFacts(db: DB, id: string): FinishedBackupFacts | undefined {
-  return db
-    .prepare('SELECT id, device_id, template_id, trigger, success, failure_type, error_message, changed, config_snapshot_hash FROM backups WHERE id = ?')
-    .get(id) as FinishedBackupFacts | undefined;
+  return prepareCached(
+    db,
+    'SELECT id, device_id, template_id, trigger, success, failure_type, error_message, changed, config_snapshot_hash FROM backups WHERE id = ?',
+  ).get(id) as FinishedBackupFacts | undefined;
 }
 
 export function getDeviceReachability(db: DB, id: number): string | null {
-  return (db.prepare('SELECT reachability FROM devices WHERE id = ?').pluck().get(id) as string | undefined) ?? null;
+  return (prepareCached(db, 'SELECT reachability FROM devices WHERE id = ?').get(id) as { reachability: string | null } | undefined)?.reachability ?? null;
 }
 
 /** Of these devices, the stale ones (enabled, no successful backup since `before`, or never and created before it). */
@@ -328,5 +330,5 @@ export function pruneDeliveries(db: DB, before: number): number {
 }
 
 export function anyRule(db: DB): boolean {
-  return db.prepare('SELECT 1 FROM notification_rules LIMIT 1').get() !== undefined;
+  return prepareCached(db, 'SELECT 1 FROM notification_rules LIMIT 1').get() !== undefined;
 }
