@@ -26,6 +26,17 @@ export function openDatabase(file: string, opts: { readonly?: boolean; nativePat
   return db;
 }
 
+const engineWrites = new WeakMap<DB, number>();
+
+/**
+ * Milliseconds since this handle last wrote an engine record (withEngineSync), Infinity if never: background upkeep
+ * (the search index) steps back while backups are being recorded.
+ */
+export function msSinceEngineWrite(db: DB): number {
+  const at = engineWrites.get(db);
+  return at === undefined ? Infinity : Date.now() - at;
+}
+
 /**
  * Runs `fn` with synchronous=NORMAL for its commits, then puts FULL back: only for the backup engine's own records
  * (a backup starting, the device's reachability, a backup finishing), never for what a person or an API client wrote.
@@ -40,6 +51,7 @@ export function openDatabase(file: string, opts: { readonly?: boolean; nativePat
  * setting inside a transaction, so within one (an import's) `fn` runs with the setting it has.
  */
 export function withEngineSync<T>(db: DB, fn: () => T): T {
+  engineWrites.set(db, Date.now());
   if (db.inTransaction || !tuningOf(db).engineSyncNormal) return fn();
   db.pragma('synchronous = NORMAL');
   try {

@@ -5,12 +5,13 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { renameSync } from 'node:fs';
 import { importBackup } from '../../src/features/backups/import.service';
-import { planIndexedSearch, refreshSearchIndex, searchIndexBacklog, startSearchIndexer } from '../../src/features/configs/search-index.service';
+import { planIndexedSearch, refreshSearchIndex, searchIndexBacklog, startSearchIndexer, upkeepPause } from '../../src/features/configs/search-index.service';
 import { regexLiterals, requiredTerms } from '../../src/features/configs/search-terms';
 import { MAX_INDEXED_LINES } from '../../src/features/configs/workers/index-lines';
 import { buildMatcher, searchConfigs, type SearchOptions } from '../../src/features/configs/search.service';
 import { deleteDevice } from '../../src/features/devices/devices.service';
 import type { AppServices } from '../../src/http/context';
+import { msSinceEngineWrite, withEngineSync } from '../../src/db/open';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
 import { SCOPE_ALL, type Scope } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
@@ -253,6 +254,29 @@ describe('search over the line index', () => {
     assert.ok(file, `snapshot ${hash} on disk`);
     return file;
   }
+});
+
+describe('the upkeep while backups are being recorded', () => {
+  test('a full step rests three times its length (at most 2 s) while engine records are written, else goes on at once', () => {
+    assert.equal(upkeepPause(16, 80, 200), 240, 'a backup recorded 200 ms ago: rest 3 x 80 ms');
+    assert.equal(upkeepPause(16, 5_000, 10), 2_000, 'bounded');
+    assert.equal(upkeepPause(16, 80, 5_000), 0, 'no record for 5 s: the backlog is drained at full pace');
+    assert.equal(upkeepPause(16, 80, Infinity), 0);
+    assert.equal(upkeepPause(3, 80, 10), 2_000, 'a partial step means the backlog is drained: the idle look');
+    assert.equal(upkeepPause(null, 80, 10), 60_000, 'a failed step: a minute');
+  });
+
+  test('an engine record marks its handle as recording', async () => {
+    const t = await startTestAppliance();
+    try {
+      const { db } = t.services;
+      withEngineSync(db, () => db.prepare('SELECT 1').get());
+      assert.ok(msSinceEngineWrite(db) < 1_000);
+      assert.equal(db.pragma('synchronous', { simple: true }), 2, 'FULL again after the engine record');
+    } finally {
+      await t.close();
+    }
+  });
 });
 
 describe('literal pieces of a query', () => {

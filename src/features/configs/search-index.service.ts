@@ -1,6 +1,6 @@
 // The line index of the newest configurations (schema 0029, docs/search-index.md): kept current in the background, and
 // the configuration search over it, which finds the devices with hits in the database and reads only the files it shows.
-import type { DB } from '../../db/open';
+import { msSinceEngineWrite, type DB } from '../../db/open';
 import type { AppServices } from '../../http/context';
 import type { Scope } from '../../identity/principal';
 import { sqliteNativePath } from '../../runtime/native';
@@ -37,6 +37,15 @@ const MAX_CANDIDATE_LINES = 300_000;
 /** Pause of the background upkeep when nothing is stale, and after a failed step. */
 const IDLE_MS = 2_000;
 const RETRY_MS = 60_000;
+/**
+ * While backups are being recorded (an engine record in the last BUSY_WINDOW_MS), the upkeep rests BUSY_REST_FACTOR
+ * times as long as its last step took before the next one (at most BUSY_REST_MAX_MS): it then uses about a quarter of
+ * one core and holds the write lock a quarter of the time, so the event loop's records seldom wait on it, and it
+ * catches up at full pace once the run is over. Searches stay exact meanwhile (stale devices' files are read).
+ */
+const BUSY_WINDOW_MS = 1_000;
+const BUSY_REST_FACTOR = 3;
+const BUSY_REST_MAX_MS = 2_000;
 
 /** What the upkeep needs of the appliance (the serve's services, or an opened appliance in a bench). */
 export type IndexHost = Pick<AppServices, 'db' | 'snapshots'> & { log?: Logger | null };
@@ -53,6 +62,17 @@ export async function refreshSearchIndex(app: IndexHost, batch = REFRESH_BATCH):
   return done.looked;
 }
 
+/**
+ * How long the upkeep waits before its next step: `looked` devices in the last step (null: it failed), which took
+ * `stepMs`, the last engine record `sinceEngineWrite` ms ago. 0: go on at once.
+ */
+export function upkeepPause(looked: number | null, stepMs: number, sinceEngineWrite: number): number {
+  if (looked === null) return RETRY_MS;
+  if (looked < REFRESH_BATCH) return IDLE_MS;
+  if (sinceEngineWrite < BUSY_WINDOW_MS) return Math.min(BUSY_REST_MAX_MS, Math.max(1, BUSY_REST_FACTOR * stepMs));
+  return 0;
+}
+
 /** Runs the upkeep until stopped: step after step while devices are stale, then a look every IDLE_MS. */
 export function startSearchIndexer(app: IndexHost, log: Logger | null): { stop(): Promise<void> } {
   let stopped = false;
@@ -60,16 +80,18 @@ export function startSearchIndexer(app: IndexHost, log: Logger | null): { stop()
   let wake: (() => void) | null = null;
   const loop = (async () => {
     while (!stopped) {
-      let n = 0;
-      let pause = IDLE_MS;
+      let looked: number | null = 0;
+      const started = Date.now();
       try {
-        n = await refreshSearchIndex(app);
+        looked = await refreshSearchIndex(app);
       } catch (err) {
         // Searches stay exact meanwhile (stale devices' files are read); one line a minute, not one per step.
         log?.warn({ err }, 'search index upkeep failed; retrying in a minute');
-        pause = RETRY_MS;
+        looked = null;
       }
-      if (n < REFRESH_BATCH && !stopped) await new Promise<void>((r) => ((wake = r), (timer = setTimeout(r, pause))));
+      if (stopped) break;
+      const pause = upkeepPause(looked, Date.now() - started, msSinceEngineWrite(app.db));
+      if (pause > 0) await new Promise<void>((r) => ((wake = r), (timer = setTimeout(r, pause))));
       else await new Promise<void>((r) => setImmediate(r));
     }
   })();
