@@ -1,6 +1,7 @@
 // A capture's output packed into UTF-8 chunks as it arrives (TerminalScreen.spillAfter, src/engine/captured-output.ts) reads back as the lines the screen kept before.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
+import { deflateRawSync, inflateRawSync } from 'node:zlib';
 import { TerminalScreen } from '../../src/engine/normalise';
 import { addDeflated, capturedText, inflatedText, type DeflatedOutput } from '../../src/engine/captured-output';
 
@@ -49,4 +50,22 @@ test('a big capture deflated part by part (as it waits for a capture worker) inf
   assert.equal(inflatedText(out), text);
   assert.throws(() => inflatedText({ ...out, bytes: out.bytes + 1 }), /inflated to/);
   assert.throws(() => inflatedText({ ...out, bytes: out.bytes - 1 }), /longer than/);
+});
+
+test('a part of up to 64 KB is one stored deflate block: any inflater reads it, and a big part next to it is still deflated', () => {
+  const small = 'hostname core-sw1\n interface Gi0/1\n  description caf\u00e9 \u{1F600}\n';
+  const big = 'x'.repeat(70_000) + '\n';
+  const out: DeflatedOutput = { parts: [], bytes: 0 };
+  addDeflated(out, small);
+  addDeflated(out, big);
+  addDeflated(out, 'y'.repeat(0xffff)); // exactly the largest stored block
+  assert.equal(out.parts[0].byteLength, 5 + Buffer.byteLength(small), 'kept as it is, after a 5-byte block header');
+  assert.equal(inflateRawSync(out.parts[0]).toString('utf8'), small, 'a valid raw deflate stream');
+  assert.ok(out.parts[1].byteLength < 1_000, 'past 64 KB deflated');
+  assert.equal(out.parts[2].byteLength, 5 + 0xffff);
+  assert.equal(inflateRawSync(out.parts[2]).byteLength, 0xffff);
+  assert.ok(out.parts[0].byteOffset === 0 && out.parts[0].byteLength === out.parts[0].buffer.byteLength, 'owns its memory');
+  assert.equal(inflatedText(out), small + big + 'y'.repeat(0xffff));
+  // zlib's own stored output (level 0) reads back the same way.
+  assert.equal(inflatedText({ parts: [deflateRawSync(Buffer.from(small), { level: 0 })], bytes: Buffer.byteLength(small) }), small);
 });
