@@ -107,7 +107,7 @@ function coalesceWrites(conn: Connection): void {
   if (!sock || typeof sock.cork !== 'function') return;
   const write = sock.write.bind(sock) as (...args: unknown[]) => boolean;
   let corked = false;
-  sock.write = ((...args: unknown[]) => {
+  sock.write = (...args: unknown[]) => {
     if (!corked) {
       corked = true;
       sock.cork();
@@ -117,7 +117,7 @@ function coalesceWrites(conn: Connection): void {
       });
     }
     return write(...args);
-  }) as typeof sock.write;
+  };
 }
 
 /** A new private host key ssh2 can read back (see ed25519KeyPair). */
