@@ -25,9 +25,20 @@ export default async function* durations(source) {
   yield `${JSON.stringify(seconds, null, 1)}\n`;
 }
 
+/** The last run's seconds per file; an absent, empty or broken record (a run cut short while writing it) orders nothing. */
+function readRecord(record) {
+  if (!existsSync(record)) return {};
+  try {
+    const seconds = JSON.parse(readFileSync(record, 'utf8'));
+    return seconds && typeof seconds === 'object' ? seconds : {};
+  } catch {
+    return {};
+  }
+}
+
 if (import.meta.main) {
   const [record, ...files] = process.argv.slice(2);
-  const seconds = existsSync(record) ? JSON.parse(readFileSync(record, 'utf8')) : {};
+  const seconds = readRecord(record);
   const known = (f) => (typeof seconds[f] === 'number' ? seconds[f] : Infinity);
   const ordered = files.map((f, i) => ({ f, i })).sort((a, b) => known(b.f) - known(a.f) || a.i - b.i);
   for (const { f } of ordered) console.log(f);
