@@ -118,7 +118,8 @@ export type BackupOutcome =
  * the transaction that marks the record successful commits; a crash leaves at worst an unreferenced file.
  * Hashing, compression and the file writes run off the event loop (SnapshotStore.putAsync), and the record commits
  * without an fsync of its own (withEngineSync, db/open.ts): a fleet run finishes dozens of backups a second while
- * the same process answers HTTP.
+ * the same process answers HTTP. `onRecorded` runs inside the transaction that records the outcome (a collector's
+ * lease is removed with it, so no crash can leave a stored result's lease to run out and queue the device again).
  */
 export async function finishBackup(
   db: DB,
@@ -126,15 +127,16 @@ export async function finishBackup(
   started: StartedBackup,
   outcome: BackupOutcome,
   finishedAt = Date.now(),
+  onRecorded?: () => void,
 ): Promise<FinishedBackup> {
-  if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt));
+  if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt, onRecorded));
   // Computed before the transaction: the write lock is not held while the text is hashed.
   const reserve = (hash: string) => withEngineSync(db, () => reserveSnapshot(db, started.id, hash));
   const { fingerprint, snap } =
     'prepared' in outcome
       ? { fingerprint: outcome.prepared.fingerprint, snap: await store.putPrepared(outcome.prepared.snapshot, reserve) }
       : { fingerprint: changeFingerprint(outcome.text, outcome.ignorePatterns), snap: await store.putAsync(outcome.text, reserve) };
-  const finished = withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt));
+  const finished = withEngineSync(db, () => recordFinishedBackup(db, started, outcome, { snap, fingerprint }, finishedAt, onRecorded));
   // Committed: the version is judged in the background (compliance workers); the backup does not wait for it.
   judgeStoredVersion(db, store, finished.id);
   return finished;
@@ -168,6 +170,7 @@ function recordFinishedBackup(
   outcome: BackupOutcome,
   stored: { snap: SnapshotInfo; fingerprint: string } | null,
   finishedAt: number,
+  onRecorded?: () => void,
 ): FinishedBackup {
   const duration = Math.max(0, finishedAt - started.startedAt);
   if (!outcome.ok || !stored) {
@@ -186,6 +189,7 @@ function recordFinishedBackup(
       });
       setDeviceLastBackup(db, started.deviceId, started.id);
       enqueueFinishedBackup(db, started.id, finishedAt);
+      onRecorded?.();
     }).immediate();
     return { id: started.id, success: false, changed: false, first: false, hash: null };
   }
@@ -211,6 +215,7 @@ function recordFinishedBackup(
     setDeviceLastBackup(db, started.deviceId, started.id);
     enqueueFinishedBackup(db, started.id, finishedAt);
     queueGitMirror(db, started.id, finishedAt);
+    onRecorded?.();
   }).immediate();
   return { id: started.id, success: true, changed, first, hash: snap.hash };
 }

@@ -232,8 +232,9 @@ export async function storeUpload(db: DB, store: SnapshotStore, collector: Colle
         ? { ok: true, text: input.text, ignorePatterns: plan.template.ignore_patterns, encoding: input.encoding }
         : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
       Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
+      // The lease goes in the transaction that records the outcome: one commit fewer per result (collectors-bench, #27).
+      () => deleteWorkByLease(db, input.lease_id),
     );
-    withEngineSync(db, () => deleteWorkByLease(db, input.lease_id)); // collectors-bench (#27): as above
     return { backup_id: done.id, duplicate: false, success: done.success, changed: done.changed };
   } finally {
     storing.delete(input.lease_id);
