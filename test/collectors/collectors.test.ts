@@ -351,3 +351,40 @@ test('a held lease request whose collector went away leases nothing: work queued
   const [row] = listCollectors(t.appliance.db, SYSTEM_ACTOR, 60_000).filter((x) => x.name === 'col-gone');
   assert.deepEqual([row.queued, row.leased], [1, 0], `dev-gone ${id} is still queued, not leased to a request nobody waits for`);
 });
+
+test('an upload’s running record names its hash before the snapshot file is written; the lease goes with the finished record', async () => {
+  const a: EnrolledCollector = await enrol(t, 'site-n', 'col-n');
+  const deviceId = zonedDevice('dev-n', 'site-n');
+  const { jobs } = (await (await signedPost(t, a, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  assert.equal(jobs.length, 1);
+  const text = 'hostname dev-n\ninterface eth1\n';
+  const { db, snapshots } = t.services;
+  const seen: { hash: string | null; running: boolean; leased: boolean }[] = [];
+  const write = snapshots.putPrepared.bind(snapshots);
+  snapshots.putPrepared = (p, reserve) => {
+    // What a `db prune` racing this write would see: the running record already names the file.
+    const row = db.prepare('SELECT config_snapshot_hash, finished_at FROM backups WHERE device_id = ? ORDER BY started_at DESC LIMIT 1').get(deviceId) as
+      { config_snapshot_hash: string | null; finished_at: number | null } | undefined;
+    const leased = db.prepare('SELECT count(*) FROM collector_work WHERE lease_id = ?').pluck().get(jobs[0].lease_id) as number;
+    seen.push({ hash: row?.config_snapshot_hash ?? null, running: row?.finished_at === null, leased: leased === 1 });
+    return write(p, reserve);
+  };
+  try {
+    const [stored] = await results(a, {
+      lease_id: jobs[0].lease_id,
+      started_at: Date.now() - 500,
+      duration_ms: 400,
+      host_key: null,
+      reachability: 'reachable',
+      ok: true,
+      text,
+      sha256: sha256Text(text),
+      encoding: null,
+    });
+    assert.equal(stored.outcome, 'stored');
+  } finally {
+    snapshots.putPrepared = write;
+  }
+  assert.deepEqual(seen, [{ hash: sha256Text(text), running: true, leased: true }]);
+  assert.equal(db.prepare('SELECT count(*) FROM collector_work WHERE lease_id = ?').pluck().get(jobs[0].lease_id), 0, 'the lease is gone once stored');
+});

@@ -113,13 +113,23 @@ export type BackupOutcome =
   | { ok: false; failure: FailureType; message: string };
 
 /**
+ * Name the snapshot hash of a running backup before its file is written (docs/snapshot-lifecycle.md), for a caller
+ * that knows the hash when it opens the record (a collector's upload): in the caller's transaction, then passed to
+ * finishBackup as `reserved`.
+ */
+export function nameRunningSnapshot(db: DB, backupId: string, hash: string): void {
+  reserveSnapshot(db, backupId, hash);
+}
+
+/**
  * Complete a started backup (docs/snapshot-lifecycle.md). The running record names the snapshot's hash before the
  * file is written or reused (so no orphan sweep takes it), the text is written to the snapshot store (durably), then
  * the transaction that marks the record successful commits; a crash leaves at worst an unreferenced file.
  * Hashing, compression and the file writes run off the event loop (SnapshotStore.putAsync), and the record commits
  * without an fsync of its own (withEngineSync, db/open.ts): a fleet run finishes dozens of backups a second while
  * the same process answers HTTP. `onRecorded` runs inside the transaction that records the outcome (a collector's
- * lease is removed with it, so no crash can leave a stored result's lease to run out and queue the device again).
+ * lease is removed with it, so no crash can leave a stored result's lease to run out and queue the device again);
+ * `reserved`: the hash the caller named in the running record when it opened it (reserveSnapshot), not named again.
  */
 export async function finishBackup(
   db: DB,
@@ -127,11 +137,13 @@ export async function finishBackup(
   started: StartedBackup,
   outcome: BackupOutcome,
   finishedAt = Date.now(),
-  onRecorded?: () => void,
+  opts: { onRecorded?: () => void; reserved?: string } = {},
 ): Promise<FinishedBackup> {
+  const { onRecorded, reserved } = opts;
   if (!outcome.ok) return withEngineSync(db, () => recordFinishedBackup(db, started, outcome, null, finishedAt, onRecorded));
-  // Computed before the transaction: the write lock is not held while the text is hashed.
-  const reserve = (hash: string) => withEngineSync(db, () => reserveSnapshot(db, started.id, hash));
+  // Computed before the transaction: the write lock is not held while the text is hashed. A caller that named the
+  // hash in the start record already (`reserved`: a collector's upload carries it) saves that commit.
+  const reserve = (hash: string) => (hash === reserved ? undefined : withEngineSync(db, () => reserveSnapshot(db, started.id, hash)));
   const { fingerprint, snap } =
     'prepared' in outcome
       ? { fingerprint: outcome.prepared.fingerprint, snap: await store.putPrepared(outcome.prepared.snapshot, reserve) }

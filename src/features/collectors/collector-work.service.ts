@@ -8,7 +8,7 @@ import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
 import { loadBackupPlan, loadResultPlan, recordDeviceContact } from '../backups/backup-engine.service';
-import { finishBackup, startBackup } from '../backups/backups.service';
+import { finishBackup, nameRunningSnapshot, startBackup } from '../backups/backups.service';
 import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
 import {
   countLeases,
@@ -212,6 +212,9 @@ export async function storeUpload(db: DB, store: SnapshotStore, collector: Colle
       db
         .transaction(() => {
           const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt);
+          // The text's hash is known (checked above): the running record names it now, before the file is written
+          // (docs/snapshot-lifecycle.md), instead of in a commit of its own (collectors-bench, #27).
+          if (input.ok) nameRunningSnapshot(db, s.id, input.sha256);
           insertResultRow(db, { lease_id: input.lease_id, collector_id: collector.id, device_id: work.device_id, backup_id: s.id, received_at: at });
           recordDeviceContact(db, plan, {
             reachability: input.reachability,
@@ -233,7 +236,7 @@ export async function storeUpload(db: DB, store: SnapshotStore, collector: Colle
         : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
       Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
       // The lease goes in the transaction that records the outcome: one commit fewer per result (collectors-bench, #27).
-      () => deleteWorkByLease(db, input.lease_id),
+      { onRecorded: () => deleteWorkByLease(db, input.lease_id), reserved: input.ok ? input.sha256 : undefined },
     );
     return { backup_id: done.id, duplicate: false, success: done.success, changed: done.changed };
   } finally {
