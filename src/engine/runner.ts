@@ -4,9 +4,9 @@ import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
 import { finishBackup, type StartedBackup } from '../features/backups/backups.service';
 import type { SecretBox } from '../identity/secrets';
-import { SnapshotStorageError, type SnapshotStore } from '../store/snapshots';
-import { closeWhenWritable } from '../features/backups/unclosed-backups';
-import { noteWriteError, noteWriteOk } from '../features/maintenance/storage-health';
+import type { SnapshotStore } from '../store/snapshots';
+import { closeAsFailed, recordingFailure } from '../features/backups/unclosed-backups';
+import { noteWriteOk } from '../features/maintenance/storage-health';
 import { captureBudget, collectForStorage, type StorageCollectResult } from './capture/capture-pool';
 import { isBackupRunning, loadBackupPlan, recordDeviceContact, startEngineBackup, type BackupTrigger } from '../features/backups/backup-engine.service';
 import { leaveZonedToCollectors } from '../features/collectors/collector-work.service';
@@ -165,12 +165,6 @@ class LoopLag {
   }
 }
 
-/** SQLite's "disk full" and I/O errors: the storage's fault, reported by /healthz. */
-function isStorageError(err: unknown): boolean {
-  const code = (err as { code?: unknown }).code;
-  return typeof code === 'string' && /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code);
-}
-
 export class BackupRunner {
   /** Devices being backed up by this process right now. */
   private readonly active = new Set<number>();
@@ -320,22 +314,8 @@ export class BackupRunner {
     } catch (err) {
       log?.error({ err, device_id: deviceId }, 'backup crashed');
       // A snapshot that cannot be written (disk full ...) is a failure of this backup, said as such.
-      const f =
-        err instanceof SnapshotStorageError
-          ? { failure: 'STORAGE_ERROR' as const, message: err.message }
-          : isStorageError(err)
-            ? { failure: 'STORAGE_ERROR' as const, message: `The database refused to record the backup (${(err as { code: string }).code}).` }
-            : { failure: 'INTERNAL' as const, message: 'Internal error while recording the backup.' };
-      if (f.failure === 'STORAGE_ERROR') noteWriteError(db, err);
-      if (started) {
-        try {
-          await finishBackup(db, snapshots, started, { ok: false, ...f });
-        } catch (closeErr) {
-          // The database refuses writes (disk full): close the record as soon as it takes them again.
-          noteWriteError(db, closeErr);
-          closeWhenWritable(db, snapshots, started, f, log);
-        }
-      }
+      const f = recordingFailure(db, err);
+      if (started) await closeAsFailed(db, snapshots, started, f, log);
       return { ...base, success: false, ...f, durationMs: Date.now() - begun };
     } finally {
       this.active.delete(deviceId);

@@ -19,6 +19,8 @@ import {
   type ResultOutcome,
   type Sealed,
 } from '../../src/lib/collector-protocol';
+import { SnapshotStorageError } from '../../src/store/snapshots';
+import { assertDbCheckClean, assertEveryVersionReadable } from '../helpers/fault';
 import { enrol, enrolBody, postEnrol, signedHeaders, signedPost, type EnrolledCollector } from './harness';
 
 let t: TestAppliance;
@@ -38,6 +40,21 @@ async function results(c: EnrolledCollector, ...items: unknown[]): Promise<Resul
   const res = await signedPost(t, c, '/results', { results: items });
   assert.equal(res.status, 200, await res.clone().text());
   return ((await res.json()) as { results: ResultOutcome[] }).results;
+}
+
+/** A successful result for a lease, as a site uploads it (`sha256` defaults to the text's own hash). */
+function okResult(leaseId: string, text: string, sha256 = sha256Text(text)) {
+  return {
+    lease_id: leaseId,
+    started_at: Date.now() - 500,
+    duration_ms: 400,
+    host_key: null,
+    reachability: 'reachable',
+    ok: true,
+    text,
+    sha256,
+    encoding: null,
+  };
 }
 
 type LeaseAnswer = { jobs: { lease_id: string; device_id: number; device_name: string; sealed: Sealed }[] };
@@ -143,24 +160,15 @@ test('a lease carries the credential sealed to its own zone collector only; an u
   assert.deepEqual(((await (await signedPost(t, a, '/lease', { max: 10 })).json()) as LeaseAnswer).jobs, [], 'a leased device is not leased twice');
 
   const text = 'hostname dev-l\ninterface eth0\n';
-  const upload = {
-    lease_id: jobs[0].lease_id,
-    started_at: Date.now() - 1000,
-    duration_ms: 900,
-    host_key: null,
-    reachability: 'reachable',
-    ok: true,
-    text,
-    encoding: null,
-  };
+  const upload = okResult(jobs[0].lease_id, text);
   const [wrongHash] = await results(a, { ...upload, sha256: sha256Text('something else') });
   assert.deepEqual(wrongHash, { lease_id: upload.lease_id, outcome: 'refused', message: 'The uploaded text does not match its hash.' });
-  const [foreign] = await results(b, { ...upload, sha256: sha256Text(text) });
+  const [foreign] = await results(b, upload);
   assert.equal(foreign.outcome, 'refused', 'another collector cannot answer this lease');
 
-  const [stored] = await results(a, { ...upload, sha256: sha256Text(text) });
+  const [stored] = await results(a, upload);
   assert.equal(stored.outcome, 'stored');
-  const [retry] = await results(a, { ...upload, sha256: sha256Text(text) });
+  const [retry] = await results(a, upload);
   assert.deepEqual(retry, { ...stored, outcome: 'duplicate' }, 'a retried upload stores nothing new');
   assert.ok(stored.outcome === 'stored');
 
@@ -198,17 +206,7 @@ test('a batch of results is answered result by result: each good one stored as a
   const ids = ['dev-b1', 'dev-b2', 'dev-b3'].map((name) => zonedDevice(name, 'site-batch'));
   const { jobs } = (await (await signedPost(t, c, '/lease', { max: 10 })).json()) as LeaseAnswer;
   assert.deepEqual(jobs.map((j) => j.device_id).sort(), [...ids].sort(), 'one lease request hands out the whole queue');
-  const result = (j: LeaseAnswer['jobs'][number], text: string, sha256 = sha256Text(text)) => ({
-    lease_id: j.lease_id,
-    started_at: Date.now() - 500,
-    duration_ms: 400,
-    host_key: null,
-    reachability: 'reachable',
-    ok: true,
-    text,
-    sha256,
-    encoding: null,
-  });
+  const result = (j: LeaseAnswer['jobs'][number], text: string, sha256?: string) => okResult(j.lease_id, text, sha256);
   const [j1, j2, j3] = jobs;
   const answers = await results(
     c,
@@ -323,17 +321,7 @@ test('a stopping collector hands back the leases it had not started: queued agai
     'the released device is leased again at once (lease_seconds is 600 here), the one still held is not',
   );
   assert.notEqual(again[0].lease_id, unstarted.lease_id, 'under a new lease');
-  const [stale] = await results(a, {
-    lease_id: unstarted.lease_id,
-    started_at: Date.now(),
-    duration_ms: 1,
-    host_key: null,
-    reachability: 'reachable',
-    ok: true,
-    text: 'x\n',
-    sha256: sha256Text('x\n'),
-    encoding: null,
-  });
+  const [stale] = await results(a, okResult(unstarted.lease_id, 'x\n'));
   assert.equal(stale.outcome, 'refused', 'a result for a lease handed back is not stored');
 });
 
@@ -370,21 +358,50 @@ test('an upload’s running record names its hash before the snapshot file is wr
     return write(p, reserve);
   };
   try {
-    const [stored] = await results(a, {
-      lease_id: jobs[0].lease_id,
-      started_at: Date.now() - 500,
-      duration_ms: 400,
-      host_key: null,
-      reachability: 'reachable',
-      ok: true,
-      text,
-      sha256: sha256Text(text),
-      encoding: null,
-    });
+    const [stored] = await results(a, okResult(jobs[0].lease_id, text));
     assert.equal(stored.outcome, 'stored');
   } finally {
     snapshots.putPrepared = write;
   }
   assert.deepEqual(seen, [{ hash: sha256Text(text), running: true, leased: true }]);
   assert.equal(db.prepare('SELECT count(*) FROM collector_work WHERE lease_id = ?').pluck().get(jobs[0].lease_id), 0, 'the lease is gone once stored');
+});
+
+test('a result the central cannot store (disk full) is not answered as a duplicate on retry: the batch sent again stores it, db check clean', async () => {
+  const a: EnrolledCollector = await enrol(t, 'site-full', 'col-full');
+  const deviceId = zonedDevice('dev-full', 'site-full');
+  const { jobs } = (await (await signedPost(t, a, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  const upload = okResult(jobs[0].lease_id, 'hostname dev-full\ninterface eth2\n');
+  const { db, snapshots } = t.services;
+  const write = snapshots.putPrepared.bind(snapshots);
+  snapshots.putPrepared = () =>
+    Promise.reject(new SnapshotStorageError('ENOSPC', 'Could not store the configuration snapshot: no space left on the device (ENOSPC).'));
+  let failed: Response;
+  try {
+    failed = await signedPost(t, a, '/results', { results: [upload] });
+  } finally {
+    snapshots.putPrepared = write;
+  }
+  assert.ok(failed.status >= 500, `the request fails, so the site keeps the batch (got ${failed.status})`);
+  const body = (await failed.json()) as { error?: { code?: string } };
+  assert.equal(typeof body.error?.code, 'string', 'in the error shape');
+
+  const [again] = await results(a, upload);
+  assert.equal(again.outcome, 'stored', 'sent again once space is back: stored, not "duplicate"');
+  const rows = db.prepare('SELECT success, failure_type, finished_at FROM backups WHERE device_id = ? ORDER BY started_at, rowid').all(deviceId) as {
+    success: number;
+    failure_type: string | null;
+    finished_at: number | null;
+  }[];
+  assert.deepEqual(
+    rows.map((r) => [r.success, r.failure_type, r.finished_at !== null]),
+    [
+      [0, 'STORAGE_ERROR', true],
+      [1, null, true],
+    ],
+    'the failed attempt is recorded as such, nothing left running',
+  );
+  assert.equal(db.prepare('SELECT count(*) FROM collector_work WHERE lease_id = ?').pluck().get(upload.lease_id), 0, 'the lease is done');
+  assertEveryVersionReadable(db, snapshots);
+  await assertDbCheckClean(t.services.dataDir);
 });

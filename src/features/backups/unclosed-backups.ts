@@ -2,12 +2,60 @@
 import type { Logger } from 'pino';
 import type { DB } from '../../db/open';
 import type { SnapshotStore } from '../../store/snapshots';
-import { noteWriteOk } from '../maintenance/storage-health';
+import { SnapshotStorageError } from '../../store/snapshots';
+import { noteWriteError, noteWriteOk } from '../maintenance/storage-health';
 import { finishBackup, type StartedBackup } from './backups.service';
 import type { FailureType } from './failure-types';
 
 /** How often a record left open is tried again. */
 export const CLOSE_RETRY_MS = 2000;
+
+/** A failure a backup is closed with. */
+export interface RecordingFailure {
+  failure: FailureType;
+  message: string;
+}
+
+/** SQLite's "disk full" and I/O errors: the storage's fault, reported by /healthz. */
+function isStorageError(err: unknown): boolean {
+  const code = (err as { code?: unknown }).code;
+  return typeof code === 'string' && /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN)/.test(code);
+}
+
+/**
+ * What a backup whose recording threw failed with: a snapshot that cannot be written (disk full ...) or a database
+ * that refuses the record is STORAGE_ERROR, said as such (and noted for /healthz); anything else INTERNAL.
+ */
+export function recordingFailure(db: DB, err: unknown): RecordingFailure {
+  const f: RecordingFailure =
+    err instanceof SnapshotStorageError
+      ? { failure: 'STORAGE_ERROR', message: err.message }
+      : isStorageError(err)
+        ? { failure: 'STORAGE_ERROR', message: `The database refused to record the backup (${(err as { code: string }).code}).` }
+        : { failure: 'INTERNAL', message: 'Internal error while recording the backup.' };
+  if (f.failure === 'STORAGE_ERROR') noteWriteError(db, err);
+  return f;
+}
+
+/**
+ * Closes a started backup as `failure` now or, when the database refuses that too, as soon as it takes writes again
+ * (closeWhenWritable). `onRecorded` runs in the closing transaction (finishBackup).
+ */
+export async function closeAsFailed(
+  db: DB,
+  store: SnapshotStore,
+  started: StartedBackup,
+  failure: RecordingFailure,
+  log?: Logger | null,
+  onRecorded?: () => void,
+): Promise<void> {
+  try {
+    await finishBackup(db, store, started, { ok: false, ...failure }, Date.now(), { onRecorded });
+  } catch (closeErr) {
+    noteWriteError(db, closeErr);
+    closeWhenWritable(db, store, started, failure, log, onRecorded);
+  }
+}
 
 /**
  * Try to record the failure again every CLOSE_RETRY_MS until the database takes it: until then the record says
@@ -17,15 +65,16 @@ export function closeWhenWritable(
   db: DB,
   store: SnapshotStore,
   started: StartedBackup,
-  failure: { failure: FailureType; message: string },
+  failure: RecordingFailure,
   log?: Logger | null,
+  onRecorded?: () => void,
 ): void {
   let trying = false;
   const timer = setInterval(() => {
     if (!db.open) return clearInterval(timer);
     if (trying) return;
     trying = true;
-    finishBackup(db, store, started, { ok: false, ...failure }).then(
+    finishBackup(db, store, started, { ok: false, ...failure }, Date.now(), { onRecorded }).then(
       () => {
         clearInterval(timer);
         noteWriteOk(db);

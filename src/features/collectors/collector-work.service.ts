@@ -9,9 +9,11 @@ import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
 import { loadBackupPlan, loadResultPlan, recordDeviceContact } from '../backups/backup-engine.service';
 import { finishBackup, nameRunningSnapshot, startBackup } from '../backups/backups.service';
+import { closeAsFailed, recordingFailure } from '../backups/unclosed-backups';
 import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
 import {
   countLeases,
+  deleteResultRow,
   deleteWorkByLease,
   effectiveZoneRows,
   expireLeaseRows,
@@ -227,17 +229,26 @@ export async function storeUpload(db: DB, store: SnapshotStore, collector: Colle
         })
         .immediate(),
     );
-    const done = await finishBackup(
-      db,
-      store,
-      started,
-      input.ok
-        ? { ok: true, text: input.text, ignorePatterns: plan.template.ignore_patterns, encoding: input.encoding }
-        : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
-      Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
-      // The lease goes in the transaction that records the outcome: one commit fewer per result (collectors-bench, #27).
-      { onRecorded: () => deleteWorkByLease(db, input.lease_id), reserved: input.ok ? input.sha256 : undefined },
-    );
+    let done: Awaited<ReturnType<typeof finishBackup>>;
+    try {
+      done = await finishBackup(
+        db,
+        store,
+        started,
+        input.ok
+          ? { ok: true, text: input.text, ignorePatterns: plan.template.ignore_patterns, encoding: input.encoding }
+          : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
+        Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
+        // The lease goes in the transaction that records the outcome: one commit fewer per result (collectors-bench, #27).
+        { onRecorded: () => deleteWorkByLease(db, input.lease_id), reserved: input.ok ? input.sha256 : undefined },
+      );
+    } catch (err) {
+      // Not stored (a full disk): the record closes as this failure, as a local backup's does, and the lease's result
+      // row goes with it, so the site's retry of the batch stores the result instead of being told it is a duplicate.
+      // The lease stays held.
+      await closeAsFailed(db, store, started, recordingFailure(db, err), null, () => deleteResultRow(db, input.lease_id));
+      throw err;
+    }
     return { backup_id: done.id, duplicate: false, success: done.success, changed: done.changed };
   } finally {
     storing.delete(input.lease_id);

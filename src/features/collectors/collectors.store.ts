@@ -216,6 +216,14 @@ export function countLeases(db: DB, collectorId: number, n: number): void {
   prepareCached(db, 'UPDATE collectors SET leased_total = leased_total + ? WHERE id = ?').run(n, collectorId);
 }
 
+/** Forgets a lease's result row (its result was not stored after all), and the collector's count with it. */
+export function deleteResultRow(db: DB, leaseId: string): void {
+  const row = getResultRow(db, leaseId);
+  if (!row) return;
+  prepareCached(db, 'DELETE FROM collector_results WHERE lease_id = ?').run(leaseId);
+  prepareCached(db, 'UPDATE collectors SET stored_total = stored_total - 1 WHERE id = ?').run(row.collector_id);
+}
+
 export function getResultRow(db: DB, leaseId: string): { lease_id: string; collector_id: number; backup_id: string } | undefined {
   return prepareCached(db, 'SELECT lease_id, collector_id, backup_id FROM collector_results WHERE lease_id = ?').get(leaseId) as
     { lease_id: string; collector_id: number; backup_id: string } | undefined;
