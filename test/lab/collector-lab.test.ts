@@ -6,6 +6,7 @@ import { spawnSync, type ChildProcess } from 'node:child_process';
 import { readFileSync, readdirSync } from 'node:fs';
 import path from 'node:path';
 import { makeDataTemplate, runCliAsync, tempDir } from '../helpers/appliance';
+import { assertDbCheckClean, assertEveryVersionReadable } from '../helpers/fault';
 import { spawnConfvault, until } from '../collectors/harness';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
@@ -214,4 +215,9 @@ test('a central restart: leases and queue survive, every due backup is stored on
     await run.exited;
   }
   assertNoCredentialAtSite();
+});
+
+test('after the faults above: db check of the central passes, nothing running, every version stored readable', { skip }, async () => {
+  assert.ok(assertEveryVersionReadable(a.db, a.snapshots) >= ids.length, 'at least one version per device');
+  await assertDbCheckClean(dataDir);
 });
