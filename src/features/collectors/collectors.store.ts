@@ -147,10 +147,12 @@ export function queueWorkRow(db: DB, deviceId: number, zone: string, trigger: Wo
   );
 }
 
+/** Run-out leases back to the queue: searched through collector_work_lease_expiry (schema 0031), not a read of the queue. */
+export const EXPIRE_LEASES_SQL = 'UPDATE collector_work SET lease_id = NULL, collector_id = NULL, lease_expires_at = NULL WHERE lease_expires_at < ?';
+
 /** Leases that ran out go back to the queue (the collector vanished); returns how many. */
 export function expireLeaseRows(db: DB, at: number): number {
-  return prepareCached(db, 'UPDATE collector_work SET lease_id = NULL, collector_id = NULL, lease_expires_at = NULL WHERE lease_expires_at < ?').run(at)
-    .changes;
+  return prepareCached(db, EXPIRE_LEASES_SQL).run(at).changes;
 }
 
 /** The collector's own leases it gives back unstarted (it is stopping): queued again at once, not when they run out. */
