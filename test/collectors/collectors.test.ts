@@ -405,3 +405,50 @@ test('a result the central cannot store (disk full) is not answered as a duplica
   assertEveryVersionReadable(db, snapshots);
   await assertDbCheckClean(t.services.dataDir);
 });
+
+test('a batch whose middle result cannot be stored: the others are stored, that one is stored when the batch comes again', async () => {
+  const a: EnrolledCollector = await enrol(t, 'site-part', 'col-part');
+  const ids = ['dev-p1', 'dev-p2', 'dev-p3'].map((name) => zonedDevice(name, 'site-part'));
+  const { jobs } = (await (await signedPost(t, a, '/lease', { max: 10 })).json()) as LeaseAnswer;
+  const byDevice = new Map(jobs.map((j) => [j.device_id, j]));
+  const uploads = ids.map((id, i) => okResult(byDevice.get(id)!.lease_id, `hostname dev-p${i + 1}\ninterface eth${i}\n`));
+  const { db, snapshots } = t.services;
+  const write = snapshots.putPrepared.bind(snapshots);
+  snapshots.putPrepared = (p, reserve) =>
+    p.hash === uploads[1].sha256
+      ? Promise.reject(new SnapshotStorageError('ENOSPC', 'Could not store the configuration snapshot: no space left on the device (ENOSPC).'))
+      : write(p, reserve);
+  let failed: Response;
+  try {
+    failed = await signedPost(t, a, '/results', { results: uploads });
+  } finally {
+    snapshots.putPrepared = write;
+  }
+  assert.ok(failed.status >= 500, `the request fails, so the site keeps the batch (got ${failed.status})`);
+  const again = await results(a, ...uploads);
+  assert.deepEqual(
+    again.map((r) => r.outcome),
+    ['duplicate', 'stored', 'duplicate'],
+    'the two stored the first time come back as duplicates, the one that failed is stored now',
+  );
+  const outcomes = (id: number) =>
+    (
+      db.prepare('SELECT success, failure_type FROM backups WHERE device_id = ? AND finished_at IS NOT NULL ORDER BY started_at, rowid').all(id) as {
+        success: number;
+        failure_type: string | null;
+      }[]
+    ).map((r) => [r.success, r.failure_type]);
+  assert.deepEqual(outcomes(ids[0]), [[1, null]]);
+  assert.deepEqual(
+    outcomes(ids[1]),
+    [
+      [0, 'STORAGE_ERROR'],
+      [1, null],
+    ],
+    'the failed attempt is recorded as such',
+  );
+  assert.deepEqual(outcomes(ids[2]), [[1, null]]);
+  assert.equal(db.prepare('SELECT count(*) FROM backups WHERE finished_at IS NULL').pluck().get(), 0, 'nothing left running');
+  assertEveryVersionReadable(db, snapshots);
+  await assertDbCheckClean(t.services.dataDir);
+});

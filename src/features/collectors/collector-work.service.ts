@@ -8,7 +8,7 @@ import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
 import { loadBackupPlan, loadResultPlan, recordDeviceContact } from '../backups/backup-engine.service';
-import { finishBackup, nameRunningSnapshot, startBackup } from '../backups/backups.service';
+import { finishBackups, nameRunningSnapshot, startBackup, type BackupToFinish } from '../backups/backups.service';
 import { closeAsFailed, recordingFailure } from '../backups/unclosed-backups';
 import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
 import {
@@ -168,26 +168,26 @@ export type UploadInput = {
   reachability: 'reachable' | 'unreachable' | null;
 } & ({ ok: true; text: string; sha256: string; encoding: SourceEncoding | null } | { ok: false; failure: string; message: string });
 
-export interface UploadResult {
-  backup_id: string;
-  /** The lease's result was stored before: nothing was stored again. */
-  duplicate: boolean;
-  success: boolean;
-  changed: boolean;
-}
-
 /** Uploads being stored right now, by lease id: a retry arriving meanwhile is told to come back (409), never stored twice. */
 const storing = new Set<string>();
 
+/** An upload that passed its checks, with what storing it needs. */
+interface AcceptedUpload {
+  input: UploadInput;
+  work: WorkRow;
+  plan: NonNullable<ReturnType<typeof loadResultPlan>>;
+}
+
 /**
- * Stores a collector's result through the same path as a local backup (running record, snapshot, commit), once per
- * lease: a retried upload answers with the backup stored the first time. The text's hash is checked first.
+ * The checks of one upload, before anything is written: stored before (the backup it made), or accepted. Refused with
+ * an ApiError: a hash that does not match the text, an unknown failure type, a lease being stored by another request
+ * (retry), a lease that ran out or is another collector's, a device or template gone (its lease is dropped).
  */
-export async function storeUpload(db: DB, store: SnapshotStore, collector: CollectorRow, input: UploadInput, at = Date.now()): Promise<UploadResult> {
+function checkUpload(db: DB, collector: CollectorRow, input: UploadInput): { stored: string } | AcceptedUpload {
   const before = getResultRow(db, input.lease_id);
   if (before) {
     if (before.collector_id !== collector.id) throw new ApiError('CONFLICT', 'This lease belongs to another collector.');
-    return { backup_id: before.backup_id, duplicate: true, success: false, changed: false };
+    return { stored: before.backup_id };
   }
   if (input.ok && sha256Text(input.text) !== input.sha256) {
     throw ApiError.validation([{ field: 'sha256', message: 'does not match the text' }], 'The uploaded text does not match its hash.');
@@ -203,19 +203,79 @@ export async function storeUpload(db: DB, store: SnapshotStore, collector: Colle
     deleteWorkByLease(db, input.lease_id);
     throw new ApiError('CONFLICT', 'The device or its template is gone.');
   }
-  storing.add(input.lease_id);
+  return { input, work, plan };
+}
+
+/**
+ * Stores a batch of results (protocol 2) through the same path as local backups (running record, snapshot, record) and
+ * answers each: stored or duplicate (the site drops it), refused (dropped too: a bad hash, an expired or foreign
+ * lease; said per result) or retry (the same lease is being stored by another request). `invalid` holds results that
+ * failed the schema, by index. The results that pass their checks are stored together (collectors-bench, #27): their
+ * running records in one commit (each naming its text's hash, checked first, before any file is written:
+ * docs/snapshot-lifecycle.md), then the snapshot files, then their outcomes in one commit with their leases removed.
+ * A snapshot that cannot be written (disk full) ends the request with a 500 after the others are recorded: that
+ * result's record closes as STORAGE_ERROR and its lease's result row goes with it, so the batch the site sends again
+ * stores it, and what was stored comes back as a duplicate.
+ */
+export async function storeUploads(
+  db: DB,
+  store: SnapshotStore,
+  collector: CollectorRow,
+  inputs: readonly (UploadInput | { lease_id: string; invalid: string })[],
+  at = Date.now(),
+): Promise<ResultOutcome[]> {
+  const out: ResultOutcome[] = [];
+  const accepted: AcceptedUpload[] = [];
+  /** A lease sent twice in one batch: answered as a duplicate of the first (by its index in `accepted`). */
+  const repeats: { at: number; of: number }[] = [];
+  for (const input of inputs) {
+    if ('invalid' in input) {
+      out.push({ lease_id: input.lease_id, outcome: 'refused', message: input.invalid });
+      continue;
+    }
+    const first = accepted.findIndex((a) => a.input.lease_id === input.lease_id);
+    if (first >= 0) {
+      repeats.push({ at: out.length, of: first });
+      out.push({ lease_id: input.lease_id, outcome: 'duplicate', backup_id: '' });
+      continue;
+    }
+    try {
+      const c = checkUpload(db, collector, input);
+      if ('stored' in c) {
+        out.push({ lease_id: input.lease_id, outcome: 'duplicate', backup_id: c.stored });
+        continue;
+      }
+      accepted.push(c);
+      out.push({ lease_id: input.lease_id, outcome: 'stored', backup_id: '' });
+    } catch (err) {
+      if (!(err instanceof ApiError)) throw err;
+      out.push({ lease_id: input.lease_id, outcome: err.details.retry === true ? ('retry' as const) : ('refused' as const), message: err.message });
+    }
+  }
+  if (accepted.length === 0) return out;
+  for (const a of accepted) storing.add(a.input.lease_id);
   try {
-    const startedAt = Math.min(at, Math.max(at - 86_400_000, input.started_at));
-    // collectors-bench (#27): the upload's records are engine records, committed like a local backup's (withEngineSync,
-    // db/open.ts: no fsync on the event loop); each FULL commit here held every other upload behind one fsync.
-    // The start record, the lease's result row and what the upload says of the device (reachability, host key)
-    // commit together: one commit instead of two per result (collectors-bench, #27).
-    const started = withEngineSync(db, () =>
-      db
-        .transaction(() => {
-          const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt);
-          // The text's hash is known (checked above): the running record names it now, before the file is written
-          // (docs/snapshot-lifecycle.md), instead of in a commit of its own (collectors-bench, #27).
+    const ids = await storeAccepted(db, store, collector, accepted, at);
+    let k = 0;
+    for (const o of out) if (o.outcome === 'stored') o.backup_id = ids[k++];
+    for (const r of repeats) (out[r.at] as { backup_id: string }).backup_id = ids[r.of];
+    return out;
+  } finally {
+    for (const a of accepted) storing.delete(a.input.lease_id);
+  }
+}
+
+/** The records and files of the accepted uploads (storeUploads); the backup ids, in order. */
+async function storeAccepted(db: DB, store: SnapshotStore, collector: CollectorRow, accepted: readonly AcceptedUpload[], at: number): Promise<string[]> {
+  const startedAt = (input: UploadInput) => Math.min(at, Math.max(at - 86_400_000, input.started_at));
+  // One commit opens every record (an engine record, as a local backup's: no fsync on the event loop, db/open.ts), each
+  // with its lease's result row and what the upload says of the device (reachability, host key).
+  const started = withEngineSync(db, () =>
+    db
+      .transaction(() =>
+        accepted.map(({ input, work, plan }) => {
+          const s = startBackup(db, work.device_id, plan.templateId, work.trigger, startedAt(input));
+          // The text's hash is known (checked): the running record names it now, before the file is written.
           if (input.ok) nameRunningSnapshot(db, s.id, input.sha256);
           insertResultRow(db, { lease_id: input.lease_id, collector_id: collector.id, device_id: work.device_id, backup_id: s.id, received_at: at });
           recordDeviceContact(db, plan, {
@@ -226,61 +286,39 @@ export async function storeUpload(db: DB, store: SnapshotStore, collector: Colle
             backupId: s.id,
           });
           return s;
-        })
-        .immediate(),
-    );
-    let done: Awaited<ReturnType<typeof finishBackup>>;
-    try {
-      done = await finishBackup(
-        db,
-        store,
-        started,
-        input.ok
-          ? { ok: true, text: input.text, ignorePatterns: plan.template.ignore_patterns, encoding: input.encoding }
-          : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
-        Math.max(startedAt, Math.min(at, startedAt + input.duration_ms)),
-        // The lease goes in the transaction that records the outcome: one commit fewer per result (collectors-bench, #27).
-        { onRecorded: () => deleteWorkByLease(db, input.lease_id), reserved: input.ok ? input.sha256 : undefined },
-      );
-    } catch (err) {
-      // Not stored (a full disk): the record closes as this failure, as a local backup's does, and the lease's result
-      // row goes with it, so the site's retry of the batch stores the result instead of being told it is a duplicate.
-      // The lease stays held.
-      await closeAsFailed(db, store, started, recordingFailure(db, err), null, () => deleteResultRow(db, input.lease_id));
-      throw err;
-    }
-    return { backup_id: done.id, duplicate: false, success: done.success, changed: done.changed };
-  } finally {
-    storing.delete(input.lease_id);
+        }),
+      )
+      .immediate(),
+  );
+  const items: BackupToFinish[] = accepted.map(({ input, plan }, i) => ({
+    started: started[i],
+    outcome: input.ok
+      ? { ok: true, text: input.text, ignorePatterns: plan.template.ignore_patterns, encoding: input.encoding }
+      : { ok: false, failure: input.failure as FailureType, message: input.message.slice(0, 1000) },
+    finishedAt: Math.max(started[i].startedAt, Math.min(at, started[i].startedAt + input.duration_ms)),
+    // The lease goes in the commit that records the outcome: a crash cannot leave a stored result's lease to run out.
+    onRecorded: () => deleteWorkByLease(db, input.lease_id),
+    reserved: input.ok ? input.sha256 : undefined,
+  }));
+  let finished: Awaited<ReturnType<typeof finishBackups>>;
+  try {
+    finished = await finishBackups(db, store, items);
+  } catch (err) {
+    // The outcomes' commit failed (the database is full): each record closes as that failure, its result row with it.
+    const failure = recordingFailure(db, err);
+    for (const [i, { input }] of accepted.entries()) await closeAsFailed(db, store, started[i], failure, null, () => deleteResultRow(db, input.lease_id));
+    throw err;
   }
-}
-
-/**
- * Stores a batch of results (protocol 2), one after another through storeUpload, and answers each: stored or
- * duplicate (the site drops it), refused (dropped too: a bad hash, an expired or foreign lease; said per result) or
- * retry (the same lease is being stored by another request). `invalid` holds results that failed the schema, by
- * index. An unexpected error (disk full) ends the request with a 500: the site keeps the whole batch and sends it
- * again, and what was stored before the error comes back as a duplicate.
- */
-export async function storeUploads(
-  db: DB,
-  store: SnapshotStore,
-  collector: CollectorRow,
-  inputs: readonly (UploadInput | { lease_id: string; invalid: string })[],
-): Promise<ResultOutcome[]> {
-  const out: ResultOutcome[] = [];
-  for (const input of inputs) {
-    if ('invalid' in input) {
-      out.push({ lease_id: input.lease_id, outcome: 'refused', message: input.invalid });
-      continue;
-    }
-    try {
-      const r = await storeUpload(db, store, collector, input);
-      out.push({ lease_id: input.lease_id, outcome: r.duplicate ? ('duplicate' as const) : ('stored' as const), backup_id: r.backup_id });
-    } catch (err) {
-      if (!(err instanceof ApiError)) throw err;
-      out.push({ lease_id: input.lease_id, outcome: err.details.retry === true ? ('retry' as const) : ('refused' as const), message: err.message });
-    }
+  // Not stored (a full disk): the record closes as this failure, as a local backup's does, and the lease's result row
+  // goes with it, so the site's retry of the batch stores the result instead of being told it is a duplicate. The
+  // lease stays held.
+  let firstError: { error: unknown } | undefined;
+  for (const [i, f] of finished.entries()) {
+    if (!('error' in f)) continue;
+    firstError ??= f;
+    const lease = accepted[i].input.lease_id;
+    await closeAsFailed(db, store, started[i], recordingFailure(db, f.error), null, () => deleteResultRow(db, lease));
   }
-  return out;
+  if (firstError) throw firstError.error;
+  return finished.map((f) => (f as { id: string }).id);
 }
