@@ -26,6 +26,11 @@ function transcriptFiles(spec: string): string[] {
 }
 
 const a = args();
+// The devices' own side, standing in for hardware that would not share this host: thousands of sessions a minute make
+// the throws caught inside Node's crypto key checks (ssh2's packets before the handshake's keys are swapped, its stream
+// ends) and the shell's end-of-session throw capture stack traces nobody reads, a few per cent of the simulators' CPU in
+// the fleet and collectors benches. --stack-traces keeps them (for debugging the simulator).
+if (!a.has('stack-traces')) Error.stackTraceLimit = 0;
 const defaultDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'transcripts');
 const transcripts: Transcript[] = transcriptFiles(a.get('transcripts') ?? defaultDir).map(loadTranscript);
 if (transcripts.length === 0) throw new Error('no transcripts found');
