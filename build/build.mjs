@@ -85,7 +85,7 @@ async function bundle(version, outfile, entry, plugins = []) {
     write: false,
     metafile: true,
     outfile,
-    define: { __CONFVAULT_VERSION__: JSON.stringify(version) },
+    define: { ...NODE_BUNDLE.define, __CONFVAULT_VERSION__: JSON.stringify(version) },
     plugins: [absentNative, ...plugins],
   });
   if (result.warnings.length) step(`esbuild: ${result.warnings.length} warning(s) above`);

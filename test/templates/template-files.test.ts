@@ -1,7 +1,8 @@
 // Custom template files in <data_dir>/templates/: loaded, changed, refused with field errors (the old version stays), removed unless in use, read-only through the API, audited.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { parse } from 'yaml';
 import { SYSTEM_ACTOR } from '../../src/identity/actor';
@@ -15,10 +16,11 @@ import {
   templateFolder,
 } from '../../src/features/templates/template-files.service';
 import { builtinTemplates } from '../../src/templates/index';
-import { parseTemplateYaml, templateToYaml } from '../../src/templates/files';
+import { builtinFilesDigest, parsedAtBuild, parseTemplateYaml, templateToYaml, templateWithDefaults } from '../../src/templates/files';
+import type { TemplateSpec } from '../../src/templates/types';
 import { deleteDevice } from '../../src/features/devices/devices.service';
 import { specFields } from '../../src/features/templates/templates.service';
-import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
+import { REPO_ROOT, startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { expectError } from '../helpers/api';
 import { seedCredential, seedDevice } from '../helpers/seed';
 
@@ -182,4 +184,18 @@ describe('template files', () => {
     assert.deepEqual(a.commands, ios.commands);
     assert.deepEqual(a.redact_patterns, ios.redact_patterns);
   });
+});
+
+test('a bundle carries the built-in templates parsed when it was built: the same templates, used only while the shipped files have their digest', () => {
+  const script = "const m = await import('./build/esbuild-node.mjs'); process.stdout.write(JSON.stringify(m.builtinTemplatesParsed()));";
+  const json = execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: REPO_ROOT, encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 });
+  const data = parsedAtBuild(json, builtinFilesDigest());
+  assert.ok(data, 'the digest the build records is the one a process computes of the files it ships');
+  const files = Object.keys(data);
+  assert.equal(files.length, builtinTemplates().length);
+  for (const file of files) {
+    assert.deepEqual(templateWithDefaults(data[file] as TemplateSpec), parseTemplateYaml(readFileSync(path.join(REPO_ROOT, file), 'utf8'), file), file);
+  }
+  assert.equal(parsedAtBuild(json, 'a'.repeat(64)), null, 'files changed since the build: parsed again, not taken from the bundle');
+  assert.equal(parsedAtBuild(undefined, builtinFilesDigest()), null, 'running from src/: parsed');
 });

@@ -244,8 +244,7 @@ export interface BuiltinSyncResult {
  * files (settingsJson, the columns it fills).
  */
 const BUILTIN_SYNC_FORM = 1;
-let filesDigest: string | undefined;
-const currentSyncMark = (db: DB) => `${BUILTIN_SYNC_FORM} ${VERSION} ${schemaVersion(db)} ${(filesDigest ??= builtinFilesDigest())}`;
+const currentSyncMark = (db: DB) => `${BUILTIN_SYNC_FORM} ${VERSION} ${schemaVersion(db)} ${builtinFilesDigest()}`;
 
 /**
  * Upsert the built-in library by name: add new built-ins, and rewrite vendor/description/settings of those whose
