@@ -133,6 +133,11 @@ for (const kex of KEXES)
       const wrapped = proto.computeSecret;
       assert.equal(quietKeyExchange(first), true);
       assert.equal(proto.computeSecret, wrapped, 'wrapped once per class, not once per connection');
+      const exchange = (first as unknown as { _protocol: { _kex: { getPublicKey(): Buffer; _keys?: { publicKey: KeyObject } } } })._protocol._kex;
+      if (kex === 'curve25519-sha256') {
+        const der = exchange._keys!.publicKey.export({ type: 'spki', format: 'der' });
+        assert.deepEqual(exchange.getPublicKey(), der.subarray(-32), 'its public key read from JWK: the bytes ssh2 cuts from DER');
+      }
     } finally {
       first.end();
     }
