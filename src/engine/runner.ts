@@ -2,7 +2,7 @@
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
 import type { DB } from '../db/open';
-import { finishBackup, type StartedBackup } from '../features/backups/backups.service';
+import { finishBackup, type StartedBackup } from '../features/backups/backup-record.service';
 import type { SecretBox } from '../identity/secrets';
 import type { SnapshotStore } from '../store/snapshots';
 import { closeAsFailed, recordingFailure } from '../features/backups/unclosed-backups';

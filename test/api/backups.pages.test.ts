@@ -8,7 +8,7 @@ import path from 'node:path';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { createApiKey } from '../../src/features/apikeys/apikeys.service';
-import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackup, startBackup } from '../../src/features/backups/backup-record.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser, ensureFirstAdmin } from '../../src/features/users/users.service';
 import { sha256Hex } from '../../src/store/snapshots';

@@ -1,7 +1,7 @@
 // Seeding for the backup, statistics, docs and permission tests: an inventory and backups through the services; bulk backup rows for the scale tests.
 import { randomBytes } from 'node:crypto';
 import type { DB } from '../../src/db/open';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import type { AppServices } from '../../src/http/context';
 import { recordReachability } from '../../src/features/backups/backup-engine.service';
 import { rawState, seedCredential, seedDevice, seedGroup, seedTemplate } from '../helpers/seed';

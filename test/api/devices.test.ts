@@ -1,7 +1,7 @@
 // Device endpoints: create, detail, partial update, delete — exact shapes, defaults, every error code, time zones.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackup, startBackup } from '../../src/features/backups/backup-record.service';
 import { type DeviceInput } from '../../src/features/devices/devices.service';
 import { getDeviceRow, setDeviceHostKey, setDeviceReachability } from '../../src/features/devices/devices.store';
 import { createGroup } from '../../src/features/groups/groups.service';

@@ -4,7 +4,7 @@ import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { after, before, test } from 'node:test';
 import { withEngineSync } from '../../src/db/open';
-import { finishBackup, finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackup, finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 

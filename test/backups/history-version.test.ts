@@ -1,7 +1,7 @@
 // A device's history version (the history-page cache key) moves on an update of any column of a backup row.
 import assert from 'node:assert/strict';
 import { after, before, test } from 'node:test';
-import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackup, startBackup } from '../../src/features/backups/backup-record.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { rawState, seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import { openAppliance, type Appliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { complianceIdle, rejudgeFleet } from '../../src/features/compliance/compliance.service';
 import { importRules } from '../../src/features/compliance/compliance-rules.service';

@@ -3,7 +3,7 @@
 import { createApp } from '../../src/app/app';
 import { withEngineSync } from '../../src/db/open';
 import { recordReachability } from '../../src/features/backups/backup-engine.service';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { openAppliance } from '../../src/app/bootstrap';
 import { loadConfig } from '../../src/config/config';
 import { changeFingerprint } from '../../src/templates/patterns';
-import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackup, startBackup } from '../../src/features/backups/backup-record.service';
 import { withEngineSync } from '../../src/db/open';
 import { seedBuiltinTemplate, seedCredential, seedDevice } from '../helpers/seed';
 import { isEntryPoint, mean, percentile, reportFatal, sendToParent } from './common';

@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { chromium, type Browser, type Page } from 'playwright-core';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { recordReachability } from '../../src/features/backups/backup-engine.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createCredential } from '../../src/features/credentials/credentials.service';

@@ -9,7 +9,7 @@ import { Ajv2020 } from 'ajv/dist/2020';
 import addFormats from 'ajv-formats';
 import { parsePatch } from 'diff';
 import { createServer, type AddressInfo } from 'node:net';
-import { finishBackup, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackup, startBackup } from '../../src/features/backups/backup-record.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { recordReachability } from '../../src/features/notifications/notification-events.service';
 import { createChannel, createRule, listChannels } from '../../src/features/notifications/notifications.service';

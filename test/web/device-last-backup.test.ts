@@ -1,7 +1,7 @@
 // The device list's "by last backup" order and "failed only" filter follow each device's newest backup as it is recorded, and read no backup record.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { explainDeviceList, listDeviceViewRows } from '../../src/features/devices/devices.store';
 import { SCOPE_ALL } from '../../src/identity/principal';
 import { startTestAppliance, type TestAppliance } from '../helpers/appliance';

@@ -1,7 +1,7 @@
 // The device page's facts, a failed backup's details, the numbered configuration view, compare with previous, word-level diff, .patch, two devices.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { requestBackupJob } from '../../src/features/backups/jobs.service';
 import { updateGroup } from '../../src/features/groups/groups.service';

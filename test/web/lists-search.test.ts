@@ -1,7 +1,7 @@
 // Device list (sorting, platform column and filter, failed filter, numbered pages) and search (group/platform filters, paging, <mark>, line links, CSV/text export).
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { finishBackupSync, startBackup } from '../../src/features/backups/backups.service';
+import { finishBackupSync, startBackup } from '../../src/features/backups/backup-record.service';
 import { importBackup } from '../../src/features/backups/import.service';
 import { createRole } from '../../src/features/roles/roles.service';
 import { createUser } from '../../src/features/users/users.service';

@@ -4,7 +4,7 @@ import { DEFAULTS_ASSET } from '../../templates/defaults';
 import { BUILTIN_FOLDER } from '../../templates/files';
 import type { RedactionKey } from '../../templates/redact';
 import type { TemplateSpec } from '../../templates/types';
-import type { PreparedCapture } from '../../features/backups/backups.service';
+import type { PreparedCapture } from '../../features/backups/backup-record.service';
 import { captureParts, capturedButFailed, emptyCapture, redaction, type CapturedParts } from '../collect';
 import { CollectError, type CollectFailure, type CollectLimits, type CollectTarget } from '../types';
 import { MemoryBudget, memoryPlan, type MemoryPlan } from './memory-budget';

@@ -2,7 +2,7 @@
 import { changeFingerprint, lenientFingerprint } from '../../templates/patterns';
 import type { TemplateSpec } from '../../templates/types';
 import { prepareSnapshot } from '../../store/snapshots';
-import type { PreparedCapture } from '../../features/backups/backups.service';
+import type { PreparedCapture } from '../../features/backups/backup-record.service';
 import { inflatedText } from '../captured-output';
 import { applyTemplate } from '../normalise';
 import { CollectError, type FailureType } from '../types';

@@ -12,7 +12,7 @@ import type { SecretBox } from '../../identity/secrets';
 import type { TemplateSpec } from '../../templates/types';
 import type { CollectTarget, FailureType } from './failure-types';
 import { closeInterruptedBackups as closeInterruptedBackupRows, runningBackupForDevice, type BackupTrigger } from './backups.store';
-import { startBackup, type StartedBackup } from './backups.service';
+import { startBackup, type StartedBackup } from './backup-record.service';
 import { enabledDeviceSchedules, groupScheduleRows, probeTargetRows, scheduleVersion, selectDeviceIdRows, type ProbeTargetRow } from './backup-engine.store';
 
 export type { BackupTrigger } from './backups.store';

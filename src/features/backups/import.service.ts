@@ -10,7 +10,7 @@ import { BACKUP_OPS } from './backups.policy';
 import { recordAudit } from '../audit/audit.service';
 import { openGitRepository, SAFE_LOG_FLAGS } from './git-reader';
 import { sha256Hex, type SnapshotStore } from '../../store/snapshots';
-import { finishBackupSync, startBackup } from './backups.service';
+import { finishBackupSync, startBackup } from './backup-record.service';
 import type { RedactionKey } from '../../templates/redact';
 import { storedText } from '../../templates/stored-text';
 import { markersRestored, understoodLines } from './import-tools';

@@ -4,7 +4,7 @@ import type { DB } from '../../db/open';
 import type { SnapshotStore } from '../../store/snapshots';
 import { SnapshotStorageError } from '../../store/snapshots';
 import { noteWriteError, noteWriteOk } from '../maintenance/storage-health';
-import { finishBackup, type StartedBackup } from './backups.service';
+import { finishBackup, type StartedBackup } from './backup-record.service';
 import type { FailureType } from './failure-types';
 
 /** How often a record left open is tried again. */

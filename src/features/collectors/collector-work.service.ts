@@ -8,7 +8,7 @@ import type { SnapshotStore } from '../../store/snapshots';
 import type { TemplateSpec } from '../../templates/types';
 import type { SourceEncoding } from '../../lib/decode';
 import { loadBackupPlan, loadResultPlan, recordDeviceContact } from '../backups/backup-engine.service';
-import { finishBackups, nameRunningSnapshot, startBackup, type BackupToFinish } from '../backups/backups.service';
+import { finishBackups, nameRunningSnapshot, startBackup, type BackupToFinish } from '../backups/backup-record.service';
 import { closeAsFailed, recordingFailure } from '../backups/unclosed-backups';
 import { FAILURE_TYPES, type FailureType } from '../backups/failure-types';
 import {

@@ -97,7 +97,7 @@ async function judgeVersions(db: DB, store: SnapshotStore, rows: readonly Versio
 }
 
 /**
- * The hook of every stored version (backups.service finishBackup, imports): queued and judged in the background, after
+ * The hook of every stored version (backup-record.service finishBackups, imports): queued and judged in the background, after
  * the version's record has committed. Never throws and never waits: a judgement that fails leaves the version
  * unjudged (`compliance check` judges it then).
  */
