@@ -6,7 +6,7 @@ import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, readdirSy
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { NODE_BUNDLE, NOT_IN_CLI, absentNative, serveStub } from './esbuild-node.mjs';
+import { NATIVE_PLUGINS, NODE_BUNDLE, NOT_IN_CLI, serveStub } from './esbuild-node.mjs';
 import { bundleWorkerPools } from './worker-bundles.mjs';
 import { checkSupported, verifiedNode } from './runtime.mjs';
 
@@ -24,6 +24,7 @@ const step = (msg) => console.log(`[build ${((Date.now() - started) / 1000).toFi
 const ASSET_FILES = {
   'native/better_sqlite3.node': 'node_modules/better-sqlite3/build/Release/better_sqlite3.node',
   'native/argon2.linux-x64-gnu.node': 'node_modules/@node-rs/argon2-linux-x64-gnu/argon2.linux-x64-gnu.node',
+  'native/sshcrypto.node': 'node_modules/ssh2/lib/protocol/crypto/build/Release/sshcrypto.node', // build/runtime.mjs compiles it; src/runtime/native.ts loads it
   'node_modules/@scalar/api-reference/dist/browser/standalone.js': 'node_modules/@scalar/api-reference/dist/browser/standalone.js',
   'src/templates/defaults.yaml': 'src/templates/defaults.yaml', // the engine's session defaults (src/templates/defaults.ts)
   'workers/compute-worker.cjs': 'build/.tmp/compute-worker.cjs', // built by bundleWorkers(); WORKER_ASSET in src/features/configs/workers/pool.ts
@@ -86,7 +87,7 @@ async function bundle(version, outfile, entry, plugins = []) {
     metafile: true,
     outfile,
     define: { ...NODE_BUNDLE.define, __CONFVAULT_VERSION__: JSON.stringify(version) },
-    plugins: [absentNative, ...plugins],
+    plugins: [...NATIVE_PLUGINS, ...plugins],
   });
   if (result.warnings.length) step(`esbuild: ${result.warnings.length} warning(s) above`);
   // The shim goes after esbuild's "use strict" directive, not before it as a banner would: a directive

@@ -62,11 +62,26 @@ export const serveCommand = { name: 'serve', summary: SERVE_SUMMARY, help: '', r
 /** What the main script must not contain (checked on esbuild's list of its inputs). */
 export const NOT_IN_CLI = /^src\/(web\/|app\/(app|api-v1|server)\.ts$|features\/[^/]+\/[^/]+\.routes\.ts$)|(^|\/)node_modules\/@scalar\//;
 
+// ssh2's compiled crypto binding (`require('./crypto/build/Release/sshcrypto.node')` in its crypto.js, in try/catch):
+// src/runtime/native.ts's sshCryptoModule, which finds the file in node_modules in development and the executable's
+// extracted asset (native/sshcrypto.node) in production. Listed before absentNative, whose `.node` rule it takes over.
+const sshCryptoAddon = {
+  name: 'ssh-crypto-addon',
+  setup(b) {
+    b.onResolve({ filter: /(^|\/)sshcrypto\.node$/ }, (a) => ({ path: a.path, namespace: 'ssh-crypto-addon' }));
+    b.onLoad({ filter: /.*/, namespace: 'ssh-crypto-addon' }, () => ({
+      contents: `module.exports = require(${JSON.stringify(path.join(ROOT, 'src/runtime/native.ts'))}).sshCryptoModule();`,
+      resolveDir: ROOT,
+      loader: 'js',
+    }));
+  },
+};
+
 // Optional native/platform packages the bundle must not contain and must never load from the target's disk:
 // argon2's per-platform packages (the executable sets NAPI_RS_NATIVE_LIBRARY_PATH instead), ssh2's optional
-// cpu-features and sshcrypto.node (both required in try/catch; ssh2 falls back to pure JS). Each becomes a
+// cpu-features (required in try/catch; ssh2 then orders its ciphers without knowing the CPU). Each becomes a
 // module that throws, which is exactly what those try/catch blocks expect when the package is absent.
-export const absentNative = {
+const absentNative = {
   name: 'absent-native',
   setup(b) {
     b.onResolve({ filter: /^@node-rs\/argon2-|^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
@@ -76,3 +91,6 @@ export const absentNative = {
     }));
   },
 };
+
+/** The native parts' plugins of every bundle that holds ssh2 (the executable's main script and program, the worker bundles). */
+export const NATIVE_PLUGINS = [sshCryptoAddon, absentNative];

@@ -1,6 +1,6 @@
 // The Node.js runtime confvault ships and tests on: the binary pinned in build/runtime.json (an npm package that
-// `npm ci` installs), its checksum, its LTS line's end of life, and the native addon built for it from source.
-//   node build/runtime.mjs install                    npm's postinstall: verify the binary, build better-sqlite3 for it
+// `npm ci` installs), its checksum, its LTS line's end of life, and the native addons built for it from source.
+//   node build/runtime.mjs install                    npm's postinstall: verify the binary, build better-sqlite3 and ssh2's crypto for it
 //   node build/runtime.mjs check [--today YYYY-MM-DD] [--node vX.Y.Z]   is that runtime (default: the pinned one) supported?
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -53,14 +53,26 @@ export function verifiedNode() {
 
 /** better-sqlite3's own build folder: its loader prefers it to the prebuilt binaries in its package, and build.mjs ships it. */
 export const SQLITE_ADDON = path.join(ROOT, 'node_modules/better-sqlite3/build/Release/better_sqlite3.node');
+/**
+ * ssh2's optional crypto binding (its AES-GCM, ChaCha20-Poly1305 and generic ciphers on OpenSSL's contexts, kept per
+ * connection): without it ssh2 makes a cipher object per packet in JavaScript. The folder ssh2 looks in; build.mjs ships it.
+ */
+export const SSH_CRYPTO_DIR = path.join(ROOT, 'node_modules/ssh2/lib/protocol/crypto');
+export const SSH_CRYPTO_ADDON = path.join(SSH_CRYPTO_DIR, 'build/Release/sshcrypto.node');
+
+/** Whether `probe` (a script run from the repository) exits 0 in `node`. */
+const runs = (node, probe) => spawnSync(node, ['-e', probe], { cwd: ROOT, stdio: 'ignore' }).status === 0;
 
 /** Whether the compiled SQLite addon and argon2's prebuilt N-API addon (one build for every Node.js) load and work in `node`. */
-function addonsLoad(node) {
-  if (!existsSync(SQLITE_ADDON)) return false;
-  const probe = `new (require('better-sqlite3'))(':memory:', { nativeBinding: ${JSON.stringify(SQLITE_ADDON)} }).prepare('select 1').get();
-    require('@node-rs/argon2').hashSync('x')`;
-  return spawnSync(node, ['-e', probe], { cwd: ROOT, stdio: 'ignore' }).status === 0;
-}
+const sqliteLoads = (node) =>
+  existsSync(SQLITE_ADDON) &&
+  runs(
+    node,
+    `new (require('better-sqlite3'))(':memory:', { nativeBinding: ${JSON.stringify(SQLITE_ADDON)} }).prepare('select 1').get(); require('@node-rs/argon2').hashSync('x')`,
+  );
+
+/** Whether ssh2 itself finds its compiled crypto binding in `node` and uses it. */
+const sshCryptoLoads = (node) => existsSync(SSH_CRYPTO_ADDON) && runs(node, `if (!require('ssh2/lib/protocol/crypto.js').bindingAvailable) process.exit(1)`);
 
 /** npm's own node-gyp: npm names it to lifecycle scripts; otherwise it sits in npm's folder. */
 function nodeGyp() {
@@ -69,30 +81,49 @@ function nodeGyp() {
   return path.join(path.dirname(npm), '../node_modules/node-gyp/bin/node-gyp.js');
 }
 
+/** `node-gyp rebuild` in `cwd` with the pinned node, against its headers; throws with the compiler's output if it fails. */
+function gypRebuild(bin, name, cwd, extra = []) {
+  // --nodedir overrides any nodedir in the user's npm config. The output (compiler warnings included) is shown only on failure.
+  const gyp = spawnSync(bin, [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE_DIR}`, ...extra], {
+    cwd,
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
+    // ssh2's binding.gyp runs `node -e "require('nan')"`: the pinned node first on PATH.
+    env: { ...process.env, npm_config_nodedir: NODE_DIR, PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` },
+  });
+  if (gyp.status !== 0) throw new Error(`node-gyp rebuild of ${name} failed:\n${gyp.stdout}${gyp.stderr}${gyp.error ?? ''}`);
+}
+
 /**
- * better-sqlite3 from source (its package carries SQLite's and node-addon-api's sources), against the pinned runtime's
- * headers: offline, and what ships is what was compiled here, not a prebuilt binary from the package.
+ * better-sqlite3 and ssh2's crypto binding from source (their packages carry the sources: SQLite's and node-addon-api's,
+ * ssh2's binding.cc over nan), against the pinned runtime's headers and its OpenSSL: offline, and what ships is what was
+ * compiled here, not a prebuilt binary. ssh2's own install script builds for whichever node runs npm, usually not this one.
  */
 function install() {
   const { bin, version } = verifiedNode();
   console.log(`runtime: ${rel(bin)} ${version}, sha256 as recorded in build/runtime.json`);
-  if (addonsLoad(bin)) {
-    console.log(`runtime: ${rel(SQLITE_ADDON)} is already built and loads in ${version}`);
-    return;
+  const addons = [
+    { name: 'better-sqlite3', file: SQLITE_ADDON, loads: sqliteLoads, cwd: path.join(ROOT, 'node_modules/better-sqlite3'), args: () => ['--force_build=1'] },
+    {
+      name: "ssh2's crypto binding",
+      file: SSH_CRYPTO_ADDON,
+      loads: sshCryptoLoads,
+      cwd: SSH_CRYPTO_DIR,
+      // Its binding.gyp defines REAL_OPENSSL_MAJOR from this (OpenSSL 3's API differs); ssh2's installer passes it the same way.
+      args: () => [`--real_openssl_major=${execFileSync(bin, ['-p', 'process.versions.openssl.split(".")[0]'], { encoding: 'utf8' }).trim()}`],
+    },
+  ];
+  for (const a of addons) {
+    if (a.loads(bin)) {
+      console.log(`runtime: ${rel(a.file)} is already built and loads in ${version}`);
+      continue;
+    }
+    const started = Date.now();
+    console.log(`runtime: building ${a.name} from source for ${version} (headers: ${rel(NODE_DIR)}/include) ...`);
+    gypRebuild(bin, a.name, a.cwd, a.args());
+    if (!a.loads(bin)) throw new Error(`${rel(a.file)} does not load in ${version} after the build`);
+    console.log(`runtime: ${a.name} built for ${version} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
-  const started = Date.now();
-  console.log(`runtime: building better-sqlite3 from source for ${version} (headers: ${rel(NODE_DIR)}/include) ...`);
-  // The pinned node runs node-gyp, whose --nodedir overrides any nodedir in the user's npm config.
-  // Its output (compiler warnings included) is shown only when it fails.
-  const gyp = spawnSync(bin, [nodeGyp(), 'rebuild', '--release', '--force_build=1', `--nodedir=${NODE_DIR}`], {
-    cwd: path.join(ROOT, 'node_modules/better-sqlite3'),
-    encoding: 'utf8',
-    maxBuffer: 64 << 20,
-    env: { ...process.env, npm_config_nodedir: NODE_DIR },
-  });
-  if (gyp.status !== 0) throw new Error(`node-gyp rebuild of better-sqlite3 failed:\n${gyp.stdout}${gyp.stderr}${gyp.error ?? ''}`);
-  if (!addonsLoad(bin)) throw new Error(`the native addons do not load in ${version} after the build`);
-  console.log(`runtime: better-sqlite3 built for ${version} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
 }
 
 function check(args) {

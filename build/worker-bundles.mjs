@@ -6,7 +6,7 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import * as esbuild from 'esbuild';
-import { NODE_BUNDLE, absentNative } from './esbuild-node.mjs';
+import { NATIVE_PLUGINS, NODE_BUNDLE } from './esbuild-node.mjs';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -22,7 +22,7 @@ export async function bundleWorkerPools(outdir) {
   return Promise.all(
     WORKERS.map(async ([entry, file]) => {
       const outfile = path.join(outdir, file);
-      await esbuild.build({ ...NODE_BUNDLE, entryPoints: [path.join(ROOT, entry)], outfile, plugins: [absentNative] });
+      await esbuild.build({ ...NODE_BUNDLE, entryPoints: [path.join(ROOT, entry)], outfile, plugins: NATIVE_PLUGINS });
       return outfile;
     }),
   );

@@ -1,6 +1,7 @@
 // `confvault collector run`: dial out to the central, lease the zone's due backups, collect with the engine, upload (or spool) the results.
 import type { Logger } from 'pino';
 import type { AppConfig } from '../config/config';
+import { runtimeEnv } from '../config/runtime-env';
 import { collectConfig } from '../engine/collect';
 import { limitsFromConfig } from '../engine/runner';
 import { UNREACHABLE_FAILURES, type CollectTarget } from '../engine/types';
@@ -9,6 +10,7 @@ import type { TemplateSpec } from '../templates/types';
 import { CentralUnreachable, ProtocolMismatch, answerMessage, centralPost, type ClientOptions } from './central-client';
 import { centralClientOptions, loadIdentity, type CollectorIdentity } from './identity';
 import { Spool } from './spool';
+import { prepareNativeAddons } from '../runtime/native';
 import { VERSION } from '../version';
 
 interface Job {
@@ -46,6 +48,8 @@ export async function runCollector(config: Readonly<AppConfig>, log: Logger, sig
   const dataDir = config.storage.data_dir;
   const id = loadIdentity(dataDir);
   if (!id) throw new CollectorStop(`not enrolled: no collector identity in ${dataDir} (run \`confvault collector enrol\` first)`);
+  // The site opens no database, but its SSH sessions use ssh2's compiled crypto binding (extracted here in the executable).
+  prepareNativeAddons(dataDir, runtimeEnv().nativeDir);
   const cfg = config.collector;
   const client: ClientOptions = centralClientOptions(cfg, id);
   const spool = new Spool(dataDir, cfg.spool_mb * 1024 * 1024);

@@ -82,12 +82,18 @@ export interface WorkerPool {
 }
 
 /**
- * ssh2's optional native parts (cpu-features, sshcrypto.node; both required in try/catch, ssh2 falls back to pure
- * JavaScript) become modules that throw, as in the executable (build/build.mjs absentNative): a bundle cannot carry them.
+ * ssh2's optional native parts, as in the executable (build/esbuild-node.mjs NATIVE_PLUGINS): its crypto binding comes
+ * from native.ts's sshCryptoModule; cpu-features (required in try/catch) becomes a module that throws, as when absent.
  */
-const absentOptionalNative: import('esbuild').Plugin = {
-  name: 'absent-optional-native',
+const optionalNative: import('esbuild').Plugin = {
+  name: 'optional-native',
   setup(b) {
+    b.onResolve({ filter: /(^|\/)sshcrypto\.node$/ }, (a) => ({ path: a.path, namespace: 'ssh-crypto-addon' }));
+    b.onLoad({ filter: /.*/, namespace: 'ssh-crypto-addon' }, () => ({
+      contents: `module.exports = require(${JSON.stringify(path.join(repoRoot(), 'src/runtime/native.ts'))}).sshCryptoModule();`,
+      resolveDir: repoRoot(),
+      loader: 'js',
+    }));
     b.onResolve({ filter: /^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
     b.onLoad({ filter: /.*/, namespace: 'absent-native' }, (a) => ({
       contents: `throw Object.assign(new Error(${JSON.stringify(`${a.path} is not bundled`)}), { code: 'MODULE_NOT_FOUND' });`,
@@ -129,7 +135,7 @@ async function readWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Pr
     write: false,
     tsconfig: path.join(root, 'tsconfig.json'),
     logLevel: 'silent',
-    plugins: [absentOptionalNative],
+    plugins: [optionalNative],
   });
   return out.outputFiles[0].text;
 }

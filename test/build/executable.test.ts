@@ -1,9 +1,9 @@
-// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, search and a device backup on worker threads, SIGTERM.
+// The shipped single executable (dist/confvault, rebuilt when stale) run alone in an empty folder: version, init, serve, API key, search, a device backup on worker threads, a collector's backup, SIGTERM.
 // Heavy scenario: runs in npm run test:lab (test/run.sh), beside the device lab; CI runs it after npm test.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync } from 'node:child_process';
-import { copyFileSync, existsSync, mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, readdirSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -18,7 +18,7 @@ const EXE = path.join(REPO_ROOT, 'dist/confvault');
 const VERSION = JSON.parse(readFileSync(path.join(REPO_ROOT, 'package.json'), 'utf8')).version as string;
 const RUNTIME = JSON.parse(readFileSync(path.join(REPO_ROOT, 'build/runtime.json'), 'utf8')).version as string;
 
-test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIGTERM, db backup and restore', { timeout: 600_000 }, async () => {
+test('dist/confvault runs alone: version, init, serve, API key from the CLI, a collector, SIGTERM, db backup and restore', { timeout: 600_000 }, async () => {
   ensureBuilt();
   const dir = mkdtempSync(path.join(tmpdir(), 'confvault-exe-'));
   const exe = path.join(dir, 'confvault');
@@ -119,6 +119,63 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, SIG
       data,
     ]);
     assert.equal(added.status, 0, added.stderr);
+
+    // A collector run by the executable: its sessions run on the event loop, with ssh2's crypto binding extracted from
+    // the executable into the site's data dir (on the central, the session threads are handed the central's copy).
+    const site = path.join(dir, 'site');
+    const token = run(['collector', 'token', 'create', '--zone', 'lab', '--data-dir', data]);
+    assert.equal(token.status, 0, token.stderr);
+    const enrol = spawnSync(exe, ['collector', 'enrol', '--central', url, '--name', 'lab-1', '--data-dir', site], {
+      cwd: dir,
+      env,
+      encoding: 'utf8',
+      input: `${token.stdout.trim().split('\n').pop()}\n`,
+      timeout: 60_000,
+    });
+    assert.equal(enrol.status, 0, enrol.stderr);
+    const zoned = run([
+      'device',
+      'add',
+      '--name',
+      'lab-sw1',
+      '--hostname',
+      '127.0.0.1',
+      '--port',
+      String(sim.port),
+      '--credential',
+      'sim',
+      '--template',
+      'cisco-ios',
+      '--data-dir',
+      data,
+    ]);
+    assert.equal(zoned.status, 0, zoned.stderr);
+    assert.equal(run(['collector', 'zone', '--device', 'lab-sw1', '--zone', 'lab', '--data-dir', data]).status, 0);
+    const queued = run(['backup', 'run', '--device', zoned.stdout.trim(), '--data-dir', data]);
+    assert.match(queued.stdout + queued.stderr, /Queued for the collector of its zone/);
+    const collector = spawn(exe, ['collector', 'run', '--data-dir', site], { cwd: dir, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let collectorOut = '';
+    collector.stdout.on('data', (d) => (collectorOut += d));
+    collector.stderr.on('data', (d) => (collectorOut += d));
+    try {
+      const deadline = Date.now() + 60_000;
+      for (;;) {
+        const page = await fetch(`${url}/api/v1/devices/${zoned.stdout.trim()}/backups`, { headers: { 'X-API-Key': key } });
+        const items = ((await page.json()) as { items: { success: boolean; failure_reason?: string | null }[] }).items;
+        if (items.some((b) => b.success)) break;
+        assert.ok(!items.some((b) => !b.success), `the collector's backup failed: ${JSON.stringify(items)}\n${collectorOut}`);
+        assert.ok(Date.now() < deadline, `no backup stored through the collector within 60 s:\n${collectorOut}`);
+        await new Promise((r) => setTimeout(r, 250));
+      }
+    } finally {
+      collector.kill('SIGTERM');
+      await new Promise((r) => collector.once('exit', r));
+    }
+    const extracted = readdirSync(path.join(site, '.native'), { recursive: true }).map(String);
+    assert.ok(
+      extracted.some((f) => f.endsWith('sshcrypto.node')),
+      `the binding extracted at the site: ${extracted.join(', ')}`,
+    );
 
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     proc.kill('SIGTERM');

@@ -3,7 +3,7 @@ import { createHash, createPrivateKey, sign as cryptoSign, timingSafeEqual } fro
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import { ed25519KeyPair } from '../helpers/keys';
-import { quietKeyExchange, useKeyObjects } from '../../src/engine/transports/ssh-key-objects';
+import { quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
 import type { Algorithms, AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { DeviceShell, LineInput, devicePassword, deviceUsername, isSessionClosed, runDeviceExec, type DeviceIo, type SimDevice } from './device-shell';
 
@@ -165,12 +165,8 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
     let loginUser = '';
     conn.on('error', () => undefined);
     conn.on('close', () => connections.delete(conn));
-    // Each packet's cipher keyed by KeyObjects, as the engine's side is: with Buffers Node 24 spends ~30 us a packet
-    // (a fifth of a simulator's CPU in the fleet and collectors benches).
-    conn.on('handshake', () => {
-      useKeyObjects(conn);
-      quietKeyExchange(conn);
-    });
+    // The key exchange without stack traces, as the engine's side has it.
+    conn.on('handshake', () => quietKeyExchange(conn));
     coalesceWrites(conn);
     conn.on('authentication', (ctx) => {
       const d = byName.get(ctx.username);

@@ -1,6 +1,7 @@
 // Device sessions off the event loop: a small pool of session worker threads, each driving many backups' sessions at once; the main thread gets byte counts and the captured parts.
 import { Worker } from 'node:worker_threads';
 import { WORKER_ASSETS, assetsForWorker } from '../../runtime/assets';
+import { WORKER_NATIVE, nativeForWorker } from '../../runtime/native';
 import { availableParallelism } from 'node:os';
 import { loadWorkerCode } from '../../runtime/worker-pool';
 import { DEFAULTS_ASSET } from '../../templates/defaults';
@@ -74,7 +75,7 @@ function spawnThread(workerCode: string): SessionThread {
     eval: true,
     stdout: false,
     stderr: false,
-    workerData: { [WORKER_ASSETS]: workerAssets, [ENGINE_WORKER_ROLE]: SESSION_ROLE },
+    workerData: { [WORKER_ASSETS]: workerAssets, [ENGINE_WORKER_ROLE]: SESSION_ROLE, [WORKER_NATIVE]: nativeForWorker() },
     // Within the ceiling the memory budget holds apart for it (memoryPlan): collected sooner rather than grown.
     resourceLimits: SESSION_HEAP,
   });

@@ -1,37 +1,6 @@
-// ssh2's per-packet ciphers and MACs keyed by KeyObjects instead of Buffers, once a connection's keys are set (its 'handshake' event), and its key exchange without stack traces for the throws inside Node's key checks.
-import { createSecretKey, type KeyObject } from 'node:crypto';
+// ssh2's key exchange without stack traces for the throws inside Node's key checks, and its Curve25519 public key read as JWK. (Its per-packet ciphers run on its compiled binding: src/runtime/native.ts.)
+import type { KeyObject } from 'node:crypto';
 import type { Client, Connection } from 'ssh2';
-
-/**
- * The fields of ssh2's (1.x) cipher and decipher objects (lib/protocol/crypto.js) that hold a key passed on every
- * packet to createCipheriv, createDecipheriv or createHmac, and used for nothing else. Node 24 checks such a key with
- * a private-field test that throws and catches when it is a Buffer: about 30 us per call, i.e. per SSH packet on
- * each side, a tenth of a collector's CPU (collectors-bench, #27). A KeyObject passes that test at once.
- */
-const PER_PACKET_KEYS = ['_encKey', '_decipherKey', '_macKey', '_encKeyMain', '_encKeyPktLen', '_decKeyMain', '_decKeyPktLen'] as const;
-
-/**
- * Replaces the Buffer keys of the connection's current cipher and decipher by KeyObjects of the same bytes (the
- * output is the same; a later re-key makes new objects with Buffers, which work as before). Returns how many were
- * replaced: 0 when ssh2's internals are not where this expects them (nothing is changed then). A client's or a server's
- * connection (the test simulators swap theirs at the server side's 'handshake' event).
- */
-export function useKeyObjects(client: Client | Connection): number {
-  const protocol = (client as unknown as { _protocol?: { _cipher?: object; _decipher?: object } })._protocol;
-  let replaced = 0;
-  for (const side of [protocol?._cipher, protocol?._decipher]) {
-    if (!side) continue;
-    const fields = side as Record<string, unknown>;
-    for (const name of PER_PACKET_KEYS) {
-      const key = fields[name];
-      if (Buffer.isBuffer(key) && key.length > 0) {
-        fields[name] = createSecretKey(key);
-        replaced++;
-      }
-    }
-  }
-  return replaced;
-}
 
 /** Runs `fn` without capturing stack traces for the errors thrown (and caught) inside it; its result is the same. */
 function withoutStackTraces<T>(fn: () => T): T {

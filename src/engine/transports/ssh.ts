@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
-import { quietKeyExchange, useKeyObjects } from './ssh-key-objects';
+import { quietKeyExchange } from './ssh-key-objects';
 import { CollectError } from '../types';
 import type { TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';
@@ -223,8 +223,6 @@ async function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | n
     });
     client.on('handshake', () => {
       st.handshook = true;
-      // The new keys are in place (also after a re-key): the login's packets already use KeyObjects.
-      useKeyObjects(client);
       quietKeyExchange(client);
     });
     client.on('ready', () => {
