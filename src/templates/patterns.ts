@@ -3,12 +3,16 @@ import { createHash } from 'node:crypto';
 import { PatternError, compileRe2, re2LinePattern, re2ReplaceAll, type LinePattern } from '../lib/re2';
 import { trustedPattern } from './defaults';
 import { isBuiltinPattern } from './index';
+import { lineNeed, type LineNeed } from './line-needs';
 
 /** Compiled patterns by source; bounded (templates repeat, a few hundred distinct patterns is the norm). */
 const CACHE_MAX = 2_000;
 const patternCache = new Map<string, LinePattern>();
-/** A redaction: `to` is replacement text ("$1 <redacted>") or, for a rule with a `secret` group, what that group becomes. */
-export type Redaction = (line: string, to: string | ((secret: string) => string)) => string;
+/**
+ * A redaction: `to` is replacement text ("$1 <redacted>") or, for a rule with a `secret` group, what that group becomes.
+ * `need`: what a line it can change holds (lineNeed; null: anything).
+ */
+export type Redaction = ((line: string, to: string | ((secret: string) => string)) => string) & { readonly need: LineNeed | null };
 const redactCache = new Map<string, Redaction>();
 
 function remember<T>(cache: Map<string, T>, key: string, make: () => T): T {
@@ -35,47 +39,50 @@ export function compilePattern(source: string): LinePattern {
  * apply either way; given a function, each match keeps its text and only its `secret` group goes through it.
  */
 export function compileRedaction(source: string): Redaction {
-  return remember(redactCache, source, () => {
-    if (isBuiltinPattern(source)) {
-      const re = new RegExp(source, 'g');
-      const withIndices = new RegExp(source, 'gd');
-      // Most lines match no rule: a plain test answers that without building match indices (the costly part).
-      const probe = new RegExp(source);
-      return (line, to) => {
-        if (!probe.test(line)) return line;
-        if (typeof to === 'string') return line.replace(re, to);
-        let out = '';
-        let last = 0;
-        for (const m of line.matchAll(withIndices)) {
-          const span = m.indices?.groups?.secret;
-          if (!span || span[1] <= span[0]) continue;
-          out += line.slice(last, span[0]) + to(line.slice(span[0], span[1]));
-          last = span[1];
-        }
-        return out + line.slice(last);
-      };
-    }
-    const re = compileRe2(source);
-    const secretGroup = re.namedGroups().secret;
+  return remember(redactCache, source, () => Object.assign(redactionOf(source), { need: lineNeed(source) }));
+}
+
+/** A redact rule's replacing function: JavaScript for a built-in pattern, RE2 for a user's. */
+function redactionOf(source: string): (line: string, to: string | ((secret: string) => string)) => string {
+  if (isBuiltinPattern(source)) {
+    const re = new RegExp(source, 'g');
+    const withIndices = new RegExp(source, 'gd');
+    // Most lines match no rule: a plain test answers that without building match indices (the costly part).
+    const probe = new RegExp(source);
     return (line, to) => {
-      if (typeof to === 'string') return re2ReplaceAll(re, line, to);
-      if (secretGroup === undefined || !re.test(line)) return line;
-      const m = re.matcher(line);
+      if (!probe.test(line)) return line;
+      if (typeof to === 'string') return line.replace(re, to);
       let out = '';
       let last = 0;
-      let from = 0;
-      while (from <= line.length && m.find(from)) {
-        const start = m.start(secretGroup);
-        const end = m.end(secretGroup);
-        if (start >= 0 && end > start) {
-          out += line.slice(last, start) + to(line.slice(start, end));
-          last = end;
-        }
-        from = m.end() > m.start() ? m.end() : m.end() + 1;
+      for (const m of line.matchAll(withIndices)) {
+        const span = m.indices?.groups?.secret;
+        if (!span || span[1] <= span[0]) continue;
+        out += line.slice(last, span[0]) + to(line.slice(span[0], span[1]));
+        last = span[1];
       }
       return out + line.slice(last);
     };
-  });
+  }
+  const re = compileRe2(source);
+  const secretGroup = re.namedGroups().secret;
+  return (line, to) => {
+    if (typeof to === 'string') return re2ReplaceAll(re, line, to);
+    if (secretGroup === undefined || !re.test(line)) return line;
+    const m = re.matcher(line);
+    let out = '';
+    let last = 0;
+    let from = 0;
+    while (from <= line.length && m.find(from)) {
+      const start = m.start(secretGroup);
+      const end = m.end(secretGroup);
+      if (start >= 0 && end > start) {
+        out += line.slice(last, start) + to(line.slice(start, end));
+        last = end;
+      }
+      from = m.end() > m.start() ? m.end() : m.end() + 1;
+    }
+    return out + line.slice(last);
+  };
 }
 
 /**
