@@ -161,9 +161,10 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, a c
       const deadline = Date.now() + 60_000;
       for (;;) {
         const page = await fetch(`${url}/api/v1/devices/${zoned.stdout.trim()}/backups`, { headers: { 'X-API-Key': key } });
-        const items = ((await page.json()) as { items: { success: boolean; failure_reason?: string | null }[] }).items;
+        const items = ((await page.json()) as { items: { success: boolean; finished_at: string | null }[] }).items;
         if (items.some((b) => b.success)) break;
-        assert.ok(!items.some((b) => !b.success), `the collector's backup failed: ${JSON.stringify(items)}\n${collectorOut}`);
+        // The central opens the record before it writes the snapshot file: until it closes it, finished_at is null.
+        assert.ok(!items.some((b) => b.finished_at !== null && !b.success), `the collector's backup failed: ${JSON.stringify(items)}\n${collectorOut}`);
         assert.ok(Date.now() < deadline, `no backup stored through the collector within 60 s:\n${collectorOut}`);
         await new Promise((r) => setTimeout(r, 250));
       }
