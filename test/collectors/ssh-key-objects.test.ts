@@ -5,7 +5,7 @@ import assert from 'node:assert/strict';
 import type { KeyObject } from 'node:crypto';
 import ssh2 from 'ssh2';
 import type { Algorithms, Client } from 'ssh2';
-import { quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
+import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
 import { collectConfig } from '../../src/engine/collect';
 import { startSimulator, type RunningSimulator } from '../sim/simulator';
 import { FAST_LIMITS, IOS_TEMPLATE, iosDevice, target } from '../sim/fixtures/engine-fixtures';
@@ -60,3 +60,43 @@ for (const kex of KEXES)
     second.end();
     assert.equal(Error.stackTraceLimit, limit, 'the process keeps its stack traces after the exchange');
   });
+
+test('AES-GCM packets padded from the pool: the class is patched once, the padding differs packet to packet, a session goes on', async () => {
+  const client = await login({ cipher: ['aes128-gcm@openssh.com'] });
+  try {
+    // Fails when an ssh2 upgrade changed its allocPacket: the speed-up would be lost without a word otherwise.
+    assert.equal(pooledPadding(client), true);
+    const cipher = (client as unknown as { _protocol: { _cipher: { allocPacket(n: number): Buffer } } })._protocol._cipher;
+    const patched = Object.getPrototypeOf(cipher).allocPacket as { name: string };
+    assert.equal(patched.name, 'pooledGcmAllocPacket');
+    assert.equal(pooledPadding(client), true);
+    assert.equal(Object.getPrototypeOf(cipher).allocPacket, patched, 'patched once per class');
+    // The layout ssh2 writes: length, padding length, payload, padding to a 16-byte block (at least 4), room for the tag.
+    const paddings = new Set<string>();
+    for (const payload of [1, 10, 11, 27, 100]) {
+      const packet = cipher.allocPacket(payload);
+      const padLen = packet[4];
+      assert.ok(padLen >= 4 && (4 + 1 + payload + padLen - 4) % 16 === 0, `payload ${payload}: padding ${padLen}`);
+      assert.equal(packet.length, 4 + 1 + payload + padLen + 16);
+      assert.equal(packet.readUInt32BE(0), 1 + payload + padLen);
+      paddings.add(packet.subarray(5 + payload, 5 + payload + padLen).toString('hex'));
+    }
+    assert.equal(paddings.size, 5, 'fresh random padding for each packet');
+    const answered = await new Promise<string>((resolve, reject) =>
+      client.exec('show clock', (err, channel) => {
+        if (err) return reject(err);
+        let text = '';
+        channel.on('data', (d: Buffer) => (text += d.toString())).on('close', () => resolve(text));
+      }),
+    );
+    assert.ok(answered.length > 0, 'the device answers over the patched cipher');
+  } finally {
+    client.end();
+  }
+  const chacha = await login({ cipher: ['chacha20-poly1305@openssh.com'] });
+  try {
+    assert.equal(pooledPadding(chacha), false, 'another cipher is left as ssh2 wrote it');
+  } finally {
+    chacha.end();
+  }
+});

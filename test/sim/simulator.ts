@@ -3,7 +3,7 @@ import { createHash, createPrivateKey, sign as cryptoSign, timingSafeEqual } fro
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import { ed25519KeyPair } from '../helpers/keys';
-import { quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
+import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
 import type { Algorithms, AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { DeviceShell, LineInput, devicePassword, deviceUsername, isSessionClosed, runDeviceExec, type DeviceIo, type SimDevice } from './device-shell';
 
@@ -165,8 +165,11 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
     let loginUser = '';
     conn.on('error', () => undefined);
     conn.on('close', () => connections.delete(conn));
-    // The key exchange without stack traces, as the engine's side has it.
-    conn.on('handshake', () => quietKeyExchange(conn));
+    // The key exchange without stack traces and the packets' padding from a pool, as the engine's side has them.
+    conn.on('handshake', () => {
+      quietKeyExchange(conn);
+      pooledPadding(conn);
+    });
     coalesceWrites(conn);
     conn.on('authentication', (ctx) => {
       const d = byName.get(ctx.username);

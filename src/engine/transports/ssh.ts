@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
-import { quietKeyExchange } from './ssh-key-objects';
+import { pooledPadding, quietKeyExchange } from './ssh-key-objects';
 import { CollectError } from '../types';
 import type { TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';
@@ -224,6 +224,7 @@ async function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | n
     client.on('handshake', () => {
       st.handshook = true;
       quietKeyExchange(client);
+      pooledPadding(client);
     });
     client.on('ready', () => {
       readInTurns(sock);
