@@ -3,7 +3,7 @@ import { createHash, createPrivateKey, sign as cryptoSign, timingSafeEqual } fro
 import type { AddressInfo } from 'node:net';
 import ssh2 from 'ssh2';
 import { ed25519KeyPair } from '../helpers/keys';
-import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
+import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh2-tuning';
 import type { Algorithms, AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { DeviceShell, LineInput, devicePassword, deviceUsername, isSessionClosed, runDeviceExec, type DeviceIo, type SimDevice } from './device-shell';
 

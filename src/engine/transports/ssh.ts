@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
-import { pooledPadding, quietKeyExchange } from './ssh-key-objects';
+import { pooledPadding, quietKeyExchange } from './ssh2-tuning';
 import { CollectError } from '../types';
 import type { TerminalStream } from '../session';
 import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';

@@ -1,11 +1,11 @@
-// The SSH transport's key exchange without stack traces (collectors-bench, #27): ssh2's internals are where
-// quietKeyExchange expects them, and the connections work on after.
+// src/engine/transports/ssh2-tuning.ts (collectors-bench, #27): ssh2's internals are where quietKeyExchange and
+// pooledPadding expect them, and the connections work on after.
 import { after, before, test } from 'node:test';
 import assert from 'node:assert/strict';
 import type { KeyObject } from 'node:crypto';
 import ssh2 from 'ssh2';
 import type { Algorithms, Client } from 'ssh2';
-import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh-key-objects';
+import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh2-tuning';
 import { collectConfig } from '../../src/engine/collect';
 import { startSimulator, type RunningSimulator } from '../sim/simulator';
 import { FAST_LIMITS, IOS_TEMPLATE, iosDevice, target } from '../sim/fixtures/engine-fixtures';

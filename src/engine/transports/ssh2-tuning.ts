@@ -1,4 +1,7 @@
-// ssh2's key exchange without stack traces for the throws inside Node's key checks, and its Curve25519 public key read as JWK. (Its per-packet ciphers run on its compiled binding: src/runtime/native.ts.)
+// Where confvault changes how ssh2 (1.x) works inside, for speed only (collectors-bench, #27): its key exchange without
+// stack traces for the throws inside Node's key checks, its Curve25519 public key read as JWK, its AES-GCM packets padded
+// from a pool of random bytes. Each is guarded: left alone when ssh2's internals are not where this expects them, and a
+// test fails then. (Its ciphers run on its compiled binding: src/runtime/native.ts.)
 import { randomBytes, type KeyObject } from 'node:crypto';
 import type { Client, Connection } from 'ssh2';
 
