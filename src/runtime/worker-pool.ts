@@ -2,6 +2,7 @@
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { parentPort, Worker, type ResourceLimits, type Transferable } from 'node:worker_threads';
 import { availableParallelism, setPriority } from 'node:os';
 import { runtimeEnv } from '../config/runtime-env';
@@ -82,27 +83,6 @@ export interface WorkerPool {
 }
 
 /**
- * ssh2's optional native parts, as in the executable (build/esbuild-node.mjs NATIVE_PLUGINS): its crypto binding comes
- * from native.ts's sshCryptoModule; cpu-features (required in try/catch) becomes a module that throws, as when absent.
- */
-const optionalNative: import('esbuild').Plugin = {
-  name: 'optional-native',
-  setup(b) {
-    b.onResolve({ filter: /(^|\/)sshcrypto\.node$/ }, (a) => ({ path: a.path, namespace: 'ssh-crypto-addon' }));
-    b.onLoad({ filter: /.*/, namespace: 'ssh-crypto-addon' }, () => ({
-      contents: `module.exports = require(${JSON.stringify(path.join(repoRoot(), 'src/runtime/native.ts'))}).sshCryptoModule();`,
-      resolveDir: repoRoot(),
-      loader: 'js',
-    }));
-    b.onResolve({ filter: /^cpu-features$|\.node$/ }, (a) => ({ path: a.path, namespace: 'absent-native' }));
-    b.onLoad({ filter: /.*/, namespace: 'absent-native' }, (a) => ({
-      contents: `throw Object.assign(new Error(${JSON.stringify(`${a.path} is not bundled`)}), { code: 'MODULE_NOT_FOUND' });`,
-      loader: 'js',
-    }));
-  },
-};
-
-/**
  * The worker's code: an asset of the executable, or in development the entry bundled once by esbuild (a dev
  * dependency; its async API runs in esbuild's own process, so bundling does not hold the event loop either).
  */
@@ -126,16 +106,17 @@ async function readWorkerCode(o: Pick<WorkerPoolOptions, 'asset' | 'entry'>): Pr
   if (prebuilt) return readFile(path.join(prebuilt, path.basename(o.asset)), 'utf8');
   const root = repoRoot();
   const esbuild = createRequire(path.join(root, 'package.json'))('esbuild') as typeof import('esbuild');
+  // The executable's own esbuild settings and native plugins (ssh2's crypto binding from native.ts), not a copy of them.
+  const shared = (await import(pathToFileURL(path.join(root, 'build/esbuild-node.mjs')).href)) as {
+    NODE_BUNDLE: import('esbuild').BuildOptions;
+    NATIVE_PLUGINS: import('esbuild').Plugin[];
+  };
   const out = await esbuild.build({
+    ...shared.NODE_BUNDLE,
     entryPoints: [path.join(root, o.entry)],
-    bundle: true,
-    platform: 'node',
-    target: 'node24',
-    format: 'cjs',
     write: false,
-    tsconfig: path.join(root, 'tsconfig.json'),
     logLevel: 'silent',
-    plugins: [optionalNative],
+    plugins: shared.NATIVE_PLUGINS,
   });
   return out.outputFiles[0].text;
 }

@@ -102,22 +102,25 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, a c
       body: JSON.stringify({ name: 'sim', username: transcript.username, password: transcript.password, enable_secret: transcript.enable?.password }),
     });
     assert.equal(created2.status, 201, await created2.text());
-    const added = run([
-      'device',
-      'add',
-      '--name',
-      'core-sw1',
-      '--hostname',
-      '127.0.0.1',
-      '--port',
-      String(sim.port),
-      '--credential',
-      'sim',
-      '--template',
-      'cisco-ios',
-      '--data-dir',
-      data,
-    ]);
+    /** `confvault device add` of a Cisco IOS device on the simulator, with the credential made above. */
+    const addDevice = (name: string) =>
+      run([
+        'device',
+        'add',
+        '--name',
+        name,
+        '--hostname',
+        '127.0.0.1',
+        '--port',
+        String(sim.port),
+        '--credential',
+        'sim',
+        '--template',
+        'cisco-ios',
+        '--data-dir',
+        data,
+      ]);
+    const added = addDevice('core-sw1');
     assert.equal(added.status, 0, added.stderr);
 
     // A collector run by the executable: its sessions run on the event loop, with ssh2's crypto binding extracted from
@@ -133,22 +136,7 @@ test('dist/confvault runs alone: version, init, serve, API key from the CLI, a c
       timeout: 60_000,
     });
     assert.equal(enrol.status, 0, enrol.stderr);
-    const zoned = run([
-      'device',
-      'add',
-      '--name',
-      'lab-sw1',
-      '--hostname',
-      '127.0.0.1',
-      '--port',
-      String(sim.port),
-      '--credential',
-      'sim',
-      '--template',
-      'cisco-ios',
-      '--data-dir',
-      data,
-    ]);
+    const zoned = addDevice('lab-sw1');
     assert.equal(zoned.status, 0, zoned.stderr);
     assert.equal(run(['collector', 'zone', '--device', 'lab-sw1', '--zone', 'lab', '--data-dir', data]).status, 0);
     const queued = run(['backup', 'run', '--device', zoned.stdout.trim(), '--data-dir', data]);
