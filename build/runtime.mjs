@@ -63,12 +63,27 @@ export const SSH_CRYPTO_ADDON = path.join(SSH_CRYPTO_DIR, 'build/Release/sshcryp
 /** Whether `probe` (a script run from the repository) exits 0 in `node`. */
 const runs = (node, probe) => spawnSync(node, ['-e', probe], { cwd: ROOT, stdio: 'ignore' }).status === 0;
 
-/** Whether the compiled SQLite addon and argon2's prebuilt N-API addon (one build for every Node.js) load and work in `node`. */
+/**
+ * SQLite compile-time options confvault adds to better-sqlite3's own (its deps/defines.gypi), passed to the compiler
+ * through CFLAGS. ENABLE_QPSG, the query planner stability guarantee: a statement keeps the plan it was prepared with,
+ * whatever values are bound. Without it SQLite (better-sqlite3 enables STAT4) marks any statement whose planning looked
+ * at a bound value (a join on a bound key, a LIMIT, a term beside a partial index) to be compiled again at every bind:
+ * 30 us more per run of a two-table lookup that takes 4 (collectors-bench, #27; docs/performance.md).
+ */
+export const SQLITE_DEFINES = ['SQLITE_ENABLE_QPSG'];
+
+/**
+ * Whether the compiled SQLite addon (with SQLITE_DEFINES, as `PRAGMA compile_options` lists them) and argon2's prebuilt
+ * N-API addon (one build for every Node.js) load and work in `node`.
+ */
 const sqliteLoads = (node) =>
   existsSync(SQLITE_ADDON) &&
   runs(
     node,
-    `new (require('better-sqlite3'))(':memory:', { nativeBinding: ${JSON.stringify(SQLITE_ADDON)} }).prepare('select 1').get(); require('@node-rs/argon2').hashSync('x')`,
+    `const db = new (require('better-sqlite3'))(':memory:', { nativeBinding: ${JSON.stringify(SQLITE_ADDON)} });
+     const options = db.pragma('compile_options', { simple: false }).map((r) => r.compile_options);
+     for (const d of ${JSON.stringify(SQLITE_DEFINES)}) if (!options.includes(d.replace(/^SQLITE_/, ''))) process.exit(1);
+     require('@node-rs/argon2').hashSync('x')`,
   );
 
 /** Whether ssh2 itself finds its compiled crypto binding in `node` and uses it. */
@@ -82,14 +97,20 @@ function nodeGyp() {
 }
 
 /** `node-gyp rebuild` in `cwd` with the pinned node, against its headers; throws with the compiler's output if it fails. */
-function gypRebuild(bin, name, cwd, extra = []) {
+function gypRebuild(bin, name, cwd, extra = [], cflags = []) {
   // --nodedir overrides any nodedir in the user's npm config. The output (compiler warnings included) is shown only on failure.
   const gyp = spawnSync(bin, [nodeGyp(), 'rebuild', '--release', `--nodedir=${NODE_DIR}`, ...extra], {
     cwd,
     encoding: 'utf8',
     maxBuffer: 64 << 20,
     // ssh2's binding.gyp runs `node -e "require('nan')"`: the pinned node first on PATH.
-    env: { ...process.env, npm_config_nodedir: NODE_DIR, PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}` },
+    env: {
+      ...process.env,
+      npm_config_nodedir: NODE_DIR,
+      PATH: `${path.dirname(bin)}${path.delimiter}${process.env.PATH ?? ''}`,
+      // gyp's Makefiles add $(CFLAGS) to every C compile: the way to define an option without editing the package.
+      ...(cflags.length ? { CFLAGS: [process.env.CFLAGS ?? '', ...cflags].join(' ').trim() } : {}),
+    },
   });
   if (gyp.status !== 0) throw new Error(`node-gyp rebuild of ${name} failed:\n${gyp.stdout}${gyp.stderr}${gyp.error ?? ''}`);
 }
@@ -103,7 +124,14 @@ function install() {
   const { bin, version } = verifiedNode();
   console.log(`runtime: ${rel(bin)} ${version}, sha256 as recorded in build/runtime.json`);
   const addons = [
-    { name: 'better-sqlite3', file: SQLITE_ADDON, loads: sqliteLoads, cwd: path.join(ROOT, 'node_modules/better-sqlite3'), args: () => ['--force_build=1'] },
+    {
+      name: 'better-sqlite3',
+      file: SQLITE_ADDON,
+      loads: sqliteLoads,
+      cwd: path.join(ROOT, 'node_modules/better-sqlite3'),
+      args: () => ['--force_build=1'],
+      cflags: SQLITE_DEFINES.map((d) => `-D${d}`),
+    },
     {
       name: "ssh2's crypto binding",
       file: SSH_CRYPTO_ADDON,
@@ -120,7 +148,7 @@ function install() {
     }
     const started = Date.now();
     console.log(`runtime: building ${a.name} from source for ${version} (headers: ${rel(NODE_DIR)}/include) ...`);
-    gypRebuild(bin, a.name, a.cwd, a.args());
+    gypRebuild(bin, a.name, a.cwd, a.args(), a.cflags);
     if (!a.loads(bin)) throw new Error(`${rel(a.file)} does not load in ${version} after the build`);
     console.log(`runtime: ${a.name} built for ${version} in ${((Date.now() - started) / 1000).toFixed(0)} s`);
   }
