@@ -1,9 +1,10 @@
 // SSH device simulator: many simulated devices on loopback (one per port, or many per port chosen by login name).
 import { createHash, createPrivateKey, sign as cryptoSign, timingSafeEqual } from 'node:crypto';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import { ed25519KeyPair } from '../helpers/keys';
 import { pooledPadding, quietKeyExchange } from '../../src/engine/transports/ssh2-tuning';
+import { writesInTurns } from '../../src/engine/transports/tcp';
 import type { Algorithms, AuthContext, Connection, ParsedKey, ServerChannel } from 'ssh2';
 import { DeviceShell, LineInput, devicePassword, deviceUsername, isSessionClosed, runDeviceExec, type DeviceIo, type SimDevice } from './device-shell';
 
@@ -96,30 +97,6 @@ function channelIo(channel: ServerChannel, conn: Connection): DeviceIo {
   };
 }
 
-/**
- * The SSH packets a device writes in one tick (an output chunk and its prompt, exit status, EOF and close) leave in one
- * socket write instead of one each: ssh2 writes every packet on its own, and those writes were a quarter of a
- * simulator's CPU in the fleet and collectors benches. What the engine reads is the same bytes, in fewer TCP segments,
- * as from a device's own network stack. Uses ssh2's `_sock` (1.x); does nothing if it is not there.
- */
-function coalesceWrites(conn: Connection): void {
-  const sock = (conn as unknown as { _sock?: import('node:net').Socket })._sock;
-  if (!sock || typeof sock.cork !== 'function') return;
-  const write = sock.write.bind(sock) as (...args: unknown[]) => boolean;
-  let corked = false;
-  sock.write = (...args: unknown[]) => {
-    if (!corked) {
-      corked = true;
-      sock.cork();
-      process.nextTick(() => {
-        corked = false;
-        sock.uncork();
-      });
-    }
-    return write(...args);
-  };
-}
-
 /** A new private host key ssh2 can read back (see ed25519KeyPair). */
 export function generateHostKey(type: 'ed25519' | 'rsa' = 'ed25519'): string {
   return type === 'rsa' ? ssh2.utils.generateKeyPairSync('rsa', { bits: 2048 }).private : ed25519KeyPair().private;
@@ -170,7 +147,9 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
       quietKeyExchange(conn);
       pooledPadding(conn);
     });
-    coalesceWrites(conn);
+    // The packets a device writes in one tick (output, prompt, exit status, close) leave in one socket write.
+    const sock = (conn as unknown as { _sock?: Socket })._sock;
+    if (sock) writesInTurns(sock);
     conn.on('authentication', (ctx) => {
       const d = byName.get(ctx.username);
       const methods = d ? methodsOf(d) : (['password', 'keyboard-interactive'] as Method[]);

@@ -2,10 +2,10 @@
 import type { Socket } from 'node:net';
 import ssh2 from 'ssh2';
 import type { Client, Algorithms, AnyAuthMethod, AuthenticationType, KeyboardInteractiveCallback, NextAuthHandler, ParsedKey, Prompt } from 'ssh2';
-import { pooledPadding, quietKeyExchange } from './ssh2-tuning';
+import { pipelinedShell, pooledPadding, quietKeyExchange } from './ssh2-tuning';
 import { CollectError } from '../types';
 import type { TerminalStream } from '../session';
-import { connectTcp, describeEndpoint, formatSeconds, readInTurns } from './tcp';
+import { connectTcp, describeEndpoint, formatSeconds, readInTurns, writesInTurns } from './tcp';
 import { channelStream, runExec, type ByteBudget, type ExecResult } from './ssh-channels';
 
 export type { ByteBudget, ExecResult } from './ssh-channels';
@@ -199,6 +199,7 @@ function connectConfig(o: SshOptions, sock: Socket, algorithms: Algorithms, meth
 /** One connection attempt with one algorithm set: TCP, then the SSH handshake and login; settles once, on the first outcome. */
 async function attempt(o: SshOptions, algorithms: Algorithms, key: ParsedKey | null): Promise<{ client: Client; host_key: string }> {
   const sock = await connectTcp({ host: o.host, port: o.port, timeout_ms: o.connect_timeout_ms, service: 'SSH', signal: o.signal });
+  writesInTurns(sock);
   return new Promise((resolve, reject) => {
     const client = new SshClient();
     const st: AttemptState = { spoke: false, handshook: false, hostKey: null, hostKeyRefused: false, tried: [], offered: null };
@@ -279,7 +280,10 @@ export async function connectSsh(o: SshOptions): Promise<SshConnection> {
     legacy_algorithms: legacy,
     openShell: () =>
       new Promise((resolve, reject) => {
+        // The shell request leaves with the pty request (ssh2-tuning.ts), one round trip sooner.
+        const restore = pipelinedShell(client);
         client.shell({ term: 'vt100', cols: 512, rows: 1000, width: 0, height: 0 }, (err, channel) => {
+          restore?.();
           if (err && closed) reject(new CollectError('DISCONNECTED', `${where} closed the connection right after login.`, true));
           else if (err) reject(new CollectError('COMMAND_FAILED', `${where} refused to open an interactive shell for user ${o.username}.`, true));
           else resolve(channelStream(channel, client));

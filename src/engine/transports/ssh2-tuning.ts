@@ -118,3 +118,46 @@ export function pooledPadding(conn: Client | Connection): boolean {
   proto.allocPacket = pooledGcmAllocPacket;
   return true;
 }
+
+/** What pipelinedShell touches of ssh2's protocol object (lib/protocol/Protocol.js): its two channel requests. */
+interface ChannelRequests {
+  pty?: (id: number, ...rest: unknown[]) => unknown;
+  shell?: (id: number, wantReply: boolean) => unknown;
+}
+
+/**
+ * The shell request sent right behind the pseudo-terminal request, as OpenSSH's client sends them, instead of one round
+ * trip later: ssh2's `shell()` waits for the device's answer to "pty-req" before it asks for the shell (collectors-bench,
+ * #27: one wake-up fewer a session at each end). The answers come back in order, so ssh2 still matches each to its
+ * request; when the pseudo-terminal is refused, the shell's answer finds no request waiting and is dropped, as ssh2
+ * drops any unmatched answer, and the channel closes as before. For the next `shell()` of `client` only; the returned
+ * function puts ssh2's own requests back (call it once the shell callback ran). Returns null when ssh2's protocol object
+ * is not what this expects, and nothing changes.
+ */
+export function pipelinedShell(client: Client): (() => void) | null {
+  const proto = (client as unknown as { _protocol?: ChannelRequests })._protocol;
+  const { pty, shell } = proto ?? {};
+  if (!proto || typeof pty !== 'function' || typeof shell !== 'function' || Object.hasOwn(proto, 'pty') || Object.hasOwn(proto, 'shell')) return null;
+  /** The channel whose shell request left with its pty request. */
+  let sentFor: number | null = null;
+  proto.pty = function (this: unknown, id: number, ...rest: unknown[]) {
+    const r = pty.call(this, id, ...rest);
+    // ssh2 asks for a reply (its last argument) whenever a callback waits, as shell() always has one.
+    if (rest[rest.length - 1] === true) {
+      shell.call(this, id, true);
+      sentFor = id;
+    }
+    return r;
+  };
+  proto.shell = function (this: unknown, id: number, wantReply: boolean) {
+    if (sentFor === id && wantReply) {
+      sentFor = null;
+      return;
+    }
+    return shell.call(this, id, wantReply);
+  };
+  return () => {
+    delete proto.pty;
+    delete proto.shell;
+  };
+}

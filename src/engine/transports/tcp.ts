@@ -151,3 +151,26 @@ export function readInTurns(sock: net.Socket): void {
     setImmediate(resume);
   });
 }
+
+/**
+ * What is written to `sock` in one turn of the event loop leaves in one system call at its end, not one per write: ssh2
+ * writes every SSH packet on its own, and a client sends several in a row (a pty and a shell request, the last command,
+ * EOF and disconnect), a server its output, prompt, exit status and close. The same bytes in the same order, in fewer
+ * TCP segments (collectors-bench, #27: socket writes were a sixth of a site's CPU, a quarter of a simulator's).
+ */
+export function writesInTurns(sock: net.Socket): void {
+  const write = sock.write.bind(sock) as (...args: unknown[]) => boolean;
+  let corked = false;
+  const uncork = () => {
+    corked = false;
+    sock.uncork();
+  };
+  sock.write = (...args: unknown[]) => {
+    if (!corked) {
+      corked = true;
+      sock.cork();
+      process.nextTick(uncork);
+    }
+    return write(...args);
+  };
+}
