@@ -219,6 +219,7 @@ export const ENV_KEYS: Record<string, [string, string, 'string' | 'int' | 'bool'
   CONFVAULT_COLLECTOR_CENTRAL_URL: ['collector', 'central_url', 'string'],
   CONFVAULT_COLLECTOR_LEASE_SECONDS: ['collector', 'lease_seconds', 'int'],
   CONFVAULT_COLLECTOR_POLL_SECONDS: ['collector', 'poll_seconds', 'int'],
+  CONFVAULT_COLLECTOR_CONCURRENCY: ['collector', 'concurrency', 'int'],
   CONFVAULT_PERFORMANCE_HISTORY_PAGE_CACHE: ['performance', 'history_page_cache', 'bool'],
   CONFVAULT_PERFORMANCE_STATEMENT_CACHE: ['performance', 'statement_cache', 'bool'],
   CONFVAULT_PERFORMANCE_ENGINE_SYNC_NORMAL: ['performance', 'engine_sync_normal', 'bool'],
