@@ -15,8 +15,19 @@ export interface EngineBenchOptions {
  * test/sim/run-sim.ts as its own process: all vendor transcripts in turn, every device with its own hostname; `extra`
  * passes more of its options (--first, --transcripts).
  */
-export async function startSimulator(devices: number, extra: string[] = []): Promise<{ child: ChildProcess; info: SimInfo }> {
-  const child = spawn(process.execPath, ['--import', TSX_LOADER, path.join(REPO_ROOT, 'test/sim/run-sim.ts'), '--devices', String(devices), ...extra], {
+/** One simulator process; `prefix` runs it through another command first (`nice -n 10`). */
+export async function startSimulator(devices: number, extra: string[] = [], prefix: string[] = []): Promise<{ child: ChildProcess; info: SimInfo }> {
+  const [cmd, ...args] = [
+    ...prefix,
+    process.execPath,
+    '--import',
+    TSX_LOADER,
+    path.join(REPO_ROOT, 'test/sim/run-sim.ts'),
+    '--devices',
+    String(devices),
+    ...extra,
+  ];
+  const child = spawn(cmd, args, {
     cwd: REPO_ROOT,
     stdio: ['ignore', 'pipe', 'inherit'],
   });

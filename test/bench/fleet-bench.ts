@@ -34,14 +34,19 @@ export function builtinTranscripts(): { files: string[]; without: string[] } {
 }
 
 /** Several simulator processes, each serving a contiguous slice of the fleet on its own port, as one SimInfo. */
-export async function startSimulators(devices: number, processes: number, files: string[]): Promise<{ children: ChildProcess[]; info: SimInfo }> {
+export async function startSimulators(
+  devices: number,
+  processes: number,
+  files: string[],
+  prefix: string[] = [],
+): Promise<{ children: ChildProcess[]; info: SimInfo }> {
   const children: ChildProcess[] = [];
   try {
     const per = Math.ceil(devices / processes);
     const slices: Promise<{ child: ChildProcess; info: SimInfo }>[] = [];
     for (let first = 0; first < devices; first += per) {
       const n = Math.min(per, devices - first);
-      slices.push(startSimulator(n, ['--first', String(first), '--transcripts', files.join(',')]));
+      slices.push(startSimulator(n, ['--first', String(first), '--transcripts', files.join(',')], prefix));
     }
     const started = await Promise.all(slices);
     children.push(...started.map((s) => s.child));
