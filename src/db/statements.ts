@@ -66,15 +66,6 @@ export function runTransaction<F extends TxBody>(db: DB, body: F, ...args: Param
 }
 
 /**
- * `LIMIT` with a bound value, as SQL. SQLite plans with the value of a parameter bound directly to LIMIT, and so
- * marks the statement to be compiled again whenever that parameter is bound, which better-sqlite3 does on every run:
- * about 5 us, a third of reading a page of ten backup records. Inside a CAST the parameter is an ordinary value.
- */
-export function boundLimit(param: string): string {
-  return `LIMIT CAST(${param} AS INTEGER)`;
-}
-
-/**
  * SQLite's plan for `sql` run with `args`, one detail line per step. The query-plan tests call it (through the
  * stores' `explain*` functions) on the very SQL text the stores prepare, never on a copy.
  */

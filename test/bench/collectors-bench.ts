@@ -157,7 +157,8 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
       const hwm = peakRssMb(pid);
       const sessions = a.db.prepare("SELECT duration_ms FROM backups WHERE trigger = 'schedule' AND success = 1").pluck().all() as number[];
       const load = loadAverage();
-      // When each zone's last result was stored: sites that finish early leave the host part idle at the end.
+      // When each zone's last result was collected (a record's finished_at is the site's start plus its session time):
+      // against when the central stored it, this tells a site that finished late from a central that fell behind.
       const lasts = (
         a.db
           .prepare(
@@ -244,7 +245,7 @@ export async function runCollectorsBench(say: (line: string) => void, o: Collect
             Object.fromEntries([...reached].map(([share, at]) => [`p${share * 100}_s`, at])),
           ),
           row(
-            'each collector\u2019s last result stored, after queueing',
+            'each collector\u2019s last result collected at its site, after queueing',
             lasts.length
               ? `first zone done ${Math.min(...lasts).toFixed(1)} s, median ${percentile(lasts, 50).toFixed(1)} s, last ${Math.max(...lasts).toFixed(1)} s (${alive}/${o.collectors} collectors still running)`
               : 'n/a',

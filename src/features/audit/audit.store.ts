@@ -1,6 +1,5 @@
 // Queries for the audit trail (table from schema 0001, door and changes from 0006): who changed what, through which door.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
 
 export interface AuditRow {
   id: number;
@@ -107,7 +106,7 @@ export function countAudit(db: DB, f: AuditFilter = {}): number {
 
 export function listAuditPage(db: DB, f: AuditFilter, offset: number, limit: number): AuditRow[] {
   const w = where(f);
-  return db.prepare(`SELECT * FROM audit_log ${w.sql} ORDER BY at DESC, id DESC ${boundLimit('?')} OFFSET ?`).all(...w.args, limit, offset) as AuditRow[];
+  return db.prepare(`SELECT * FROM audit_log ${w.sql} ORDER BY at DESC, id DESC LIMIT ? OFFSET ?`).all(...w.args, limit, offset) as AuditRow[];
 }
 
 /** The distinct action names on record, for the filter's choices. */

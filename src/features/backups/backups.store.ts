@@ -2,7 +2,7 @@
 import { GenerationMemo } from '../../db/generation';
 import type { DB } from '../../db/open';
 import type { SourceEncoding } from '../../lib/decode';
-import { boundLimit, explainQueryPlan, prepareCached, statementSet } from '../../db/statements';
+import { explainQueryPlan, prepareCached, statementSet } from '../../db/statements';
 
 /** What started a backup; 'event': the device reported a configuration change (syslog, schema 0013). */
 export type BackupTrigger = 'schedule' | 'manual' | 'cli' | 'import' | 'api' | 'event';
@@ -37,8 +37,8 @@ const LIST_COLUMNS = 'id, started_at, finished_at, success, error_message, confi
 function prepareReadStatements(db: DB) {
   return {
     // Raw rows (arrays): better-sqlite3 builds a row object per record more slowly than a JS literal of fixed shape.
-    pageNewest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC ${boundLimit('?')} OFFSET ?`).raw(),
-    pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC ${boundLimit('?')} OFFSET ?`).raw(),
+    pageNewest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`).raw(),
+    pageOldest: db.prepare(`SELECT ${LIST_COLUMNS} FROM backups WHERE device_id = ? ORDER BY started_at ASC, id ASC LIMIT ? OFFSET ?`).raw(),
     backupWithGroup: db.prepare('SELECT b.*, d.group_id FROM backups b JOIN devices d ON d.id = b.device_id WHERE b.id = ?'),
     historyHead: db
       .prepare('SELECT d.group_id, ifnull(c.total, 0), c.version FROM devices d LEFT JOIN device_backup_counts c ON c.device_id = d.id WHERE d.id = ?')
@@ -204,9 +204,7 @@ export function closeInterruptedBackups(db: DB, at: number, startedBefore = at):
 
 /** One page of a device's history with every column the web interface shows (trigger, failure type, change flag), newest first. */
 export function listDeviceHistoryRows(db: DB, deviceId: number, offset: number, limit: number): BackupRow[] {
-  return db
-    .prepare(`SELECT * FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC ${boundLimit('?')} OFFSET ?`)
-    .all(deviceId, limit, offset) as BackupRow[];
+  return db.prepare(`SELECT * FROM backups WHERE device_id = ? ORDER BY started_at DESC, id DESC LIMIT ? OFFSET ?`).all(deviceId, limit, offset) as BackupRow[];
 }
 
 /** The newest successful backup of each device in `deviceIds` (a JSON array), with its snapshot hash. */
@@ -240,7 +238,7 @@ export function listLatestSnapshotChunk(db: DB, groupIds: readonly number[] | nu
                     (SELECT b.id FROM backups b WHERE b.device_id = d.id AND b.success = 1 AND b.config_snapshot_hash IS NOT NULL
                       ORDER BY b.started_at DESC, b.id DESC LIMIT 1) AS backup_id
                FROM devices d ${conds.length ? `WHERE ${conds.join(' AND ')}` : ''}
-              ORDER BY d.name ${boundLimit('@limit')}) x
+              ORDER BY d.name LIMIT @limit) x
        LEFT JOIN backups b ON b.id = x.backup_id
       ORDER BY x.device_name`,
   ).all({

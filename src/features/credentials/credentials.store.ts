@@ -1,6 +1,6 @@
 // Queries for credentials. The public columns (with usage counts) and the encrypted secret columns are read apart.
 import type { DB } from '../../db/open';
-import { boundLimit, statementSet } from '../../db/statements';
+import { statementSet } from '../../db/statements';
 
 /** What may leave the appliance: secrets appear only as "is set" flags. */
 export interface CredentialRow {
@@ -82,7 +82,7 @@ const FILTER = '(@q IS NULL OR instr(lower(c.name), @q) > 0)';
 function prepareStatements(db: DB) {
   return {
     count: db.prepare(`SELECT count(*) FROM credentials c WHERE ${FILTER}`).pluck(),
-    page: db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM credentials c WHERE ${FILTER} ORDER BY c.id ${boundLimit('@limit')} OFFSET @offset`),
+    page: db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM credentials c WHERE ${FILTER} ORDER BY c.id LIMIT @limit OFFSET @offset`),
     get: db.prepare(`SELECT ${PUBLIC_COLUMNS} FROM credentials c WHERE c.id = ?`),
     secrets: db.prepare('SELECT id, username, password_enc, private_key_enc, passphrase_enc, enable_secret_enc FROM credentials WHERE id = ?'),
     insert: db.prepare(

@@ -1,6 +1,6 @@
 // Queries for devices: scoped, filtered pages in SQL; single rows; writes; what the backup runner records about a device.
 import type { DB } from '../../db/open';
-import { boundLimit, explainQueryPlan } from '../../db/statements';
+import { explainQueryPlan } from '../../db/statements';
 import type { Scope } from '../../identity/principal';
 import { containsPattern, prepareCached } from './sql';
 
@@ -234,7 +234,7 @@ function pageSql(scope: Scope, f: DeviceFilter, orderBy: string): { sql: string;
   const { withSql, where, params } = filterSql(scope, f);
   const sql = `${withSql}
     SELECT ${VIEW_COLUMNS}
-      FROM (SELECT d.id FROM devices d ${where} ORDER BY ${orderBy} ${boundLimit('@limit')} OFFSET @offset) p
+      FROM (SELECT d.id FROM devices d ${where} ORDER BY ${orderBy} LIMIT @limit OFFSET @offset) p
       JOIN devices d ON d.id = p.id
      ORDER BY ${orderBy}`;
   return { sql, params };
@@ -251,7 +251,7 @@ function deviceListSql(scope: Scope, f: DeviceFilter, order?: DeviceOrder): { sq
     SELECT ${VIEW_COLUMNS}
       FROM (SELECT d.id, ${SORT_KEYS[order.sort]} AS k, d.name AS n FROM devices d
               ${where}
-             ORDER BY k IS NULL, k ${dir}, d.name ${dir}, d.id ${dir} ${boundLimit('@limit')} OFFSET @offset) p
+             ORDER BY k IS NULL, k ${dir}, d.name ${dir}, d.id ${dir} LIMIT @limit OFFSET @offset) p
       JOIN devices d ON d.id = p.id
      ORDER BY p.k IS NULL, p.k ${dir}, p.n ${dir}, p.id ${dir}`;
   return { sql, params };

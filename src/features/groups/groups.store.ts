@@ -1,6 +1,5 @@
 // Queries for device groups: rows with their path and device count, the tree, existence and ancestry checks.
 import type { DB } from '../../db/open';
-import { boundLimit } from '../../db/statements';
 import type { Scope } from '../../identity/principal';
 import { containsPattern, prepareCached } from '../devices/sql';
 
@@ -110,7 +109,7 @@ export function countGroups(db: DB, f: GroupFilter): number {
 /** One page of groups in id order, with path and the count of devices in `scope`. */
 export function listGroupViewRows(db: DB, scope: Scope, f: GroupFilter, offset: number, limit: number): GroupViewRow[] {
   const { where, params } = filterSql(f);
-  const sql = VIEW_SQL(`SELECT * FROM device_groups ${where} ORDER BY id ${boundLimit('@limit')} OFFSET @offset`, !scope.all);
+  const sql = VIEW_SQL(`SELECT * FROM device_groups ${where} ORDER BY id LIMIT @limit OFFSET @offset`, !scope.all);
   return prepareCached(db, sql).all({ ...params, ...scopeParams(scope), limit, offset }) as GroupViewRow[];
 }
 

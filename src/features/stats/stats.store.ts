@@ -1,6 +1,6 @@
 // Queries behind the statistics endpoint: counters kept by triggers (0001, 0002) and index-only counts, never a scan of backups.
 import type { DB } from '../../db/open';
-import { boundLimit, explainQueryPlan, statementSet } from '../../db/statements';
+import { explainQueryPlan, statementSet } from '../../db/statements';
 
 /** Width of the started_at buckets of backup_outcome_buckets (schema 0002). */
 export const OUTCOME_BUCKET_MS = 600_000;
@@ -168,7 +168,7 @@ export function listRecentFailures(db: DB, groupIds: readonly number[] | null, s
       `SELECT b.id AS backup_id, d.id AS device_id, d.name AS device_name, b.started_at, b.failure_type, b.error_message
          FROM backups b JOIN devices d ON d.id = b.device_id
         WHERE b.started_at >= @since AND b.finished_at IS NOT NULL AND b.success = 0 AND d.retired_at IS NULL ${scopeCond(groupIds)}
-        ORDER BY b.started_at DESC ${boundLimit('@limit')}`,
+        ORDER BY b.started_at DESC LIMIT @limit`,
     )
     .all({ since, limit, ...scopeParams(groupIds) }) as FailureRow[];
 }

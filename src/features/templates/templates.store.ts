@@ -1,6 +1,6 @@
 // Queries for backup templates. Identity columns are real columns; the remaining TemplateSpec settings are JSON in `spec`.
 import type { DB } from '../../db/open';
-import { boundLimit, prepareCached, statementSet } from '../../db/statements';
+import { prepareCached, statementSet } from '../../db/statements';
 import { optionalSettings } from '../../templates/index';
 import type { TemplateSpec } from '../../templates/types';
 
@@ -110,7 +110,7 @@ const FILTER = `(@vendor IS NULL OR t.vendor = @vendor COLLATE NOCASE)
 function prepareStatements(db: DB) {
   return {
     count: db.prepare(`SELECT count(*) FROM templates t WHERE ${FILTER}`).pluck(),
-    page: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE ${FILTER} ORDER BY t.id ${boundLimit('@limit')} OFFSET @offset`),
+    page: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE ${FILTER} ORDER BY t.id LIMIT @limit OFFSET @offset`),
     get: db.prepare(`SELECT ${COLUMNS} FROM templates t WHERE t.id = ?`),
     spec: db.prepare('SELECT name, vendor, description, spec FROM templates WHERE id = ?'),
     all: db.prepare('SELECT id, name, vendor, description, builtin, spec, source_file FROM templates'),
