@@ -61,7 +61,14 @@ export function migrate(db: DB, file: string | null, migrations: Migration[] = l
   let backupFile: string | null = null;
   if (current > 0 && file && file !== ':memory:') {
     backupFile = `${file}.pre-v${pending[0].version}.bak`;
-    if (!existsSync(backupFile)) db.prepare('VACUUM INTO ?').run(backupFile);
+    if (!existsSync(backupFile)) {
+      try {
+        db.prepare('VACUUM INTO ?').run(backupFile);
+      } catch (err) {
+        // Another process starting at the same moment (several `init` at once) wrote the same version's copy first.
+        if (!existsSync(backupFile)) throw err;
+      }
+    }
   }
   const applied: number[] = [];
   const record = db.prepare('INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)');
