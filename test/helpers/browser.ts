@@ -31,6 +31,8 @@ export const CHROMIUM_ARGS = [
 ];
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 export const EXE = path.join(REPO_ROOT, 'dist/confvault');
+/** Shared with test/lab/lab.sh (APT_LOCK), which installs the lab's and the directory tests' packages. */
+const APT_LOCK = '/tmp/confvault-apt.lock';
 
 /** Returns a reason to skip, or null when the browser is there; the lock keeps parallel files from running apt at once. */
 export function ensureChromium(): string | null {
@@ -39,8 +41,9 @@ export function ensureChromium(): string | null {
     if (!process.env.CI) return `${CHROMIUM} is missing and installing it (apt-get install chromium) needs root; set CI=1 to make this a failure`;
     throw new Error(`${CHROMIUM} is missing and this CI run is not root, so it cannot be installed`);
   }
-  const script = `test -x ${CHROMIUM} || { apt-get update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }`;
-  const r = spawnSync('flock', ['-w', '1800', path.join(tmpdir(), 'confvault-chromium-install.lock'), 'sh', '-c', script], {
+  const script = `test -x ${CHROMIUM} || { apt-get -o DPkg::Lock::Timeout=600 update && DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y chromium; }`;
+  // The lock test/lab/lab.sh takes for its packages (slapd for the directory tests): one apt-get at a time.
+  const r = spawnSync('flock', ['-w', '1800', APT_LOCK, 'sh', '-c', script], {
     encoding: 'utf8',
     timeout: 1_800_000,
   });

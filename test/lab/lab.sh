@@ -28,6 +28,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 LAB=/tmp/confvault-lab
 LOCK=/tmp/confvault-lab.lock          # outside $LAB: "down" removes $LAB while others may wait on the lock
 TESTS_LOCK=/tmp/confvault-lab-tests.lock   # held by the test file using the lab (acquireLabLock in lab.ts)
+APT_LOCK=/tmp/confvault-apt.lock      # one apt-get at a time among the suite's installers (also test/helpers/browser.ts)
 BRIDGE=cvlab0
 BRIDGE_IP=10.201.0.1/24
 LAB_NET_PREFIX=10.201.0.              # forwards into it are ours (used to recognise leftovers)
@@ -122,8 +123,14 @@ install_packages() { # install_packages [PKG...]: the missing ones of those name
   if [ ! -e /usr/sbin/policy-rc.d ]; then
     printf '#!/bin/sh\nexit 101\n' >/usr/sbin/policy-rc.d && chmod 755 /usr/sbin/policy-rc.d && own_policy=1
   fi
-  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
-    >"$LAB/apt.log" 2>&1 || rc=$?
+  # One apt at a time among the suite's installers (test/helpers/browser.ts takes the same lock for chromium): two
+  # test files that each found a package missing on a bare machine ran apt-get at once, and the second one failed on
+  # dpkg's lock. DPkg::Lock::Timeout waits for any other apt on the host (unattended upgrades).
+  (
+    flock -w 1800 7 || { echo "timed out waiting for $APT_LOCK"; exit 1; }
+    apt-get -o DPkg::Lock::Timeout=600 update -qq &&
+      DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=600 install -y -qq --no-install-recommends "${missing[@]}"
+  ) 7>>"$APT_LOCK" >"$LAB/apt.log" 2>&1 || rc=$?
   [ $own_policy = 1 ] && rm -f /usr/sbin/policy-rc.d
   [ $rc = 0 ] || { tail -n 30 "$LAB/apt.log"; die "apt-get failed (exit $rc)"; }
 }
