@@ -29,6 +29,8 @@ export interface RunningSimulator {
   hostKeyFingerprint: string;
   /** The private host key, to restart the same "device" with the same key. */
   hostKey: string;
+  /** Logins accepted so far as this device (by its username): a client that got here is talking to the device. */
+  logins(username: string): number;
   close(): Promise<void>;
 }
 
@@ -133,6 +135,7 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
   if (o.devices.length === 1 && !byName.has(deviceUsername(o.devices[0]))) byName.set(deviceUsername(o.devices[0]), o.devices[0]);
   const authorizedKeys = new Map<SimDevice, ParsedKey | null>();
   const connections = new Set<Connection>();
+  const logins = new Map<string, number>();
 
   const server = new ssh2.Server({ hostKeys: [signingWithKeyObject(hostKey)], algorithms, ident: 'confvault-sim' }, (conn) => {
     connections.add(conn);
@@ -156,6 +159,7 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
       const accept = () => {
         device = d ?? null;
         loginUser = ctx.username;
+        logins.set(ctx.username, (logins.get(ctx.username) ?? 0) + 1);
         ctx.accept();
       };
       if (!d || !(methods as string[]).includes(ctx.method)) return ctx.reject(methods);
@@ -213,6 +217,7 @@ export async function startSimulator(o: SimulatorOptions): Promise<RunningSimula
     port,
     hostKeyFingerprint: fingerprint,
     hostKey,
+    logins: (username) => logins.get(username) ?? 0,
     close: () =>
       new Promise<void>((resolve) => {
         for (const conn of connections) conn.end();
