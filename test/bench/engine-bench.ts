@@ -13,9 +13,8 @@ export interface EngineBenchOptions {
 
 /**
  * test/sim/run-sim.ts as its own process: all vendor transcripts in turn, every device with its own hostname; `extra`
- * passes more of its options (--first, --transcripts).
+ * passes more of its options (--first, --transcripts); `prefix` runs it through another command first (`nice -n 10`).
  */
-/** One simulator process; `prefix` runs it through another command first (`nice -n 10`). */
 export async function startSimulator(devices: number, extra: string[] = [], prefix: string[] = []): Promise<{ child: ChildProcess; info: SimInfo }> {
   const [cmd, ...args] = [
     ...prefix,
